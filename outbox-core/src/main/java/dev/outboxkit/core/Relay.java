@@ -1,0 +1,27 @@
+package dev.outboxkit.core;
+
+/**
+ * What the sidecar needs from a relay, whichever kind: start it, ask how it is, stop it.
+ * {@link #close()} finishes the batch in flight, releases leases and returns.
+ */
+public interface Relay extends AutoCloseable {
+
+    /** Starts the relay's threads and returns; failures to start are thrown. */
+    void start();
+
+    /** Liveness and readiness, for {@code /health/live} and {@code /health/ready}. */
+    Health health();
+
+    /** Graceful stop: the batch in flight is finished (or abandoned unacknowledged), leases released. */
+    @Override
+    void close();
+
+    /**
+     * @param live   the relay's threads are running (false: restart the process)
+     * @param ready  it can do its work now: database and Kafka reachable, and it holds work or
+     *               stands by as a healthy standby
+     * @param detail one line for humans, never secrets
+     */
+    record Health(boolean live, boolean ready, String detail) {
+    }
+}

@@ -1,0 +1,110 @@
+package dev.outboxkit.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.List;
+import java.util.Map;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import net.jqwik.api.constraints.StringLength;
+import org.junit.jupiter.api.Test;
+
+class ValidationPropertiesTest {
+
+    static final List<String> HOSTILE = List.of(
+            "public; drop table x", "public\"; drop table x; --", "\"public\"", "pub lic", "Public", "1abc",
+            "a-b", "a.b", "x'||pg_sleep(10)||'", "", "résumé", "a\u0000b", "a\nb", "select", "table",
+            "a".repeat(64), "$1", "--", "/*", "x;", "ａｂｃ");
+
+    @Test
+    void hostileIdentifiersAreRefusedWithTheKeyInTheMessage() {
+        for (String hostile : HOSTILE) {
+            assertThatThrownBy(() -> Identifiers.requireValid("outbox.schema", hostile))
+                    .as("'%s'", hostile)
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("outbox.schema");
+        }
+    }
+
+    @Test
+    void legalIdentifiersAreQuoted() {
+        assertThat(Identifiers.quote("schema", "outbox_2")).isEqualTo("\"outbox_2\"");
+        assertThat(Identifiers.qualified("app", "outbox_event")).isEqualTo("\"app\".\"outbox_event\"");
+    }
+
+    @Property
+    void anyAcceptedIdentifierIsSafeToQuote(@ForAll @StringLength(min = 1, max = 70) String candidate) {
+        boolean accepted;
+        try {
+            Identifiers.requireValid("x", candidate);
+            accepted = true;
+        } catch (IllegalArgumentException e) {
+            accepted = false;
+        }
+        if (accepted) {
+            assertThat(candidate).matches("[a-z_][a-z0-9_]*").hasSizeLessThanOrEqualTo(63);
+        }
+    }
+
+    @Property
+    void legalTopicsAreAccepted(@ForAll("legalTopics") String topic) {
+        assertThat(Topics.problem(topic)).isNull();
+    }
+
+    @Property
+    void topicsWithAnIllegalCharacterAreRefused(@ForAll("legalTopics") String topic,
+                                                @ForAll("illegalChars") char bad) {
+        String withBad = topic.substring(0, topic.length() / 2) + bad + topic.substring(topic.length() / 2);
+        assertThat(Topics.problem(withBad)).isNotNull();
+    }
+
+    @Test
+    void topicLengthAndDotsAreChecked() {
+        assertThat(Topics.problem("a".repeat(249))).isNull();
+        assertThat(Topics.problem("a".repeat(250))).contains("at most 249");
+        assertThat(Topics.problem(".")).isNotNull();
+        assertThat(Topics.problem("..")).isNotNull();
+        assertThat(Topics.problem("")).isNotNull();
+        assertThat(Topics.problem(null)).isNotNull();
+    }
+
+    @Provide
+    Arbitrary<String> legalTopics() {
+        return Arbitraries.strings().withChars("abcXYZ0129._-").ofMinLength(3).ofMaxLength(249)
+                .filter(s -> !s.equals("...") );
+    }
+
+    @Provide
+    Arbitrary<Character> illegalChars() {
+        return Arbitraries.of(' ', '/', '\\', ':', '*', '?', '"', '<', '>', '|', '\n', 'é', '$', '{', '}', ',');
+    }
+
+    @Test
+    void unsafeProducerOverridesAreRefusedByKey() {
+        assertThatThrownBy(() -> ProducerSafety.producerConfig("b:9092", Map.of("acks", "1")))
+                .isInstanceOf(UnsafeConfigurationException.class).hasMessageContaining("acks=1");
+        assertThatThrownBy(() -> ProducerSafety.producerConfig("b:9092", Map.of("enable.idempotence", "false")))
+                .hasMessageContaining("enable.idempotence");
+        assertThatThrownBy(() -> ProducerSafety.producerConfig("b:9092", Map.of("max.in.flight.requests.per.connection", "6")))
+                .hasMessageContaining("max.in.flight.requests.per.connection");
+        assertThatThrownBy(() -> ProducerSafety.producerConfig("b:9092", Map.of("transactional.id", "x")))
+                .hasMessageContaining("transactional.id");
+        assertThat(ProducerSafety.producerConfig("b:9092", Map.of("acks", "-1", "linger.ms", "1")))
+                .containsEntry("linger.ms", "1").containsEntry("bootstrap.servers", "b:9092");
+    }
+
+    @Test
+    void secretsAreMasked() {
+        assertThat(Secret.of("hunter2").toString()).isEqualTo("[hidden]");
+        assertThat(Secret.maskUrl("jdbc:postgresql://h:5432/db?user=app&password=hunter2&ssl=true"))
+                .isEqualTo("jdbc:postgresql://h:5432/db?user=app&password=[hidden]&ssl=true");
+        assertThat(Secret.maskUrl("postgresql://app:hunter2@h/db")).isEqualTo("postgresql://app:[hidden]@h/db");
+        assertThat(Secret.printable("sasl.jaas.config", "x required password=\"p\";")).isEqualTo("[hidden]");
+        assertThat(Secret.printable("kafka.ssl.truststore.password", "p")).isEqualTo("[hidden]");
+        assertThat(Secret.printable("jdbc-url", "jdbc:postgresql://h/db?password=p")).doesNotContain("=p");
+    }
+}

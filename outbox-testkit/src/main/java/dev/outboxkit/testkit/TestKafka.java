@@ -1,0 +1,112 @@
+package dev.outboxkit.testkit;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+
+/**
+ * A Kafka cluster for tests: in this JVM (default), in a child process that can be killed,
+ * external, or Testcontainers. Tests make topics with unique names ({@link #uniqueTopic}), so
+ * they can share one broker.
+ */
+public abstract class TestKafka implements AutoCloseable {
+
+    private static final AtomicInteger COUNTER = new AtomicInteger();
+
+    public abstract String bootstrapServers();
+
+    public abstract String describe();
+
+    /** A topic name no other test in this JVM uses. */
+    public static String uniqueTopic(String prefix) {
+        return prefix + "-" + ProcessHandle.current().pid() + "-" + COUNTER.incrementAndGet();
+    }
+
+    public Admin admin() {
+        Properties p = new Properties();
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
+        return Admin.create(p);
+    }
+
+    /** Creates {@code topic} (no error when it exists) with broker-default replication. */
+    public void createTopic(String topic, int partitions) {
+        createTopic(topic, partitions, (short) -1, Map.of());
+    }
+
+    public void createTopic(String topic, int partitions, short replicationFactor, Map<String, String> configs) {
+        try (Admin admin = admin()) {
+            NewTopic t = replicationFactor > 0
+                    ? new NewTopic(topic, partitions, replicationFactor)
+                    : new NewTopic(topic, java.util.Optional.of(partitions), java.util.Optional.empty());
+            admin.createTopics(List.of(t.configs(configs))).all().get(60, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            if (!(e.getCause() instanceof TopicExistsException)) {
+                throw new IllegalStateException("cannot create topic " + topic + ": " + e.getCause(), e.getCause());
+            }
+        } catch (Exception e) {
+            throw new IllegalStateException("cannot create topic " + topic + ": " + e, e);
+        }
+    }
+
+    /** Consumer properties for reading raw bytes (no group; use {@link #readAll}). */
+    public Map<String, Object> consumerConfig(String group) {
+        Map<String, Object> p = new HashMap<>();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        if (group != null) {
+            p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+        }
+        return p;
+    }
+
+    /**
+     * Every record of {@code topics} from the beginning until the end offsets seen at the start
+     * (read committed). Reads by assignment, so no group join is waited for.
+     */
+    public List<ConsumerRecord<byte[], byte[]>> readAll(Collection<String> topics) {
+        Map<String, Object> config = consumerConfig(null);
+        config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        config.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5000);
+        List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config)) {
+            List<TopicPartition> partitions = new ArrayList<>();
+            for (String topic : topics) {
+                consumer.partitionsFor(topic, java.time.Duration.ofSeconds(30))
+                        .forEach(p -> partitions.add(new TopicPartition(p.topic(), p.partition())));
+            }
+            consumer.assign(partitions);
+            consumer.seekToBeginning(partitions);
+            Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (partitions.stream().anyMatch(tp -> consumer.position(tp) < end.get(tp))) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("timed out reading " + topics);
+                }
+                consumer.poll(java.time.Duration.ofMillis(200)).forEach(out::add);
+            }
+        }
+        return out;
+    }
+
+    /** Stops the cluster (when this process started it). */
+    @Override
+    public abstract void close();
+}

@@ -1,0 +1,107 @@
+package dev.outboxkit.sql;
+
+import dev.outboxkit.core.Identifiers;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import javax.sql.DataSource;
+import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.output.MigrateResult;
+
+/**
+ * Applies the outboxkit schema ({@code classpath:db/outboxkit}) to one PostgreSQL schema with
+ * Flyway. Its history lives in its own table, {@value #HISTORY_TABLE}, so it coexists with the
+ * application's own Flyway history in the same schema. Applying twice is a no-op.
+ */
+public final class Migrations {
+
+    public static final String LOCATION = "classpath:db/outboxkit";
+    public static final String HISTORY_TABLE = "outboxkit_schema_history";
+    public static final String DEFAULT_SCHEMA = "public";
+
+    /** Tables the migrations create; finding one without our history means it is someone else's. */
+    static final List<String> OWN_TABLES = List.of("outbox_event", "outbox_dead_letter", "outbox_relay_lease",
+            "idempotency_key", "idempotency_key_tombstone", "processed_event");
+
+    private Migrations() {
+    }
+
+    /** What {@link #migrate} did. */
+    public record Result(String schema, int applied, String version) {
+    }
+
+    /**
+     * Brings {@code schema} (created if missing) up to the newest outboxkit version.
+     *
+     * @throws IllegalArgumentException when {@code schema} is not a legal identifier
+     * @throws SchemaConflictException  when the schema holds an outboxkit table name that
+     *                                  outboxkit did not create
+     */
+    public static Result migrate(DataSource dataSource, String schema) {
+        Identifiers.requireValid("schema", schema);
+        refuseForeignTables(dataSource, schema);
+        MigrateResult result = flyway(dataSource, schema).migrate();
+        return new Result(schema, result.migrationsExecuted, result.targetSchemaVersion != null
+                ? result.targetSchemaVersion : currentVersion(dataSource, schema));
+    }
+
+    /** The applied outboxkit version in {@code schema}, or null when none is. */
+    public static String currentVersion(DataSource dataSource, String schema) {
+        Identifiers.requireValid("schema", schema);
+        var current = flyway(dataSource, schema).info().current();
+        return current == null || current.getVersion() == null ? null : current.getVersion().getVersion();
+    }
+
+    private static Flyway flyway(DataSource dataSource, String schema) {
+        return Flyway.configure(Migrations.class.getClassLoader())
+                .dataSource(dataSource)
+                .locations(LOCATION)
+                .schemas(schema)
+                .defaultSchema(schema)
+                .createSchemas(true)
+                .table(HISTORY_TABLE)
+                // The schema may already hold the application's tables: start our history at 0.
+                .baselineOnMigrate(true)
+                .baselineVersion("0")
+                .placeholderReplacement(false)
+                .validateMigrationNaming(true)
+                .load();
+    }
+
+    private static void refuseForeignTables(DataSource dataSource, String schema) {
+        String sql = """
+                SELECT table_name,
+                       EXISTS (SELECT 1 FROM information_schema.tables
+                                WHERE table_schema = ? AND table_name = ?) AS has_history
+                  FROM information_schema.tables
+                 WHERE table_schema = ? AND table_name = ANY (?)
+                """;
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setString(1, schema);
+            ps.setString(2, HISTORY_TABLE);
+            ps.setString(3, schema);
+            ps.setArray(4, c.createArrayOf("text", OWN_TABLES.toArray()));
+            List<String> foreign = new ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    if (!rs.getBoolean(2)) {
+                        foreign.add(rs.getString(1));
+                    }
+                }
+            }
+            if (!foreign.isEmpty()) {
+                throw new SchemaConflictException("schema \"" + schema + "\" already has " + String.join(", ", foreign)
+                        + " but no outboxkit history table (" + HISTORY_TABLE + "): outboxkit did not create "
+                        + (foreign.size() == 1 ? "it" : "them") + " and will not change "
+                        + (foreign.size() == 1 ? "it" : "them") + ". Rename or drop "
+                        + (foreign.size() == 1 ? "that table" : "those tables")
+                        + ", or install outboxkit into another schema (--schema / OUTBOX_SCHEMA).");
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("could not inspect schema \"" + schema + "\": " + e.getMessage(), e);
+        }
+    }
+}
