@@ -38,11 +38,24 @@ public final class EmbeddedKafka extends TestKafka {
                     .setConfigProp("log.flush.interval.messages", Long.toString(Long.MAX_VALUE));
             brokerConfig.forEach(builder::setConfigProp);
             cluster = builder.build();
-            cluster.format();
+            formatQuietly(cluster);
             cluster.startup();
             cluster.waitForReadyBrokers();
         } catch (Exception e) {
             throw new IllegalStateException("cannot start an in-JVM Kafka cluster of " + brokers + ": " + e, e);
+        }
+    }
+
+    /** Kafka's storage formatter prints to System.out; keep that off our callers' output. */
+    private static void formatQuietly(KafkaClusterTestKit cluster) throws Exception {
+        java.io.PrintStream original = System.out;
+        synchronized (System.class) {
+            System.setOut(new java.io.PrintStream(java.io.OutputStream.nullOutputStream()));
+            try {
+                cluster.format();
+            } finally {
+                System.setOut(original);
+            }
         }
     }
 

@@ -56,6 +56,16 @@ public abstract class TestPostgres implements AutoCloseable {
         return DriverManager.getConnection(jdbcUrl(database), props);
     }
 
+    /** A new, empty database called {@code name} (a validated identifier), owned by the admin user. */
+    public TestDatabase createDatabase(String name) {
+        try (Connection c = connectAdmin("postgres"); Statement s = c.createStatement()) {
+            s.execute("CREATE DATABASE " + Identifiers.quote("database", name) + " TEMPLATE template0");
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot create database " + name + " on " + describe(), e);
+        }
+        return new TestDatabase(this, name, jdbcUrl(name), adminUser(), adminPassword());
+    }
+
     /** A new, empty database (no outboxkit schema). */
     public TestDatabase newEmptyDatabase() {
         return create("template0");

@@ -1,0 +1,141 @@
+package dev.outboxkit.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.outboxkit.testkit.OutboxTestkitExtension;
+import dev.outboxkit.testkit.TestDatabase;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+@ExtendWith(OutboxTestkitExtension.class)
+class CliTest {
+
+    private static final String DEAD_URL = "jdbc:postgresql://127.0.0.1:1/nowhere?connectTimeout=2";
+
+    @Test
+    void unknownOptionIsAUsageErrorThatNamesIt() {
+        CliRun r = CliRun.run(Map.of(), "migrate", "--jdbc-ulr", "x");
+        assertThat(r.exitCode()).isEqualTo(2);
+        assertThat(r.err()).contains("--jdbc-ulr");
+    }
+
+    @Test
+    void hostileSchemaIsRefusedBeforeAnyConnection() {
+        CliRun r = CliRun.run(Map.of(), "migrate", "--jdbc-url", DEAD_URL, "--schema", "public; drop table x");
+        assertThat(r.exitCode()).isEqualTo(2);
+        assertThat(r.err()).contains("--schema").contains("not a legal identifier");
+    }
+
+    @Test
+    void missingJdbcUrlNamesTheOptionAndItsVariable() {
+        CliRun r = CliRun.run(Map.of(), "status");
+        assertThat(r.exitCode()).isEqualTo(2);
+        assertThat(r.err()).contains("--jdbc-url").contains("OUTBOX_JDBC_URL");
+    }
+
+    @Test
+    void unreachableDatabaseIsARuntimeFailureWithoutThePassword() {
+        CliRun r = CliRun.run(Map.of(), "status", "--jdbc-url", DEAD_URL + "&password=hunter2");
+        assertThat(r.exitCode()).isEqualTo(1);
+        assertThat(r.err()).contains("status failed");
+        assertThat(r.all()).doesNotContain("hunter2");
+    }
+
+    @Test
+    void helpNeverShowsSecretsFromTheEnvironment() {
+        CliRun r = CliRun.run(Map.of("OUTBOX_PASSWORD", "hunter2", "OUTBOX_JDBC_URL", "jdbc:postgresql://h/db?password=hunter3",
+                "OUTBOX_KAFKA_SASL_JAAS_CONFIG", "x required password=\"hunter4\";"), "migrate", "--help");
+        assertThat(r.exitCode()).isZero();
+        assertThat(r.out()).contains("--jdbc-url").contains("--schema");
+        assertThat(r.all()).doesNotContain("hunter2").doesNotContain("hunter3").doesNotContain("hunter4");
+    }
+
+    @Test
+    void flagBeatsEnvironmentBeatsFile(TestDatabase db, @TempDir Path dir) throws Exception {
+        Path good = dir.resolve("good.properties");
+        Files.writeString(good, "jdbc-url=" + db.jdbcUrl() + "\nuser=" + db.user() + "\npassword=" + db.password() + "\nschema=fromfile\n");
+        Path bad = dir.resolve("bad.properties");
+        Files.writeString(bad, "jdbc-url=" + DEAD_URL + "\nuser=" + db.user() + "\npassword=" + db.password() + "\n");
+
+        // the file alone
+        CliRun fromFile = CliRun.run(Map.of(), "migrate", "--config", good.toString());
+        assertThat(fromFile.exitCode()).as(fromFile.all()).isZero();
+        assertThat(fromFile.out()).contains("schema fromfile: applied");
+
+        // the environment wins over the file
+        CliRun envWins = CliRun.run(Map.of("OUTBOX_JDBC_URL", DEAD_URL), "migrate", "--config", good.toString());
+        assertThat(envWins.exitCode()).isEqualTo(1);
+        CliRun envSchema = CliRun.run(Map.of("OUTBOX_SCHEMA", "fromenv", "OUTBOX_CONFIG", good.toString()), "migrate");
+        assertThat(envSchema.exitCode()).as(envSchema.all()).isZero();
+        assertThat(envSchema.out()).contains("schema fromenv: applied");
+
+        // the flag wins over both
+        CliRun flagWins = CliRun.run(Map.of("OUTBOX_JDBC_URL", DEAD_URL), "migrate", "--config", bad.toString(),
+                "--jdbc-url", db.jdbcUrl(), "--schema", "fromflag");
+        assertThat(flagWins.exitCode()).as(flagWins.all()).isZero();
+        assertThat(flagWins.out()).contains("schema fromflag: applied");
+
+        // and applying again is a no-op
+        CliRun again = CliRun.run(Map.of(), "migrate", "--config", good.toString());
+        assertThat(again.out()).contains("applied 0 migrations");
+    }
+
+    @Test
+    void unreadableConfigFileIsAUsageError() {
+        CliRun r = CliRun.run(Map.of(), "migrate", "--config", "/nonexistent/outbox.properties");
+        assertThat(r.exitCode()).isEqualTo(2);
+        assertThat(r.err()).contains("--config").contains("/nonexistent/outbox.properties");
+    }
+
+    @Test
+    void statusAndDeadLettersOperateOnParkedRows(TestDatabase db) throws Exception {
+        try (Connection c = db.connect(); Statement s = c.createStatement()) {
+            s.execute("INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload) VALUES "
+                    + "('018f3a5e-7b2c-7d11-8a00-000000000001', 'account', 'a1', 'Opened', '{\"secret\": \"do-not-print\"}')");
+            s.execute("INSERT INTO outbox_dead_letter (id, seq, aggregate_type, aggregate_id, event_type, payload, headers, "
+                    + "created_at, error_class, error_message, attempts, parked_by) VALUES "
+                    + "('018f3a5e-7b2c-7d11-8a00-000000000002', 7, 'account', 'a2', 'Opened', '{\"secret\": \"do-not-print\"}', '{}', now(), "
+                    + "'org.apache.kafka.common.errors.RecordTooLargeException', 'too large', 3, 'relay-1'), "
+                    + "('018f3a5e-7b2c-7d11-8a00-000000000003', 8, 'account', 'a3', 'Opened', '{}', '{}', now(), "
+                    + "'org.apache.kafka.common.errors.InvalidTopicException', 'bad topic', 1, 'relay-1')");
+        }
+        Map<String, String> env = Map.of("OUTBOX_JDBC_URL", db.jdbcUrl(), "OUTBOX_USER", db.user(), "OUTBOX_PASSWORD", db.password());
+
+        CliRun status = CliRun.run(env, "status", "--json");
+        assertThat(status.exitCode()).as(status.all()).isZero();
+        assertThat(status.out()).contains("\"backlog\" : 1").contains("\"deadLetters\" : 2");
+
+        CliRun list = CliRun.run(env, "dead-letters", "list");
+        assertThat(list.out()).contains("RecordTooLargeException").contains("a2").contains("2 parked rows shown");
+        assertThat(list.all()).doesNotContain("do-not-print");
+
+        CliRun noSelection = CliRun.run(env, "dead-letters", "retry");
+        assertThat(noSelection.exitCode()).isEqualTo(2);
+
+        CliRun retry = CliRun.run(env, "dead-letters", "retry", "--id", "018f3a5e-7b2c-7d11-8a00-000000000002");
+        assertThat(retry.exitCode()).as(retry.all()).isZero();
+        assertThat(retry.out()).contains("retry: 1 row");
+
+        CliRun discardUnconfirmed = CliRun.run(env, "dead-letters", "discard", "--all");
+        assertThat(discardUnconfirmed.exitCode()).isEqualTo(2);
+        assertThat(discardUnconfirmed.err()).contains("--yes");
+        CliRun discard = CliRun.run(env, "dead-letters", "discard", "--all", "--yes");
+        assertThat(discard.out()).contains("discard: 1 row");
+
+        CliRun after = CliRun.run(env, "status", "--json");
+        assertThat(after.out()).contains("\"backlog\" : 2").contains("\"deadLetters\" : 0");
+    }
+
+    @Test
+    void configReferenceListsEveryOptionWithItsVariable() {
+        CliRun r = CliRun.run(Map.of(), "config-reference");
+        assertThat(r.out()).contains("| `outbox migrate` | `--jdbc-url` | `OUTBOX_JDBC_URL` |")
+                .contains("`--schema` | `OUTBOX_SCHEMA` | `public`");
+    }
+}
