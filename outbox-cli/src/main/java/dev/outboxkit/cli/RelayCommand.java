@@ -1,0 +1,201 @@
+package dev.outboxkit.cli;
+
+import dev.outboxkit.core.Relay;
+import dev.outboxkit.core.Secret;
+import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.relay.cdc.CdcRelay;
+import dev.outboxkit.relay.poller.AfterPublish;
+import dev.outboxkit.relay.poller.ParkPolicy;
+import dev.outboxkit.relay.poller.PollingRelay;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+@Command(name = "relay", mixinStandardHelpOptions = true,
+        description = "Run a relay as a sidecar: publish committed outbox rows to Kafka, at least once.",
+        subcommands = {RelayCommand.Poll.class, RelayCommand.Cdc.class})
+final class RelayCommand {
+
+    private static final Logger log = LoggerFactory.getLogger(RelayCommand.class);
+
+    /** Options both relays share. */
+    static final class Common {
+        @Option(names = "--instance-id", paramLabel = "ID", description = "Name of this instance in leases and logs (default: host, pid and a random suffix).")
+        String instanceId;
+
+        @Option(names = "--route", paramLabel = "TEMPLATE", defaultValue = TopicRoute.DEFAULT_TEMPLATE, converter = Options.RouteConverter.class,
+                description = "Topic for rows without one; ${aggregateType} and ${eventType} are filled in.")
+        TopicRoute route;
+
+        @Option(names = "--lease-duration", paramLabel = "DURATION", defaultValue = "PT10S",
+                description = "How long a lease lasts without renewal (ISO-8601, e.g. PT10S); a paused instance is fenced after it.")
+        Duration leaseDuration;
+    }
+
+    /** Runs a started relay until SIGTERM/SIGINT, serving health and metrics; exit 0 after a graceful stop. */
+    static int serve(String kind, Relay relay, PrometheusMeterRegistry registry, int httpPort, PrintWriter out) throws Exception {
+        Shutdown shutdown = Shutdown.onSignals();
+        SidecarServer http = null;
+        try {
+            relay.start();
+            if (httpPort >= 0) {
+                http = new SidecarServer(httpPort, relay::health, registry);
+            }
+            out.println("relay " + kind + " started" + (http == null ? "" : "; health and metrics on http://0.0.0.0:" + http.port()));
+            out.flush();
+            shutdown.await();
+            log.info("relay {}: stop requested, finishing the batch in flight and releasing leases", kind);
+        } finally {
+            try {
+                relay.close();
+            } finally {
+                if (http != null) {
+                    http.close();
+                }
+            }
+        }
+        out.println("relay " + kind + " stopped");
+        out.flush();
+        return Main.OK;
+    }
+
+    @Command(name = "poll", mixinStandardHelpOptions = true, showDefaultValues = true,
+            description = "The polling relay: claims rows with FOR UPDATE SKIP LOCKED, publishes, deletes after the acks.")
+    static final class Poll implements Callable<Integer>, Main.NeedsSettings {
+        @Spec
+        CommandLine.Model.CommandSpec spec;
+        @Mixin
+        Options.Database db;
+        @Mixin
+        Options.Kafka kafka;
+        @Mixin
+        Options.Http http;
+        @Mixin
+        Common common;
+        Settings settings;
+
+        @Option(names = "--partitions", defaultValue = "64", description = "Lease units that aggregates hash into (the same on every instance).")
+        int partitions;
+
+        @Option(names = "--batch-size", defaultValue = "2000", description = "Rows claimed per batch.")
+        int batchSize;
+
+        @Option(names = "--after-publish", defaultValue = "DELETE", description = "What happens to a published row: ${COMPLETION-CANDIDATES}.")
+        AfterPublish afterPublish;
+
+        @Option(names = "--park-policy", defaultValue = "CONTINUE",
+                description = "After a row is parked: CONTINUE publishing its aggregate (liveness) or HOLD_AGGREGATE (order).")
+        ParkPolicy parkPolicy;
+
+        @Override
+        public void settings(Settings settings) {
+            this.settings = settings;
+        }
+
+        @Override
+        public Integer call() throws Exception {
+            Map<String, Object> producer = kafka.clientProperties(settings, true);
+            PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+            PollingRelay.Builder builder = PollingRelay.builder()
+                    .jdbcUrl(db.requireUrl())
+                    .schema(db.schema)
+                    .bootstrapServers(kafka.requireBootstrap())
+                    .producerOverrides(producer)
+                    .route(common.route)
+                    .partitions(partitions)
+                    .batchSize(batchSize)
+                    .leaseDuration(common.leaseDuration)
+                    .afterPublish(afterPublish)
+                    .parkPolicy(parkPolicy)
+                    .meterRegistry(registry);
+            if (db.user != null) {
+                builder.user(db.user);
+            }
+            Secret password = db.secretPassword();
+            if (password != null) {
+                builder.password(password);
+            }
+            if (common.instanceId != null) {
+                builder.instanceId(common.instanceId);
+            }
+            log.info("relay poll: {} → {}", db.describe(), kafka.bootstrapServers);
+            return serve("poll", build(builder::build), registry, http.httpPort, spec.commandLine().getOut());
+        }
+    }
+
+    @Command(name = "cdc", mixinStandardHelpOptions = true, showDefaultValues = true,
+            description = "The WAL relay: Debezium Embedded reads the outbox table's inserts from a logical replication slot.")
+    static final class Cdc implements Callable<Integer>, Main.NeedsSettings {
+        @Spec
+        CommandLine.Model.CommandSpec spec;
+        @Mixin
+        Options.Database db;
+        @Mixin
+        Options.Kafka kafka;
+        @Mixin
+        Options.Http http;
+        @Mixin
+        Common common;
+        Settings settings;
+
+        @Option(names = "--slot", defaultValue = "outboxkit_slot", converter = Options.IdentifierConverter.class,
+                description = "Logical replication slot (created if missing, never dropped on stop).")
+        String slot;
+
+        @Option(names = "--publication", defaultValue = "outboxkit_pub", converter = Options.IdentifierConverter.class,
+                description = "Publication on the outbox table (created if missing, or pre-created by an admin).")
+        String publication;
+
+        @Override
+        public void settings(Settings settings) {
+            this.settings = settings;
+        }
+
+        @Override
+        public Integer call() throws Exception {
+            Map<String, Object> producer = kafka.clientProperties(settings, true);
+            PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+            CdcRelay.Builder builder = CdcRelay.builder()
+                    .jdbcUrl(db.requireUrl())
+                    .schema(db.schema)
+                    .slotName(slot)
+                    .publicationName(publication)
+                    .bootstrapServers(kafka.requireBootstrap())
+                    .producerOverrides(producer)
+                    .route(common.route)
+                    .leaseDuration(common.leaseDuration)
+                    .meterRegistry(registry);
+            if (db.user != null) {
+                builder.user(db.user);
+            }
+            Secret password = db.secretPassword();
+            if (password != null) {
+                builder.password(password);
+            }
+            if (common.instanceId != null) {
+                builder.instanceId(common.instanceId);
+            }
+            log.info("relay cdc: {} slot {} → {}", db.describe(), slot, kafka.bootstrapServers);
+            return serve("cdc", build(builder::build), registry, http.httpPort, spec.commandLine().getOut());
+        }
+    }
+
+    /** Builder validation failures are configuration errors (exit 2). */
+    private static Relay build(java.util.function.Supplier<? extends Relay> build) {
+        try {
+            return build.get();
+        } catch (IllegalArgumentException | NullPointerException e) {
+            throw new ConfigurationException(e.getMessage());
+        }
+    }
+}
