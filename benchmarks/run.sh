@@ -17,5 +17,5 @@ cd "$(dirname "$0")/.."
 
 classpath="benchmarks/target/classes:$(cat benchmarks/target/classpath.txt)"
 # shellcheck disable=SC2086
-exec java ${BENCH_JAVA_OPTS:--Xmx4g -XX:+UseParallelGC} -cp "$classpath" \
+exec java ${BENCH_JAVA_OPTS:--Xms1g -Xmx4g -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:MetaspaceSize=256m} -cp "$classpath" \
   dev.outboxkit.benchmarks.BenchmarkMain --out benchmarks/results "$@"

@@ -201,7 +201,7 @@ public final class BenchmarkRunner {
                         + (why.isEmpty() ? "no repeat measured both" : String.join("; ", why));
             }
         }
-        return "no registered scenario produces it";
+        return "no scenario in this run produces it (see ScenarioCatalog, or --only)";
     }
 
     /** Per-field median of the repeats' profiles of one system at one rate. */

@@ -14,6 +14,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.header.Header;
@@ -66,8 +67,7 @@ public final class KafkaAckObserver implements AutoCloseable {
         try {
             List<TopicPartition> partitions = new ArrayList<>();
             for (String topic : topics) {
-                consumer.partitionsFor(topic, Duration.ofSeconds(30))
-                        .forEach(p -> partitions.add(new TopicPartition(p.topic(), p.partition())));
+                partitionsOf(topic).forEach(p -> partitions.add(new TopicPartition(p.topic(), p.partition())));
             }
             consumer.assign(partitions);
             consumer.seekToEnd(partitions);
@@ -88,6 +88,21 @@ public final class KafkaAckObserver implements AutoCloseable {
         } finally {
             positioned.countDown();
             consumer.close(Duration.ofSeconds(5));
+        }
+    }
+
+    /** A topic just created may not be in the metadata yet: ask again until it is (60 s at most). */
+    private List<PartitionInfo> partitionsOf(String topic) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (true) {
+            List<PartitionInfo> partitions = consumer.partitionsFor(topic, Duration.ofSeconds(30));
+            if (!partitions.isEmpty()) {
+                return partitions;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("topic " + topic + " has no partitions after 60 s; create it before observing it");
+            }
+            TimeUnit.MILLISECONDS.sleep(100);
         }
     }
 
