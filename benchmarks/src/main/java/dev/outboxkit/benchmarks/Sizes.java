@@ -57,7 +57,7 @@ public record Sizes(Mode mode, int repeats, List<Integer> payloadSizes, int back
             case SMOKE -> new Sizes(mode, 1, List.of(DEFAULT_PAYLOAD_BYTES), 3_000, Duration.ofMillis(300),
                     Duration.ofMillis(700), Duration.ofMillis(1_500), LATENCY_RATES, 8, 0, 1, 1, Duration.ofMillis(100));
             case QUICK -> new Sizes(mode, 1, List.of(DEFAULT_PAYLOAD_BYTES), 300_000, Duration.ofSeconds(3),
-                    Duration.ofSeconds(8), Duration.ofSeconds(15), LATENCY_RATES, 8, 1, 2, 3, Duration.ofSeconds(1));
+                    Duration.ofSeconds(8), Duration.ofSeconds(15), LATENCY_RATES, 8, 1, 3, 3, Duration.ofSeconds(1));
             case FULL -> new Sizes(mode, 3, List.of(DEFAULT_PAYLOAD_BYTES, 1024), 1_000_000, Duration.ofSeconds(5),
                     Duration.ofSeconds(20), Duration.ofSeconds(60), LATENCY_RATES, 8, 1, 3, 5, Duration.ofSeconds(2));
         };

@@ -33,7 +33,13 @@ public final class MarkdownReport {
         md.append("- **Versions:** ");
         md.append(String.join(", ", report.versions().entrySet().stream()
                 .map(e -> e.getKey() + " " + e.getValue()).toList())).append('\n');
-        md.append("- **Method:** ").append(Report.METHOD).append("\n\n");
+        md.append("- **Method:** ").append(Report.METHOD).append('\n');
+        if (busy(m.loadAverage(), m.cores()) || busy(report.loadAtEnd(), m.cores())) {
+            md.append("- **Warning:** the machine was busier than its ").append(m.cores())
+                    .append(" cores (load average above it): other work competed with this run, so absolute numbers"
+                            + " are low and noisy; compare the same-run ratios.\n");
+        }
+        md.append('\n');
 
         md.append("| metric | value | unit | spread (min – max) | target | verdict |\n");
         md.append("|---|---:|---|---|---|---|\n");
@@ -86,6 +92,15 @@ public final class MarkdownReport {
             charts.forEach((file, title) -> md.append("![").append(title).append("](").append(file).append(")\n\n"));
         }
         return md.toString();
+    }
+
+    /** True when the 1-minute load average exceeds the core count. */
+    static boolean busy(String loadAverage, int cores) {
+        try {
+            return Double.parseDouble(loadAverage.split(" ")[0]) > cores;
+        } catch (NumberFormatException e) {
+            return false;
+        }
     }
 
     private static String payloads(Report report) {

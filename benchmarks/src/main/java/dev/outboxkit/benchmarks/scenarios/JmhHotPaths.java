@@ -66,7 +66,8 @@ public final class JmhHotPaths implements Scenario {
                 .measurementIterations(sizes.jmhIterations())
                 .measurementTime(iteration)
                 .timeUnit(TimeUnit.NANOSECONDS)
-                .jvmArgsAppend("-Xmx512m")
+                // replaces the benchmark JVM's own options (its -Xms1g would clash with a small heap)
+                .jvmArgs("-Xms512m", "-Xmx512m")
                 .shouldFailOnError(true)
                 .verbosity(sizes.mode() == Sizes.Mode.SMOKE ? VerboseMode.SILENT : VerboseMode.NORMAL)
                 .build();
