@@ -41,6 +41,7 @@ public final class KafkaAckObserver implements AutoCloseable {
                 ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName(),
                 ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName(),
                 ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false",
+                ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, "false",
                 ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "100",
                 ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "5000"));
         CountDownLatch positioned = new CountDownLatch(1);
