@@ -1,0 +1,81 @@
+package dev.outboxkit.benchmarks;
+
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/**
+ * {@code benchmarks/run.sh} runs this. Options:
+ * <ul>
+ *   <li>{@code --quick} or {@code --mode smoke|quick|full} (default full)</li>
+ *   <li>{@code --out DIR} where latest.json, latest.md and the charts go (default benchmarks/results)</li>
+ *   <li>{@code --only name,name} run only these scenarios (names as in the log); the other keys are reported missing</li>
+ *   <li>{@code --repeats N} override the mode's repeat count</li>
+ * </ul>
+ * Exit status: 0 when the reports were written (whatever the verdicts), 2 for a usage error,
+ * 1 when the run itself failed.
+ */
+public final class BenchmarkMain {
+
+    private BenchmarkMain() {
+    }
+
+    public static void main(String[] args) {
+        Sizes sizes;
+        Path out = Path.of("benchmarks", "results");
+        Set<String> only = new LinkedHashSet<>();
+        try {
+            Sizes.Mode mode = Sizes.Mode.FULL;
+            Integer repeats = null;
+            for (int i = 0; i < args.length; i++) {
+                switch (args[i]) {
+                    case "--quick" -> mode = Sizes.Mode.QUICK;
+                    case "--mode" -> mode = Sizes.Mode.parse(value(args, ++i, "--mode"));
+                    case "--out" -> out = Path.of(value(args, ++i, "--out"));
+                    case "--only" -> only.addAll(Arrays.asList(value(args, ++i, "--only").split(",")));
+                    case "--repeats" -> repeats = Integer.parseInt(value(args, ++i, "--repeats"));
+                    default -> throw new IllegalArgumentException("unknown option " + args[i]
+                            + "; use --quick, --mode smoke|quick|full, --out DIR, --only a,b, --repeats N");
+                }
+            }
+            sizes = Sizes.of(mode);
+            if (repeats != null) {
+                sizes = sizes.withRepeats(repeats);
+            }
+        } catch (IllegalArgumentException e) {
+            System.err.println("benchmarks: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        List<Scenario> scenarios = ScenarioCatalog.all();
+        if (!only.isEmpty()) {
+            Set<String> known = scenarios.stream().map(Scenario::name).collect(Collectors.toSet());
+            for (String name : only) {
+                if (!known.contains(name)) {
+                    System.err.println("benchmarks: --only " + name + " is not a scenario; known: " + known);
+                    System.exit(2);
+                }
+            }
+            scenarios = scenarios.stream().filter(s -> only.contains(s.name())).toList();
+        }
+        try {
+            BenchmarkRunner.Outputs outputs = BenchmarkRunner.run(sizes, scenarios, out);
+            System.out.println("results: " + outputs.markdown().toAbsolutePath());
+            System.exit(0);
+        } catch (Exception e) {
+            System.err.println("benchmarks: the run failed: " + e);
+            e.printStackTrace();
+            System.exit(1);
+        }
+    }
+
+    private static String value(String[] args, int i, String option) {
+        if (i >= args.length) {
+            throw new IllegalArgumentException(option + " needs a value");
+        }
+        return args[i];
+    }
+}

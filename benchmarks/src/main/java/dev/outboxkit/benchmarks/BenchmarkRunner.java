@@ -1,0 +1,227 @@
+package dev.outboxkit.benchmarks;
+
+import dev.outboxkit.benchmarks.internal.Charts;
+import dev.outboxkit.benchmarks.internal.JsonReport;
+import dev.outboxkit.benchmarks.internal.Machine;
+import dev.outboxkit.benchmarks.internal.MarkdownReport;
+import dev.outboxkit.benchmarks.internal.Report;
+import dev.outboxkit.benchmarks.internal.Row;
+import dev.outboxkit.benchmarks.internal.Stat;
+import dev.outboxkit.testkit.EmbeddedKafka;
+import dev.outboxkit.testkit.OutboxTestkit;
+import dev.outboxkit.testkit.TestKafka;
+import dev.outboxkit.testkit.TestPostgres;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.function.ToDoubleFunction;
+import org.apache.kafka.common.utils.AppInfoParser;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs scenarios on a fresh benchmark stack and writes {@code latest.json}, {@code latest.md}
+ * and the PNG charts. Repeats are interleaved (repeat 1 of every scenario, then repeat 2, ...),
+ * so the two sides of a ratio are measured minutes, not a whole run, apart; ratios are taken per
+ * repeat, then the median. A failing scenario costs its own keys only (null, with the reason).
+ */
+public final class BenchmarkRunner {
+
+    private static final Logger log = LoggerFactory.getLogger(BenchmarkRunner.class);
+
+    private BenchmarkRunner() {
+    }
+
+    /** Where the outputs went. */
+    public record Outputs(Path json, Path markdown, List<Path> charts) {
+    }
+
+    public static Outputs run(Sizes sizes, List<Scenario> scenarios, Path outDir) throws Exception {
+        Map<Scenario, List<Integer>> payloads = new LinkedHashMap<>();
+        for (Scenario s : scenarios) {
+            payloads.put(s, s.payloadSensitive() ? sizes.payloadSizes() : List.of(Sizes.DEFAULT_PAYLOAD_BYTES));
+        }
+        List<Metric> declared = declaredMetrics(payloads);
+        Path work = Files.createDirectories(outDir.resolve("tmp"));
+        Machine machine = Machine.describe();
+        Instant date = Instant.now();
+        long started = System.nanoTime();
+
+        Map<String, Map<Integer, Double>> samples = new HashMap<>();
+        Map<String, String> failures = new HashMap<>();
+        Map<String, List<LatencyProfile>> latencies = new LinkedHashMap<>();
+        Map<String, String> versions = new LinkedHashMap<>();
+        versions.put("JDK", System.getProperty("java.vm.name") + " " + System.getProperty("java.runtime.version"));
+        log.info("benchmark stack starting: durable embedded PostgreSQL 17 and an in-JVM Kafka broker");
+        try (TestPostgres postgres = OutboxTestkit.startEmbeddedPostgres(0, true); TestKafka kafka = new EmbeddedKafka(1)) {
+            versions.put("PostgreSQL", postgresVersion(postgres));
+            versions.put("Kafka", AppInfoParser.getVersion() + " (one KRaft broker in the benchmark JVM)");
+            for (int repeat = 1; repeat <= sizes.repeats(); repeat++) {
+                for (var entry : payloads.entrySet()) {
+                    for (int payload : entry.getValue()) {
+                        runOnce(entry.getKey(), new BenchContext(postgres, kafka, sizes, payload, repeat, work),
+                                samples, failures, latencies);
+                    }
+                }
+            }
+        }
+        String loadAtEnd = Machine.loadAverageNow();
+        List<Row> rows = rows(declared, samples, failures, sizes.repeats());
+        List<LatencyProfile> latency = new ArrayList<>();
+        latencies.values().forEach(list -> latency.add(median(list)));
+        Report report = new Report(sizes.mode().label(), date, sizes.repeats(), sizes.payloadSizes(),
+                (System.nanoTime() - started) / 1e9, machine, loadAtEnd, versions, rows, latency);
+
+        Files.createDirectories(outDir);
+        Path json = outDir.resolve("latest.json");
+        Path md = outDir.resolve("latest.md");
+        JsonReport.write(report, json);
+        Map<String, String> charts = Charts.write(report, outDir);
+        MarkdownReport.write(report, charts, md);
+        log.info("wrote {}, {} and {} charts in {} s", json, md, charts.size(), Math.round(report.durationSeconds()));
+        return new Outputs(json, md, charts.keySet().stream().map(outDir::resolve).toList());
+    }
+
+    private static void runOnce(Scenario scenario, BenchContext context, Map<String, Map<Integer, Double>> samples,
+                                Map<String, String> failures, Map<String, List<LatencyProfile>> latencies) {
+        String suffix = Metric.payloadSuffix(context.payloadBytes());
+        Set<String> keys = new LinkedHashSet<>();
+        scenario.metrics().forEach(m -> keys.add(m.key() + suffix));
+        String what = scenario.name() + " (repeat " + context.repeat() + ", " + context.payloadBytes() + " B payloads)";
+        log.info("running {}", what);
+        long start = System.nanoTime();
+        try {
+            Measurements m = scenario.run(context);
+            for (var value : m.values().entrySet()) {
+                String key = value.getKey() + suffix;
+                if (!keys.contains(key)) {
+                    throw new IllegalStateException(scenario.name() + " produced the undeclared key " + key
+                            + "; list it in metrics()");
+                }
+            }
+            m.values().forEach((key, v) -> samples.computeIfAbsent(key + suffix, k -> new TreeMap<>()).put(context.repeat(), v));
+            for (String key : keys) {
+                if (!m.values().containsKey(key.substring(0, key.length() - suffix.length()))) {
+                    failures.putIfAbsent(key, what + " did not produce it");
+                }
+            }
+            m.latencies().forEach(p -> latencies.computeIfAbsent(p.system() + "@" + p.rate(), k -> new ArrayList<>()).add(p));
+            log.info("{} done in {} s: {}", what, Math.round((System.nanoTime() - start) / 1e9), m.values());
+        } catch (Exception e) {
+            log.warn("{} failed after {} s", what, Math.round((System.nanoTime() - start) / 1e9), e);
+            keys.forEach(key -> failures.putIfAbsent(key, what + " failed: " + e));
+        } finally {
+            context.cleanUp();
+        }
+    }
+
+    /** The issue's keys first, then every scenario's own keys, each once. */
+    private static List<Metric> declaredMetrics(Map<Scenario, List<Integer>> payloads) {
+        Map<String, Metric> byKey = new LinkedHashMap<>();
+        MetricCatalog.REQUIRED.forEach(m -> byKey.put(m.key(), m));
+        Map<String, String> owner = new HashMap<>();
+        for (var entry : payloads.entrySet()) {
+            for (int payload : entry.getValue()) {
+                for (Metric metric : entry.getKey().metrics()) {
+                    Metric m = metric.forPayload(payload);
+                    String previous = owner.putIfAbsent(m.key(), entry.getKey().name());
+                    if (previous != null) {
+                        throw new IllegalArgumentException("scenarios " + previous + " and " + entry.getKey().name()
+                                + " both produce " + m.key() + "; each key has one owner");
+                    }
+                    byKey.putIfAbsent(m.key(), m);
+                }
+            }
+        }
+        return List.copyOf(byKey.values());
+    }
+
+    private static List<Row> rows(List<Metric> metrics, Map<String, Map<Integer, Double>> samples,
+                                  Map<String, String> failures, int repeats) {
+        List<Row> rows = new ArrayList<>();
+        for (Metric metric : metrics) {
+            Map<Integer, Double> byRepeat = samples.get(metric.key());
+            if (byRepeat == null) {
+                byRepeat = derive(metric.key(), samples, repeats);
+            }
+            if (byRepeat != null && !byRepeat.isEmpty()) {
+                rows.add(new Row(metric, Stat.of(new ArrayList<>(byRepeat.values())), null));
+            } else {
+                rows.add(new Row(metric, null, reason(metric.key(), failures, samples)));
+            }
+        }
+        return rows;
+    }
+
+    /** A catalog ratio from its two sides, repeat by repeat; null when it is no ratio or a side is missing. */
+    private static Map<Integer, Double> derive(String key, Map<String, Map<Integer, Double>> samples, int repeats) {
+        for (MetricCatalog.Ratio ratio : MetricCatalog.RATIOS) {
+            if (ratio.metric().key().equals(key)) {
+                Map<Integer, Double> num = samples.getOrDefault(ratio.numerator(), Map.of());
+                Map<Integer, Double> den = samples.getOrDefault(ratio.denominator(), Map.of());
+                Map<Integer, Double> out = new TreeMap<>();
+                for (int r = 1; r <= repeats; r++) {
+                    if (num.containsKey(r) && den.containsKey(r) && den.get(r) > 0) {
+                        out.put(r, num.get(r) / den.get(r));
+                    }
+                }
+                return out;
+            }
+        }
+        return null;
+    }
+
+    private static String reason(String key, Map<String, String> failures, Map<String, Map<Integer, Double>> samples) {
+        if (failures.containsKey(key)) {
+            return failures.get(key);
+        }
+        if (MetricCatalog.PENDING.containsKey(key)) {
+            return MetricCatalog.PENDING.get(key);
+        }
+        for (MetricCatalog.Ratio ratio : MetricCatalog.RATIOS) {
+            if (ratio.metric().key().equals(key)) {
+                List<String> why = new ArrayList<>();
+                for (String side : List.of(ratio.numerator(), ratio.denominator())) {
+                    if (!samples.containsKey(side)) {
+                        why.add(side + " is missing (" + reason(side, failures, samples) + ")");
+                    }
+                }
+                return "derived from " + ratio.numerator() + " ÷ " + ratio.denominator() + " of the same repeat; "
+                        + (why.isEmpty() ? "no repeat measured both" : String.join("; ", why));
+            }
+        }
+        return "no scenario in this run produces it (see ScenarioCatalog, or --only)";
+    }
+
+    /** Per-field median of the repeats' profiles of one system at one rate. */
+    private static LatencyProfile median(List<LatencyProfile> list) {
+        LatencyProfile first = list.get(0);
+        return new LatencyProfile(first.system(), first.rate(), med(list, LatencyProfile::achievedRate),
+                Math.round(med(list, LatencyProfile::count)), Math.round(med(list, LatencyProfile::lost)),
+                med(list, LatencyProfile::p50), med(list, LatencyProfile::p90), med(list, LatencyProfile::p99),
+                med(list, LatencyProfile::p999), med(list, LatencyProfile::max));
+    }
+
+    private static double med(List<LatencyProfile> list, ToDoubleFunction<LatencyProfile> field) {
+        return Stat.of(list.stream().map(p -> field.applyAsDouble(p)).toList()).median();
+    }
+
+    private static String postgresVersion(TestPostgres postgres) throws Exception {
+        try (Connection c = postgres.connectAdmin("postgres"); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SHOW server_version")) {
+            rs.next();
+            return rs.getString(1) + " (embedded, fsync on)";
+        }
+    }
+}

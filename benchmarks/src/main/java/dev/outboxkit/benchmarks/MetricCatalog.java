@@ -1,0 +1,108 @@
+package dev.outboxkit.benchmarks;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The keys {@code latest.json} always lists (issue 9), with units, meanings and the targets of
+ * the relay, writer and consumer issues; which module each key still waits for; and the ratios
+ * the runner derives from two keys of the same repeat.
+ *
+ * <p>A key listed here that no registered scenario produces is written as {@code null}, with
+ * {@link #PENDING}'s reason under {@code "missing"}. Registering a scenario that declares the
+ * key (in {@link Scenario#metrics()}) is all it takes to fill it.
+ */
+public final class MetricCatalog {
+
+    private MetricCatalog() {
+    }
+
+    public static final Metric PG_DRAIN_CEILING_EPS = Metric.of("pg_drain_ceiling_eps", "events/s",
+            "PostgreSQL alone: one claim/delete loop (DELETE … FOR UPDATE SKIP LOCKED LIMIT 1000 RETURNING the contract columns) draining a pre-filled backlog");
+    public static final Metric KAFKA_PRODUCE_CEILING_EPS = Metric.of("kafka_produce_ceiling_eps", "events/s",
+            "Kafka alone: one producer with the relays' settings (ProducerSafety) sending the records KafkaRecords makes from backlog rows, acks counted");
+    public static final Metric POLLER_DRAIN_EPS = Metric.of("poller_drain_eps", "events/s",
+            "polling relay draining the same backlog into Kafka, every ack waited for").atLeast(100_000);
+    public static final Metric POLLER_VS_PG_CEILING = Metric.of("poller_vs_pg_ceiling", "ratio",
+            "poller_drain_eps ÷ pg_drain_ceiling_eps, same repeat").atLeast(0.7);
+    public static final Metric CDC_DRAIN_EPS = Metric.of("cdc_drain_eps", "events/s",
+            "WAL relay (Debezium Embedded, pgoutput) streaming the backlog into Kafka").atLeast(50_000);
+    public static final Metric STOCK_DEBEZIUM_EPS = Metric.of("stock_debezium_eps", "events/s",
+            "stock pipeline: Debezium Embedded + EventRouter SMT + JSON converter + send-and-wait, as Debezium's docs show it");
+    public static final Metric CDC_VS_STOCK_DEBEZIUM = Metric.of("cdc_vs_stock_debezium", "ratio",
+            "cdc_drain_eps ÷ stock_debezium_eps, same repeat").atLeast(3);
+    public static final Metric WRITER_TAX_RATIO = Metric.of("writer_tax_ratio", "ratio",
+            "transfers/s with one outbox event ÷ without, 8 clients, same repeat").atLeast(0.85);
+    public static final Metric CONSUMER_DEDUPE_RATIO = Metric.of("consumer_dedupe_ratio", "ratio",
+            "consumer events/s with the inbox ÷ the same handler without it, same repeat").atLeast(0.85);
+    public static final Metric CONSUMER_EPS = Metric.of("consumer_eps", "events/s",
+            "idempotent consumer with a one-row-update handler, inbox on").atLeast(30_000);
+    public static final Metric POLLER_P50_MS_AT_200 = latency("poller", "p50", 200);
+    public static final Metric POLLER_P99_MS_AT_200 = latency("poller", "p99", 200).atMost(10);
+    public static final Metric CDC_P50_MS_AT_200 = latency("cdc", "p50", 200);
+    public static final Metric CDC_P99_MS_AT_200 = latency("cdc", "p99", 200).atMost(25);
+    public static final Metric POLLER_P99_MS_AT_5000 = latency("poller", "p99", 5000);
+    public static final Metric CDC_P99_MS_AT_5000 = latency("cdc", "p99", 5000);
+    public static final Metric RELAY_RSS_MB = Metric.of("relay_rss_mb", "MB",
+            "peak resident memory (VmHWM) of a relay's JVM while it drains the backlog").atMost(256);
+    public static final Metric NOTIFY_COMMIT_RATIO = Metric.of("notify_commit_ratio", "ratio",
+            "writer commits/s with a pg_notify in each transaction ÷ without, 8 clients, same repeat");
+
+    /** Numerators and denominators of the derived ratios that scenarios still have to produce. */
+    public static final Metric WRITER_OUTBOX_TPS = Metric.of("writer_outbox_tps", "transfers/s",
+            "transfers/s with one outbox event each, 8 clients (the writer scenario)");
+    public static final Metric WRITER_BASELINE_TPS = Metric.of("writer_baseline_tps", "transfers/s",
+            "transfers/s without an outbox, 8 clients: two account updates and a commit per transfer");
+    public static final Metric CONSUMER_PLAIN_EPS = Metric.of("consumer_plain_eps", "events/s",
+            "the consumer's handler without the inbox (the consumer scenario)");
+
+    /** Every key the report lists even when nothing measured it, in report order. */
+    public static final List<Metric> REQUIRED = List.of(
+            PG_DRAIN_CEILING_EPS, KAFKA_PRODUCE_CEILING_EPS, POLLER_DRAIN_EPS, POLLER_VS_PG_CEILING,
+            CDC_DRAIN_EPS, STOCK_DEBEZIUM_EPS, CDC_VS_STOCK_DEBEZIUM, WRITER_TAX_RATIO, CONSUMER_DEDUPE_RATIO,
+            CONSUMER_EPS, POLLER_P50_MS_AT_200, POLLER_P99_MS_AT_200, CDC_P50_MS_AT_200, CDC_P99_MS_AT_200,
+            POLLER_P99_MS_AT_5000, CDC_P99_MS_AT_5000, RELAY_RSS_MB, NOTIFY_COMMIT_RATIO);
+
+    /** A ratio the runner computes per repeat from two keys of that repeat, then takes the median of. */
+    public record Ratio(Metric metric, String numerator, String denominator) {
+    }
+
+    public static final List<Ratio> RATIOS = List.of(
+            new Ratio(POLLER_VS_PG_CEILING, POLLER_DRAIN_EPS.key(), PG_DRAIN_CEILING_EPS.key()),
+            new Ratio(CDC_VS_STOCK_DEBEZIUM, CDC_DRAIN_EPS.key(), STOCK_DEBEZIUM_EPS.key()),
+            new Ratio(WRITER_TAX_RATIO, WRITER_OUTBOX_TPS.key(), WRITER_BASELINE_TPS.key()),
+            new Ratio(CONSUMER_DEDUPE_RATIO, CONSUMER_EPS.key(), CONSUMER_PLAIN_EPS.key()));
+
+    /**
+     * Why a key has no scenario yet, by key. The extension point: add the scenario named here to
+     * {@link ScenarioCatalog#all()} and the key leaves this list by itself.
+     */
+    public static final Map<String, String> PENDING = pending();
+
+    private static Map<String, String> pending() {
+        Map<String, String> m = new LinkedHashMap<>();
+        String poller = "no scenario yet: needs the polling relay (relay-poller); add a poller scenario to ScenarioCatalog";
+        String cdc = "no scenario yet: needs the WAL relay (relay-debezium); add a CDC scenario to ScenarioCatalog";
+        m.put(POLLER_DRAIN_EPS.key(), poller);
+        m.put(CDC_DRAIN_EPS.key(), cdc);
+        m.put(STOCK_DEBEZIUM_EPS.key(), "no scenario yet: the stock Debezium pipeline scenario comes with relay-debezium (it needs its dependencies)");
+        m.put(WRITER_OUTBOX_TPS.key(), "no scenario yet: needs outbox-writer; the writer scenario reuses TransferWorkload with an outbox hook");
+        m.put(CONSUMER_EPS.key(), "no scenario yet: needs consumer-dedupe; add a consumer scenario to ScenarioCatalog");
+        m.put(CONSUMER_PLAIN_EPS.key(), "no scenario yet: needs consumer-dedupe (the same handler without the inbox)");
+        for (Metric latency : List.of(POLLER_P50_MS_AT_200, POLLER_P99_MS_AT_200, POLLER_P99_MS_AT_5000)) {
+            m.put(latency.key(), poller + " (open-loop latency: OpenLoopDriver + KafkaAckObserver)");
+        }
+        for (Metric latency : List.of(CDC_P50_MS_AT_200, CDC_P99_MS_AT_200, CDC_P99_MS_AT_5000)) {
+            m.put(latency.key(), cdc + " (open-loop latency: OpenLoopDriver + KafkaAckObserver)");
+        }
+        m.put(RELAY_RSS_MB.key(), "no scenario yet: needs a relay to run in a child JVM (JavaProcess + ProcessMemory.peakRssMb)");
+        return Map.copyOf(m);
+    }
+
+    private static Metric latency(String system, String percentile, int rate) {
+        String relay = system.equals("poller") ? "polling relay" : "CDC relay";
+        return Metric.of(LatencyProfile.key(system, percentile, rate), "ms",
+                percentile + " commit→ack through the " + relay + " at " + rate + " events/s offered (open loop)");
+    }
+}

@@ -1,0 +1,74 @@
+package dev.outboxkit.benchmarks;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * How big and how long each kind of measurement is, per mode. Scenarios read their sizes from
+ * here, so {@code --quick}, the full run and the CI smoke test stay consistent.
+ *
+ * @param mode            which preset this is
+ * @param repeats         how often every measurement runs (the report gives median and spread)
+ * @param payloadSizes    payload sizes in bytes; payload-sensitive scenarios run once per size
+ * @param backlogEvents   rows pre-filled for a drain measurement
+ * @param warmup          time excluded before a timed window (JIT, caches, connections)
+ * @param window          a timed throughput window (producer ceiling, closed-loop clients)
+ * @param latencyWindow   how long one open-loop latency measurement offers load at a fixed rate
+ * @param latencyRates    offered rates for latency, events/s
+ * @param clients         concurrent clients of the closed-loop writer workloads
+ * @param jmhForks        JMH forks per benchmark (0: in this JVM, for the smoke test)
+ * @param jmhWarmups      JMH warm-up iterations
+ * @param jmhIterations   JMH measured iterations
+ * @param jmhIteration    length of one JMH iteration
+ */
+public record Sizes(Mode mode, int repeats, List<Integer> payloadSizes, int backlogEvents, Duration warmup,
+                    Duration window, Duration latencyWindow, List<Integer> latencyRates, int clients,
+                    int jmhForks, int jmhWarmups, int jmhIterations, Duration jmhIteration) {
+
+    /** Payload of every event unless a scenario says otherwise: 200 bytes of JSON. */
+    public static final int DEFAULT_PAYLOAD_BYTES = 200;
+    /** The rates the latency keys are named after ({@code _at_200}, {@code _at_5000}). */
+    public static final List<Integer> LATENCY_RATES = List.of(200, 5000);
+
+    public enum Mode {
+        /** Tiny sizes, seconds: proves the harness runs (CI). No number from it means anything. */
+        SMOKE,
+        /** One repeat, short windows: the whole run in well under 15 minutes on 2 cores. */
+        QUICK,
+        /** Three repeats, longer windows, 200 B and 1 KB payloads. */
+        FULL;
+
+        public static Mode parse(String s) {
+            try {
+                return valueOf(s.trim().toUpperCase(Locale.ROOT));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("mode must be smoke, quick or full, got '" + s + "'");
+            }
+        }
+
+        public String label() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
+
+    public static Sizes of(Mode mode) {
+        return switch (mode) {
+            case SMOKE -> new Sizes(mode, 1, List.of(DEFAULT_PAYLOAD_BYTES), 3_000, Duration.ofMillis(300),
+                    Duration.ofMillis(700), Duration.ofMillis(1_500), LATENCY_RATES, 8, 0, 1, 1, Duration.ofMillis(100));
+            case QUICK -> new Sizes(mode, 1, List.of(DEFAULT_PAYLOAD_BYTES), 300_000, Duration.ofSeconds(3),
+                    Duration.ofSeconds(8), Duration.ofSeconds(15), LATENCY_RATES, 8, 1, 3, 3, Duration.ofSeconds(1));
+            case FULL -> new Sizes(mode, 3, List.of(DEFAULT_PAYLOAD_BYTES, 1024), 1_000_000, Duration.ofSeconds(5),
+                    Duration.ofSeconds(20), Duration.ofSeconds(60), LATENCY_RATES, 8, 1, 3, 5, Duration.ofSeconds(2));
+        };
+    }
+
+    /** The same sizes with another repeat count (at least 1). */
+    public Sizes withRepeats(int n) {
+        if (n < 1) {
+            throw new IllegalArgumentException("repeats must be at least 1, got " + n);
+        }
+        return new Sizes(mode, n, payloadSizes, backlogEvents, warmup, window, latencyWindow, latencyRates, clients,
+                jmhForks, jmhWarmups, jmhIterations, jmhIteration);
+    }
+}

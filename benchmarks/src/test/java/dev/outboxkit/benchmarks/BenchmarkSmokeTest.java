@@ -1,0 +1,69 @@
+package dev.outboxkit.benchmarks;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.awt.image.BufferedImage;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import javax.imageio.ImageIO;
+import org.junit.jupiter.api.Test;
+
+/**
+ * CI's proof that {@code benchmarks/run.sh} still works: the whole harness with every
+ * registered scenario at tiny sizes (thousands of rows, sub-second windows), on the real
+ * embedded stack. It checks the three outputs, never a number's size.
+ */
+class BenchmarkSmokeTest {
+
+    @Test
+    void harnessRunsEveryScenarioAndWritesWellFormedReports() throws Exception {
+        Path out = Path.of("target", "bench-smoke");
+        List<Scenario> scenarios = ScenarioCatalog.all();
+
+        BenchmarkRunner.Outputs outputs = BenchmarkRunner.run(Sizes.of(Sizes.Mode.SMOKE), scenarios, out);
+
+        JsonNode json = new ObjectMapper().readTree(outputs.json().toFile());
+        for (Metric required : MetricCatalog.REQUIRED) {
+            assertThat(json.has(required.key())).as("latest.json lists %s", required.key()).isTrue();
+            JsonNode value = json.get(required.key());
+            if (value.isNull()) {
+                assertThat(json.path("missing").path(required.key()).asText())
+                        .as("why %s is null", required.key()).isNotBlank();
+            } else {
+                assertThat(value.isNumber()).as("%s is a number", required.key()).isTrue();
+            }
+        }
+        // every registered scenario measured: its keys are numbers, not reasons
+        for (Scenario scenario : scenarios) {
+            for (Metric metric : scenario.metrics()) {
+                assertThat(json.get(metric.key()).isNumber())
+                        .as("%s from %s (missing: %s)", metric.key(), scenario.name(), json.path("missing").path(metric.key()))
+                        .isTrue();
+            }
+        }
+        // keys still waiting for their modules are null with a reason, never a number
+        for (String pending : MetricCatalog.PENDING.keySet()) {
+            if (json.has(pending)) {
+                assertThat(json.get(pending).isNull()).as("%s has no scenario in this build", pending).isTrue();
+            }
+        }
+        assertThat(json.path("machine").path("cores").asInt()).isPositive();
+        assertThat(json.path("machine").path("PostgreSQL").asText()).startsWith("17.");
+        assertThat(json.path("latency").size()).isEqualTo(Sizes.LATENCY_RATES.size());
+
+        String md = Files.readString(outputs.markdown());
+        assertThat(md).contains("| metric | value | unit | spread (min – max) | target | verdict |",
+                "**Machine:**", "cores", "**Versions:**", "PostgreSQL 17.", "Kafka", "**Method:**",
+                "`pg_drain_ceiling_eps`", "## Not measured in this run");
+        assertThat(outputs.charts()).hasSize(3);
+        for (Path chart : outputs.charts()) {
+            assertThat(md).contains("](" + chart.getFileName() + ")");
+            BufferedImage image = ImageIO.read(chart.toFile());
+            assertThat(image).as("%s decodes as an image", chart).isNotNull();
+            assertThat(image.getWidth()).isGreaterThan(100);
+        }
+    }
+}
