@@ -6,7 +6,9 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -43,6 +45,30 @@ public final class KafkaClients {
             futures.add(producer.send(new ProducerRecord<>(topic, prefix + "-" + i, prefix + "-" + i)));
         }
         return futures;
+    }
+
+    /**
+     * {@link #send} on another thread. With every broker unreachable a Kafka 4 producer
+     * re-bootstraps ({@code metadata.recovery.strategy=rebootstrap}), forgets the topic's
+     * partitions, and then {@code send()} itself blocks (up to {@code max.block.ms}) until a
+     * broker answers — so a test that sends while the broker is down must not send on its own thread.
+     */
+    public static CompletableFuture<List<Future<RecordMetadata>>> sendAsync(KafkaProducer<String, String> producer,
+                                                                           String topic, String prefix, int from, int to) {
+        return CompletableFuture.supplyAsync(() -> send(producer, topic, prefix, from, to));
+    }
+
+    /** Whether any record of an asynchronous {@link #sendAsync} was acknowledged (or failed) yet. */
+    public static boolean anyDone(CompletableFuture<List<Future<RecordMetadata>>> sends) {
+        return sends.isDone() && sends.join().stream().anyMatch(Future::isDone);
+    }
+
+    /** Waits for every record of {@link #sendAsync} to be acknowledged. */
+    public static void awaitAcks(CompletableFuture<List<Future<RecordMetadata>>> sends, long seconds) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        for (Future<RecordMetadata> f : sends.get(seconds, TimeUnit.SECONDS)) {
+            f.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        }
     }
 
     public static Set<String> values(Collection<ConsumerRecord<byte[], byte[]>> records) {

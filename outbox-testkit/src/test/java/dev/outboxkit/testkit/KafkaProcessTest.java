@@ -1,12 +1,16 @@
 package dev.outboxkit.testkit;
 
+import static dev.outboxkit.testkit.KafkaClients.anyDone;
+import static dev.outboxkit.testkit.KafkaClients.awaitAcks;
 import static dev.outboxkit.testkit.KafkaClients.patientProducer;
 import static dev.outboxkit.testkit.KafkaClients.send;
+import static dev.outboxkit.testkit.KafkaClients.sendAsync;
 import static dev.outboxkit.testkit.KafkaClients.values;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Files;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -47,15 +51,13 @@ class KafkaProcessTest {
             kafka.kill9();
             assertThat(kafka.isRunning()).isFalse();
 
-            List<Future<RecordMetadata>> during = send(producer, topic, "during", 0, 100);
+            CompletableFuture<List<Future<RecordMetadata>>> during = sendAsync(producer, topic, "during", 0, 100);
             Thread.sleep(500); // the fault under test: the broker is gone while sends wait
-            assertThat(during).noneMatch(Future::isDone);
+            assertThat(anyDone(during)).isFalse();
 
             kafka.start();
             assertThat(kafka.process().pid()).isNotEqualTo(pid);
-            for (Future<RecordMetadata> f : during) {
-                f.get(180, TimeUnit.SECONDS);
-            }
+            awaitAcks(during, 180);
         }
         assertThat(Files.isDirectory(kafka.dataDirectory().resolve("logs").resolve(topic + "-0"))).isTrue();
         assertThat(values(kafka.readAll(List.of(topic)))).hasSize(200)
@@ -71,11 +73,11 @@ class KafkaProcessTest {
             kafka.pause();
             try {
                 assertThat(kafka.isRunning()).isTrue();
-                Future<RecordMetadata> held = send(producer, topic, "held", 0, 1).get(0);
+                CompletableFuture<List<Future<RecordMetadata>>> held = sendAsync(producer, topic, "held", 0, 1);
                 Thread.sleep(1_500); // the fault under test: the node is frozen
-                assertThat(held).isNotDone();
+                assertThat(anyDone(held)).isFalse();
                 kafka.resume();
-                assertThat(held.get(120, TimeUnit.SECONDS).offset()).isEqualTo(1);
+                assertThat(held.get(120, TimeUnit.SECONDS).get(0).get(120, TimeUnit.SECONDS).offset()).isEqualTo(1);
             } finally {
                 kafka.resume();
             }

@@ -91,8 +91,11 @@ class TcpFaultProxyTest {
             assertThat(readExactly(s, 5)).isEqualTo(bytes("hello"));
             assertThat(proxy.acceptedConnections()).isEqualTo(1);
             assertThat(proxy.activeConnections()).isEqualTo(1);
-            assertThat(proxy.bytesForwarded(Direction.TO_SERVER)).isEqualTo(5);
-            assertThat(proxy.bytesForwarded(Direction.TO_CLIENT)).isEqualTo(5);
+            // counted just after each write returns, so the client may read before the count moves
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+                assertThat(proxy.bytesForwarded(Direction.TO_SERVER)).isEqualTo(5);
+                assertThat(proxy.bytesForwarded(Direction.TO_CLIENT)).isEqualTo(5);
+            });
             assertThat(proxy.faults()).isEqualTo("healthy");
 
             s.shutdownOutput(); // the echo server sees the end, closes, and the proxy passes that back
@@ -106,6 +109,7 @@ class TcpFaultProxyTest {
         try (TcpFaultProxy proxy = proxy(); Socket s = connect(proxy)) {
             s.getOutputStream().write(bytes("before"));
             assertThat(readExactly(s, 6)).isEqualTo(bytes("before"));
+            await().atMost(Duration.ofSeconds(30)).until(() -> proxy.bytesForwarded(Direction.TO_SERVER) == 6);
 
             proxy.blackhole();
             assertThat(proxy.faults()).isEqualTo("blackhole");
