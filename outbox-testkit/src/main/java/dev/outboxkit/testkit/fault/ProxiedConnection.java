@@ -102,9 +102,7 @@ final class ProxiedConnection {
             clientWriter.start();
             clientReader.start();
             read(client, toServer);
-        } catch (InterruptedException e) {
-            reset();
-        } catch (IOException e) {
+        } catch (IOException | InterruptedException e) {
             reset();
         }
     }
