@@ -32,6 +32,7 @@ final class EmbeddedPostgres17 extends TestPostgres {
         return "jdbc:postgresql://127.0.0.1:" + pg.getPort() + "/";
     }
 
+    @Override
     public int port() {
         return pg.getPort();
     }

@@ -2,79 +2,212 @@ package dev.outboxkit.testkit;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
-import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * A server from the machine's own PostgreSQL binaries ({@code initdb}, {@code pg_ctl} on the
- * PATH or in {@code outboxkit.test.postgres.bin}), in a temporary data directory. PostgreSQL
- * refuses to run as root, so under root it runs as the {@code postgres} OS user.
+ * A PostgreSQL server this test owns outright: its own data directory and port, driven with
+ * {@code initdb} / {@code pg_ctl}, so it can crash and come back. The binaries are the
+ * PostgreSQL 17 bundle on the class path (default: nothing to install) or the machine's own
+ * ({@code initdb}, {@code pg_ctl} on the PATH or in a given folder, e.g. PostgreSQL 15 here).
+ *
+ * <pre>{@code
+ * try (LocalPostgres pg = LocalPostgres.builder().embeddedBinaries().build()) {
+ *     TestDatabase db = pg.newDatabase();          // outboxkit schema applied
+ *     pg.stopImmediately();                        // pg_ctl stop -m immediate: a crash
+ *     pg.start();                                  // crash recovery, same port and data
+ * }
+ * }</pre>
+ *
+ * <p>PostgreSQL refuses to run as root; under root the tools run in a user namespace
+ * ({@code unshare -U}) or, where that is not allowed, as the {@code postgres} OS user.
+ * Synchronous commit stays on, so a transaction whose COMMIT returned survives
+ * {@link #stopImmediately()} (fsync is off unless {@code durable}: that only matters when the
+ * machine itself crashes).
  */
 public final class LocalPostgres extends TestPostgres {
 
-    private final Path dataDir;
-    private final String binDir;
-    private final int port;
-    private final boolean asPostgresUser;
+    private static final Logger log = LoggerFactory.getLogger(LocalPostgres.class);
 
-    LocalPostgres(String binDir, int port, boolean durable) {
-        this.binDir = binDir;
-        this.asPostgresUser = "root".equals(System.getProperty("user.name"));
+    private final Path dataDir;
+    private final Path binDir;
+    private final int port;
+    private final Thread stopOnExit;
+
+    private LocalPostgres(Builder b) {
+        this.binDir = b.binDir;
         try {
-            this.port = port > 0 ? port : freePort();
+            this.port = b.port > 0 ? b.port : Ports.free();
             dataDir = Files.createTempDirectory("outboxkit-pg-");
-            if (asPostgresUser) {
+            if (PostgresBinaries.needsChownToPostgres()) {
                 run(List.of("chown", "postgres", dataDir.toString()), false);
             }
             run(List.of(bin("initdb"), "-D", dataDir.toString(), "-U", "postgres", "--auth=trust", "-E", "UTF8",
                     "--no-sync", "--locale=C"), true);
+            Map<String, String> settings = new LinkedHashMap<>(PostgresSettings.forTests(b.durable));
+            settings.putAll(b.serverConfig);
             StringBuilder conf = new StringBuilder("\n# outboxkit test settings\nport = " + this.port + "\n");
-            for (Map.Entry<String, String> e : PostgresSettings.forTests(durable).entrySet()) {
-                conf.append(e.getKey()).append(" = '").append(e.getValue()).append("'\n");
-            }
+            settings.forEach((k, v) -> conf.append(k).append(" = '").append(v.replace("'", "''")).append("'\n"));
             conf.append("unix_socket_directories = '").append(dataDir).append("'\n");
-            Files.writeString(dataDir.resolve("postgresql.conf"), conf,
-                    java.nio.file.StandardOpenOption.APPEND);
-            start();
+            Files.writeString(dataDir.resolve("postgresql.conf"), conf, StandardOpenOption.APPEND);
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot start local PostgreSQL from " + binDir + ": " + e.getMessage(), e);
+            throw new UncheckedIOException("cannot create a PostgreSQL data directory with " + describeBinaries() + ": "
+                    + e.getMessage(), e);
+        }
+        stopOnExit = new Thread(this::stopQuietly, "outboxkit-local-postgres-stop");
+        Runtime.getRuntime().addShutdownHook(stopOnExit);
+        start();
+    }
+
+    /** Kept for {@link OutboxTestkit}: the machine's binaries from {@code binDir} (null: the PATH). */
+    LocalPostgres(String binDir, int port, boolean durable) {
+        this(builder().binDirectory(binDir == null || binDir.isEmpty() ? null : Path.of(binDir)).port(port).durable(durable));
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Settings of a {@link LocalPostgres}; {@link #build()} runs initdb and starts the server. */
+    public static final class Builder {
+
+        private Path binDir;
+        private boolean embedded = true;
+        private int port;
+        private boolean durable;
+        private final Map<String, String> serverConfig = new LinkedHashMap<>();
+
+        private Builder() {
+        }
+
+        /** PostgreSQL 17 from the zonky bundle on the class path. The default. */
+        public Builder embeddedBinaries() {
+            this.embedded = true;
+            this.binDir = null;
+            return this;
+        }
+
+        /** The machine's {@code initdb}, {@code pg_ctl} and {@code postgres} on the PATH. */
+        public Builder machineBinaries() {
+            return binDirectory(null);
+        }
+
+        /** The machine's binaries from {@code binDir} (null: the PATH). */
+        public Builder binDirectory(Path binDir) {
+            this.embedded = false;
+            this.binDir = binDir;
+            return this;
+        }
+
+        /** Port on 127.0.0.1; 0 (default) picks a free one. It stays the same across restarts. */
+        public Builder port(int port) {
+            if (port < 0 || port > 65535) {
+                throw new IllegalArgumentException("port must be between 0 and 65535, got " + port);
+            }
+            this.port = port;
+            return this;
+        }
+
+        /** fsync and full-page writes on (default false: a test machine that crashes loses nothing we need). */
+        public Builder durable(boolean durable) {
+            this.durable = durable;
+            return this;
+        }
+
+        /** An extra {@code postgresql.conf} setting, after the test defaults (logical WAL, 300 connections, ...). */
+        public Builder serverConfig(String name, String value) {
+            serverConfig.put(Objects.requireNonNull(name, "name"), Objects.requireNonNull(value, "value"));
+            return this;
+        }
+
+        /** Runs initdb in a new temporary data directory and starts the server. */
+        public LocalPostgres build() {
+            if (embedded) {
+                binDir = PostgresBinaries.embedded();
+            }
+            return new LocalPostgres(this);
         }
     }
 
-    /** Starts the server on its data directory (again, after {@link #stopImmediately()}). */
+    /** Starts the server on its data directory and port (again, after {@link #stopImmediately()} or {@link #stop()}). */
     public void start() {
+        long begin = System.nanoTime();
         run(List.of(bin("pg_ctl"), "-D", dataDir.toString(), "-l", dataDir.resolve("server.log").toString(),
-                "-w", "-t", "60", "start"), true);
+                "-w", "-t", "120", "start"), true);
+        log.info("{} started in {} ms", describe(), (System.nanoTime() - begin) / 1_000_000);
     }
 
-    /** {@code pg_ctl stop -m immediate}: a crash as far as PostgreSQL can tell. */
+    /**
+     * {@code pg_ctl stop -m immediate}: every backend quits at once without a checkpoint, as in a
+     * crash; the next {@link #start()} runs crash recovery. Clients see their connections drop.
+     */
     public void stopImmediately() {
-        run(List.of(bin("pg_ctl"), "-D", dataDir.toString(), "-m", "immediate", "-w", "stop"), true);
+        run(List.of(bin("pg_ctl"), "-D", dataDir.toString(), "-m", "immediate", "-w", "-t", "120", "stop"), true);
+        log.info("{} stopped immediately", describe());
+    }
+
+    /** {@code pg_ctl stop -m fast}: a clean shutdown. */
+    public void stop() {
+        run(List.of(bin("pg_ctl"), "-D", dataDir.toString(), "-m", "fast", "-w", "-t", "120", "stop"), true);
+    }
+
+    /** {@code pg_ctl status}: is a postmaster running on the data directory? */
+    public boolean isRunning() {
+        return exec(List.of(bin("pg_ctl"), "-D", dataDir.toString(), "status"), true).exitCode() == 0;
+    }
+
+    public Path dataDirectory() {
+        return dataDir;
+    }
+
+    /** The server log ({@code server.log} in the data directory). */
+    public Path logFile() {
+        return dataDir.resolve("server.log");
     }
 
     private String bin(String tool) {
-        return binDir == null || binDir.isEmpty() ? tool : Path.of(binDir, tool).toString();
+        return binDir == null ? tool : binDir.resolve(tool).toString();
+    }
+
+    private String describeBinaries() {
+        return binDir == null ? "the PostgreSQL binaries on the PATH" : "the PostgreSQL binaries in " + binDir;
+    }
+
+    private record Result(int exitCode, String output) {
     }
 
     private void run(List<String> command, boolean asServerUser) {
+        Result r = exec(command, asServerUser);
+        if (r.exitCode() != 0) {
+            throw new IllegalStateException(String.join(" ", command) + " failed (exit " + r.exitCode() + ") on "
+                    + dataDir + ":\n" + r.output() + "\nSee " + logFile());
+        }
+    }
+
+    private Result exec(List<String> command, boolean asServerUser) {
         List<String> full = new ArrayList<>();
-        if (asServerUser && asPostgresUser) {
-            full.addAll(List.of("runuser", "-u", "postgres", "--"));
+        if (asServerUser) {
+            full.addAll(PostgresBinaries.serverUserPrefix());
         }
         full.addAll(command);
         try {
+            // the server writes to its log file (-l), so this pipe ends when pg_ctl does
             Process p = new ProcessBuilder(full).redirectErrorStream(true).start();
             String out = new String(p.getInputStream().readAllBytes());
-            if (!p.waitFor(120, TimeUnit.SECONDS) || p.exitValue() != 0) {
-                throw new IllegalStateException(String.join(" ", full) + " failed:\n" + out);
+            if (!p.waitFor(180, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                throw new IllegalStateException(String.join(" ", full) + " did not finish in 180 s:\n" + out);
             }
+            return new Result(p.exitValue(), out);
         } catch (IOException e) {
             throw new UncheckedIOException(String.join(" ", full) + ": " + e.getMessage(), e);
         } catch (InterruptedException e) {
@@ -83,15 +216,14 @@ public final class LocalPostgres extends TestPostgres {
         }
     }
 
-    static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
-    }
-
     @Override
     protected String baseUrl() {
         return "jdbc:postgresql://127.0.0.1:" + port + "/";
+    }
+
+    @Override
+    public int port() {
+        return port;
     }
 
     @Override
@@ -109,15 +241,25 @@ public final class LocalPostgres extends TestPostgres {
         return "local PostgreSQL (" + (binDir == null ? "PATH" : binDir) + ") on 127.0.0.1:" + port;
     }
 
+    private void stopQuietly() {
+        if (Files.exists(dataDir.resolve("postmaster.pid"))) {
+            exec(List.of(bin("pg_ctl"), "-D", dataDir.toString(), "-m", "immediate", "-w", "stop"), true);
+        }
+    }
+
+    /** Stops the server (fast) and deletes its data directory. */
     @Override
     public void close() {
         try {
-            run(List.of(bin("pg_ctl"), "-D", dataDir.toString(), "-m", "fast", "-w", "stop"), true);
+            if (isRunning()) {
+                stop();
+            }
         } finally {
-            try (Stream<Path> files = Files.walk(dataDir)) {
-                files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
-            } catch (IOException ignored) {
-                // a leftover temp directory is harmless
+            Dirs.deleteTree(dataDir);
+            try {
+                Runtime.getRuntime().removeShutdownHook(stopOnExit);
+            } catch (IllegalStateException e) {
+                // the JVM is exiting already
             }
         }
     }

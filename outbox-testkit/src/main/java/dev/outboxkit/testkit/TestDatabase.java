@@ -37,6 +37,14 @@ public final class TestDatabase implements AutoCloseable {
         return jdbcUrl;
     }
 
+    /**
+     * This database's URL through another address, e.g. a
+     * {@link dev.outboxkit.testkit.fault.TcpFaultProxy} in front of the server.
+     */
+    public String jdbcUrlVia(String host, int port) {
+        return "jdbc:postgresql://" + host + ":" + port + "/" + name;
+    }
+
     public String user() {
         return user;
     }

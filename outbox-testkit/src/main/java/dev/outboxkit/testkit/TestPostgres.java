@@ -38,6 +38,28 @@ public abstract class TestPostgres implements AutoCloseable {
         return baseUrl() + database;
     }
 
+    /** The host clients connect to (the first one when the URL names several). */
+    public String host() {
+        String hostPort = hostAndPort();
+        int colon = hostPort.lastIndexOf(':');
+        return colon < 0 ? hostPort : hostPort.substring(0, colon);
+    }
+
+    /** The port clients connect to (5432 when the URL names none). */
+    public int port() {
+        String hostPort = hostAndPort();
+        int colon = hostPort.lastIndexOf(':');
+        return colon < 0 || hostPort.endsWith("]") ? 5432 : Integer.parseInt(hostPort.substring(colon + 1));
+    }
+
+    private String hostAndPort() {
+        String rest = baseUrl().substring("jdbc:postgresql://".length());
+        int end = rest.indexOf('/');
+        String hosts = end < 0 ? rest : rest.substring(0, end);
+        int comma = hosts.indexOf(',');
+        return comma < 0 ? hosts : hosts.substring(0, comma);
+    }
+
     /** PostgreSQL's major version, e.g. 17. */
     public int majorVersion() {
         try (Connection c = connectAdmin("postgres"); Statement s = c.createStatement();
