@@ -125,7 +125,7 @@ public final class OutboxMessage {
         private Object payloadObject;
         private JsonNode payloadNode;
         private String payloadJson;
-        private int payloadsSet;
+        private boolean payloadSet;
         private boolean payloadNull;
         private final Map<String, String> headers = new LinkedHashMap<>();
 
@@ -136,12 +136,12 @@ public final class OutboxMessage {
         }
 
         /**
-         * The payload as an object that the writer serialises with its {@link ObjectMapper}
+         * The payload (each payload setter replaces the previous one) as an object that the writer serialises with its {@link ObjectMapper}
          * (see {@link OutboxWriter.Builder#objectMapper}) when the event is added. For JSON you
          * already have as text use {@link #payloadJson(String)}.
          */
         public Builder payload(Object payload) {
-            payloadsSet++;
+            clearPayload();
             payloadNull = payload == null;
             this.payloadObject = payload;
             return this;
@@ -149,7 +149,7 @@ public final class OutboxMessage {
 
         /** The payload as a Jackson tree. */
         public Builder payload(JsonNode payload) {
-            payloadsSet++;
+            clearPayload();
             payloadNull = payload == null;
             this.payloadNode = payload;
             return this;
@@ -157,10 +157,17 @@ public final class OutboxMessage {
 
         /** The payload as JSON text; checked to be one valid JSON value. */
         public Builder payloadJson(String json) {
-            payloadsSet++;
+            clearPayload();
             payloadNull = json == null;
             this.payloadJson = json;
             return this;
+        }
+
+        private void clearPayload() {
+            payloadSet = true;
+            payloadObject = null;
+            payloadNode = null;
+            payloadJson = null;
         }
 
         /** Adds a Kafka header (a string); names {@code id}, {@code eventType}, {@code aggregateType}, {@code createdAt} are reserved. */
@@ -249,13 +256,9 @@ public final class OutboxMessage {
                     }
                 }
             }
-            if (payloadsSet == 0) {
+            if (!payloadSet) {
                 throw new InvalidEventException("event " + describe() + " has no payload: call payload(Object), "
                         + "payload(JsonNode) or payloadJson(String)");
-            }
-            if (payloadsSet > 1) {
-                throw new InvalidEventException("event " + describe() + " has " + payloadsSet + " payloads: "
-                        + "call only one of payload(Object), payload(JsonNode) and payloadJson(String)");
             }
             if (payloadNull) {
                 throw new InvalidEventException("payload of event " + describe() + " is null; for a JSON null "

@@ -1,6 +1,9 @@
 package dev.outboxkit.writer;
 
 import dev.outboxkit.testkit.TestDatabase;
+import java.io.PrintWriter;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -13,6 +16,8 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.logging.Logger;
+import javax.sql.DataSource;
 
 /** Small helpers shared by the writer's tests. */
 final class TestSupport {
@@ -74,6 +79,68 @@ final class TestSupport {
             out.add(event(aggregateId, i));
         }
         return out;
+    }
+
+    /**
+     * A data source that hands out the same connection every time (close() is ignored), so a
+     * {@link WireTap} counts exactly the round trips of the code under test.
+     */
+    static DataSource singleConnection(Connection connection) {
+        Connection shared = (Connection) Proxy.newProxyInstance(TestSupport.class.getClassLoader(),
+                new Class<?>[] {Connection.class}, (proxy, method, args) -> {
+                    if (method.getName().equals("close")) {
+                        return null;
+                    }
+                    try {
+                        return method.invoke(connection, args);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+        return new DataSource() {
+            @Override
+            public Connection getConnection() {
+                return shared;
+            }
+
+            @Override
+            public Connection getConnection(String user, String password) {
+                return shared;
+            }
+
+            @Override
+            public PrintWriter getLogWriter() {
+                return null;
+            }
+
+            @Override
+            public void setLogWriter(PrintWriter out) {
+            }
+
+            @Override
+            public void setLoginTimeout(int seconds) {
+            }
+
+            @Override
+            public int getLoginTimeout() {
+                return 0;
+            }
+
+            @Override
+            public Logger getParentLogger() {
+                return Logger.getGlobal();
+            }
+
+            @Override
+            public <T> T unwrap(Class<T> iface) {
+                throw new UnsupportedOperationException();
+            }
+
+            @Override
+            public boolean isWrapperFor(Class<?> iface) {
+                return false;
+            }
+        };
     }
 
     /** A clock tests move by hand. */
