@@ -484,7 +484,7 @@ public final class IdempotencyKeys {
         String victims = "WITH victims AS (\n"
                 + "  SELECT k.scope, k.idem_key FROM " + keys + " k\n"
                 + "   WHERE k.created_at < ?::timestamptz AND k.created_at < " + cutoff + "\n"
-                + "     AND NOT (k.state = 'in_progress' AND k.locked_until > ?::timestamptz)\n"
+                + "     AND (k.state <> 'in_progress' OR k.locked_until IS NULL OR k.locked_until <= ?::timestamptz)\n"
                 + "   ORDER BY k.created_at LIMIT " + PURGE_BATCH + " FOR UPDATE SKIP LOCKED)";
         if (!keepTombstones) {
             return victims + "\nDELETE FROM " + keys + " k USING victims v WHERE k.scope = v.scope AND k.idem_key = v.idem_key";
