@@ -155,31 +155,31 @@ class OutboxWriterTest {
         accounts(db, 2, 100);
         WireTap tap = new WireTap();
         // the COMMIT reached the server and committed; only the reply was lost
-        try (Connection c = tap.connect(db)) {
-            c.setAutoCommit(false);
-            OutboxTransaction tx = writer.begin(c);
-            move(c, 1, 2, 30);
-            tx.add(event("1", 1));
-            tap.cutAt("COMMIT", WireTap.Fault.SEND_THEN_CUT);
-            assertThatThrownBy(tx::commit).isInstanceOf(CommitOutcomeUnknownException.class)
-                    .extracting(e -> ((SQLException) e).getSQLState()).isEqualTo("08007");
-        }
+        assertThatThrownBy(() -> transferThroughCut(db, tap, WireTap.Fault.SEND_THEN_CUT))
+                .isInstanceOf(CommitOutcomeUnknownException.class)
+                .extracting(e -> ((SQLException) e).getSQLState()).isEqualTo("08007");
         assertThat(balance(db, 1)).isEqualTo(70);
         assertThat(count(db, "SELECT count(*) FROM outbox_event")).isEqualTo(1);
         // the COMMIT never left: the server rolled back when the connection dropped
-        try (Connection c = tap.connect(db)) {
-            c.setAutoCommit(false);
-            OutboxTransaction tx = writer.begin(c);
-            move(c, 1, 2, 30);
-            tx.add(event("1", 2));
-            tap.cutAt("COMMIT", WireTap.Fault.CUT_BEFORE_SEND);
-            assertThatThrownBy(tx::commit).isInstanceOf(CommitOutcomeUnknownException.class);
-        }
+        assertThatThrownBy(() -> transferThroughCut(db, tap, WireTap.Fault.CUT_BEFORE_SEND))
+                .isInstanceOf(CommitOutcomeUnknownException.class);
         org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(60))
                 .until(() -> count(db, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
                         + "AND state LIKE 'idle in transaction%'") == 0);
         assertThat(balance(db, 1)).isEqualTo(70);
         assertThat(count(db, "SELECT count(*) FROM outbox_event")).isEqualTo(1);
+    }
+
+    /** Moves 30 from account 1 to 2 with one event; the connection is cut at the COMMIT. */
+    private void transferThroughCut(TestDatabase db, WireTap tap, WireTap.Fault fault) throws SQLException {
+        try (Connection c = tap.connect(db)) {
+            c.setAutoCommit(false);
+            OutboxTransaction tx = writer.begin(c);
+            move(c, 1, 2, 30);
+            tx.add(event("1", 1));
+            tap.cutAt("COMMIT", fault);
+            tx.commit();
+        }
     }
 
     @Test

@@ -8,15 +8,12 @@ import dev.outboxkit.core.OutboxEvent;
 import dev.outboxkit.testkit.OutboxTestkit;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.testkit.TestPostgres;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -29,26 +26,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class PostgresMajorsTest {
 
-    private static final List<TestPostgres> started = new ArrayList<>();
-
     static Stream<Arguments> servers() {
-        return Stream.of(Arguments.of("suite", OutboxTestkit.postgres()), Arguments.of("machine", machinePostgres()));
-    }
-
-    private static synchronized TestPostgres machinePostgres() {
-        boolean onPath = Stream.of(System.getenv("PATH").split(":")).anyMatch(dir -> Files.isExecutable(Path.of(dir, "pg_ctl")));
-        if (!onPath) {
-            return null;
-        }
-        if (started.isEmpty()) {
-            started.add(OutboxTestkit.startPostgres("local", false));
-        }
-        return started.get(0);
-    }
-
-    @AfterAll
-    static void stop() {
-        started.forEach(TestPostgres::close);
+        return Stream.of(Arguments.of("suite", OutboxTestkit.postgres()),
+                Arguments.of("machine", OutboxTestkit.machinePostgres()));
     }
 
     @ParameterizedTest(name = "{0}", autoCloseArguments = false)
