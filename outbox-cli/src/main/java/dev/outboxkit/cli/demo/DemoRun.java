@@ -8,7 +8,6 @@ import dev.outboxkit.testkit.JavaProcess;
 import dev.outboxkit.testkit.OutboxTestkit;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.testkit.TestPostgres;
-import dev.outboxkit.writer.IdempotencyKeys;
 import dev.outboxkit.writer.OutboxWriter;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -85,7 +84,7 @@ public final class DemoRun {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         var ledgerPool = ledgerDb.newPool(settings.clients() + 4);
         var projectionPool = projectionDb.newPool(4);
-        LedgerService ledger = new LedgerService(ledgerPool, OutboxWriter.builder().build(), IdempotencyKeys.builder().build());
+        LedgerService ledger = new LedgerService(ledgerPool, OutboxWriter.builder().build());
 
         startRelay(ledgerDb, kafka);
         ScheduledExecutorService progress = Executors.newSingleThreadScheduledExecutor(r -> {

@@ -39,13 +39,11 @@ final class LedgerService {
     }
 
     private final DataSource dataSource;
-    private final OutboxWriter writer;
     private final IdempotencyKeys keys;
 
-    LedgerService(DataSource dataSource, OutboxWriter writer, IdempotencyKeys keys) {
+    LedgerService(DataSource dataSource, OutboxWriter writer) {
         this.dataSource = dataSource;
-        this.writer = writer;
-        this.keys = keys;
+        this.keys = IdempotencyKeys.builder().writer(writer).build();
     }
 
     static void createSchema(DataSource ds, int accounts, long openingBalance) throws SQLException {
@@ -65,7 +63,7 @@ final class LedgerService {
     Reply transfer(String key, String from, String to, long amount) throws Exception {
         ObjectNode request = JSON.createObjectNode().put("from", from).put("to", to).put("amount", amount);
         List<Committed> committed = new ArrayList<>();
-        IdempotentResult result = keys.execute(dataSource, SCOPE, key, request.toString(), c -> {
+        IdempotentResult result = keys.execute(dataSource, SCOPE, key, request.toString(), (c, tx) -> {
             committed.clear(); // a retried attempt starts over
             UUID transfer = UUID.nameUUIDFromBytes(key.getBytes(StandardCharsets.UTF_8));
             // Lock both accounts in id order: writers serialise per aggregate, no deadlocks.
@@ -90,7 +88,9 @@ final class LedgerService {
             }
             OutboxMessage debited = event("AccountDebited", from, transfer, -amount, versions[0]);
             OutboxMessage credited = event("AccountCredited", to, transfer, amount, versions[1]);
-            writer.write(c, List.of(debited, credited));
+            // Buffered: the events, the key's completion and COMMIT go to the database in one round trip.
+            tx.add(debited);
+            tx.add(credited);
             committed.add(new Committed(debited.id(), from, versions[0]));
             committed.add(new Committed(credited.id(), to, versions[1]));
             byte[] body = JSON.createObjectNode().put("transfer", transfer.toString()).toString().getBytes(StandardCharsets.UTF_8);
