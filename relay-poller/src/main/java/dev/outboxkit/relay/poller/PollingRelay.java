@@ -83,7 +83,6 @@ public final class PollingRelay implements Relay {
     private final Object lifecycle = new Object();
     private volatile boolean started;
     private volatile boolean closed;
-    private Producer<byte[], byte[]> producer;
     private LeaseManager leases;
     private Pipeline pipeline;
     private Thread pipelineThread;
@@ -103,6 +102,14 @@ public final class PollingRelay implements Relay {
 
     public static Builder builder() {
         return new Builder();
+    }
+
+    /**
+     * The Kafka producer configuration in effect: the relay's defaults, then the overrides. It may
+     * hold secrets (SASL); print values through {@link Secret#printable}.
+     */
+    public Map<String, Object> producerConfig() {
+        return settings.producerConfig();
     }
 
     /** This instance's id (the lease holder name). */
@@ -127,11 +134,11 @@ public final class PollingRelay implements Relay {
                 throw new IllegalStateException("poll relay " + settings.instanceId() + " is already started");
             }
             checkSchema();
-            producer = producerFactory.apply(settings.producerConfig());
             Waker waker = new Waker();
             RelayMetrics metrics = new RelayMetrics(registry, () -> leases == null ? 0 : leases.ownership().size());
             leases = new LeaseManager(dataSource, sql, settings, metrics, waker::wake);
-            pipeline = new Pipeline(settings, dataSource, sql, leases, producer, metrics, waker);
+            pipeline = new Pipeline(settings, dataSource, sql, leases, () -> producerFactory.apply(settings.producerConfig()),
+                    metrics, waker);
             BacklogProbe probe = new BacklogProbe(dataSource, sql, metrics);
 
             leases.heartbeat();
@@ -269,7 +276,7 @@ public final class PollingRelay implements Relay {
                 join(listenerThread, Duration.ofSeconds(5));
             }
             try {
-                producer.close(Duration.ofSeconds(10));
+                pipeline.closeProducer(Duration.ofSeconds(10));
             } catch (RuntimeException e) {
                 log.warn("poll relay {}: closing the Kafka producer failed: {}", settings.instanceId(), e.getMessage());
             }
@@ -531,7 +538,12 @@ public final class PollingRelay implements Relay {
             Map<String, Object> producer = new LinkedHashMap<>();
             // The relay batches itself: records leave at once (linger 0) so a lone event is not held back.
             producer.put(ProducerConfig.LINGER_MS_CONFIG, "0");
-            producer.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "10000");
+            // One request in flight per broker: a batch Kafka refuses (too large, split; or a retriable error on a
+            // producer's first batch to a partition, KAFKA-14359) can then never be overtaken by the next one.
+            producer.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "1");
+            // send() must not block a claim for longer than the batch may wait for its acknowledgements.
+            producer.put(ProducerConfig.MAX_BLOCK_MS_CONFIG,
+                    Long.toString(Math.max(1000, Math.min(10_000, leaseDuration.dividedBy(3).toMillis()))));
             producer.put(ProducerConfig.CLIENT_ID_CONFIG, "outboxkit-poll-" + id);
             producer.putAll(producerOverrides);
             Map<String, Object> producerConfig = ProducerSafety.producerConfig(bootstrapServers, producer);

@@ -137,4 +137,56 @@ class PollingRelayTest {
         History.Report report = history.check();
         assertThat(report.ok()).as(report.summary()).isTrue();
     }
+
+    @Test
+    void aLateCommitWithALowerSeqIsPublishedAndARolledBackWriteNeverIs(TestDatabase db, TestKafka kafka) throws Exception {
+        String topic = TestKafka.uniqueTopic("poll-late");
+        kafka.createTopic(topic, 2);
+        History history = new History();
+        try (PollingRelay relay = relay(db, kafka, topic).build();
+             Connection late = db.connect(); Connection doomed = db.connect(); Connection c = db.connect()) {
+            relay.start();
+            late.setAutoCommit(false);
+            doomed.setAutoCommit(false);
+            // Both take their seq now, before the rows below, and stay uncommitted while those are published.
+            UUID lateId = OutboxRows.insert(late, "account", "late", "{\"late\": true}");
+            UUID doomedId = OutboxRows.insert(doomed, "account", "doomed", "{\"doomed\": true}");
+            for (int i = 0; i < 50; i++) {
+                history.committed(OutboxRows.insert(c, "account", "acc-" + i, "{\"i\": " + i + "}"), "acc-" + i, 0);
+            }
+            await().atMost(Duration.ofSeconds(60)).until(() -> OutboxRows.count(c, "SELECT count(*) FROM outbox_event") == 0);
+            late.commit();
+            history.committed(lateId, "late", 0);
+            doomed.rollback();
+            history.rolledBack(doomedId);
+            // No watermark: the late row with its lower seq is found and published.
+            await().atMost(Duration.ofSeconds(60)).until(() -> OutboxRows.count(c, "SELECT count(*) FROM outbox_event") == 0);
+        }
+        Topic.feed(kafka, List.of(topic), history);
+        History.Report report = history.check();
+        assertThat(report.ok()).as(report.summary()).isTrue();
+        assertThat(report.intents()).isEqualTo(51);
+    }
+
+    @Test
+    void instancesShareThePartitionsAndAClosingOneHandsItsShareOverAtOnce(TestDatabase db, TestKafka kafka) throws Exception {
+        String topic = TestKafka.uniqueTopic("poll-share");
+        SimpleMeterRegistry twoMetrics = new SimpleMeterRegistry();
+        try (PollingRelay one = relay(db, kafka, topic).instanceId("one").leaseDuration(Duration.ofSeconds(60)).build();
+             PollingRelay two = relay(db, kafka, topic).instanceId("two").leaseDuration(Duration.ofSeconds(60))
+                     .meterRegistry(twoMetrics).build()) {
+            one.start();
+            await().atMost(Duration.ofSeconds(30)).until(() -> MultiInstanceTest.liveLeasesByHolder(db).equals(Map.of("one", 64)));
+            two.start();
+            await().atMost(Duration.ofSeconds(30)).until(() ->
+                    MultiInstanceTest.liveLeasesByHolder(db).equals(Map.of("one", 32, "two", 32)));
+            one.close();
+            // The leases were given back, not left to expire (they would last 60 s).
+            await().atMost(Duration.ofSeconds(15)).until(() -> MultiInstanceTest.liveLeasesByHolder(db).equals(Map.of("two", 64)));
+            assertThat(twoMetrics.get("outbox.relay.rebalances").counter().count()).isGreaterThanOrEqualTo(2);
+            assertThat(twoMetrics.get("outbox.relay.leases.held").gauge().value()).isEqualTo(64);
+            assertThat(two.health().ready()).as(two.health().detail()).isTrue();
+            assertThat(two.health().detail()).contains("64/64 partitions");
+        }
+    }
 }

@@ -30,7 +30,8 @@ import org.apache.kafka.common.errors.TimeoutException;
  * {@code HOLD_AGGREGATE} wave k holds each aggregate's k-th row of the batch, and wave k+1 is sent
  * only after wave k was acknowledged, so a refused row holds back the aggregate's later rows even
  * inside one batch. Within a batch a row that failed before it was sent always holds back the
- * later rows of its aggregate.
+ * later rows of its aggregate. After a failure the relay runs "careful" batches: one row per wave,
+ * so a record Kafka refuses can never share a produce request with others.
  */
 final class Batch {
 
@@ -53,9 +54,17 @@ final class Batch {
     private final long claimedAtNanos = System.nanoTime();
     /** When the relay gives up waiting for this batch's acknowledgements (System.nanoTime). */
     long ackDeadlineNanos;
+    /** The leases (and fences) the claim relied on; the commit checks exactly these. */
+    final Ownership claimedUnder;
 
-    Batch(Connection connection, List<ClaimedRow> claimed, boolean waveByAggregate, Clock clock) {
+    /**
+     * @param waveByAggregate HOLD_AGGREGATE: wave k holds each aggregate's k-th row
+     * @param oneByOne        careful mode after a failure: one row per wave, each acknowledged before the next
+     */
+    Batch(Connection connection, Ownership claimedUnder, List<ClaimedRow> claimed, boolean waveByAggregate, boolean oneByOne,
+          Clock clock) {
         this.connection = connection;
+        this.claimedUnder = claimedUnder;
         this.rows = claimed.toArray(new ClaimedRow[0]);
         java.util.Arrays.sort(rows, (a, b) -> Long.compare(a.seq, b.seq));
         this.state = new State[rows.length];
@@ -65,7 +74,12 @@ final class Batch {
         this.wave = new int[rows.length];
         this.clock = clock;
         int max = 0;
-        if (waveByAggregate) {
+        if (oneByOne) {
+            for (int i = 0; i < rows.length; i++) {
+                wave[i] = i;
+            }
+            max = rows.length - 1;
+        } else if (waveByAggregate) {
             Map<String, Integer> seen = new HashMap<>();
             for (int i = 0; i < rows.length; i++) {
                 wave[i] = seen.merge(rows[i].aggregateKey(), 1, Integer::sum) - 1;

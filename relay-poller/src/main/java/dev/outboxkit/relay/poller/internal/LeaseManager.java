@@ -131,15 +131,18 @@ public final class LeaseManager {
     }
 
     /**
-     * The claim loop found at commit time that it no longer holds these partitions' leases: drop
-     * them (a newer holder has them, or they expired). Their work was rolled back.
+     * The claim loop found at commit time that it no longer holds these leases (a newer holder has
+     * them, or they expired): drop each one still held under the same fence. Its work was rolled back.
      */
-    public void fenced(int[] partitions, String why) {
-        List<Integer> lost = new ArrayList<>();
-        for (int p : partitions) {
-            lost.add(p);
-        }
+    public void fenced(Ownership claimedUnder, int[] partitions, String why) {
         metrics.fenceRejected();
+        List<Integer> lost = new ArrayList<>();
+        Ownership now = ownership;
+        for (int p : partitions) {
+            if (now.fence(p) == claimedUnder.fence(p)) {
+                lost.add(p);
+            }
+        }
         stepDown(lost, why);
     }
 
@@ -159,13 +162,13 @@ public final class LeaseManager {
             ownership = before.without(lost);
         }
         metrics.rebalanced();
-        List<String> keys = new ArrayList<>();
+        Map<Integer, Long> gone = new TreeMap<>();
         for (int p : lost) {
-            keys.add(PollerSql.leaseKey(p) + " (fence " + before.fence(p) + ")");
+            gone.put(p, before.fence(p));
         }
         log.warn("poll relay {}: FENCED, stepping down from {}: {}. Work in flight on them is rolled back and left to the "
                         + "current holder; nothing is forgotten. Now holding {}",
-                settings.instanceId(), String.join(", ", keys), why, ownership);
+                settings.instanceId(), describe(gone), why, ownership);
     }
 
     private record Member(String id, int partitions) {
@@ -293,8 +296,8 @@ public final class LeaseManager {
                 ownership = ownership.with(gained);
             }
             metrics.rebalanced();
-            log.info("poll relay {}: acquired {} (fences {}); holding {} of a fair share of {}", settings.instanceId(),
-                    new TreeMap<>(gained).keySet(), new TreeMap<>(gained).values(), ownership, target);
+            log.info("poll relay {}: acquired {}; holding {} of a fair share of {}", settings.instanceId(),
+                    describe(gained), ownership, target);
             onGain.run();
         }
     }
@@ -320,8 +323,7 @@ public final class LeaseManager {
             ps.setString(3, settings.instanceId());
             ps.executeUpdate();
             c.commit();
-            log.info("poll relay {}: released {} ({}); holding {}", settings.instanceId(),
-                    new TreeMap<>(give).keySet(), why, ownership);
+            log.info("poll relay {}: released {} ({}); holding {}", settings.instanceId(), describe(give), why, ownership);
         } catch (SQLException e) {
             rollbackQuietly(c);
             log.warn("poll relay {}: could not release {} ({}); they expire by themselves after {}", settings.instanceId(),
@@ -356,6 +358,35 @@ public final class LeaseManager {
             log.warn("poll relay {}: could not release its {} on stop ({}); they expire by themselves after {}",
                     settings.instanceId(), held, e.getMessage(), settings.leaseDuration());
         }
+    }
+
+    /** "poll/{0-3,7} (fences 12..40)": partitions as ranges, with the span of their fences. */
+    static String describe(Map<Integer, Long> leases) {
+        TreeMap<Integer, Long> sorted = new TreeMap<>(leases);
+        StringBuilder out = new StringBuilder(PollerSql.LEASE_PREFIX).append('{');
+        Integer start = null;
+        Integer previous = null;
+        for (int p : sorted.keySet()) {
+            if (previous != null && p == previous + 1) {
+                previous = p;
+                continue;
+            }
+            if (start != null) {
+                out.append(start.equals(previous) ? "" + start : start + "-" + previous).append(',');
+            }
+            start = p;
+            previous = p;
+        }
+        if (start != null) {
+            out.append(start.equals(previous) ? "" + start : start + "-" + previous);
+        }
+        out.append('}');
+        if (!sorted.isEmpty()) {
+            long min = sorted.values().stream().mapToLong(Long::longValue).min().orElse(0);
+            long max = sorted.values().stream().mapToLong(Long::longValue).max().orElse(0);
+            out.append(min == max ? " (fence " + min + ")" : " (fences " + min + ".." + max + ")");
+        }
+        return out.toString();
     }
 
     static void setTimeouts(Connection c, long lockTimeoutMillis) throws SQLException {

@@ -7,9 +7,11 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import javax.sql.DataSource;
 import org.apache.kafka.clients.producer.Producer;
 import org.slf4j.Logger;
@@ -35,12 +37,15 @@ public final class Pipeline implements Runnable {
     private static final long MIN_IDLE_NANOS = TimeUnit.MICROSECONDS.toNanos(1000);
     private static final long MIN_BACKOFF_MILLIS = 100;
     private static final long MAX_BACKOFF_MILLIS = 10_000;
+    /** Rows per claim in careful mode (after a failure: one record at a time). */
+    private static final int CAREFUL_BATCH = 50;
 
     private final PollerSettings settings;
     private final DataSource dataSource;
     private final PollerSql sql;
     private final LeaseManager leases;
-    private final Producer<byte[], byte[]> producer;
+    private final Supplier<Producer<byte[], byte[]>> producers;
+    private volatile Producer<byte[], byte[]> producer;
     private final KafkaRecords records;
     private final RelayMetrics metrics;
     private final Waker waker;
@@ -53,6 +58,8 @@ public final class Pipeline implements Runnable {
     private int emptyStreak;
     private long backoffMillis;
     private boolean failedSinceLastSleep;
+    /** After a batch did not wholly reach Kafka: small batches, one record at a time, until one passes. */
+    private boolean careful;
 
     private volatile long lastProgressNanos = System.nanoTime();
     private volatile long kafkaTroubleSinceNanos;
@@ -61,12 +68,13 @@ public final class Pipeline implements Runnable {
     private volatile int lastBatchSize;
 
     public Pipeline(PollerSettings settings, DataSource dataSource, PollerSql sql, LeaseManager leases,
-                    Producer<byte[], byte[]> producer, RelayMetrics metrics, Waker waker) {
+                    Supplier<Producer<byte[], byte[]>> producers, RelayMetrics metrics, Waker waker) {
         this.settings = settings;
         this.dataSource = dataSource;
         this.sql = sql;
         this.leases = leases;
-        this.producer = producer;
+        this.producers = producers;
+        this.producer = producers.get();
         this.records = new KafkaRecords(settings.route());
         this.metrics = metrics;
         this.waker = waker;
@@ -123,7 +131,8 @@ public final class Pipeline implements Runnable {
                     }
                     send(current);
                 }
-                Batch next = stopping ? null : claim();
+                boolean carefulBatch = careful;
+                Batch next = stopping || carefulBatch ? null : claim();
                 boolean resolved = await(current);
                 boolean clean = resolved && current.count(Batch.State.FAILED) == 0;
                 if (next != null) {
@@ -141,6 +150,16 @@ public final class Pipeline implements Runnable {
                 boolean committed = finish(current, clean);
                 if (!resolved) {
                     awaitStragglers(current);
+                }
+                if (!clean) {
+                    if (!careful) {
+                        log.info("poll relay {}: retrying in careful mode (batches of at most {} rows, one record at a "
+                                + "time) until a batch passes", settings.instanceId(), CAREFUL_BATCH);
+                    }
+                    careful = true;
+                } else if (carefulBatch && committed) {
+                    careful = false;
+                    log.info("poll relay {}: a careful batch passed; back to full batches", settings.instanceId());
                 }
                 if (!clean || !committed) {
                     failedSinceLastSleep = true;
@@ -205,7 +224,7 @@ public final class Pipeline implements Runnable {
                 ps.setArray(1, LeaseManager.ints(c, own.partitions()));
                 ps.setArray(2, LeaseManager.longs(c, own.fences()));
                 ps.setString(3, settings.instanceId());
-                ps.setInt(4, settings.batchSize());
+                ps.setInt(4, careful ? Math.min(CAREFUL_BATCH, settings.batchSize()) : settings.batchSize());
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
                         rows.add(ClaimedRow.read(rs));
@@ -223,7 +242,7 @@ public final class Pipeline implements Runnable {
             emptyStreak = 0;
             metrics.batch(rows.size());
             lastBatchSize = rows.size();
-            Batch b = new Batch(c, rows, hold, settings.clock());
+            Batch b = new Batch(c, own, rows, hold, careful, settings.clock());
             c = null;
             return b;
         } catch (SQLException e) {
@@ -308,10 +327,10 @@ public final class Pipeline implements Runnable {
                 putBack(c, b, putBack, attempts);
             }
             int[] parts = b.partitions();
-            if (!fenceHolds(c, parts)) {
+            if (!fenceHolds(c, b.claimedUnder, parts)) {
                 LeaseManager.rollbackQuietly(c);
                 closeQuietly(c);
-                leases.fenced(parts, "the commit of a batch of " + b.size() + " rows found the lease gone (a newer holder "
+                leases.fenced(b.claimedUnder, parts, "the commit of a batch of " + b.size() + " rows found the lease gone (a newer holder "
                         + "has it, or it expired while this instance stalled)");
                 return false;
             }
@@ -433,8 +452,7 @@ public final class Pipeline implements Runnable {
         }
     }
 
-    private boolean fenceHolds(Connection c, int[] parts) throws SQLException {
-        Ownership own = leases.ownership();
+    private boolean fenceHolds(Connection c, Ownership own, int[] parts) throws SQLException {
         long[] fences = new long[parts.length];
         for (int i = 0; i < parts.length; i++) {
             fences[i] = own.fence(parts[i]);
@@ -460,19 +478,34 @@ public final class Pipeline implements Runnable {
     }
 
     /**
-     * A given-up batch may still have records inside the producer. Wait until Kafka answered them
-     * (or delivery.timeout.ms expired them) before claiming again, so retries do not pile up.
+     * A given-up batch may still have records inside the producer. Give Kafka one more ack timeout
+     * to answer them; if it does not, replace the producer: the old one is closed at once (its
+     * pending records fail) so stale copies do not pile up, and a partition the idempotent producer
+     * may have wedged (a first batch refused while later ones were written, KAFKA-14359) starts
+     * again with a new producer id.
      */
     private void awaitStragglers(Batch b) throws InterruptedException {
-        long since = System.nanoTime();
-        while (!stopping && !b.settled()) {
-            b.awaitWave(System.nanoTime() + TimeUnit.SECONDS.toNanos(1));
-            if (System.nanoTime() - since > TimeUnit.SECONDS.toNanos(30) && !b.settled()) {
-                log.warn("poll relay {}: still waiting for Kafka to answer records of a given-up batch ({} s); check that "
-                        + "the brokers are reachable", settings.instanceId(), (System.nanoTime() - since) / 1_000_000_000L);
-                since = System.nanoTime();
-            }
+        b.awaitWave(System.nanoTime() + settings.ackTimeout().toNanos());
+        if (!b.settled()) {
+            log.warn("poll relay {}: Kafka did not answer records of a given-up batch within {}; replacing the producer "
+                    + "(check that the brokers are reachable)", settings.instanceId(), settings.ackTimeout().multipliedBy(2));
+            recycleProducer();
         }
+    }
+
+    private void recycleProducer() {
+        Producer<byte[], byte[]> old = producer;
+        try {
+            old.close(Duration.ZERO);
+        } catch (RuntimeException e) {
+            log.warn("poll relay {}: closing the stuck producer failed: {}", settings.instanceId(), e.getMessage());
+        }
+        producer = producers.get();
+    }
+
+    /** Closes the producer (after the loop ended). */
+    public void closeProducer(Duration timeout) {
+        producer.close(timeout);
     }
 
     private void databaseTrouble(String what, SQLException e) {
