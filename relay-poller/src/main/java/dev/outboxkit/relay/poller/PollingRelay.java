@@ -335,7 +335,7 @@ public final class PollingRelay implements Relay {
         private int partitions = 64;
         private String instanceId;
         private Duration leaseDuration = Duration.ofSeconds(15);
-        private int batchSize = 2000;
+        private int batchSize = 5000;
         private boolean listenNotify = false;
         private AfterPublish afterPublish = AfterPublish.DELETE;
         private ParkPolicy parkPolicy = ParkPolicy.CONTINUE;
@@ -427,7 +427,7 @@ public final class PollingRelay implements Relay {
             return this;
         }
 
-        /** Rows per claim. Default 2000, from 1 to 20000. */
+        /** Rows per claim. Default 5000 (measured: fewer, larger produce requests), from 1 to 20000. */
         public Builder batchSize(int batchSize) {
             this.batchSize = batchSize;
             return this;

@@ -279,19 +279,21 @@ public final class Pipeline implements Runnable {
         try {
             c = dataSource.getConnection();
             c.setAutoCommit(false);
-            try (PreparedStatement t = c.prepareStatement(sql.timeouts)) {
-                t.setString(1, idleTimeout);
-                t.setString(2, statementTimeout);
-                t.setString(3, statementTimeout);
-                t.executeQuery().close();
-            }
             List<ClaimedRow> rows = new ArrayList<>();
+            // One round trip: the transaction's timeouts, then the claim.
             try (PreparedStatement ps = c.prepareStatement(own.holdsAll() ? sql.claimAll : sql.claimSome)) {
-                ps.setArray(1, LeaseManager.ints(c, own.partitions()));
-                ps.setArray(2, LeaseManager.longs(c, own.fences()));
-                ps.setString(3, settings.instanceId());
-                ps.setInt(4, careful ? Math.min(CAREFUL_BATCH, settings.batchSize()) : settings.batchSize());
-                try (ResultSet rs = ps.executeQuery()) {
+                ps.setString(1, idleTimeout);
+                ps.setString(2, statementTimeout);
+                ps.setString(3, statementTimeout);
+                ps.setArray(4, LeaseManager.ints(c, own.partitions()));
+                ps.setArray(5, LeaseManager.longs(c, own.fences()));
+                ps.setString(6, settings.instanceId());
+                ps.setInt(7, careful ? Math.min(CAREFUL_BATCH, settings.batchSize()) : settings.batchSize());
+                ps.execute();
+                if (!ps.getMoreResults()) {
+                    throw new SQLException("the claim statement returned no rows result");
+                }
+                try (ResultSet rs = ps.getResultSet()) {
                     while (rs.next()) {
                         rows.add(ClaimedRow.read(rs));
                     }

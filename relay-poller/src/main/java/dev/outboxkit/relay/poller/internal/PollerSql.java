@@ -28,6 +28,7 @@ public final class PollerSql {
     final String fenceSequence;
     private final int partitions;
 
+    /** The claim transaction's timeouts (SET LOCAL), sent in the same round trip as the claim. */
     final String timeouts;
     final String claimSome;
     final String claimAll;
@@ -85,10 +86,10 @@ public final class PollerSql {
                 : "DELETE FROM " + event + " e WHERE e.seq IN (%s)";
         String returning = " RETURNING e.seq, " + partitionOf("e") + " AS part, e.id, e.aggregate_type, e.aggregate_id,"
                 + " e.event_type, e.topic, e.payload, e.headers, e.created_at, e.attempts";
-        claimSome = held + forget.formatted(candidates.formatted(
+        claimSome = timeouts + ";\n" + held + forget.formatted(candidates.formatted(
                 partitionOf("c") + " = ANY (ARRAY(SELECT p FROM held))")) + returning;
         // Holding every partition: no per-row hash, only the one-time lease check.
-        claimAll = held + forget.formatted(candidates.formatted(
+        claimAll = timeouts + ";\n" + held + forget.formatted(candidates.formatted(
                 "(SELECT count(*) FROM held) = " + partitions)) + returning;
 
         requeue = mark

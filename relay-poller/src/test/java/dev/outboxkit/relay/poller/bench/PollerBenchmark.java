@@ -92,7 +92,7 @@ public final class PollerBenchmark {
             double kafkaCeiling = 0;
             if (only.equals("all") || only.contains("pg")) {
                 fill(db, rows, payloadBytes);
-                pgCeiling = postgresCeiling(db, 2000, rows);
+                pgCeiling = postgresCeiling(db, Integer.getInteger("bench.batch", 5000), rows);
                 report.add(String.format("ceiling: PostgreSQL claim/delete loop alone      %,10.0f rows/s   (load %.2f)", pgCeiling, load()));
                 report.add("         " + lastCpu);
             }
@@ -246,7 +246,7 @@ public final class PollerBenchmark {
                 .route(TopicRoute.of(topic))
                 .producerOverrides(overrides)
                 .meterRegistry(registry)
-                .batchSize(Integer.getInteger("bench.batch", 2000))
+                .batchSize(Integer.getInteger("bench.batch", 5000))
                 .build();
         Map<String, Long> cpu0 = cpu.snapshot();
         long start = System.nanoTime();
