@@ -461,7 +461,8 @@ public final class PollingRelay implements Relay {
 
         /**
          * A row whose record fails with a retriable error this many times while Kafka accepts
-         * other records is parked. Failures during an outage (nothing acknowledged) do not count.
+         * other records is parked. Timeouts and failures during an outage (nothing acknowledged)
+         * do not count.
          * Default 10, from 1 to 1000.
          */
         public Builder maxAttempts(int maxAttempts) {

@@ -1,10 +1,15 @@
 package dev.outboxkit.relay.poller;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.outboxkit.testkit.TestDatabase;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.UUID;
 
 /** Test producer: writes outbox rows with plain SQL, the way any program may. */
@@ -35,6 +40,15 @@ final class OutboxRows {
 
     static UUID insert(Connection c, String aggregateType, String aggregateId, String payload) throws SQLException {
         return insert(c, aggregateType, aggregateId, "happened", payload, null, null);
+    }
+
+    /** Waits until outbox_event holds no row that another transaction can see. */
+    static void awaitEmpty(TestDatabase db, Duration timeout) {
+        await().atMost(timeout).untilAsserted(() -> {
+            try (Connection c = db.connect()) {
+                assertThat(count(c, "SELECT count(*) FROM outbox_event")).isZero();
+            }
+        });
     }
 
     static long count(Connection c, String sql) throws SQLException {

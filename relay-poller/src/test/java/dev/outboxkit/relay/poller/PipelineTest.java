@@ -157,6 +157,37 @@ class PipelineTest {
     }
 
     @Test
+    void aRowThatKeepsFailingWhileOthersPassIsParkedAfterMaxAttempts(TestDatabase db) throws Exception {
+        UUID a1 = insert(db, "A");
+        insert(db, "B");
+        try (PollingRelay relay = relay(db).maxAttempts(2).build()) {
+            relay.start();
+            await().atMost(Duration.ofSeconds(30)).until(() -> kafka.history().size() == 2);
+            kafka.errorNext(new NotEnoughReplicasException("test: not enough replicas"));
+            kafka.completeNext();
+            UUID d1 = insert(db, "D");
+            // A1 keeps failing, D1 passes: A1's second counted failure parks it.
+            java.util.concurrent.atomic.AtomicInteger handled = new java.util.concurrent.atomic.AtomicInteger(2);
+            await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+                while (kafka.history().size() > handled.get()) {
+                    if (sentIds().get(handled.getAndIncrement()).equals(a1)) {
+                        kafka.errorNext(new NotEnoughReplicasException("test: still not enough replicas"));
+                    } else {
+                        kafka.completeNext();
+                    }
+                }
+                try (Connection c = db.connect()) {
+                    assertThat(OutboxRows.count(c, "SELECT count(*) FROM outbox_dead_letter WHERE id = '" + a1
+                            + "' AND attempts = 2 AND error_class = 'org.apache.kafka.common.errors.NotEnoughReplicasException'"))
+                            .isEqualTo(1);
+                }
+            });
+            completeAllUntilEmpty(db);
+            assertThat(sentIds()).contains(d1);
+        }
+    }
+
+    @Test
     void aCommitAfterTheLeaseWasLostIsRolledBackAndTheRowsArePublishedAgain(TestDatabase db) throws Exception {
         List<UUID> ids = new ArrayList<>();
         for (int i = 0; i < 5; i++) {

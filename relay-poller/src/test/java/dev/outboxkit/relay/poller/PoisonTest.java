@@ -64,11 +64,7 @@ class PoisonTest {
                     .meterRegistry(registry)
                     .build()) {
                 relay.start();
-                await().atMost(Duration.ofSeconds(90)).untilAsserted(() -> {
-                    try (Connection q = db.connect()) {
-                        assertThat(OutboxRows.count(q, "SELECT count(*) FROM outbox_event")).isZero();
-                    }
-                });
+                OutboxRows.awaitEmpty(db, Duration.ofSeconds(90));
                 assertThat(registry.get("outbox.relay.dead_lettered").counter().count()).isEqualTo(3);
             }
             try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(
@@ -92,8 +88,6 @@ class PoisonTest {
             }
             c.commit();
         }
-        Topic.feed(kafka, List.of(orders), history);
-        History.Report report = history.check();
-        assertThat(report.ok()).as(report.summary()).isTrue();
+        Topic.check(kafka, List.of(orders), history, "poison");
     }
 }

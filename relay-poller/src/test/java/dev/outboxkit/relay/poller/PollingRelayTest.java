@@ -73,21 +73,15 @@ class PollingRelayTest {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         try (PollingRelay relay = relay(db, kafka, topic).meterRegistry(registry).batchSize(500).build()) {
             relay.start();
-            await().atMost(Duration.ofSeconds(90)).untilAsserted(() -> {
-                try (Connection c = db.connect()) {
-                    assertThat(OutboxRows.count(c, "SELECT count(*) FROM outbox_event")).isZero();
-                }
-            });
+            OutboxRows.awaitEmpty(db, Duration.ofSeconds(90));
             assertThat(relay.health().live()).isTrue();
             await().atMost(Duration.ofSeconds(30)).until(() -> relay.health().ready());
             assertThat(registry.get("outbox.relay.published").tag("relay", "poll").counter().count()).isGreaterThanOrEqualTo(3000);
             assertThat(registry.get("outbox.relay.commit_to_ack").timer().count()).isGreaterThanOrEqualTo(3000);
             assertThat(registry.get("outbox.relay.leases.held").gauge().value()).isEqualTo(64);
         }
-        List<ConsumerRecord<byte[], byte[]>> records = Topic.feed(kafka, List.of(topic), history);
-        History.Report report = history.check();
-        assertThat(report.ok()).as(report.summary()).isTrue();
-        assertThat(report.lost()).isZero();
+        List<ConsumerRecord<byte[], byte[]>> records = kafka.readAll(List.of(topic));
+        Topic.check(kafka, List.of(topic), history, "basic");
 
         // Byte for byte the record outbox-core's mapping makes of the row.
         KafkaRecords mapping = new KafkaRecords(TopicRoute.of(topic));
@@ -133,9 +127,7 @@ class PollingRelayTest {
             assertThat(OutboxRows.count(c, "SELECT count(*) FROM outbox_event WHERE published_at < '"
                     + before + "'::timestamptz")).isZero();
         }
-        Topic.feed(kafka, List.of(topic), history);
-        History.Report report = history.check();
-        assertThat(report.ok()).as(report.summary()).isTrue();
+        Topic.check(kafka, List.of(topic), history, "mark");
     }
 
     @Test
@@ -162,10 +154,7 @@ class PollingRelayTest {
             // No watermark: the late row with its lower seq is found and published.
             await().atMost(Duration.ofSeconds(60)).until(() -> OutboxRows.count(c, "SELECT count(*) FROM outbox_event") == 0);
         }
-        Topic.feed(kafka, List.of(topic), history);
-        History.Report report = history.check();
-        assertThat(report.ok()).as(report.summary()).isTrue();
-        assertThat(report.intents()).isEqualTo(51);
+        assertThat(Topic.check(kafka, List.of(topic), history, "late-commit").intents()).isEqualTo(51);
     }
 
     @Test

@@ -1,5 +1,7 @@
 package dev.outboxkit.relay.poller;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import dev.outboxkit.core.HeaderNames;
 import dev.outboxkit.testkit.History;
 import dev.outboxkit.testkit.TestKafka;
@@ -32,6 +34,15 @@ final class Topic {
             }
         }
         return records;
+    }
+
+    /** Reads the topics back into {@code history}, prints the verdict under {@code label} and asserts it is clean. */
+    static History.Report check(TestKafka kafka, List<String> topics, History history, String label) {
+        feed(kafka, topics, history);
+        History.Report report = history.check();
+        System.out.println(label + " history: " + report.summary());
+        assertThat(report.ok()).as(report.summary()).isTrue();
+        return report;
     }
 
     static String header(ConsumerRecord<byte[], byte[]> r, String name) {

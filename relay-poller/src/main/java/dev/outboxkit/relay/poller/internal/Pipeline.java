@@ -18,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import javax.sql.DataSource;
 import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -374,10 +375,12 @@ public final class Pipeline implements Runnable {
                     park.add(i);
                 }
                 case FAILED -> {
-                    if (kafkaAnswered) {
+                    // A timeout says Kafka is slow or away, not that this row is bad: it never counts.
+                    boolean counts = kafkaAnswered && !(b.error(i) instanceof TimeoutException);
+                    if (counts) {
                         attempts[i] = row.attempts + 1;
                     }
-                    if (kafkaAnswered && attempts[i] >= settings.maxAttempts()) {
+                    if (counts && attempts[i] >= settings.maxAttempts()) {
                         park.add(i);
                     } else {
                         putBack.add(i);
