@@ -2,6 +2,7 @@ package dev.outboxkit.core;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.time.LocalDateTime;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.Map;
@@ -19,7 +20,13 @@ public final class KafkaRecords {
     public static final DateTimeFormatter CREATED_AT_FORMAT =
             DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSSSSS'Z'").withZone(ZoneOffset.UTC);
 
+    /** 0000-01-01T00:00:00Z and 10000-01-01T00:00:00Z: the years the fast createdAt path formats itself. */
+    private static final long FAST_FROM = -62_167_219_200L;
+    private static final long FAST_UNTIL = 253_402_300_800L;
+
     private final TopicRoute route;
+    /** The last topic found legal: relays send long runs to one topic, so the check runs once per run. */
+    private volatile String lastLegalTopic;
 
     public KafkaRecords(TopicRoute route) {
         this.route = route;
@@ -36,7 +43,10 @@ public final class KafkaRecords {
      *                               topic, a header that reuses a reserved name): park it
      */
     public ProducerRecord<byte[], byte[]> toRecord(OutboxEvent event) {
-        String topic = Topics.requireLegal(route.topicFor(event));
+        String topic = route.topicFor(event);
+        if (!topic.equals(lastLegalTopic)) {
+            lastLegalTopic = Topics.requireLegal(topic);
+        }
         RecordHeaders headers = new RecordHeaders();
         headers.add(HeaderNames.ID, utf8(event.id().toString()));
         headers.add(HeaderNames.EVENT_TYPE, utf8(event.eventType()));
@@ -52,8 +62,40 @@ public final class KafkaRecords {
         return new ProducerRecord<>(topic, null, null, utf8(event.aggregateId()), utf8(event.payload()), headers);
     }
 
+    /**
+     * {@link #CREATED_AT_FORMAT} applied to {@code createdAt}. For years 0000 to 9999 it writes the
+     * characters itself (the formatter costs about a microsecond per event, a visible share of a
+     * relay's CPU); the output is the same character for character.
+     */
     public static String formatCreatedAt(Instant createdAt) {
-        return CREATED_AT_FORMAT.format(createdAt);
+        long seconds = createdAt.getEpochSecond();
+        if (seconds < FAST_FROM || seconds >= FAST_UNTIL) {
+            return CREATED_AT_FORMAT.format(createdAt);
+        }
+        LocalDateTime t = LocalDateTime.ofEpochSecond(seconds, createdAt.getNano(), ZoneOffset.UTC);
+        char[] out = new char[27];
+        digits(out, 0, t.getYear(), 4);
+        out[4] = '-';
+        digits(out, 5, t.getMonthValue(), 2);
+        out[7] = '-';
+        digits(out, 8, t.getDayOfMonth(), 2);
+        out[10] = 'T';
+        digits(out, 11, t.getHour(), 2);
+        out[13] = ':';
+        digits(out, 14, t.getMinute(), 2);
+        out[16] = ':';
+        digits(out, 17, t.getSecond(), 2);
+        out[19] = '.';
+        digits(out, 20, createdAt.getNano() / 1000, 6);
+        out[26] = 'Z';
+        return new String(out);
+    }
+
+    private static void digits(char[] out, int at, int value, int width) {
+        for (int i = at + width - 1; i >= at; i--) {
+            out[i] = (char) ('0' + value % 10);
+            value /= 10;
+        }
     }
 
     private static byte[] utf8(String s) {

@@ -56,6 +56,21 @@ class KafkaRecordsTest {
     }
 
     @Test
+    void createdAtIsTheFormattersOutputCharacterForCharacter() {
+        java.util.Random random = new java.util.Random(42);
+        List<Instant> instants = new ArrayList<>(List.of(Instant.parse("0000-01-01T00:00:00Z"),
+                Instant.parse("9999-12-31T23:59:59.999999999Z"), Instant.parse("+10000-01-01T00:00:00Z"),
+                Instant.parse("-0001-12-31T23:59:59.5Z"), Instant.parse("1970-01-01T00:00:00Z"),
+                Instant.parse("2000-02-29T12:00:00.000999Z")));
+        for (int i = 0; i < 100_000; i++) {
+            instants.add(Instant.ofEpochSecond(random.nextLong(-70_000_000_000L, 300_000_000_000L), random.nextInt(1_000_000_000)));
+        }
+        for (Instant t : instants) {
+            assertThat(KafkaRecords.formatCreatedAt(t)).as(t.toString()).isEqualTo(KafkaRecords.CREATED_AT_FORMAT.format(t));
+        }
+    }
+
+    @Test
     void nonStringHeaderValuesBecomeTheirJsonText() {
         ProducerRecord<byte[], byte[]> r = records.toRecord(event(null, "{\"n\": 5, \"flags\": [true, null], \"o\": {\"a\": 1}}"));
         assertThat(headers(r)).endsWith("n=5", "flags=[true,null]", "o={\"a\":1}");
