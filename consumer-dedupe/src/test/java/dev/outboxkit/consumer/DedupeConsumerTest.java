@@ -268,6 +268,32 @@ class DedupeConsumerTest {
     }
 
     @Test
+    void closeFinishesTheBatchInFlightAndCommitsIt(TestDatabase db, TestKafka kafka) throws Exception {
+        Projection.create(db);
+        String topic = TestKafka.uniqueTopic("close");
+        kafka.createTopic(topic, 1);
+        List<Projection.Sent> events = Projection.events(topic, 50, 2);
+        Projection.send(kafka, events);
+        String group = "g-" + topic;
+        java.util.concurrent.CountDownLatch inFlight = new java.util.concurrent.CountDownLatch(1);
+        BatchHandler projection = Projection.batchHandler();
+        DedupeConsumer consumer = Consumers.builder(kafka, db, topic, group)
+                .batchHandler((c, batch) -> {
+                    inFlight.countDown();
+                    Thread.sleep(1_500); // a slow effect, still running when close() is called
+                    projection.handle(c, batch);
+                })
+                .build();
+        consumer.start();
+        assertThat(inFlight.await(120, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        consumer.close();
+        long applied = Projection.queryLong(db, "SELECT count(*) FROM effect_log");
+        assertThat(applied).as("the batch in flight was finished").isPositive();
+        long committed = Consumers.committed(kafka, group).values().stream().mapToLong(Long::longValue).sum();
+        assertThat(committed).as("and its offsets committed").isEqualTo(applied);
+    }
+
+    @Test
     void transientDatabaseErrorsAreRetriedAndNeverDeadLettered(TestDatabase db, TestKafka kafka) throws Exception {
         Projection.create(db);
         String topic = TestKafka.uniqueTopic("transient");
