@@ -266,6 +266,11 @@ public final class ExternalEffects {
         }
     }
 
+    /** {@link #listUnknown(int)} with a limit of 100. */
+    public List<Entry> listUnknown() throws SQLException {
+        return listUnknown(100);
+    }
+
     /** Effects whose outcome is unknown (marked, or in progress past the lease), oldest first, at most {@code limit}. */
     public List<Entry> listUnknown(int limit) throws SQLException {
         if (limit < 1) {

@@ -268,6 +268,47 @@ class DedupeConsumerTest {
     }
 
     @Test
+    void anExternalEffectIsClaimedBeforeItIsDoneAndGetsTheEventIdAsItsKey(TestDatabase db, TestKafka kafka) throws Exception {
+        Projection.create(db);
+        String topic = TestKafka.uniqueTopic("external");
+        kafka.createTopic(topic, 2);
+        List<Projection.Sent> events = Projection.events(topic, 40, 4);
+        Projection.send(kafka, events);
+        Projection.send(kafka, events.subList(0, 20));
+        ExternalEffects effects = ExternalEffects.create(db.dataSource(), "public");
+        // the partner: it records every key it is called with
+        List<String> partnerCalls = new CopyOnWriteArrayList<>();
+        BatchHandler projection = Projection.batchHandler();
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        String group = "g-" + topic;
+        AtomicInteger firstTry = new AtomicInteger();
+        try (DedupeConsumer consumer = Consumers.builder(kafka, db, topic, group)
+                .handler((c, e) -> {
+                    projection.handle(c, List.of(e));
+                    ExternalEffects.Claim claim = effects.perform("notify-partner", e.id(), Duration.ofMinutes(5), key -> {
+                        partnerCalls.add(key);
+                        return "ack-" + key.substring(0, 8);
+                    });
+                    assertThat(claim.status()).isEqualTo(ExternalEffects.ClaimStatus.SUCCEEDED);
+                    // the first transaction fails after the partner call: the event is retried,
+                    // the claim survives the rollback, and the partner is not called again
+                    if (firstTry.getAndIncrement() == 0) {
+                        throw new IllegalStateException("simulated failure after the external call");
+                    }
+                })
+                .meterRegistry(registry)
+                .build()) {
+            consumer.start();
+            await().atMost(WAIT).until(() -> Consumers.count(registry, "outbox.consumer.applied", group) == 40
+                    && Consumers.count(registry, "outbox.consumer.duplicates", group) >= 20);
+        }
+        Projection.assertExactlyOnce(events, kafka.readAll(List.of(topic)), db);
+        assertThat(partnerCalls).hasSize(40).doesNotHaveDuplicates()
+                .containsExactlyInAnyOrderElementsOf(events.stream().map(s -> s.event().id().toString()).toList());
+        assertThat(effects.listUnknown()).isEmpty();
+    }
+
+    @Test
     void closeFinishesTheBatchInFlightAndCommitsIt(TestDatabase db, TestKafka kafka) throws Exception {
         Projection.create(db);
         String topic = TestKafka.uniqueTopic("close");
