@@ -18,7 +18,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -34,7 +33,6 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.RecordMetadata;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
  * Throughput of the inbox against the same one-row-update handler without it, in one run, on a
@@ -83,7 +81,7 @@ public final class ConsumerBenchmark {
                 s.execute("INSERT INTO bench_account SELECT 'acct-' || g, 0 FROM generate_series(0, " + (ACCOUNTS - 1) + ") g");
             }
             String topic = "bench-" + System.currentTimeMillis();
-            kafka.createTopic(topic, PARTITIONS);
+            Consumers.createTopic(kafka, topic, PARTITIONS);
             long produceStart = System.nanoTime();
             produce(kafka, topic, records);
             System.out.printf(Locale.ROOT, "produced %,d records in %.1f s; durable PostgreSQL (%s), in-JVM Kafka, "
@@ -156,12 +154,7 @@ public final class ConsumerBenchmark {
     }
 
     private static void produce(TestKafka kafka, String topic, int count) throws Exception {
-        Map<String, Object> p = new HashMap<>();
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
-        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
-        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
-        p.put(ProducerConfig.ACKS_CONFIG, "all");
-        p.put(ProducerConfig.LINGER_MS_CONFIG, "5");
+        Map<String, Object> p = Projection.producerConfig(kafka);
         p.put(ProducerConfig.BATCH_SIZE_CONFIG, "262144");
         p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
         KafkaRecords mapping = new KafkaRecords(TopicRoute.defaultRoute());

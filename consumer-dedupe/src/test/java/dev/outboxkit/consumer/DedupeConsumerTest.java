@@ -38,7 +38,7 @@ class DedupeConsumerTest {
     void sameEventsDeliveredTwiceAreAppliedOnceAndCloseCommitsAndLeaves(TestDatabase db, TestKafka kafka) throws Exception {
         Projection.create(db);
         String topic = TestKafka.uniqueTopic("twice");
-        kafka.createTopic(topic, 3);
+        Consumers.createTopic(kafka, topic, 3);
         List<Projection.Sent> events = Projection.events(topic, 600, 12);
         Projection.send(kafka, events);
         // a relay that crashed after publishing but before forgetting publishes the same rows again
@@ -85,8 +85,8 @@ class DedupeConsumerTest {
         Projection.create(db);
         String topic = TestKafka.uniqueTopic("poison");
         String dlq = topic + ".dlq";
-        kafka.createTopic(topic, 1);
-        kafka.createTopic(dlq, 1);
+        Consumers.createTopic(kafka, topic, 1);
+        Consumers.createTopic(kafka, dlq, 1);
         List<Projection.Sent> good = Projection.events(topic, 5, 2);
         OutboxEvent failing = new OutboxEvent(EventIds.next(), "account", "acct-0", "deposited", topic,
                 "{\"amount\":13}", Map.of(), Instant.now());
@@ -162,7 +162,7 @@ class DedupeConsumerTest {
         Projection.create(db);
         String prefix = TestKafka.uniqueTopic("dbz");
         String topic = prefix + ".outbox.event.account";
-        kafka.createTopic(topic, 2);
+        Consumers.createTopic(kafka, topic, 2);
         // EventRouter: key = aggregate id, value = the payload column, header id only. Behind
         // JsonConverter the jsonb payload arrives as a JSON string and the header in quotes.
         List<Projection.Sent> events = Projection.events(topic, 200, 5);
@@ -209,8 +209,8 @@ class DedupeConsumerTest {
         Projection.create(db);
         String topic = TestKafka.uniqueTopic("late");
         String review = topic + ".review";
-        kafka.createTopic(topic, 1);
-        kafka.createTopic(review, 1);
+        Consumers.createTopic(kafka, topic, 1);
+        Consumers.createTopic(kafka, review, 1);
         Instant now = Instant.now().truncatedTo(ChronoUnit.MICROS);
         Instant old = now.minus(Duration.ofHours(3));
         OutboxEvent lateNew = new OutboxEvent(EventIds.next(), "account", "acct-1", "deposited", topic,
@@ -271,7 +271,7 @@ class DedupeConsumerTest {
     void anExternalEffectIsClaimedBeforeItIsDoneAndGetsTheEventIdAsItsKey(TestDatabase db, TestKafka kafka) throws Exception {
         Projection.create(db);
         String topic = TestKafka.uniqueTopic("external");
-        kafka.createTopic(topic, 2);
+        Consumers.createTopic(kafka, topic, 2);
         List<Projection.Sent> events = Projection.events(topic, 40, 4);
         Projection.send(kafka, events);
         Projection.send(kafka, events.subList(0, 20));
@@ -312,7 +312,7 @@ class DedupeConsumerTest {
     void closeFinishesTheBatchInFlightAndCommitsIt(TestDatabase db, TestKafka kafka) throws Exception {
         Projection.create(db);
         String topic = TestKafka.uniqueTopic("close");
-        kafka.createTopic(topic, 1);
+        Consumers.createTopic(kafka, topic, 1);
         List<Projection.Sent> events = Projection.events(topic, 50, 2);
         Projection.send(kafka, events);
         String group = "g-" + topic;
@@ -338,7 +338,7 @@ class DedupeConsumerTest {
     void transientDatabaseErrorsAreRetriedAndNeverDeadLettered(TestDatabase db, TestKafka kafka) throws Exception {
         Projection.create(db);
         String topic = TestKafka.uniqueTopic("transient");
-        kafka.createTopic(topic, 2);
+        Consumers.createTopic(kafka, topic, 2);
         List<Projection.Sent> events = Projection.events(topic, 100, 4);
         Projection.send(kafka, events);
         AtomicInteger failuresLeft = new AtomicInteger(4);

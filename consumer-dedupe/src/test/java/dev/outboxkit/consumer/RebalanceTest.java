@@ -29,7 +29,7 @@ class RebalanceTest {
     void threeInstancesWithRebalancesDuringTheRunApplyEveryEventExactlyOnce(TestDatabase db, TestKafka kafka) throws Exception {
         Projection.create(db);
         String topic = TestKafka.uniqueTopic("rebalance");
-        kafka.createTopic(topic, 6);
+        Consumers.createTopic(kafka, topic, 6);
         String group = "g-" + topic;
         List<Projection.Sent> events = Projection.events(topic, 6000, 30);
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
@@ -73,7 +73,7 @@ class RebalanceTest {
             throws Exception {
         Projection.create(db);
         String topic = TestKafka.uniqueTopic("inflight");
-        kafka.createTopic(topic, 4);
+        Consumers.createTopic(kafka, topic, 4);
         String group = "g-" + topic;
         List<Projection.Sent> events = Projection.events(topic, 400, 8);
         Projection.send(kafka, events);
