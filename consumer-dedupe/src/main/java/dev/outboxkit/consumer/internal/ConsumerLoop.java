@@ -397,7 +397,7 @@ public final class ConsumerLoop implements Runnable {
         List<Entry> entries = batch;
         int transientFailures = 0;
         while (true) {
-            Exception failure = null;
+            Throwable failure = null;
             txLock.lock();
             try {
                 entries = owned(entries);
@@ -407,7 +407,7 @@ public final class ConsumerLoop implements Runnable {
                 Applied applied = null;
                 try {
                     applied = applyInTransaction(entries);
-                } catch (Exception e) {
+                } catch (Exception | LinkageError | AssertionError e) {
                     rollback(e);
                     failure = e;
                 }
@@ -430,6 +430,10 @@ public final class ConsumerLoop implements Runnable {
                 waitAfterTransient("applying a batch of " + entries.size(), failure, transientFailures);
                 continue;
             }
+            if (stopping) {
+                // closing: leave the batch for redelivery rather than judge events now
+                throw new Abandoned();
+            }
             log.warn("group {}: a batch of {} events failed ({}); applying them one per transaction to find the "
                     + "failing event", s.group(), entries.size(), Failures.describe(failure));
             metrics.retries.increment();
@@ -448,7 +452,7 @@ public final class ConsumerLoop implements Runnable {
             int attempts = 0;
             int transientFailures = 0;
             while (true) {
-                Exception failure = null;
+                Throwable failure = null;
                 txLock.lock();
                 try {
                     if (!owns(e)) {
@@ -461,13 +465,16 @@ public final class ConsumerLoop implements Runnable {
                     Applied applied = null;
                     try {
                         applied = applyInTransaction(List.of(e));
-                    } catch (Exception x) {
+                    } catch (Exception | LinkageError | AssertionError x) {
                         rollback(x);
                         failure = x;
                     }
                     if (applied != null) {
                         finish(List.of(e), lateForwards(applied), applied);
                         break;
+                    }
+                    if (stopping) {
+                        throw new Abandoned();
                     }
                     if (!Failures.isTransient(failure)) {
                         attempts++;
@@ -654,7 +661,7 @@ public final class ConsumerLoop implements Runnable {
         return event.id().version() == 7 ? Instant.ofEpochMilli(EventIds.unixMillis(event.id())) : null;
     }
 
-    private void waitAfterTransient(String what, Exception e, int failures) throws Abandoned {
+    private void waitAfterTransient(String what, Throwable e, int failures) throws Abandoned {
         metrics.retries.increment();
         Duration wait = backoff(failures);
         trouble = what + " failed with a transient database error: " + Failures.describe(e);
@@ -753,7 +760,7 @@ public final class ConsumerLoop implements Runnable {
         return connection;
     }
 
-    private void rollback(Exception cause) {
+    private void rollback(Throwable cause) {
         if (connection == null) {
             return;
         }
