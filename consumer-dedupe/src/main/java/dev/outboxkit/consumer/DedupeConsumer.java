@@ -109,6 +109,7 @@ public final class DedupeConsumer implements AutoCloseable {
             }
             thread = new Thread(loop, settings.clientId());
             thread.setDaemon(false);
+            loop.starting();
             thread.start();
             long every = settings.retentionCheckInterval().toMillis();
             if (every > 0) {

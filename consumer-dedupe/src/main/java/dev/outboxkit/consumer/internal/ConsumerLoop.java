@@ -201,6 +201,11 @@ public final class ConsumerLoop implements Runnable {
         }
     }
 
+    /** Called by the owner just before it starts the thread: from now on the consumer counts as live. */
+    public void starting() {
+        running = true;
+    }
+
     /** Asks both threads to finish the batch in flight, commit and leave the group; returns at once. */
     public void stop() {
         stopping = true;
