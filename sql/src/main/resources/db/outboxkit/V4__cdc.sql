@@ -7,14 +7,14 @@
 -- ---------------------------------------------------------------------------------------------
 CREATE TABLE outbox_cdc_slot (
     slot_name   text        PRIMARY KEY,
-    created_lsn pg_lsn      NOT NULL,
+    base_lsn pg_lsn      NOT NULL,
     created_at  timestamptz NOT NULL DEFAULT now(),
     created_by  text        NOT NULL,
     drained_at  timestamptz
 );
 COMMENT ON TABLE outbox_cdc_slot IS 'outboxkit: replication slots the WAL relay streams from. A row here with its slot gone (or moved past the stored offset) stops the relay with an error instead of skipping events.';
 COMMENT ON COLUMN outbox_cdc_slot.slot_name IS 'Logical replication slot (pgoutput) of the relay; also its lease key cdc/<slot_name>.';
-COMMENT ON COLUMN outbox_cdc_slot.created_lsn IS 'confirmed_flush_lsn of the slot when the relay adopted it: the slot may not be ahead of this before the first offset is stored.';
+COMMENT ON COLUMN outbox_cdc_slot.base_lsn IS 'Where the slot may be while no offset is stored: its confirmed_flush_lsn when the relay adopted it, or the position the relay fast-forwarded it to after publishing everything before it from the table.';
 COMMENT ON COLUMN outbox_cdc_slot.created_at IS 'When the relay adopted the slot.';
 COMMENT ON COLUMN outbox_cdc_slot.created_by IS 'Relay instance that adopted the slot.';
 COMMENT ON COLUMN outbox_cdc_slot.drained_at IS 'When the rows already in outbox_event at first start were published; NULL: that first drain has not finished.';

@@ -162,6 +162,23 @@ final class SlotGuard {
         }
     }
 
+    /**
+     * Moves the (inactive) slot forward to {@code lsn} without sending anything: PostgreSQL decodes and
+     * discards the WAL itself. Used only after the start-up drain published everything committed before
+     * {@code lsn} from the table.
+     */
+    void advance(Connection c, long lsn) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT end_lsn::text FROM pg_replication_slot_advance(?, ?::pg_lsn)")) {
+            ps.setString(1, settings.slotName());
+            ps.setString(2, Lsns.format(lsn));
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                log.info("fast-forwarded slot {} to {}: the WAL before it was published from the table", settings.slotName(),
+                        rs.getString(1));
+            }
+        }
+    }
+
     /** Throws unless {@code slot} is a usable pgoutput slot of this database. */
     void requireUsable(Connection c, SlotState slot) throws SQLException {
         String database;

@@ -5,11 +5,13 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.time.OffsetDateTime;
-import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.OptionalLong;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -48,6 +50,55 @@ final class StartupDrain {
         this.chunk = chunk;
     }
 
+    /**
+     * A WAL position {@code L} such that every transaction committing before {@code L} is visible to any
+     * snapshot taken after this returns: {@code L} is read first, then the transactions that were still
+     * running at that moment are waited for (a transaction becomes visible a moment after its commit
+     * record is written). The drain's snapshot, taken afterwards, therefore sees everything before
+     * {@code L}, and the slot may skip the WAL before it. Empty when those transactions did not end within
+     * {@code maxWait} (then the slot is not moved).
+     */
+    static OptionalLong fastForwardPoint(Connection c, Duration maxWait, BooleanSupplier keepGoing)
+            throws SQLException, InterruptedException {
+        c.setAutoCommit(true);
+        long lsn;
+        String snapshot;
+        try (Statement s = c.createStatement()) {
+            try (ResultSet rs = s.executeQuery("SELECT pg_current_wal_insert_lsn()::text")) {
+                rs.next();
+                lsn = Lsns.parse(rs.getString(1));
+            }
+            try (ResultSet rs = s.executeQuery("SELECT pg_current_snapshot()::text")) {
+                rs.next();
+                snapshot = rs.getString(1);
+            }
+        }
+        String[] parts = snapshot.split(":", -1);
+        if (parts.length < 3 || parts[2].isEmpty()) {
+            return OptionalLong.of(lsn);
+        }
+        Object[] running = Arrays.stream(parts[2].split(",")).map(String::trim).toArray();
+        long deadline = System.nanoTime() + maxWait.toNanos();
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT count(*) FROM unnest(?::text[]) x WHERE pg_xact_status(x::xid8) = 'in progress'")) {
+            ps.setArray(1, c.createArrayOf("text", running));
+            while (true) {
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    if (rs.getLong(1) == 0) {
+                        return OptionalLong.of(lsn);
+                    }
+                }
+                if (System.nanoTime() > deadline || !keepGoing.getAsBoolean()) {
+                    log.info("{} transactions that were running at {} are still open after {}; the slot is not fast-forwarded",
+                            running.length, Lsns.format(lsn), maxWait);
+                    return OptionalLong.empty();
+                }
+                TimeUnit.MILLISECONDS.sleep(10);
+            }
+        }
+    }
+
     Result run(Connection c, BooleanSupplier keepGoing) throws SQLException, InterruptedException {
         long started = System.nanoTime();
         c.setAutoCommit(false);
@@ -75,7 +126,7 @@ final class StartupDrain {
                             OffsetDateTime createdAt = rs.getObject(9, OffsetDateTime.class);
                             rows.add(new OutboxRow(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4),
                                     rs.getString(5), rs.getString(6), rs.getString(7), rs.getString(8),
-                                    createdAt == null ? null : createdAt.format(DateTimeFormatter.ISO_OFFSET_DATE_TIME)));
+                                    null, createdAt == null ? null : createdAt.toInstant()));
                         }
                         if (rows.size() == chunk || (!more && !rows.isEmpty())) {
                             if (!keepGoing.getAsBoolean()) {

@@ -26,7 +26,7 @@ final class StateTables {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     /** The relay's record of its slot. */
-    record SlotRecord(long createdLsn, boolean drained) {
+    record SlotRecord(long baseLsn, boolean drained) {
     }
 
     /**
@@ -52,7 +52,7 @@ final class StateTables {
 
     SlotRecord slotRecord(Connection c) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(
-                "SELECT created_lsn::text, drained_at IS NOT NULL FROM " + slotTable + " WHERE slot_name = ?")) {
+                "SELECT base_lsn::text, drained_at IS NOT NULL FROM " + slotTable + " WHERE slot_name = ?")) {
             ps.setString(1, settings.slotName());
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() ? new SlotRecord(Lsns.parse(rs.getString(1)), rs.getBoolean(2)) : null;
@@ -60,14 +60,14 @@ final class StateTables {
         }
     }
 
-    void recordSlot(Connection c, long fence, long createdLsn) throws SQLException {
+    void recordSlot(Connection c, long fence, long baseLsn) throws SQLException {
         c.setAutoCommit(false);
         try {
             lease.checkFence(c, fence);
             try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + slotTable
-                    + " (slot_name, created_lsn, created_by) VALUES (?, ?::pg_lsn, ?) ON CONFLICT (slot_name) DO NOTHING")) {
+                    + " (slot_name, base_lsn, created_by) VALUES (?, ?::pg_lsn, ?) ON CONFLICT (slot_name) DO NOTHING")) {
                 ps.setString(1, settings.slotName());
-                ps.setString(2, Lsns.format(createdLsn));
+                ps.setString(2, Lsns.format(baseLsn));
                 ps.setString(3, settings.instanceId());
                 ps.executeUpdate();
             }
@@ -87,6 +87,35 @@ final class StateTables {
             try (PreparedStatement ps = c.prepareStatement(
                     "UPDATE " + slotTable + " SET drained_at = now() WHERE slot_name = ? AND drained_at IS NULL")) {
                 ps.setString(1, settings.slotName());
+                ps.executeUpdate();
+            }
+            c.commit();
+        } catch (SQLException | RuntimeException e) {
+            c.rollback();
+            throw e;
+        } finally {
+            c.setAutoCommit(true);
+        }
+    }
+
+    /**
+     * Before the slot is fast-forwarded to {@code lsn}: forget Debezium's offset (it would point before
+     * {@code lsn}) and record {@code lsn} as the slot's expected position, in one fenced transaction. Done
+     * first, so a crash before the advance leaves a slot that is behind what the relay expects (fine),
+     * never ahead of it.
+     */
+    void rebase(Connection c, long fence, long lsn) throws SQLException {
+        c.setAutoCommit(false);
+        try {
+            lease.checkFence(c, fence);
+            try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + offsetTable + " WHERE slot_name = ?")) {
+                ps.setString(1, settings.slotName());
+                ps.executeUpdate();
+            }
+            try (PreparedStatement ps = c.prepareStatement(
+                    "UPDATE " + slotTable + " SET base_lsn = ?::pg_lsn WHERE slot_name = ?")) {
+                ps.setString(1, Lsns.format(lsn));
+                ps.setString(2, settings.slotName());
                 ps.executeUpdate();
             }
             c.commit();

@@ -14,6 +14,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.OptionalLong;
+import java.util.function.BooleanSupplier;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -411,15 +412,15 @@ public final class Supervisor implements AutoCloseable {
                 if (!mayCreate) {
                     throw new CdcStartupException("slot " + name + " has no record in " + settings.table("outbox_cdc_slot"));
                 }
-                long createdLsn;
+                long baseLsn;
                 if (slot == null) {
-                    createdLsn = guard.createSlot(c);
+                    baseLsn = guard.createSlot(c);
                 } else {
                     guard.requireUsable(c, slot);
-                    createdLsn = slot.confirmedFlush();
-                    log.info("adopting existing replication slot {} at {}", name, Lsns.format(createdLsn));
+                    baseLsn = slot.confirmedFlush();
+                    log.info("adopting existing replication slot {} at {}", name, Lsns.format(baseLsn));
                 }
-                state.recordSlot(c, fence, createdLsn);
+                state.recordSlot(c, fence, baseLsn);
                 return true;
             }
             if (slot == null) {
@@ -429,7 +430,7 @@ public final class Supervisor implements AutoCloseable {
                         + "The relay refuses to create a new slot at the WAL's end and skip those events. " + guard.recoveryAdvice());
             }
             guard.requireUsable(c, slot);
-            long expected = stored != null ? stored.flushLsn() : record.createdLsn();
+            long expected = stored != null ? stored.flushLsn() : record.baseLsn();
             if (slot.confirmedFlush() > expected) {
                 throw new CdcStartupException("replication slot " + name + " has confirmed WAL up to "
                         + Lsns.format(slot.confirmedFlush()) + " but the relay's stored offset is at " + Lsns.format(expected)
@@ -471,8 +472,20 @@ public final class Supervisor implements AutoCloseable {
                 if (settings.deleteAfterPublish() || firstStart) {
                     phase = "publishing the rows already in " + settings.outboxTable();
                     try (Connection c = pool.getConnection()) {
-                        drained = new StartupDrain(settings, publisher, sink, 5_000).run(c, () -> !closing && authority());
+                        BooleanSupplier keepGoing = () -> !closing && authority();
+                        // With the table as the truth, the WAL before the drain's snapshot holds nothing the
+                        // drain has not published (or an earlier run had): the slot may skip it.
+                        OptionalLong skipTo = settings.deleteAfterPublish()
+                                ? StartupDrain.fastForwardPoint(c, Duration.ofSeconds(10), keepGoing) : OptionalLong.empty();
+                        drained = new StartupDrain(settings, publisher, sink, 5_000).run(c, keepGoing);
                         state.markDrained(c, fence);
+                        if (skipTo.isPresent()) {
+                            SlotGuard.SlotState slot = guard.slot(c);
+                            if (slot != null && slot.confirmedFlush() < skipTo.getAsLong()) {
+                                state.rebase(c, fence, skipTo.getAsLong());
+                                guard.advance(c, skipTo.getAsLong());
+                            }
+                        }
                     } catch (InterruptedException e) {
                         if (closing) {
                             sink.flush(Duration.ofSeconds(30));
