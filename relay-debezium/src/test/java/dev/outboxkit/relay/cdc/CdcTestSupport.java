@@ -2,6 +2,7 @@ package dev.outboxkit.relay.cdc;
 
 import dev.outboxkit.core.EventIds;
 import dev.outboxkit.core.Secret;
+import dev.outboxkit.testkit.History;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.testkit.TestKafka;
 import java.sql.Connection;
@@ -147,6 +148,31 @@ final class CdcTestSupport {
             }
         }
         return out;
+    }
+
+    /**
+     * Feeds every record of {@code topic} into {@code history} as an idempotent consumer would see it:
+     * partition by partition in offset order (one aggregate lives in one partition), applying an event the
+     * first time its id shows up. Returns the number of records read.
+     */
+    static int consume(TestKafka kafka, String topic, History history) {
+        List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>(kafka.readAll(List.of(topic)));
+        records.sort(java.util.Comparator.<ConsumerRecord<byte[], byte[]>>comparingInt(ConsumerRecord::partition)
+                .thenComparingLong(ConsumerRecord::offset));
+        java.util.Set<UUID> seen = new java.util.HashSet<>();
+        for (ConsumerRecord<byte[], byte[]> r : records) {
+            UUID id = UUID.fromString(header(r, "id"));
+            history.delivered(id);
+            if (seen.add(id)) {
+                history.applied(id, new String(r.key(), java.nio.charset.StandardCharsets.UTF_8));
+            }
+        }
+        return records.size();
+    }
+
+    /** How many different event ids {@code topic} holds. */
+    static long distinctIds(TestKafka kafka, String topic) {
+        return kafka.readAll(List.of(topic)).stream().map(r -> header(r, "id")).distinct().count();
     }
 
     static String header(ConsumerRecord<byte[], byte[]> record, String name) {
