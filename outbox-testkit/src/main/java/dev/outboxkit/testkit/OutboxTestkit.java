@@ -28,6 +28,7 @@ public final class OutboxTestkit {
     private static final Logger log = LoggerFactory.getLogger(OutboxTestkit.class);
     private static volatile TestPostgres postgres;
     private static volatile TestKafka kafka;
+    private static volatile TestPostgres machine;
 
     private OutboxTestkit() {
     }
@@ -47,6 +48,26 @@ public final class OutboxTestkit {
             }
         }
         return p;
+    }
+
+    /**
+     * A second PostgreSQL server of this JVM from the machine's own binaries ({@code pg_ctl} on the
+     * PATH; PostgreSQL 15 on this machine kind), for tests that cover a second major version.
+     * Started on first use, stopped when the JVM exits. Null when {@code pg_ctl} is not on the PATH.
+     */
+    public static TestPostgres machinePostgres() {
+        boolean onPath = java.util.stream.Stream.of(System.getenv("PATH").split(":"))
+                .anyMatch(dir -> java.nio.file.Files.isExecutable(java.nio.file.Path.of(dir, "pg_ctl")));
+        if (!onPath) {
+            return null;
+        }
+        synchronized (OutboxTestkit.class) {
+            if (machine == null) {
+                machine = startPostgres("local", false);
+                Runtime.getRuntime().addShutdownHook(new Thread(machine::close, "outboxkit-machine-postgres-stop"));
+            }
+            return machine;
+        }
     }
 
     /** The shared Kafka cluster of this JVM. */

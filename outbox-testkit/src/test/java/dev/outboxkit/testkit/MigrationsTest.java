@@ -5,15 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.outboxkit.sql.Migrations;
 import dev.outboxkit.sql.SchemaConflictException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -25,30 +22,11 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class MigrationsTest {
 
-    private static final List<TestPostgres> started = new ArrayList<>();
-
     static Stream<Arguments> servers() {
         List<Arguments> servers = new ArrayList<>();
         servers.add(Arguments.of("suite", OutboxTestkit.postgres()));
-        servers.add(Arguments.of("machine", machinePostgres()));
+        servers.add(Arguments.of("machine", OutboxTestkit.machinePostgres()));
         return servers.stream();
-    }
-
-    private static synchronized TestPostgres machinePostgres() {
-        boolean onPath = Stream.of(System.getenv("PATH").split(":"))
-                .anyMatch(dir -> Files.isExecutable(Path.of(dir, "pg_ctl")));
-        if (!onPath) {
-            return null;
-        }
-        if (started.isEmpty()) {
-            started.add(OutboxTestkit.startPostgres("local", false));
-        }
-        return started.get(0);
-    }
-
-    @AfterAll
-    static void stop() {
-        started.forEach(TestPostgres::close);
     }
 
     private static TestPostgres require(TestPostgres server) {

@@ -1,0 +1,723 @@
+package dev.outboxkit.writer;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.outboxkit.core.Identifiers;
+import dev.outboxkit.writer.internal.CanonicalJson;
+import dev.outboxkit.writer.internal.Failures;
+import dev.outboxkit.writer.internal.IdempotencyMetrics;
+import dev.outboxkit.writer.internal.Pipeline;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Request idempotency keys (Stripe-style): a client sends a key with each request; the first
+ * request with a key runs, every retry with the same key gets the stored response instead of
+ * running again. Immutable and thread-safe.
+ *
+ * <p>How {@link #execute} works:
+ * <ol>
+ *   <li><b>Claim</b> (one round trip, committed at once): a single {@code INSERT ... ON CONFLICT}
+ *       under the primary key (scope, key) stores the SHA-256 of the canonical request and state
+ *       {@code in_progress} with a lease ({@code locked_until = now + lease}). Never
+ *       SELECT-then-INSERT: two racing requests cannot both claim. The same statement takes over
+ *       a claim whose lease expired (crashed holder) or was released (transient failure), if the
+ *       request is the same, and increments the key's {@code attempt} number.</li>
+ *   <li>If the key was not claimed, its record decides: completed with the same request →
+ *       the stored response is replayed without running the work; a different request →
+ *       {@link KeyReusedWithDifferentRequestException} (HTTP 422); still in progress →
+ *       {@link RequestInProgressException} with a retry-after (HTTP 409); purged but remembered
+ *       by its tombstone → {@link IdempotencyKeyExpiredException}.</li>
+ *   <li><b>Work</b> runs on the same connection with autocommit off. Its effect, its outbox
+ *       events and the key's completion (status, headers, body) commit in <em>one</em>
+ *       transaction; completion and COMMIT travel in one round trip together with the events
+ *       buffered in the {@link OutboxTransaction}. Completion is fenced by the attempt number:
+ *       a holder whose lease was taken over cannot complete, and its whole transaction rolls
+ *       back, so the effect happens once even when two attempts ran.</li>
+ * </ol>
+ *
+ * <p>Failures: {@link TerminalFailureException} from the work stores its response as the final
+ * outcome (replayed later). Any other exception rolls the work back, releases the claim (so the
+ * next retry runs at once) and is rethrown. A connection lost during the commit leaves the
+ * outcome unknown: {@link CommitOutcomeUnknownException}; the caller retries with the same key
+ * (replay if it committed; 409 until the lease expires, then a fresh run, if it did not).
+ *
+ * <p>Time (leases, created and purge times) comes from the injected {@link Clock}; instances
+ * should keep their clocks in sync (NTP). Skew only changes when a lease is considered expired,
+ * never how often the effect commits: that is guarded by the attempt fence. Use READ COMMITTED
+ * (PostgreSQL's default) on the data source.
+ */
+public final class IdempotencyKeys {
+
+    private static final Logger log = LoggerFactory.getLogger(IdempotencyKeys.class);
+
+    public static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
+    public static final Duration DEFAULT_RETENTION = Duration.ofHours(24);
+    public static final int MAX_KEY_LENGTH = 255;
+    public static final int MAX_SCOPE_LENGTH = 255;
+
+    private static final String CLAIM_LOST = "outboxkit: idempotency claim lost";
+    private static final int MAX_ROUNDS = 3;
+    private static final int PURGE_BATCH = 5000;
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final String schema;
+    private final Duration lease;
+    private final Duration retention;
+    private final Map<String, Duration> scopeRetention;
+    private final boolean keepTombstones;
+    private final Clock clock;
+    private final OutboxWriter writer;
+    private final IdempotencyMetrics metrics;
+    private final String claimSql;
+    private final String lookupSql;
+    private final String completeSql;
+    private final String completeInPipelineSql;
+    private final String releaseSql;
+    private final String dropClaimSql;
+    private final String purgeSql;
+
+    private IdempotencyKeys(Builder b) {
+        this.schema = b.schema;
+        this.lease = b.lease;
+        this.retention = b.retention;
+        this.scopeRetention = Collections.unmodifiableMap(new LinkedHashMap<>(b.scopeRetention));
+        this.keepTombstones = b.keepTombstones;
+        this.clock = b.clock;
+        MeterRegistry registry = b.meterRegistry != null ? b.meterRegistry : new SimpleMeterRegistry();
+        this.writer = b.writer != null ? b.writer : OutboxWriter.builder().schema(schema).meterRegistry(registry).build();
+        this.metrics = new IdempotencyMetrics(registry);
+        String keys = Identifiers.qualified(schema, "idempotency_key");
+        String tombstones = Identifiers.qualified(schema, "idempotency_key_tombstone");
+        this.claimSql = "INSERT INTO " + keys + " AS k (scope, idem_key, request_hash, state, locked_until, created_at, attempt)\n"
+                + "SELECT ?, ?, ?, 'in_progress', ?, ?, 1\n"
+                + " WHERE NOT EXISTS (SELECT 1 FROM " + tombstones + " t WHERE t.scope = ? AND t.idem_key = ?)\n"
+                + "ON CONFLICT (scope, idem_key) DO UPDATE SET locked_until = EXCLUDED.locked_until, attempt = k.attempt + 1\n"
+                + " WHERE k.state = 'in_progress' AND (k.locked_until IS NULL OR k.locked_until <= ?)"
+                + " AND k.request_hash = EXCLUDED.request_hash\n"
+                + "RETURNING k.attempt;\n"
+                // A new statement sees a purge that committed while the INSERT waited for it.
+                + "SELECT EXISTS (SELECT 1 FROM " + tombstones + " WHERE scope = ? AND idem_key = ?)";
+        this.lookupSql = "SELECT k.state, k.request_hash, k.locked_until, k.response_status, k.response_headers::text,"
+                + " k.response_body, t.request_hash, t.created_at, t.purged_at\n"
+                + "  FROM (SELECT ?::text AS scope, ?::text AS idem_key) q\n"
+                + "  LEFT JOIN " + keys + " k ON k.scope = q.scope AND k.idem_key = q.idem_key\n"
+                + "  LEFT JOIN " + tombstones + " t ON t.scope = q.scope AND t.idem_key = q.idem_key";
+        this.completeSql = "UPDATE " + keys + " SET state = 'completed', locked_until = NULL, response_status = ?,"
+                + " response_headers = ?::jsonb, response_body = ?, completed_at = ?\n"
+                + " WHERE scope = ? AND idem_key = ? AND state = 'in_progress' AND attempt = ?";
+        // In the committing pipeline the completion must stop the COMMIT when the claim was lost:
+        // an error does (PostgreSQL skips the rest of the pipeline), a zero row count would not.
+        this.completeInPipelineSql = "WITH done AS (" + completeSql + " RETURNING 1)\n"
+                + "SELECT CASE WHEN count(*) = 1 THEN 1 ELSE ('" + CLAIM_LOST + ", ' || count(*) || ' rows matched')::int END"
+                + " FROM done";
+        this.releaseSql = "UPDATE " + keys + " SET locked_until = NULL"
+                + " WHERE scope = ? AND idem_key = ? AND state = 'in_progress' AND attempt = ?";
+        this.dropClaimSql = "DELETE FROM " + keys + " WHERE scope = ? AND idem_key = ? AND state = 'in_progress' AND attempt = ?";
+        this.purgeSql = purgeSql(keys, tombstones);
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * SHA-256 of the canonical form of a JSON request: member order, insignificant whitespace
+     * and number spelling ({@code 1} vs {@code 1.0}) do not change it.
+     *
+     * @throws IllegalArgumentException when {@code json} is not one JSON value
+     */
+    public static byte[] requestHash(String json) {
+        return CanonicalJson.sha256(CanonicalJson.parse(json));
+    }
+
+    /** SHA-256 of the canonical form of {@code request}. */
+    public static byte[] requestHash(JsonNode request) {
+        return CanonicalJson.sha256(Objects.requireNonNull(request, "request"));
+    }
+
+    /** SHA-256 of {@code request} as it is (for non-JSON requests; no canonicalisation). */
+    public static byte[] requestHash(byte[] request) {
+        return CanonicalJson.sha256(Objects.requireNonNull(request, "request"));
+    }
+
+    /**
+     * Runs {@code work} once per (scope, key), or replays its stored response. See the class
+     * documentation for the protocol and {@link IdempotentWork#run} for the work's contract.
+     *
+     * @param canonicalRequestJson the request as JSON; hashed in canonical form (see {@link #requestHash(String)})
+     * @throws KeyReusedWithDifferentRequestException same key, different request (HTTP 422)
+     * @throws RequestInProgressException             same key still running (HTTP 409)
+     * @throws IdempotencyKeyExpiredException         late retry of a purged key (not executed)
+     * @throws CommitOutcomeUnknownException          connection lost during the commit: retry with the same key
+     * @throws IllegalArgumentException               blank or too long scope or key, request not JSON
+     * @throws SQLException                           the work's or the database's failure (claim released)
+     */
+    public IdempotentResult execute(DataSource dataSource, String scope, String key, String canonicalRequestJson,
+                                    IdempotentWork work) throws SQLException {
+        return run(dataSource, scope, key, requestHash(canonicalRequestJson), outboxWork(work));
+    }
+
+    /** {@link #execute(DataSource, String, String, String, IdempotentWork)} with the request as a Jackson tree. */
+    public IdempotentResult execute(DataSource dataSource, String scope, String key, JsonNode request, IdempotentWork work)
+            throws SQLException {
+        return run(dataSource, scope, key, requestHash(request), outboxWork(work));
+    }
+
+    /** {@link #execute(DataSource, String, String, String, IdempotentWork)} with a request hashed as it is. */
+    public IdempotentResult execute(DataSource dataSource, String scope, String key, byte[] request, IdempotentWork work)
+            throws SQLException {
+        return run(dataSource, scope, key, requestHash(request), outboxWork(work));
+    }
+
+    /**
+     * {@link #execute(DataSource, String, String, String, IdempotentWork)} with an
+     * {@link OutboxTransaction}: its buffered events, the key's completion and the COMMIT go in
+     * one round trip.
+     */
+    public IdempotentResult execute(DataSource dataSource, String scope, String key, String canonicalRequestJson,
+                                    IdempotentOutboxWork work) throws SQLException {
+        return run(dataSource, scope, key, requestHash(canonicalRequestJson), work);
+    }
+
+    /** The {@link IdempotentOutboxWork} variant with the request as a Jackson tree. */
+    public IdempotentResult execute(DataSource dataSource, String scope, String key, JsonNode request,
+                                    IdempotentOutboxWork work) throws SQLException {
+        return run(dataSource, scope, key, requestHash(request), work);
+    }
+
+    /** The {@link IdempotentOutboxWork} variant with a request hashed as it is. */
+    public IdempotentResult execute(DataSource dataSource, String scope, String key, byte[] request,
+                                    IdempotentOutboxWork work) throws SQLException {
+        return run(dataSource, scope, key, requestHash(request), work);
+    }
+
+    private static IdempotentOutboxWork outboxWork(IdempotentWork work) {
+        Objects.requireNonNull(work, "work");
+        return (c, tx) -> work.run(c);
+    }
+
+    private IdempotentResult run(DataSource dataSource, String scope, String key, byte[] hash, IdempotentOutboxWork work)
+            throws SQLException {
+        Objects.requireNonNull(dataSource, "dataSource");
+        Objects.requireNonNull(work, "work");
+        requireName("scope", scope, MAX_SCOPE_LENGTH, "a namespace such as the endpoint or tenant");
+        requireName("idempotency key", key, MAX_KEY_LENGTH, "a unique value per request, for example a UUID");
+        try (Connection c = dataSource.getConnection()) {
+            boolean autoCommit = c.getAutoCommit();
+            try {
+                for (int round = 1; ; round++) {
+                    Claim claim = claim(c, scope, key, hash);
+                    if (claim.replay() != null) {
+                        metrics.replayed.increment();
+                        return new IdempotentResult(claim.replay(), true);
+                    }
+                    if (claim.attempt() > 1) {
+                        metrics.takeovers.increment();
+                    }
+                    IdempotentResult result = runWork(dataSource, c, scope, key, claim.attempt(), work);
+                    if (result != null) {
+                        return result;
+                    }
+                    metrics.claimsLost.increment();
+                    log.info("idempotency key '{}' in scope '{}': attempt {} lost its claim to a later attempt (its lease "
+                            + "of {} expired); its work was rolled back", key, scope, claim.attempt(), lease);
+                    if (round >= MAX_ROUNDS) {
+                        metrics.inProgress.increment();
+                        throw new RequestInProgressException(scope, key, Duration.ofSeconds(1));
+                    }
+                }
+            } finally {
+                restoreAutoCommit(c, autoCommit);
+            }
+        }
+    }
+
+    private static void restoreAutoCommit(Connection c, boolean autoCommit) {
+        try {
+            if (!c.isClosed() && c.getAutoCommit() != autoCommit) {
+                c.setAutoCommit(autoCommit);
+            }
+        } catch (SQLException e) {
+            log.debug("could not restore autocommit on a failed connection; the pool will discard it", e);
+        }
+    }
+
+    /** The attempt number we hold, or the response to replay. */
+    private record Claim(int attempt, StoredResponse replay) {
+    }
+
+    private Claim claim(Connection c, String scope, String key, byte[] hash) throws SQLException {
+        if (!c.getAutoCommit()) {
+            c.setAutoCommit(true);
+        }
+        for (int round = 0; round < MAX_ROUNDS; round++) {
+            Instant now = clock.instant();
+            Integer attempt = null;
+            boolean tombstoned;
+            try (PreparedStatement ps = c.prepareStatement(claimSql)) {
+                ps.setString(1, scope);
+                ps.setString(2, key);
+                ps.setBytes(3, hash);
+                ps.setObject(4, utc(now.plus(lease)));
+                ps.setObject(5, utc(now));
+                ps.setString(6, scope);
+                ps.setString(7, key);
+                ps.setObject(8, utc(now));
+                ps.setString(9, scope);
+                ps.setString(10, key);
+                ps.execute();
+                try (ResultSet rs = ps.getResultSet()) {
+                    if (rs.next()) {
+                        attempt = rs.getInt(1);
+                    }
+                }
+                ps.getMoreResults();
+                try (ResultSet rs = ps.getResultSet()) {
+                    rs.next();
+                    tombstoned = rs.getBoolean(1);
+                }
+            }
+            if (attempt != null) {
+                if (!tombstoned) {
+                    return new Claim(attempt, null);
+                }
+                // A purge committed while our INSERT waited for it: the key is remembered, undo our claim.
+                try (PreparedStatement ps = c.prepareStatement(dropClaimSql)) {
+                    bindKey(ps, scope, key, attempt);
+                    ps.executeUpdate();
+                }
+            }
+            try (PreparedStatement ps = c.prepareStatement(lookupSql)) {
+                ps.setString(1, scope);
+                ps.setString(2, key);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    String state = rs.getString(1);
+                    if (state != null) {
+                        if (!Arrays.equals(rs.getBytes(2), hash)) {
+                            metrics.mismatch.increment();
+                            throw new KeyReusedWithDifferentRequestException(scope, key);
+                        }
+                        if (state.equals("completed")) {
+                            return new Claim(0, new StoredResponse(rs.getInt(4), headers(rs.getString(5)), rs.getBytes(6)));
+                        }
+                        OffsetDateTime lockedUntil = rs.getObject(3, OffsetDateTime.class);
+                        Instant at = clock.instant();
+                        if (lockedUntil != null && lockedUntil.toInstant().isAfter(at)) {
+                            metrics.inProgress.increment();
+                            throw new RequestInProgressException(scope, key, retryAfter(at, lockedUntil.toInstant()));
+                        }
+                        continue; // the lease expired or was released meanwhile: claim again
+                    }
+                    byte[] tombHash = rs.getBytes(7);
+                    if (tombHash != null) {
+                        if (!Arrays.equals(tombHash, hash)) {
+                            metrics.mismatch.increment();
+                            throw new KeyReusedWithDifferentRequestException(scope, key);
+                        }
+                        metrics.expired.increment();
+                        throw new IdempotencyKeyExpiredException(scope, key, rs.getObject(8, OffsetDateTime.class).toInstant(),
+                                rs.getObject(9, OffsetDateTime.class).toInstant());
+                    }
+                    // Neither: the record vanished between the statements (purged without tombstone); claim again.
+                }
+            }
+        }
+        metrics.inProgress.increment();
+        throw new RequestInProgressException(scope, key, Duration.ofSeconds(1));
+    }
+
+    /** The result, or null when the claim was lost to a later attempt (the work was rolled back). */
+    private IdempotentResult runWork(DataSource dataSource, Connection c, String scope, String key, int attempt,
+                                     IdempotentOutboxWork work) throws SQLException {
+        c.setAutoCommit(false);
+        OutboxTransaction tx = new OutboxTransaction(writer, c);
+        StoredResponse response;
+        Instant start = clock.instant();
+        try {
+            response = work.run(c, tx);
+            if (response == null) {
+                throw new IllegalStateException("the idempotent work returned null; return the StoredResponse to store "
+                        + "and replay to retries");
+            }
+            if (!tx.isOpen()) {
+                throw new IllegalStateException("the idempotent work committed or rolled back its OutboxTransaction; "
+                        + "leave that to IdempotencyKeys, which commits the work with the key's completion");
+            }
+        } catch (TerminalFailureException terminal) {
+            metrics.work.record(Duration.between(start, clock.instant()));
+            tx.rollbackAfter(terminal);
+            c.setAutoCommit(true);
+            try (PreparedStatement ps = c.prepareStatement(completeSql)) {
+                bindCompletion(ps, scope, key, attempt, terminal.response());
+                if (ps.executeUpdate() == 0) {
+                    return null;
+                }
+            }
+            metrics.terminal.increment();
+            return new IdempotentResult(terminal.response(), false);
+        } catch (Throwable t) {
+            metrics.work.record(Duration.between(start, clock.instant()));
+            tx.rollbackAfter(t);
+            release(dataSource, c, scope, key, attempt, t);
+            metrics.failed.increment();
+            throw Failures.rethrow(t, "the work for idempotency key '" + key + "' in scope '" + scope
+                    + "' failed; its claim was released so a retry can run");
+        }
+        metrics.work.record(Duration.between(start, clock.instant()));
+        Pipeline completion = new Pipeline().add(completeInPipelineSql,
+                (ps, i) -> bindCompletion(ps, i, scope, key, attempt, response));
+        try {
+            tx.commit(completion);
+        } catch (CommitOutcomeUnknownException unknown) {
+            metrics.unknown.increment();
+            throw new CommitOutcomeUnknownException("the connection failed while committing the work of idempotency key '"
+                    + key + "' in scope '" + scope + "', so it may or may not have committed. Retry with the same key: if it "
+                    + "committed, the stored response is replayed; if not, retries get RequestInProgressException until the "
+                    + "claim's lease (" + lease + ") expires, then the work runs again", unknown.getCause());
+        } catch (SQLException e) {
+            if (isClaimLost(e)) {
+                return null;
+            }
+            release(dataSource, c, scope, key, attempt, e);
+            metrics.failed.increment();
+            throw e;
+        }
+        metrics.executed.increment();
+        return new IdempotentResult(response, false);
+    }
+
+    private static boolean isClaimLost(SQLException e) {
+        return "22P02".equals(e.getSQLState()) && e.getMessage() != null && e.getMessage().contains(CLAIM_LOST);
+    }
+
+    /** Releases our claim so the next retry runs at once; if that fails, the lease expires on its own. */
+    private void release(DataSource dataSource, Connection c, String scope, String key, int attempt, Throwable cause) {
+        try {
+            if (!c.isClosed()) {
+                c.setAutoCommit(true);
+                releaseOn(c, scope, key, attempt);
+                return;
+            }
+        } catch (SQLException e) {
+            log.debug("releasing the claim on the work's connection failed; trying a fresh one", e);
+        }
+        try (Connection fresh = dataSource.getConnection()) {
+            fresh.setAutoCommit(true);
+            releaseOn(fresh, scope, key, attempt);
+        } catch (SQLException e) {
+            cause.addSuppressed(e);
+            log.warn("could not release the claim of idempotency key '{}' in scope '{}' after its work failed ({}); "
+                    + "retries get 409 until its lease expires (at most {})", key, scope, e.getMessage(), lease);
+        }
+    }
+
+    private void releaseOn(Connection c, String scope, String key, int attempt) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(releaseSql)) {
+            bindKey(ps, scope, key, attempt);
+            ps.executeUpdate();
+        }
+    }
+
+    /**
+     * Deletes keys older than their scope's retention window (in batches, each its own
+     * transaction), keeping a compact tombstone of each unless {@code keepTombstones(false)}.
+     * Claims whose lease is still running are kept. Run it periodically (e.g. hourly).
+     *
+     * @return the number of keys purged
+     */
+    public int purgeExpired(DataSource dataSource) throws SQLException {
+        Instant now = clock.instant();
+        int total = 0;
+        try (Connection c = dataSource.getConnection()) {
+            boolean autoCommit = c.getAutoCommit();
+            c.setAutoCommit(true);
+            try {
+                int purged;
+                do {
+                    try (PreparedStatement ps = c.prepareStatement(purgeSql)) {
+                        bindPurge(ps, now);
+                        purged = ps.executeUpdate();
+                    }
+                    total += purged;
+                } while (purged == PURGE_BATCH);
+            } finally {
+                restoreAutoCommit(c, autoCommit);
+            }
+        }
+        metrics.purged.increment(total);
+        if (total > 0) {
+            log.info("purged {} idempotency keys older than their retention window{}", total,
+                    keepTombstones ? " (tombstones kept)" : "");
+        }
+        return total;
+    }
+
+    private String purgeSql(String keys, String tombstones) {
+        StringBuilder cutoff = new StringBuilder();
+        if (scopeRetention.isEmpty()) {
+            cutoff.append("?::timestamptz");
+        } else {
+            cutoff.append("CASE k.scope");
+            scopeRetention.keySet().forEach(s -> cutoff.append(" WHEN ?::text THEN ?::timestamptz"));
+            cutoff.append(" ELSE ?::timestamptz END");
+        }
+        String victims = "WITH victims AS (\n"
+                + "  SELECT k.scope, k.idem_key FROM " + keys + " k\n"
+                + "   WHERE k.created_at < ?::timestamptz AND k.created_at < " + cutoff + "\n"
+                + "     AND (k.state <> 'in_progress' OR k.locked_until IS NULL OR k.locked_until <= ?::timestamptz)\n"
+                + "   ORDER BY k.created_at LIMIT " + PURGE_BATCH + " FOR UPDATE SKIP LOCKED)";
+        if (!keepTombstones) {
+            return victims + "\nDELETE FROM " + keys + " k USING victims v WHERE k.scope = v.scope AND k.idem_key = v.idem_key";
+        }
+        return victims + ",\npurged AS (\n"
+                + "  DELETE FROM " + keys + " k USING victims v WHERE k.scope = v.scope AND k.idem_key = v.idem_key\n"
+                + "  RETURNING k.scope, k.idem_key, k.request_hash, k.state, k.response_status, k.response_headers,"
+                + " k.response_body, k.created_at)\n"
+                + "INSERT INTO " + tombstones + " (scope, idem_key, request_hash, outcome_hash, created_at, purged_at)\n"
+                + "SELECT scope, idem_key, request_hash,\n"
+                // outcome hash: SHA-256 of "<status>\n<headers jsonb>\n" followed by the body bytes
+                + "       CASE WHEN state = 'completed' THEN pg_catalog.sha256(pg_catalog.convert_to(response_status::text"
+                + " || E'\\n' || COALESCE(response_headers::text, '{}') || E'\\n', 'UTF8') || COALESCE(response_body, ''::bytea))"
+                + " END,\n"
+                + "       created_at, ?::timestamptz\n"
+                + "  FROM purged\n"
+                + "ON CONFLICT (scope, idem_key) DO UPDATE SET request_hash = EXCLUDED.request_hash,"
+                + " outcome_hash = EXCLUDED.outcome_hash, created_at = EXCLUDED.created_at, purged_at = EXCLUDED.purged_at";
+    }
+
+    private void bindPurge(PreparedStatement ps, Instant now) throws SQLException {
+        Instant defaultCutoff = now.minus(retention);
+        Instant latestCutoff = defaultCutoff;
+        for (Duration d : scopeRetention.values()) {
+            Instant cutoff = now.minus(d);
+            if (cutoff.isAfter(latestCutoff)) {
+                latestCutoff = cutoff;
+            }
+        }
+        int i = 1;
+        ps.setObject(i++, utc(latestCutoff));
+        for (Map.Entry<String, Duration> e : scopeRetention.entrySet()) {
+            ps.setString(i++, e.getKey());
+            ps.setObject(i++, utc(now.minus(e.getValue())));
+        }
+        ps.setObject(i++, utc(defaultCutoff));
+        ps.setObject(i++, utc(now));
+        if (keepTombstones) {
+            ps.setObject(i, utc(now));
+        }
+    }
+
+    private int bindCompletion(PreparedStatement ps, int i, String scope, String key, int attempt, StoredResponse r)
+            throws SQLException {
+        ps.setInt(i, r.status());
+        try {
+            ps.setString(i + 1, JSON.writeValueAsString(r.headers()));
+        } catch (JsonProcessingException e) {
+            throw new IllegalArgumentException("response headers cannot be stored as JSON: " + e.getOriginalMessage(), e);
+        }
+        ps.setBytes(i + 2, r.body());
+        ps.setObject(i + 3, utc(clock.instant()));
+        ps.setString(i + 4, scope);
+        ps.setString(i + 5, key);
+        ps.setInt(i + 6, attempt);
+        return i + 7;
+    }
+
+    private void bindCompletion(PreparedStatement ps, String scope, String key, int attempt, StoredResponse r)
+            throws SQLException {
+        bindCompletion(ps, 1, scope, key, attempt, r);
+    }
+
+    private static void bindKey(PreparedStatement ps, String scope, String key, int attempt) throws SQLException {
+        ps.setString(1, scope);
+        ps.setString(2, key);
+        ps.setInt(3, attempt);
+    }
+
+    private static Map<String, String> headers(String json) throws SQLException {
+        if (json == null || json.equals("{}")) {
+            return Map.of();
+        }
+        try {
+            Map<String, String> headers = new LinkedHashMap<>();
+            JSON.readTree(json).fields().forEachRemaining(e -> headers.put(e.getKey(), e.getValue().asText()));
+            return headers;
+        } catch (JsonProcessingException e) {
+            throw new SQLException("stored response headers are not a JSON object: " + e.getOriginalMessage(), e);
+        }
+    }
+
+    private static Duration retryAfter(Instant now, Instant lockedUntil) {
+        long millis = Duration.between(now, lockedUntil).toMillis();
+        return Duration.ofSeconds(Math.max(1, (millis + 999) / 1000));
+    }
+
+    private static OffsetDateTime utc(Instant instant) {
+        return OffsetDateTime.ofInstant(instant, ZoneOffset.UTC);
+    }
+
+    private static void requireName(String what, String value, int maxLength, String meaning) {
+        if (value == null || value.isBlank()) {
+            throw new IllegalArgumentException(what + " must not be blank: it is " + meaning);
+        }
+        if (value.length() > maxLength) {
+            throw new IllegalArgumentException(what + " is " + value.length() + " characters long; at most " + maxLength
+                    + " are allowed");
+        }
+        for (int i = 0; i < value.length(); i++) {
+            char ch = value.charAt(i);
+            if (ch < 0x20 || ch == 0x7f) {
+                throw new IllegalArgumentException(what + " must not contain control characters");
+            }
+        }
+    }
+
+    public String schema() {
+        return schema;
+    }
+
+    public Duration lease() {
+        return lease;
+    }
+
+    /** The retention window of {@code scope}. */
+    public Duration retention(String scope) {
+        return scopeRetention.getOrDefault(scope, retention);
+    }
+
+    public boolean keepTombstones() {
+        return keepTombstones;
+    }
+
+    /** The writer whose transactions carry {@link IdempotentOutboxWork}'s events. */
+    public OutboxWriter writer() {
+        return writer;
+    }
+
+    @Override
+    public String toString() {
+        return "IdempotencyKeys[schema=" + schema + ", lease=" + lease + ", retention=" + retention
+                + (scopeRetention.isEmpty() ? "" : ", scopeRetention=" + scopeRetention) + ", keepTombstones=" + keepTombstones + "]";
+    }
+
+    /** Configures {@link IdempotencyKeys}; {@link #build()} validates. Not thread-safe. */
+    public static final class Builder {
+        private String schema = OutboxWriter.DEFAULT_SCHEMA;
+        private Duration lease = DEFAULT_LEASE;
+        private Duration retention = DEFAULT_RETENTION;
+        private final Map<String, Duration> scopeRetention = new LinkedHashMap<>();
+        private boolean keepTombstones = true;
+        private Clock clock = Clock.systemUTC();
+        private MeterRegistry meterRegistry;
+        private OutboxWriter writer;
+
+        private Builder() {
+        }
+
+        /** Schema holding {@code idempotency_key}. Default {@code public}. */
+        public Builder schema(String schema) {
+            this.schema = schema;
+            return this;
+        }
+
+        /**
+         * How long a claim stays exclusive. Default 30 s. Make it longer than the slowest work:
+         * after it a retry may take the key over (the stale holder can then no longer commit).
+         */
+        public Builder lease(Duration lease) {
+            this.lease = lease;
+            return this;
+        }
+
+        /** How long keys are kept after their first use, for scopes without their own window. Default 24 h. */
+        public Builder retention(Duration retention) {
+            this.retention = retention;
+            return this;
+        }
+
+        /** The retention window of one scope. */
+        public Builder retention(String scope, Duration retention) {
+            requireName("retention scope", scope, MAX_SCOPE_LENGTH, "the scope this window applies to");
+            scopeRetention.put(scope, retention);
+            return this;
+        }
+
+        /**
+         * Whether {@link #purgeExpired} keeps a compact tombstone (scope, key, request hash,
+         * outcome hash) of each purged key, so a late retry is recognised instead of executed
+         * again. Default true.
+         */
+        public Builder keepTombstones(boolean keepTombstones) {
+            this.keepTombstones = keepTombstones;
+            return this;
+        }
+
+        /** Source of leases and timestamps. Default {@link Clock#systemUTC()}. */
+        public Builder clock(Clock clock) {
+            this.clock = clock;
+            return this;
+        }
+
+        /** Where {@code outbox.idempotency.*} meters go. Default: a private {@link SimpleMeterRegistry}. */
+        public Builder meterRegistry(MeterRegistry meterRegistry) {
+            this.meterRegistry = meterRegistry;
+            return this;
+        }
+
+        /**
+         * The writer for {@link IdempotentOutboxWork}'s events. Default: {@link WriteMode#KEEP}
+         * in the same schema, with this builder's meter registry.
+         */
+        public Builder writer(OutboxWriter writer) {
+            this.writer = writer;
+            return this;
+        }
+
+        /** @throws IllegalArgumentException naming the setting that is wrong */
+        public IdempotencyKeys build() {
+            Identifiers.requireValid("schema", schema);
+            requirePositive("lease", lease);
+            requirePositive("retention", retention);
+            if (clock == null) {
+                throw new IllegalArgumentException("clock must not be null; the default is Clock.systemUTC()");
+            }
+            if (retention.compareTo(lease) <= 0) {
+                throw new IllegalArgumentException("retention (" + retention + ") must be longer than lease (" + lease + ")");
+            }
+            for (Map.Entry<String, Duration> e : scopeRetention.entrySet()) {
+                requirePositive("retention of scope '" + e.getKey() + "'", e.getValue());
+                if (e.getValue().compareTo(lease) <= 0) {
+                    throw new IllegalArgumentException("retention of scope '" + e.getKey() + "' (" + e.getValue()
+                            + ") must be longer than lease (" + lease + ")");
+                }
+            }
+            return new IdempotencyKeys(this);
+        }
+
+        private static void requirePositive(String what, Duration d) {
+            if (d == null || d.isNegative() || d.isZero()) {
+                throw new IllegalArgumentException(what + " must be a positive duration, got " + d);
+            }
+        }
+    }
+}
