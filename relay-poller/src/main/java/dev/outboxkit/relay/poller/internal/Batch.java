@@ -1,0 +1,319 @@
+package dev.outboxkit.relay.poller.internal;
+
+import dev.outboxkit.core.KafkaRecords;
+import java.sql.Connection;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.producer.Callback;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.errors.TimeoutException;
+
+/**
+ * The rows of one claim, in seq order, with the transaction that claimed them still open on
+ * {@link #connection}: until that transaction commits, nothing is forgotten. Tracks what became
+ * of each row's record.
+ *
+ * <p>Rows are sent in "waves": with {@code ParkPolicy.CONTINUE} everything is one wave; with
+ * {@code HOLD_AGGREGATE} wave k holds each aggregate's k-th row of the batch, and wave k+1 is sent
+ * only after wave k was acknowledged, so a refused row holds back the aggregate's later rows even
+ * inside one batch. Within a batch a row that failed before it was sent always holds back the
+ * later rows of its aggregate. After a failure the relay runs "careful" batches: one row per wave,
+ * so a record Kafka refuses can never share a produce request with others.
+ */
+final class Batch {
+
+    enum State { PENDING, IN_FLIGHT, ACKED, PARKED, FAILED, WITHHELD }
+
+    final Connection connection;
+    final ClaimedRow[] rows;
+    private final State[] state;
+    private final Throwable[] errors;
+    private final long[] ackMicros;
+    private final int[] wave;
+    private final int waves;
+    private final Clock clock;
+    private final AtomicInteger pending = new AtomicInteger();
+    private volatile CountDownLatch waveDone = new CountDownLatch(0);
+    private int nextWave;
+    private final Set<String> blocked = new HashSet<>();
+    /** Aggregates blocked from outside (parked in the previous batch, HOLD_AGGREGATE). */
+    private final Set<String> blockedFromBefore = new HashSet<>();
+    private final long claimedAtNanos = System.nanoTime();
+    /** When the relay gives up waiting for this batch's acknowledgements (System.nanoTime). */
+    long ackDeadlineNanos;
+    /** The leases (and fences) the claim relied on; the commit checks exactly these. */
+    final Ownership claimedUnder;
+
+    /**
+     * @param waveByAggregate HOLD_AGGREGATE: wave k holds each aggregate's k-th row
+     * @param oneByOne        careful mode after a failure: one row per wave, each acknowledged before the next
+     */
+    Batch(Connection connection, Ownership claimedUnder, List<ClaimedRow> claimed, boolean waveByAggregate, boolean oneByOne,
+          Clock clock) {
+        this.connection = connection;
+        this.claimedUnder = claimedUnder;
+        this.rows = claimed.toArray(new ClaimedRow[0]);
+        java.util.Arrays.sort(rows, (a, b) -> Long.compare(a.seq, b.seq));
+        this.state = new State[rows.length];
+        java.util.Arrays.fill(state, State.PENDING);
+        this.errors = new Throwable[rows.length];
+        this.ackMicros = new long[rows.length];
+        this.wave = new int[rows.length];
+        this.clock = clock;
+        int max = 0;
+        if (oneByOne) {
+            for (int i = 0; i < rows.length; i++) {
+                wave[i] = i;
+            }
+            max = rows.length - 1;
+        } else if (waveByAggregate) {
+            Map<String, Integer> seen = new HashMap<>();
+            for (int i = 0; i < rows.length; i++) {
+                wave[i] = seen.merge(rows[i].aggregateKey(), 1, Integer::sum) - 1;
+                max = Math.max(max, wave[i]);
+            }
+        }
+        this.waves = rows.length == 0 ? 0 : max + 1;
+    }
+
+    int size() {
+        return rows.length;
+    }
+
+    long ageNanos() {
+        return System.nanoTime() - claimedAtNanos;
+    }
+
+    /** Rows of these aggregates are not sent (their earlier row was parked by the previous batch). */
+    void block(Set<String> aggregates) {
+        blockedFromBefore.addAll(aggregates);
+    }
+
+    boolean hasMoreWaves() {
+        return nextWave < waves;
+    }
+
+    /** Sends the next wave's rows; returns how many records went to the producer. */
+    int sendWave(Producer<byte[], byte[]> producer, KafkaRecords records, boolean holdParked) {
+        int w = nextWave++;
+        List<Integer> members = new ArrayList<>();
+        for (int i = 0; i < rows.length; i++) {
+            if (wave[i] == w && state[i] == State.PENDING) {
+                members.add(i);
+            }
+        }
+        pending.set(members.size() + 1); // +1: released after the loop, so the wave cannot finish early
+        waveDone = new CountDownLatch(1);
+        Map<String, RuntimeException> deadTopics = null;
+        int sent = 0;
+        for (int i : members) {
+            ClaimedRow row = rows[i];
+            if ((!blocked.isEmpty() || !blockedFromBefore.isEmpty())
+                    && (blocked.contains(row.aggregateKey()) || blockedFromBefore.contains(row.aggregateKey()))) {
+                state[i] = State.WITHHELD;
+                arrive();
+                continue;
+            }
+            ProducerRecord<byte[], byte[]> record;
+            try {
+                if (row.invalid != null) {
+                    throw row.invalid;
+                }
+                record = records.toRecord(row.event);
+            } catch (RuntimeException invalid) {
+                failedBeforeSend(i, invalid, holdParked);
+                continue;
+            }
+            RuntimeException topicDown = deadTopics == null ? null : deadTopics.get(record.topic());
+            if (topicDown != null) {
+                failedBeforeSend(i, topicDown, holdParked);
+                continue;
+            }
+            state[i] = State.IN_FLIGHT;
+            try {
+                Future<RecordMetadata> f = producer.send(record, callback(i));
+                if (f.isDone() && state[i] == State.FAILED && errors[i] instanceof TimeoutException t) {
+                    // No metadata for the topic within max.block.ms: the rest of this topic would wait as long.
+                    if (deadTopics == null) {
+                        deadTopics = new HashMap<>();
+                    }
+                    deadTopics.put(record.topic(), t);
+                    blocked.add(row.aggregateKey());
+                } else if (f.isDone() && (state[i] == State.FAILED || state[i] == State.PARKED)) {
+                    if (state[i] == State.FAILED || holdParked) {
+                        blocked.add(row.aggregateKey());
+                    }
+                }
+                sent++;
+            } catch (RuntimeException e) {
+                // send() threw instead of failing the future (closed producer, interrupt, buffer): never sent.
+                errors[i] = e;
+                state[i] = Failures.isPoison(e) ? State.PARKED : State.FAILED;
+                if (state[i] == State.FAILED || holdParked) {
+                    blocked.add(row.aggregateKey());
+                }
+                arrive();
+            }
+        }
+        arrive();
+        return sent;
+    }
+
+    private void failedBeforeSend(int i, RuntimeException error, boolean holdParked) {
+        errors[i] = error;
+        state[i] = Failures.isPoison(error) ? State.PARKED : State.FAILED;
+        if (state[i] == State.FAILED || holdParked) {
+            blocked.add(rows[i].aggregateKey());
+        }
+        arrive();
+    }
+
+    private Callback callback(int i) {
+        return (metadata, exception) -> {
+            if (exception == null) {
+                Instant now = clock.instant();
+                ackMicros[i] = now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
+                state[i] = State.ACKED;
+            } else {
+                errors[i] = exception;
+                state[i] = Failures.isPoison(exception) ? State.PARKED : State.FAILED;
+            }
+            arrive();
+        };
+    }
+
+    private void arrive() {
+        if (pending.decrementAndGet() == 0) {
+            waveDone.countDown();
+        }
+    }
+
+    /** Waits until the current wave is resolved or {@code deadlineNanos} passes; true when resolved. */
+    boolean awaitWave(long deadlineNanos) throws InterruptedException {
+        long wait = deadlineNanos - System.nanoTime();
+        return waveDone.await(Math.max(0, wait), TimeUnit.NANOSECONDS);
+    }
+
+    /** True when every record handed to the producer has its outcome (acked or failed). */
+    boolean settled() {
+        return waveDone.getCount() == 0;
+    }
+
+    /**
+     * After the last wave (or a timeout): rows still in flight count as failed (their outcome is
+     * unknown; Kafka may still take them, which is a harmless duplicate later), unsent rows as
+     * withheld. HOLD_AGGREGATE: blocks the aggregates that failed so later waves skip them.
+     */
+    void closeWaves() {
+        for (int i = 0; i < rows.length; i++) {
+            if (state[i] == State.IN_FLIGHT) {
+                state[i] = State.FAILED;
+                errors[i] = new TimeoutException("no acknowledgement from Kafka in time (batch given up)");
+            } else if (state[i] == State.PENDING) {
+                state[i] = State.WITHHELD;
+            }
+        }
+        nextWave = waves;
+    }
+
+    /** Between waves: aggregates with a row that did not make it hold back their later rows. */
+    void blockFailedAggregates(boolean holdParked) {
+        for (int i = 0; i < rows.length; i++) {
+            if (state[i] == State.FAILED || state[i] == State.WITHHELD || (holdParked && state[i] == State.PARKED)) {
+                blocked.add(rows[i].aggregateKey());
+            }
+        }
+    }
+
+    /** Marks every unsent row withheld (the batch is abandoned before sending). */
+    void withholdAll() {
+        for (int i = 0; i < rows.length; i++) {
+            if (state[i] == State.PENDING) {
+                state[i] = State.WITHHELD;
+            }
+        }
+        nextWave = waves;
+    }
+
+    State state(int i) {
+        return state[i];
+    }
+
+    Throwable error(int i) {
+        return errors[i];
+    }
+
+    long ackMicros(int i) {
+        return ackMicros[i];
+    }
+
+    int count(State s) {
+        int n = 0;
+        for (State x : state) {
+            if (x == s) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** Aggregates of parked rows (HOLD_AGGREGATE blocks them in the next batch). */
+    Set<String> parkedAggregates() {
+        Set<String> out = new HashSet<>();
+        for (int i = 0; i < rows.length; i++) {
+            if (state[i] == State.PARKED) {
+                out.add(rows[i].aggregateKey());
+            }
+        }
+        return out;
+    }
+
+    /** Distinct partitions of the batch's rows (for the fence check at commit). */
+    int[] partitions() {
+        TreeSet<Integer> p = new TreeSet<>();
+        for (ClaimedRow r : rows) {
+            p.add(r.partition);
+        }
+        return p.stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    /**
+     * Rows acknowledged after an earlier row of the same aggregate failed in this batch: Kafka
+     * may then hold them ahead of it (the idempotent producer keeps a partition's order unless a
+     * batch expires). Counted and logged; HOLD_AGGREGATE's waves rule it out.
+     */
+    int orderRisks() {
+        Map<String, Long> firstFailure = new HashMap<>();
+        for (int i = 0; i < rows.length; i++) {
+            if (state[i] == State.FAILED) {
+                firstFailure.putIfAbsent(rows[i].aggregateKey(), rows[i].seq);
+            }
+        }
+        if (firstFailure.isEmpty()) {
+            return 0;
+        }
+        int risks = 0;
+        for (int i = 0; i < rows.length; i++) {
+            if (state[i] == State.ACKED) {
+                Long failed = firstFailure.get(rows[i].aggregateKey());
+                if (failed != null && failed < rows[i].seq) {
+                    risks++;
+                }
+            }
+        }
+        return risks;
+    }
+}

@@ -1,0 +1,424 @@
+package dev.outboxkit.relay.poller.internal;
+
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Membership and partition leases of one instance. On every heartbeat it renews its membership
+ * and its leases, computes its fair share of the partitions among the live members (sorted by
+ * id: the first {@code partitions % members} get one more), gives back what is above it and takes
+ * free or expired partitions up to it, each with a new fencing token from the database sequence.
+ *
+ * <p>The claim loop reads {@link #ownership()} before every claim; the claim itself re-checks each
+ * lease (holder, fence, expiry) in the database, so a stale view can only make it claim less.
+ */
+public final class LeaseManager {
+
+    private static final Logger log = LoggerFactory.getLogger(LeaseManager.class);
+
+    private final DataSource dataSource;
+    private final PollerSql sql;
+    private final PollerSettings settings;
+    private final RelayMetrics metrics;
+    private final Runnable onGain;
+    /** Guards changes of {@link #ownership} only (never held across a database call). */
+    private final Object ownershipLock = new Object();
+    private volatile Ownership ownership;
+    private volatile long lastHeartbeatNanos;
+    private volatile String lastError;
+    private volatile int liveMembers;
+    private volatile boolean partitionMismatch;
+    private volatile boolean stopped;
+
+    public LeaseManager(DataSource dataSource, PollerSql sql, PollerSettings settings, RelayMetrics metrics, Runnable onGain) {
+        this.dataSource = dataSource;
+        this.sql = sql;
+        this.settings = settings;
+        this.metrics = metrics;
+        this.onGain = onGain;
+        this.ownership = Ownership.of(Map.of(), settings.partitions());
+    }
+
+    public Ownership ownership() {
+        return ownership;
+    }
+
+    /** Nanos (System.nanoTime) of the last heartbeat that reached the database, 0 before the first. */
+    public long lastHeartbeatNanos() {
+        return lastHeartbeatNanos;
+    }
+
+    public String lastError() {
+        return lastError;
+    }
+
+    public int liveMembers() {
+        return liveMembers;
+    }
+
+    public boolean partitionMismatch() {
+        return partitionMismatch;
+    }
+
+    /** One heartbeat: renew, rebalance. Never throws; failures are logged and kept for health. */
+    public synchronized void heartbeat() {
+        if (stopped) {
+            return;
+        }
+        try (Connection c = dataSource.getConnection()) {
+            c.setAutoCommit(false);
+            renew(c);
+            List<Member> members = members(c);
+            lastHeartbeatNanos = System.nanoTime();
+            lastError = null;
+            rebalance(c, members);
+        } catch (SQLException | RuntimeException e) {
+            lastError = e.getClass().getSimpleName() + ": " + e.getMessage();
+            log.warn("poll relay {}: lease heartbeat failed ({}); will retry in {} ms. Leases expire {} after the last "
+                            + "successful renewal; check that the database is reachable",
+                    settings.instanceId(), lastError, settings.heartbeatInterval().toMillis(), settings.leaseDuration());
+        }
+    }
+
+    private void renew(Connection c) throws SQLException {
+        Ownership held = ownership;
+        setTimeouts(c, 2000);
+        try (PreparedStatement ps = c.prepareStatement(sql.memberUpsert)) {
+            ps.setString(1, settings.instanceId());
+            ps.setInt(2, settings.partitions());
+            ps.setLong(3, settings.leaseDuration().toMillis());
+            ps.executeUpdate();
+        }
+        Set<Integer> renewed = new HashSet<>();
+        if (!held.isEmpty()) {
+            try (PreparedStatement ps = c.prepareStatement(sql.renew)) {
+                ps.setLong(1, settings.leaseDuration().toMillis());
+                ps.setArray(2, ints(c, held.partitions()));
+                ps.setArray(3, longs(c, held.fences()));
+                ps.setString(4, settings.instanceId());
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        renewed.add(rs.getInt(1));
+                    }
+                }
+            }
+        }
+        c.commit();
+        List<Integer> lost = new ArrayList<>();
+        for (int p : held.partitions()) {
+            if (!renewed.contains(p)) {
+                lost.add(p);
+            }
+        }
+        if (!lost.isEmpty()) {
+            stepDown(lost, "could not renew: the lease expired (this instance stalled or lost the database for "
+                    + "longer than leaseDuration=" + settings.leaseDuration() + ") or another instance holds it now");
+        }
+    }
+
+    /**
+     * The claim loop found at commit time that it no longer holds these leases (a newer holder has
+     * them, or they expired): drop each one still held under the same fence. Its work was rolled back.
+     */
+    public void fenced(Ownership claimedUnder, int[] partitions, String why) {
+        metrics.fenceRejected();
+        List<Integer> lost = new ArrayList<>();
+        Ownership now = ownership;
+        for (int p : partitions) {
+            if (now.fence(p) == claimedUnder.fence(p)) {
+                lost.add(p);
+            }
+        }
+        stepDown(lost, why);
+    }
+
+    private void stepDown(List<Integer> candidates, String why) {
+        Ownership before;
+        List<Integer> lost = new ArrayList<>();
+        synchronized (ownershipLock) {
+            before = ownership;
+            for (int p : candidates) {
+                if (before.holds(p)) {
+                    lost.add(p);
+                }
+            }
+            if (lost.isEmpty()) {
+                return;
+            }
+            ownership = before.without(lost);
+        }
+        metrics.rebalanced();
+        Map<Integer, Long> gone = new TreeMap<>();
+        for (int p : lost) {
+            gone.put(p, before.fence(p));
+        }
+        log.warn("poll relay {}: FENCED, stepping down from {}: {}. Work in flight on them is rolled back and left to the "
+                        + "current holder; nothing is forgotten. Now holding {}",
+                settings.instanceId(), describe(gone), why, ownership);
+    }
+
+    private record Member(String id, int partitions) {
+    }
+
+    private List<Member> members(Connection c) throws SQLException {
+        List<Member> out = new ArrayList<>();
+        try (PreparedStatement purge = c.prepareStatement(sql.purgeMembers)) {
+            purge.executeUpdate();
+        }
+        try (PreparedStatement ps = c.prepareStatement(sql.members); ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                out.add(new Member(rs.getString(1), rs.getInt(2)));
+            }
+        }
+        c.commit();
+        return out;
+    }
+
+    private void rebalance(Connection c, List<Member> members) throws SQLException {
+        liveMembers = members.size();
+        List<String> disagree = new ArrayList<>();
+        for (Member m : members) {
+            if (m.partitions() != settings.partitions()) {
+                disagree.add(m.id() + " (" + m.partitions() + ")");
+            }
+        }
+        if (!disagree.isEmpty()) {
+            if (!partitionMismatch) {
+                log.error("poll relay {}: live instances disagree on the partition count: this one has {}, {} {}. An "
+                                + "aggregate would map to two partitions and lose its order, so this instance takes no "
+                                + "leases until all run with the same 'partitions' setting",
+                        settings.instanceId(), settings.partitions(), String.join(", ", disagree),
+                        disagree.size() == 1 ? "differs" : "differ");
+            }
+            partitionMismatch = true;
+            release(c, ownership.toMap(), "the partition count is in dispute");
+            return;
+        }
+        partitionMismatch = false;
+        int target = fairShare(members);
+        Ownership held = ownership;
+        if (held.size() > target) {
+            TreeMap<Integer, Long> surplus = new TreeMap<>(Collections.reverseOrder());
+            surplus.putAll(held.toMap());
+            Map<Integer, Long> give = new HashMap<>();
+            for (Map.Entry<Integer, Long> e : surplus.entrySet()) {
+                if (give.size() == held.size() - target) {
+                    break;
+                }
+                give.put(e.getKey(), e.getValue());
+            }
+            release(c, give, "rebalancing: " + members.size() + " live instances, fair share " + target);
+        } else if (held.size() < target) {
+            acquire(c, target - held.size(), target);
+        }
+    }
+
+    private int fairShare(List<Member> members) {
+        int n = Math.max(1, members.size());
+        int index = 0;
+        boolean found = false;
+        for (int i = 0; i < members.size(); i++) {
+            if (members.get(i).id().equals(settings.instanceId())) {
+                index = i;
+                found = true;
+            }
+        }
+        if (!found) {
+            n = members.size() + 1;
+            index = members.size();
+        }
+        int p = settings.partitions();
+        return p / n + (index < p % n ? 1 : 0);
+    }
+
+    private void acquire(Connection c, int wanted, int target) throws SQLException {
+        Set<Integer> taken = new HashSet<>();
+        setTimeouts(c, 2000);
+        try (PreparedStatement ps = c.prepareStatement(sql.leaseView); ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                if (rs.getBoolean(3)) {
+                    taken.add(Integer.parseInt(rs.getString(1).substring(PollerSql.LEASE_PREFIX.length())));
+                }
+            }
+        } catch (NumberFormatException e) {
+            throw new IllegalStateException("outbox_relay_lease holds a poll/ key that is not poll/<number>: " + e.getMessage(), e);
+        }
+        c.commit();
+        List<Integer> free = new ArrayList<>();
+        for (int p = 0; p < settings.partitions(); p++) {
+            if (!taken.contains(p) && !ownership.holds(p)) {
+                free.add(p);
+            }
+        }
+        if (free.isEmpty()) {
+            return;
+        }
+        Collections.shuffle(free);
+        List<String> keys = new ArrayList<>();
+        for (int p : free.subList(0, Math.min(wanted, free.size()))) {
+            keys.add(PollerSql.leaseKey(p));
+        }
+        Map<Integer, Long> gained = new HashMap<>();
+        setTimeouts(c, 2000);
+        try (PreparedStatement del = c.prepareStatement(sql.takeOverExpired);
+             PreparedStatement ins = c.prepareStatement(sql.insertLeases)) {
+            del.setArray(1, c.createArrayOf("text", keys.toArray()));
+            del.executeUpdate();
+            ins.setString(1, settings.instanceId());
+            ins.setLong(2, settings.leaseDuration().toMillis());
+            ins.setArray(3, c.createArrayOf("text", keys.toArray()));
+            try (ResultSet rs = ins.executeQuery()) {
+                while (rs.next()) {
+                    gained.put(Integer.parseInt(rs.getString(1).substring(PollerSql.LEASE_PREFIX.length())), rs.getLong(2));
+                }
+            }
+            c.commit();
+        } catch (SQLException e) {
+            rollbackQuietly(c);
+            throw e;
+        }
+        if (!gained.isEmpty()) {
+            synchronized (ownershipLock) {
+                ownership = ownership.with(gained);
+            }
+            metrics.rebalanced();
+            log.info("poll relay {}: acquired {}; holding {} of a fair share of {}", settings.instanceId(),
+                    describe(gained), ownership, target);
+            onGain.run();
+        }
+    }
+
+    private void release(Connection c, Map<Integer, Long> give, String why) throws SQLException {
+        if (give.isEmpty()) {
+            return;
+        }
+        // Stop claiming first; the DELETE then waits for claims in flight on them (they hold KEY SHARE).
+        synchronized (ownershipLock) {
+            ownership = ownership.without(give.keySet());
+        }
+        metrics.rebalanced();
+        int[] parts = give.keySet().stream().mapToInt(Integer::intValue).toArray();
+        long[] fences = new long[parts.length];
+        for (int i = 0; i < parts.length; i++) {
+            fences[i] = give.get(parts[i]);
+        }
+        setTimeouts(c, settings.ackTimeout().toMillis() + 2000);
+        try (PreparedStatement ps = c.prepareStatement(sql.release)) {
+            ps.setArray(1, ints(c, parts));
+            ps.setArray(2, longs(c, fences));
+            ps.setString(3, settings.instanceId());
+            ps.executeUpdate();
+            c.commit();
+            log.info("poll relay {}: released {} ({}); holding {}", settings.instanceId(), describe(give), why, ownership);
+        } catch (SQLException e) {
+            rollbackQuietly(c);
+            log.warn("poll relay {}: could not release {} ({}); they expire by themselves after {}", settings.instanceId(),
+                    give.keySet(), e.getMessage(), settings.leaseDuration());
+        }
+    }
+
+    /**
+     * Graceful stop (the claim loop has already finished its batch): gives back every lease and
+     * the membership at once, so the other instances take over without waiting for expiry.
+     */
+    public synchronized void leave() {
+        stopped = true;
+        Ownership held;
+        synchronized (ownershipLock) {
+            held = ownership;
+            ownership = Ownership.of(Map.of(), settings.partitions());
+        }
+        try (Connection c = dataSource.getConnection()) {
+            c.setAutoCommit(false);
+            setTimeouts(c, 5000);
+            try (PreparedStatement leases = c.prepareStatement(sql.releaseAll);
+                 PreparedStatement member = c.prepareStatement(sql.memberLeave)) {
+                leases.setString(1, settings.instanceId());
+                int n = leases.executeUpdate();
+                member.setString(1, settings.instanceId());
+                member.executeUpdate();
+                c.commit();
+                log.info("poll relay {}: released {} lease{} and left", settings.instanceId(), n, n == 1 ? "" : "s");
+            }
+        } catch (SQLException e) {
+            log.warn("poll relay {}: could not release its {} on stop ({}); they expire by themselves after {}",
+                    settings.instanceId(), held, e.getMessage(), settings.leaseDuration());
+        }
+    }
+
+    /** "poll/{0-3,7} (fences 12..40)": partitions as ranges, with the span of their fences. */
+    static String describe(Map<Integer, Long> leases) {
+        TreeMap<Integer, Long> sorted = new TreeMap<>(leases);
+        StringBuilder out = new StringBuilder(PollerSql.LEASE_PREFIX).append('{');
+        Integer start = null;
+        Integer previous = null;
+        for (int p : sorted.keySet()) {
+            if (previous != null && p == previous + 1) {
+                previous = p;
+                continue;
+            }
+            if (start != null) {
+                out.append(start.equals(previous) ? "" + start : start + "-" + previous).append(',');
+            }
+            start = p;
+            previous = p;
+        }
+        if (start != null) {
+            out.append(start.equals(previous) ? "" + start : start + "-" + previous);
+        }
+        out.append('}');
+        if (!sorted.isEmpty()) {
+            long min = sorted.values().stream().mapToLong(Long::longValue).min().orElse(0);
+            long max = sorted.values().stream().mapToLong(Long::longValue).max().orElse(0);
+            out.append(min == max ? " (fence " + min + ")" : " (fences " + min + ".." + max + ")");
+        }
+        return out.toString();
+    }
+
+    static void setTimeouts(Connection c, long lockTimeoutMillis) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT set_config('lock_timeout', ?, true), "
+                + "set_config('statement_timeout', ?, true)")) {
+            ps.setString(1, Long.toString(lockTimeoutMillis));
+            ps.setString(2, Long.toString(lockTimeoutMillis + 10_000));
+            ps.executeQuery().close();
+        }
+    }
+
+    static Array ints(Connection c, int[] values) throws SQLException {
+        Integer[] boxed = new Integer[values.length];
+        for (int i = 0; i < values.length; i++) {
+            boxed[i] = values[i];
+        }
+        return c.createArrayOf("int4", boxed);
+    }
+
+    static Array longs(Connection c, long[] values) throws SQLException {
+        Long[] boxed = new Long[values.length];
+        for (int i = 0; i < values.length; i++) {
+            boxed[i] = values[i];
+        }
+        return c.createArrayOf("int8", boxed);
+    }
+
+    static void rollbackQuietly(Connection c) {
+        try {
+            c.rollback();
+        } catch (SQLException ignored) {
+            // the connection is broken; the server rolled back already
+        }
+    }
+}

@@ -1,0 +1,167 @@
+package dev.outboxkit.relay.poller.internal;
+
+import dev.outboxkit.core.Identifiers;
+import dev.outboxkit.relay.poller.AfterPublish;
+import dev.outboxkit.relay.poller.ParkPolicy;
+
+/**
+ * Every statement of the polling relay, built once from validated settings. Table names come
+ * from {@link Identifiers#qualified} (validated and quoted); the only other values spliced into
+ * the text are integers from the settings. Everything else is a bind parameter.
+ *
+ * <p>Lease protocol in one paragraph: a claim locks the lease rows it relies on with
+ * {@code FOR KEY SHARE} until its transaction ends. Renewal is a plain UPDATE of non-key columns
+ * ({@code FOR NO KEY UPDATE}), which does not conflict with it. A takeover DELETEs the expired
+ * lease row (needs {@code FOR UPDATE}, which does conflict) and INSERTs a new one with a new fence
+ * from the sequence; it skips rows that are still locked. So a new holder can never claim rows of a
+ * partition while an old holder's claim on that partition is still open.
+ */
+public final class PollerSql {
+
+    /** Prefix of the poller's keys in {@code outbox_relay_lease}: {@code poll/0} … {@code poll/63}. */
+    public static final String LEASE_PREFIX = "poll/";
+
+    final String event;
+    final String deadLetter;
+    final String lease;
+    final String member;
+    final String fenceSequence;
+    private final int partitions;
+
+    final String timeouts;
+    final String claimSome;
+    final String claimAll;
+    final String requeue;
+    final String park;
+    final String deleteParked;
+    final String fenceCheck;
+
+    final String memberUpsert;
+    final String members;
+    final String purgeMembers;
+    final String memberLeave;
+    final String renew;
+    final String leaseView;
+    final String takeOverExpired;
+    final String insertLeases;
+    final String release;
+    final String releaseAll;
+
+    final String backlogCount;
+    final String oldestAge;
+    final String tablesPresent;
+    final String notifyTriggerPresent;
+
+    public PollerSql(String schema, int partitions, AfterPublish afterPublish, ParkPolicy parkPolicy) {
+        this.event = Identifiers.qualified(schema, "outbox_event");
+        this.deadLetter = Identifiers.qualified(schema, "outbox_dead_letter");
+        this.lease = Identifiers.qualified(schema, "outbox_relay_lease");
+        this.member = Identifiers.qualified(schema, "outbox_relay_member");
+        this.fenceSequence = Identifiers.qualified(schema, "outbox_fence_seq");
+        this.partitions = partitions;
+        boolean mark = afterPublish == AfterPublish.MARK;
+        boolean hold = parkPolicy == ParkPolicy.HOLD_AGGREGATE;
+
+        timeouts = "SELECT set_config('idle_in_transaction_session_timeout', ?, true), "
+                + "set_config('lock_timeout', ?, true), set_config('statement_timeout', ?, true)";
+
+        String held = """
+                WITH held AS MATERIALIZED (
+                    SELECT m.p
+                      FROM %s l
+                      JOIN unnest(?::int[], ?::bigint[]) AS m(p, fence)
+                        ON l.lease_key = '%s' || m.p AND l.fence = m.fence
+                     WHERE l.holder = ? AND l.expires_at > statement_timestamp()
+                       FOR KEY SHARE OF l
+                )
+                """.formatted(lease, LEASE_PREFIX);
+        String candidates = "SELECT c.seq FROM " + event + " c WHERE %s"
+                + (mark ? " AND c.published_at IS NULL" : "")
+                + (hold ? " AND NOT EXISTS (SELECT 1 FROM " + deadLetter + " d"
+                        + " WHERE d.aggregate_type = c.aggregate_type AND d.aggregate_id = c.aggregate_id)" : "")
+                + " ORDER BY c.seq LIMIT ? FOR UPDATE OF c SKIP LOCKED";
+        String forget = mark
+                ? "UPDATE " + event + " e SET published_at = statement_timestamp() WHERE e.seq IN (%s)"
+                : "DELETE FROM " + event + " e WHERE e.seq IN (%s)";
+        String returning = " RETURNING e.seq, " + partitionOf("e") + " AS part, e.id, e.aggregate_type, e.aggregate_id,"
+                + " e.event_type, e.topic, e.payload, e.headers, e.created_at, e.attempts";
+        claimSome = held + forget.formatted(candidates.formatted(
+                partitionOf("c") + " = ANY (ARRAY(SELECT p FROM held))")) + returning;
+        // Holding every partition: no per-row hash, only the one-time lease check.
+        claimAll = held + forget.formatted(candidates.formatted(
+                "(SELECT count(*) FROM held) = " + partitions)) + returning;
+
+        requeue = mark
+                ? "UPDATE " + event + " e SET published_at = NULL, attempts = r.attempts"
+                        + " FROM unnest(?::bigint[], ?::int[]) AS r(seq, attempts) WHERE e.seq = r.seq"
+                : "INSERT INTO " + event + " (seq, id, aggregate_type, aggregate_id, event_type, topic, payload, headers,"
+                        + " created_at, attempts) OVERRIDING SYSTEM VALUE"
+                        + " SELECT r.seq, r.id::uuid, r.aggregate_type, r.aggregate_id, r.event_type, r.topic, r.payload::jsonb,"
+                        + " r.headers::jsonb, r.created_at::timestamptz, r.attempts"
+                        + " FROM unnest(?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[],"
+                        + " ?::text[], ?::text[], ?::int[])"
+                        + " AS r(seq, id, aggregate_type, aggregate_id, event_type, topic, payload, headers, created_at, attempts)";
+        park = "INSERT INTO " + deadLetter + " (id, seq, aggregate_type, aggregate_id, event_type, payload, headers, topic,"
+                + " created_at, error_class, error_message, attempts, parked_by)"
+                + " VALUES (?::uuid, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?::timestamptz, ?, ?, ?, ?)"
+                + " ON CONFLICT (id) DO UPDATE SET seq = EXCLUDED.seq, error_class = EXCLUDED.error_class,"
+                + " error_message = EXCLUDED.error_message, attempts = EXCLUDED.attempts, parked_at = now(),"
+                + " parked_by = EXCLUDED.parked_by";
+        deleteParked = "DELETE FROM " + event + " WHERE seq = ANY (?::bigint[])";
+        fenceCheck = "SELECT count(*) FROM " + lease + " l JOIN unnest(?::int[], ?::bigint[]) AS m(p, fence)"
+                + " ON l.lease_key = '" + LEASE_PREFIX + "' || m.p AND l.fence = m.fence"
+                + " WHERE l.holder = ? AND l.expires_at > statement_timestamp()";
+
+        String expiresIn = "statement_timestamp() + ? * interval '1 millisecond'";
+        memberUpsert = "INSERT INTO " + member + " (member_id, partitions, started_at, heartbeat_at, expires_at)"
+                + " VALUES (?, ?, statement_timestamp(), statement_timestamp(), " + expiresIn + ")"
+                + " ON CONFLICT (member_id) DO UPDATE SET partitions = EXCLUDED.partitions,"
+                + " heartbeat_at = EXCLUDED.heartbeat_at, expires_at = EXCLUDED.expires_at";
+        members = "SELECT member_id, partitions FROM " + member + " WHERE expires_at > statement_timestamp() ORDER BY member_id";
+        purgeMembers = "DELETE FROM " + member + " WHERE expires_at < statement_timestamp()";
+        memberLeave = "DELETE FROM " + member + " WHERE member_id = ?";
+        renew = "UPDATE " + lease + " l SET renewed_at = statement_timestamp(), expires_at = " + expiresIn
+                + " FROM unnest(?::int[], ?::bigint[]) AS m(p, fence)"
+                + " WHERE l.lease_key = '" + LEASE_PREFIX + "' || m.p AND l.fence = m.fence AND l.holder = ?"
+                + " AND l.expires_at > statement_timestamp() RETURNING m.p";
+        leaseView = "SELECT lease_key, holder, expires_at > statement_timestamp() FROM " + lease
+                + " WHERE lease_key LIKE '" + LEASE_PREFIX + "%'";
+        takeOverExpired = "DELETE FROM " + lease + " WHERE lease_key IN (SELECT lease_key FROM " + lease
+                + " WHERE lease_key = ANY (?::text[]) AND expires_at <= statement_timestamp() FOR UPDATE SKIP LOCKED)";
+        insertLeases = "INSERT INTO " + lease + " (lease_key, holder, fence, acquired_at, renewed_at, expires_at)"
+                + " SELECT k, ?, nextval('" + fenceSequence + "'), statement_timestamp(), statement_timestamp(), " + expiresIn
+                + " FROM unnest(?::text[]) AS k ON CONFLICT (lease_key) DO NOTHING RETURNING lease_key, fence";
+        release = "DELETE FROM " + lease + " l USING unnest(?::int[], ?::bigint[]) AS m(p, fence)"
+                + " WHERE l.lease_key = '" + LEASE_PREFIX + "' || m.p AND l.fence = m.fence AND l.holder = ?";
+        releaseAll = "DELETE FROM " + lease + " WHERE holder = ? AND lease_key LIKE '" + LEASE_PREFIX + "%'";
+
+        String unpublished = mark ? " WHERE published_at IS NULL" : "";
+        backlogCount = "SELECT count(*) FROM " + event + unpublished;
+        oldestAge = "SELECT EXTRACT(EPOCH FROM statement_timestamp() - created_at) FROM " + event + unpublished
+                + " ORDER BY seq LIMIT 1";
+        tablesPresent = "SELECT to_regclass(?) IS NOT NULL, to_regclass(?) IS NOT NULL, to_regclass(?) IS NOT NULL,"
+                + " to_regclass(?) IS NOT NULL";
+        notifyTriggerPresent = "SELECT EXISTS (SELECT 1 FROM pg_trigger t JOIN pg_proc p ON p.oid = t.tgfoid"
+                + " WHERE t.tgrelid = to_regclass(?) AND p.proname = 'outbox_event_notify' AND t.tgenabled <> 'D')";
+    }
+
+    /** Four to_regclass checks: outbox_event, outbox_dead_letter, outbox_relay_lease, outbox_relay_member. */
+    public String tablesPresent() {
+        return tablesPresent;
+    }
+
+    /** Whether the outbox_event_notify trigger is attached and enabled (one parameter: the table). */
+    public String notifyTriggerPresent() {
+        return notifyTriggerPresent;
+    }
+
+    /** The partition of an outbox row: a stable hash of aggregate type and id, modulo the partition count. */
+    String partitionOf(String alias) {
+        return "((hashtext(" + alias + ".aggregate_type || '/' || " + alias + ".aggregate_id) & 2147483647) % "
+                + partitions + ")";
+    }
+
+    static String leaseKey(int partition) {
+        return LEASE_PREFIX + partition;
+    }
+}

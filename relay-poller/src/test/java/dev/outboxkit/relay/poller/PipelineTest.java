@@ -1,0 +1,250 @@
+package dev.outboxkit.relay.poller;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.outboxkit.core.HeaderNames;
+import dev.outboxkit.core.Secret;
+import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.testkit.OutboxTestkitExtension;
+import dev.outboxkit.testkit.TestDatabase;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.clients.producer.MockProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.errors.NotEnoughReplicasException;
+import org.apache.kafka.common.errors.RecordTooLargeException;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * The claim loop against real PostgreSQL and a Kafka producer whose acknowledgements the test
+ * hands out one by one (Kafka's MockProducer), so the interleavings that matter are exact.
+ */
+@ExtendWith(OutboxTestkitExtension.class)
+class PipelineTest {
+
+    private final MockProducer<byte[], byte[]> kafka =
+            new MockProducer<>(false, null, new ByteArraySerializer(), new ByteArraySerializer());
+
+    private PollingRelay.Builder relay(TestDatabase db) {
+        return PollingRelay.builder()
+                .jdbcUrl(db.jdbcUrl()).user(db.user()).password(Secret.of(db.password()))
+                .bootstrapServers("unused:9092")
+                .route(TopicRoute.of("pipeline-test"))
+                .leaseDuration(Duration.ofSeconds(45))
+                .producerFactory(config -> kafka);
+    }
+
+    private List<UUID> sentIds() {
+        List<UUID> ids = new ArrayList<>();
+        for (ProducerRecord<byte[], byte[]> r : kafka.history()) {
+            ids.add(UUID.fromString(new String(r.headers().lastHeader(HeaderNames.ID).value(), StandardCharsets.UTF_8)));
+        }
+        return ids;
+    }
+
+    private static UUID insert(TestDatabase db, String aggregate) throws Exception {
+        try (Connection c = db.connect()) {
+            return OutboxRows.insert(c, "account", aggregate, "{\"a\": \"" + aggregate + "\"}");
+        }
+    }
+
+    /** Rows no transaction holds: once zero, the relay has claimed (locked) every row. */
+    private static long unclaimed(TestDatabase db) throws Exception {
+        try (Connection c = db.connect(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT seq FROM outbox_event FOR UPDATE SKIP LOCKED")) {
+            long n = 0;
+            while (rs.next()) {
+                n++;
+            }
+            return n;
+        }
+    }
+
+    @Test
+    void aPartlyFailedBatchKeepsTheNextBatchOfTheSameAggregateUnsent(TestDatabase db) throws Exception {
+        UUID a1 = insert(db, "A");
+        UUID b1 = insert(db, "B");
+        UUID a2 = insert(db, "A");
+        UUID b2 = insert(db, "B");
+        try (PollingRelay relay = relay(db).batchSize(2).build()) {
+            relay.start();
+            await().atMost(Duration.ofSeconds(30)).until(() -> kafka.history().size() == 2);
+            assertThat(sentIds()).containsExactly(a1, b1);
+            // Batch N+1 (A2, B2) is claimed while batch N waits for Kafka ...
+            await().atMost(Duration.ofSeconds(30)).until(() -> unclaimed(db) == 0);
+            // ... then N fails in part: A1 retriably, B1 acknowledged.
+            kafka.errorNext(new NotEnoughReplicasException("test: not enough replicas"));
+            kafka.completeNext();
+            // A2 must not go out before A1 is retried: the next send is A1 (alone: careful mode), then A2.
+            await().atMost(Duration.ofSeconds(30)).until(() -> kafka.history().size() >= 3);
+            assertThat(sentIds()).containsExactly(a1, b1, a1);
+            try (Connection c = db.connect()) {
+                assertThat(OutboxRows.count(c, "SELECT attempts FROM outbox_event WHERE id = '" + a1 + "'")).isEqualTo(1);
+            }
+            kafka.completeNext();
+            await().atMost(Duration.ofSeconds(30)).until(() -> kafka.history().size() >= 4);
+            assertThat(sentIds().subList(0, 4)).containsExactly(a1, b1, a1, a2);
+            completeAllUntilEmpty(db);
+            assertThat(sentIds()).containsSubsequence(a1, a2).containsSubsequence(b1, b2);
+        }
+    }
+
+    @Test
+    void holdAggregatePublishesAnAggregateOneEventAtATimeAndHoldsItBehindARefusedEvent(TestDatabase db) throws Exception {
+        UUID a1 = insert(db, "A");
+        UUID a2 = insert(db, "A");
+        UUID b1 = insert(db, "B");
+        UUID a3 = insert(db, "A");
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (PollingRelay relay = relay(db).parkPolicy(ParkPolicy.HOLD_AGGREGATE).meterRegistry(registry).build()) {
+            relay.start();
+            // First wave: each aggregate's first event only.
+            await().atMost(Duration.ofSeconds(30)).until(() -> kafka.history().size() == 2);
+            assertThat(sentIds()).containsExactly(a1, b1);
+            kafka.errorNext(new RecordTooLargeException("test: too large for the topic"));
+            kafka.completeNext();
+            await().atMost(Duration.ofSeconds(30)).until(() -> registry.get("outbox.relay.dead_lettered").counter().count() == 1);
+            try (Connection c = db.connect()) {
+                assertThat(OutboxRows.count(c, "SELECT count(*) FROM outbox_dead_letter WHERE id = '" + a1
+                        + "' AND error_class = 'org.apache.kafka.common.errors.RecordTooLargeException' AND attempts = 1")).isEqualTo(1);
+            }
+            // A2 and A3 wait behind the parked A1; nothing else is sent.
+            await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(10)).until(() -> kafka.history().size() == 2);
+            try (Connection c = db.connect()) {
+                assertThat(OutboxRows.count(c, "SELECT count(*) FROM outbox_event WHERE id IN ('" + a2 + "', '" + a3 + "')"))
+                        .isEqualTo(2);
+                // An operator retries the parked event (back into the outbox at its old place).
+                try (Statement s = c.createStatement()) {
+                    s.execute("WITH d AS (DELETE FROM outbox_dead_letter WHERE id = '" + a1 + "' RETURNING *) "
+                            + "INSERT INTO outbox_event (seq, id, aggregate_type, aggregate_id, event_type, payload, headers, "
+                            + "topic, created_at) OVERRIDING SYSTEM VALUE SELECT seq, id, aggregate_type, aggregate_id, "
+                            + "event_type, payload, headers, topic, created_at FROM d");
+                }
+            }
+            // Now A1, A2, A3 follow one by one.
+            int sent = 2;
+            for (UUID next : List.of(a1, a2, a3)) {
+                int expected = ++sent;
+                await().atMost(Duration.ofSeconds(30)).until(() -> kafka.history().size() >= expected);
+                assertThat(sentIds()).hasSize(expected).endsWith(next);
+                kafka.completeNext();
+            }
+            completeAllUntilEmpty(db);
+            assertThat(sentIds()).containsExactly(a1, b1, a1, a2, a3);
+        }
+    }
+
+    @Test
+    void aCommitAfterTheLeaseWasLostIsRolledBackAndTheRowsArePublishedAgain(TestDatabase db) throws Exception {
+        List<UUID> ids = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            ids.add(insert(db, "A" + i));
+        }
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (PollingRelay relay = relay(db).meterRegistry(registry).build()) {
+            relay.start();
+            await().atMost(Duration.ofSeconds(30)).until(() -> kafka.history().size() == 5);
+            long fenceBefore;
+            try (Connection c = db.connect()) {
+                fenceBefore = OutboxRows.count(c, "SELECT max(fence) FROM outbox_relay_lease");
+                // The lease runs out while the batch waits for Kafka (as after a long pause).
+                try (Statement s = c.createStatement()) {
+                    s.execute("UPDATE outbox_relay_lease SET expires_at = now() - interval '1 second'");
+                }
+            }
+            for (int i = 0; i < 5; i++) {
+                kafka.completeNext();
+            }
+            // The commit is refused by the fence: the rows come back and go out again under a new lease.
+            await().atMost(Duration.ofSeconds(30)).until(() ->
+                    registry.get("outbox.relay.fence.rejections").counter().count() >= 1);
+            await().atMost(Duration.ofSeconds(30)).until(() -> kafka.history().size() >= 10);
+            try (Connection c = db.connect()) {
+                assertThat(OutboxRows.count(c, "SELECT min(fence) FROM outbox_relay_lease")).isGreaterThan(fenceBefore);
+            }
+            completeAllUntilEmpty(db);
+            assertThat(sentIds().subList(5, 10)).containsExactlyElementsOf(ids);
+        }
+    }
+
+    @Test
+    void closeFinishesTheBatchInFlightAndReleasesTheLeases(TestDatabase db) throws Exception {
+        for (int i = 0; i < 20; i++) {
+            insert(db, "C" + i);
+        }
+        PollingRelay relay = relay(db).build();
+        relay.start();
+        await().atMost(Duration.ofSeconds(30)).until(() -> kafka.history().size() == 20);
+        CompletableFuture<Void> closing = CompletableFuture.runAsync(relay::close);
+        await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5)).until(() -> !closing.isDone());
+        while (kafka.completeNext()) {
+            // acknowledge the batch in flight
+        }
+        closing.get();
+        assertThat(relay.health().live()).isFalse();
+        try (Connection c = db.connect()) {
+            assertThat(OutboxRows.count(c, "SELECT count(*) FROM outbox_event")).isZero();
+            assertThat(OutboxRows.count(c, "SELECT count(*) FROM outbox_relay_lease")).isZero();
+            assertThat(OutboxRows.count(c, "SELECT count(*) FROM outbox_relay_member")).isZero();
+        }
+        assertThat(kafka.history()).hasSize(20);
+    }
+
+    @Test
+    void theDocumentedLeastPrivilegeGrantsAreEnough(TestDatabase db) throws Exception {
+        String role = "relay_" + Long.toHexString(System.nanoTime());
+        try (Connection c = db.connect(); Statement s = c.createStatement()) {
+            s.execute("CREATE ROLE " + role + " LOGIN PASSWORD 'relay-pw'");
+            // Exactly the grants of docs/readme/relay-poller.md.
+            s.execute("GRANT USAGE ON SCHEMA public TO " + role);
+            s.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON outbox_event TO " + role);
+            s.execute("GRANT SELECT, INSERT, UPDATE ON outbox_dead_letter TO " + role);
+            s.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON outbox_relay_lease, outbox_relay_member TO " + role);
+            s.execute("GRANT USAGE ON SEQUENCE outbox_fence_seq TO " + role);
+        }
+        UUID a1 = insert(db, "A");
+        UUID b1 = insert(db, "B");
+        UUID c1 = insert(db, "C");
+        UUID d1 = insert(db, "D");
+        try (PollingRelay relay = relay(db).user(role).password(Secret.of("relay-pw")).build()) {
+            relay.start();
+            await().atMost(Duration.ofSeconds(30)).until(() -> kafka.history().size() == 4);
+            kafka.errorNext(new NotEnoughReplicasException("test"));                 // A1: put back (INSERT … OVERRIDING)
+            kafka.errorNext(new RecordTooLargeException("test"));                    // B1: parked (dead letter)
+            kafka.completeNext();                                                    // C1
+            kafka.completeNext();                                                    // D1
+            await().atMost(Duration.ofSeconds(30)).until(() -> kafka.history().size() >= 5);
+            kafka.completeNext();                                                    // A1 again
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+                try (Connection c = db.connect()) {
+                    assertThat(OutboxRows.count(c, "SELECT count(*) FROM outbox_event")).isZero();
+                    assertThat(OutboxRows.count(c, "SELECT count(*) FROM outbox_dead_letter WHERE id = '" + b1 + "'")).isEqualTo(1);
+                }
+            });
+            assertThat(relay.health().ready()).as(relay.health().detail()).isTrue();
+        }
+        assertThat(sentIds()).containsExactly(a1, b1, c1, d1, a1);
+    }
+
+    private void completeAllUntilEmpty(TestDatabase db) {
+        await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+            while (kafka.completeNext()) {
+                // acknowledge everything sent so far
+            }
+            try (Connection c = db.connect()) {
+                assertThat(OutboxRows.count(c, "SELECT count(*) FROM outbox_event")).isZero();
+            }
+        });
+    }
+}
