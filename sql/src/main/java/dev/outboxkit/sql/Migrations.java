@@ -24,7 +24,8 @@ public final class Migrations {
 
     /** Tables the migrations create; finding one without our history means it is someone else's. */
     static final List<String> OWN_TABLES = List.of("outbox_event", "outbox_dead_letter", "outbox_relay_lease",
-            "idempotency_key", "idempotency_key_tombstone", "processed_event");
+            "idempotency_key", "idempotency_key_tombstone", "processed_event",
+            "external_effect");
 
     private Migrations() {
     }

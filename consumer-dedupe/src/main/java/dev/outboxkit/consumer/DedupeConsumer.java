@@ -1,0 +1,534 @@
+package dev.outboxkit.consumer;
+
+import dev.outboxkit.consumer.internal.ConsumerLoop;
+import dev.outboxkit.consumer.internal.ConsumerMetrics;
+import dev.outboxkit.consumer.internal.ConsumerSettings;
+import dev.outboxkit.consumer.internal.Failures;
+import dev.outboxkit.core.Identifiers;
+import dev.outboxkit.core.Relay;
+import dev.outboxkit.core.Topics;
+import dev.outboxkit.core.UnsafeConfigurationException;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import java.util.regex.Pattern;
+import javax.sql.DataSource;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The idempotent consumer: reads events from Kafka and applies each event id at most once per
+ * consumer group, atomically with its effect, in your PostgreSQL database.
+ *
+ * <p>Per poll batch it runs one database transaction: one statement records the batch's event
+ * ids in {@code processed_event} ({@code INSERT … ON CONFLICT DO NOTHING RETURNING}), the handler
+ * runs for the new ones on the same connection in poll order, the transaction commits, and only
+ * then are the Kafka offsets committed. A crash between the two commits redelivers the batch and
+ * the redelivery is skipped. With an at-least-once relay that is an exactly-once effect.
+ *
+ * <pre>{@code
+ * DedupeConsumer consumer = DedupeConsumer.builder()
+ *         .bootstrapServers("localhost:9092")
+ *         .group("projection")
+ *         .topics(List.of("outbox.event.order"))
+ *         .dataSource(dataSource)
+ *         .handler((connection, event) -> { ... write through connection ... })
+ *         .build();
+ * consumer.start();
+ * ...
+ * consumer.close();   // finishes the batch, commits, leaves the group
+ * }</pre>
+ *
+ * <p>Failures: a record that cannot be decoded (no id header, id not a UUID, createdAt not
+ * ISO-8601) goes to the dead-letter topic at once. A failing batch is rolled back and applied one
+ * event per transaction; the failing event is retried {@code maxAttempts} times with exponential
+ * backoff and then dead-lettered with error headers ({@link DeadLetterHeaders}); the rest carry
+ * on. Transient database errors (lost connection, deadlock, serialization failure, shutdown) are
+ * retried until the database answers again and never dead-letter anything. While it waits, the
+ * consumer pauses its partitions and keeps polling, so it stays in the group. Rebalances commit
+ * the finished offsets of revoked partitions first. Nothing is dropped silently.
+ *
+ * <p>Threads: {@link #start()} starts one (non-daemon) poll thread; handlers run on it. A second
+ * thread purges old ids ({@link InboxRetention}) every {@code retentionCheckInterval}, with its
+ * own connection: the {@code DataSource} should allow two connections per consumer.
+ */
+public final class DedupeConsumer implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(DedupeConsumer.class);
+    private static final AtomicInteger INSTANCES = new AtomicInteger();
+
+    private final ConsumerSettings settings;
+    private final ConsumerLoop loop;
+    private final Object lock = new Object();
+    private Thread thread;
+    private ScheduledExecutorService retentionScheduler;
+    private Admin admin;
+    private boolean closed;
+
+    private DedupeConsumer(ConsumerSettings settings) {
+        this.settings = settings;
+        this.loop = new ConsumerLoop(settings, new ConsumerMetrics(settings.meterRegistry(), settings.group()));
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Starts the poll thread (and the retention job) and returns.
+     *
+     * @throws IllegalStateException when started before or already closed
+     */
+    public void start() {
+        synchronized (lock) {
+            if (closed) {
+                throw new IllegalStateException("consumer " + settings.clientId() + " is closed; build a new one");
+            }
+            if (thread != null) {
+                throw new IllegalStateException("consumer " + settings.clientId() + " is already started");
+            }
+            thread = new Thread(loop, settings.clientId());
+            thread.setDaemon(false);
+            thread.start();
+            long every = settings.retentionCheckInterval().toMillis();
+            if (every > 0) {
+                retentionScheduler = Executors.newSingleThreadScheduledExecutor(r -> {
+                    Thread t = new Thread(r, settings.clientId() + "-retention");
+                    t.setDaemon(true);
+                    return t;
+                });
+                retentionScheduler.scheduleWithFixedDelay(this::purgeQuietly, every, every, TimeUnit.MILLISECONDS);
+            }
+        }
+    }
+
+    /** Liveness and readiness: live while the poll thread runs, ready when it polls and the database answers. */
+    public Relay.Health health() {
+        return loop.health();
+    }
+
+    /** The consumer group. */
+    public String group() {
+        return settings.group();
+    }
+
+    /**
+     * Purges old processed ids now, as the retention job does every {@code retentionCheckInterval}.
+     *
+     * @see InboxRetention#purge
+     */
+    public InboxRetention.Result purgeExpired() throws SQLException {
+        Admin a;
+        synchronized (lock) {
+            if (admin == null) {
+                admin = Admin.create(adminConfig());
+            }
+            a = admin;
+        }
+        return InboxRetention.purge(settings.dataSource(), settings.schema(), settings.group(), settings.retention(), a,
+                settings.clock());
+    }
+
+    private void purgeQuietly() {
+        try {
+            InboxRetention.Result r = purgeExpired();
+            if (r.purged() > 0 || r.keptNotCommitted() > 0 || r.keptWithoutCoordinates() > 0) {
+                log.info("group {}: retention purged {} processed id(s) older than {}; kept {} the group has not committed "
+                                + "past and {} without Kafka coordinates", settings.group(), r.purged(), settings.retention(),
+                        r.keptNotCommitted(), r.keptWithoutCoordinates());
+            }
+        } catch (Exception e) {
+            log.warn("group {}: retention purge failed ({}); nothing unsafe was deleted, it runs again in {}",
+                    settings.group(), Failures.describe(e), settings.retentionCheckInterval());
+        }
+    }
+
+    private Map<String, Object> adminConfig() {
+        Map<String, Object> config = new HashMap<>();
+        settings.kafkaProperties().forEach((k, v) -> {
+            if (AdminClientConfig.configNames().contains(k)) {
+                config.put(k, v);
+            }
+        });
+        config.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, settings.bootstrapServers());
+        config.put(AdminClientConfig.CLIENT_ID_CONFIG, settings.clientId() + "-retention");
+        return config;
+    }
+
+    /**
+     * Graceful stop: the batch in flight is finished and committed (a batch stuck waiting for a
+     * retry is left for redelivery instead), offsets are committed, the consumer leaves its group.
+     * Waits up to {@code closeTimeout}. Idempotent.
+     */
+    @Override
+    public void close() {
+        Thread t;
+        synchronized (lock) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            t = thread;
+            if (retentionScheduler != null) {
+                retentionScheduler.shutdownNow();
+            }
+        }
+        loop.stop();
+        if (t != null && t != Thread.currentThread()) {
+            try {
+                t.join(settings.closeTimeout().toMillis() + 5_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            if (t.isAlive()) {
+                log.warn("consumer {} did not stop within {}; its uncommitted records will be redelivered to the group",
+                        settings.clientId(), settings.closeTimeout());
+            }
+        }
+        synchronized (lock) {
+            if (admin != null) {
+                admin.close(Duration.ofSeconds(5));
+                admin = null;
+            }
+        }
+    }
+
+    /**
+     * Configuration of a {@link DedupeConsumer}. Required: bootstrap servers (or
+     * {@code bootstrap.servers} in {@link #kafkaProperties}), {@link #group}, {@link #topics} or
+     * {@link #topicPattern}, {@link #dataSource}, and {@link #handler} and/or {@link #batchHandler}.
+     * {@link #build()} validates everything and names the setting it refuses.
+     */
+    public static final class Builder {
+
+        private String bootstrapServers;
+        private Map<String, Object> kafkaProperties = Map.of();
+        private String group;
+        private List<String> topics;
+        private Pattern topicPattern;
+        private DataSource dataSource;
+        private String schema = "public";
+        private EventHandler handler;
+        private BatchHandler batchHandler;
+        private String idHeader = "id";
+        private Function<String, String> deadLetterTopic = topic -> topic + ".dlq";
+        private int maxAttempts = 5;
+        private Duration backoff = Duration.ofMillis(200);
+        private Duration maxBackoff = Duration.ofSeconds(30);
+        private Duration retention = Duration.ofDays(7);
+        private Duration retentionCheckInterval = Duration.ofHours(1);
+        private LateArrivalPolicy lateArrivalPolicy = LateArrivalPolicy.routeToReviewTopic();
+        private MeterRegistry meterRegistry;
+        private Clock clock = Clock.systemUTC();
+        private Duration pollTimeout = Duration.ofMillis(500);
+        private Duration closeTimeout = Duration.ofSeconds(30);
+        private Runnable afterDatabaseCommit = () -> { };
+
+        private Builder() {
+        }
+
+        /** Kafka's {@code bootstrap.servers}. Required unless {@link #kafkaProperties} has it. */
+        public Builder bootstrapServers(String bootstrapServers) {
+            this.bootstrapServers = bootstrapServers;
+            return this;
+        }
+
+        /**
+         * Passed to the Kafka consumer as they are (SASL, SSL, {@code max.poll.records},
+         * {@code group.protocol}, …); producer and admin settings among them (security) are also
+         * used by the dead-letter producer and the retention job. Defaults this consumer sets
+         * unless you do: {@code auto.offset.reset=earliest}, {@code max.poll.records=1000},
+         * {@code isolation.level=read_committed}. Refused: {@code enable.auto.commit=true} (offsets
+         * are committed only after the database commit), deserializers other than
+         * {@code ByteArrayDeserializer}, a {@code group.id} other than {@link #group}.
+         */
+        public Builder kafkaProperties(Map<String, ?> properties) {
+            this.kafkaProperties = properties == null ? Map.of() : new LinkedHashMap<>(properties);
+            return this;
+        }
+
+        /** The consumer group; also the inbox's {@code consumer_group}. Required. */
+        public Builder group(String group) {
+            this.group = group;
+            return this;
+        }
+
+        /** Topics to subscribe to. Exactly one of topics and {@link #topicPattern} is required. */
+        public Builder topics(Collection<String> topics) {
+            this.topics = topics == null ? null : List.copyOf(topics);
+            return this;
+        }
+
+        /** Subscribe to every topic matching {@code pattern} (new ones too). Dead-letter and review topics should not match it. */
+        public Builder topicPattern(Pattern pattern) {
+            this.topicPattern = pattern;
+            return this;
+        }
+
+        /** Where {@code processed_event} and your tables live. Required. One connection is held by the poll thread. */
+        public Builder dataSource(DataSource dataSource) {
+            this.dataSource = dataSource;
+            return this;
+        }
+
+        /** Schema holding the outboxkit tables. Default {@code public}. */
+        public Builder schema(String schema) {
+            this.schema = schema;
+            return this;
+        }
+
+        /** Called once per new event, in poll order, inside the batch's transaction. */
+        public Builder handler(EventHandler handler) {
+            this.handler = handler;
+            return this;
+        }
+
+        /**
+         * Called once per poll batch with its new events, inside the batch's transaction: one JDBC
+         * batch per poll instead of a round trip per event. When both handlers are set, the batch
+         * handler runs first, then the event handler for each event, in the same transaction.
+         */
+        public Builder batchHandler(BatchHandler batchHandler) {
+            this.batchHandler = batchHandler;
+            return this;
+        }
+
+        /** Header that carries the event id. Default {@code id} (outboxkit's relays and Debezium's outbox router). */
+        public Builder idHeader(String idHeader) {
+            this.idHeader = idHeader;
+            return this;
+        }
+
+        /** Dead-letter topic for a source topic. Default {@code <topic>.dlq}. Create it, or allow auto-creation. */
+        public Builder deadLetterTopic(Function<String, String> deadLetterTopic) {
+            this.deadLetterTopic = deadLetterTopic;
+            return this;
+        }
+
+        /** Tries of a failing event (one per transaction) before it is dead-lettered. Default 5; 1 to 100. */
+        public Builder maxAttempts(int maxAttempts) {
+            this.maxAttempts = maxAttempts;
+            return this;
+        }
+
+        /** First wait before a retry; doubles per failure up to {@link #maxBackoff}. Default 200 ms. */
+        public Builder backoff(Duration backoff) {
+            this.backoff = backoff;
+            return this;
+        }
+
+        /** Longest wait between retries. Default 30 s. */
+        public Builder maxBackoff(Duration maxBackoff) {
+            this.maxBackoff = maxBackoff;
+            return this;
+        }
+
+        /**
+         * How long processed ids are kept at least (they are purged later only once the group
+         * committed past them), and the age beyond which a new event counts as a late arrival.
+         * Default 7 days; make it longer than any redelivery you expect (relay outage, replay).
+         */
+        public Builder retention(Duration retention) {
+            this.retention = retention;
+            return this;
+        }
+
+        /** How often the retention job runs; {@link Duration#ZERO} turns it off. Default 1 hour. */
+        public Builder retentionCheckInterval(Duration interval) {
+            this.retentionCheckInterval = interval;
+            return this;
+        }
+
+        /** What to do with late arrivals. Default {@link LateArrivalPolicy#routeToReviewTopic()}. */
+        public Builder lateArrivalPolicy(LateArrivalPolicy policy) {
+            this.lateArrivalPolicy = policy;
+            return this;
+        }
+
+        /** Where the {@code outbox.consumer.*} meters go. Default a private {@code SimpleMeterRegistry}. */
+        public Builder meterRegistry(MeterRegistry registry) {
+            this.meterRegistry = registry;
+            return this;
+        }
+
+        /** Clock for {@code processed_at}, late-arrival checks and retention. Default the system UTC clock. */
+        public Builder clock(Clock clock) {
+            this.clock = clock;
+            return this;
+        }
+
+        /** Longest time one poll blocks when there is nothing to read. Default 500 ms. */
+        public Builder pollTimeout(Duration pollTimeout) {
+            this.pollTimeout = pollTimeout;
+            return this;
+        }
+
+        /** How long {@link #close()} waits for the batch in flight and for leaving the group. Default 30 s. */
+        public Builder closeTimeout(Duration closeTimeout) {
+            this.closeTimeout = closeTimeout;
+            return this;
+        }
+
+        /** Test hook: runs on the poll thread right after each database commit, before the offset commit. */
+        Builder afterDatabaseCommit(Runnable hook) {
+            this.afterDatabaseCommit = Objects.requireNonNull(hook, "hook");
+            return this;
+        }
+
+        /**
+         * Validates and builds.
+         *
+         * @throws UnsafeConfigurationException when {@code enable.auto.commit=true} is passed
+         * @throws IllegalArgumentException     naming the first setting that is missing or invalid
+         */
+        public DedupeConsumer build() {
+            Map<String, Object> props = new LinkedHashMap<>(kafkaProperties);
+            Object autoCommit = props.get(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG);
+            if (autoCommit != null && !autoCommit.toString().trim().equalsIgnoreCase("false")) {
+                throw new UnsafeConfigurationException(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, autoCommit.toString(),
+                        "the consumer commits offsets itself, only after the database transaction committed; auto-commit "
+                                + "could commit the offset of an event that was never applied, and a crash would lose it. "
+                                + "Remove the setting");
+            }
+            for (String key : List.of(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG)) {
+                Object value = props.get(key);
+                if (value != null && !value.equals(ByteArrayDeserializer.class)
+                        && !value.toString().equals(ByteArrayDeserializer.class.getName())) {
+                    throw new IllegalArgumentException("kafkaProperties " + key + "=" + value + " is not supported: the "
+                            + "consumer reads raw bytes (ByteArrayDeserializer) and decodes them itself; remove the setting");
+                }
+            }
+            String servers = bootstrapServers != null ? bootstrapServers
+                    : props.get(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG) == null ? null
+                    : props.get(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG).toString();
+            if (servers == null || servers.isBlank()) {
+                throw new IllegalArgumentException("bootstrapServers must be set (or bootstrap.servers in kafkaProperties)");
+            }
+            if (group == null || group.isBlank()) {
+                throw new IllegalArgumentException("group must be set to the consumer group id");
+            }
+            Object groupId = props.get(ConsumerConfig.GROUP_ID_CONFIG);
+            if (groupId != null && !groupId.toString().equals(group)) {
+                throw new IllegalArgumentException("kafkaProperties group.id=" + groupId + " differs from group=" + group
+                        + "; set the group with group(...) only");
+            }
+            if ((topics == null) == (topicPattern == null)) {
+                throw new IllegalArgumentException("set exactly one of topics and topicPattern"
+                        + (topics != null ? " (both are set)" : " (neither is set)"));
+            }
+            if (topics != null) {
+                if (topics.isEmpty()) {
+                    throw new IllegalArgumentException("topics must not be empty");
+                }
+                for (String topic : topics) {
+                    String problem = Topics.problem(topic);
+                    if (problem != null) {
+                        throw new IllegalArgumentException("topics: " + problem);
+                    }
+                }
+            }
+            Objects.requireNonNull(dataSource, "dataSource must be set");
+            Identifiers.requireValid("schema", schema);
+            if (handler == null && batchHandler == null) {
+                throw new IllegalArgumentException("set a handler or a batchHandler (or both)");
+            }
+            if (idHeader == null || idHeader.isBlank()) {
+                throw new IllegalArgumentException("idHeader must not be blank");
+            }
+            Objects.requireNonNull(deadLetterTopic, "deadLetterTopic must not be null");
+            Objects.requireNonNull(lateArrivalPolicy, "lateArrivalPolicy must not be null");
+            if (topics != null) {
+                for (String topic : topics) {
+                    checkDerivedTopic("deadLetterTopic", topic, deadLetterTopic.apply(topic));
+                    if (lateArrivalPolicy.action() == LateArrivalPolicy.Action.ROUTE) {
+                        checkDerivedTopic("lateArrivalPolicy", topic, lateArrivalPolicy.reviewTopic(topic));
+                    }
+                }
+            }
+            if (maxAttempts < 1 || maxAttempts > 100) {
+                throw new IllegalArgumentException("maxAttempts must be between 1 and 100, got " + maxAttempts);
+            }
+            requireBetween("backoff", backoff, Duration.ofMillis(1), Duration.ofMinutes(10));
+            requireBetween("maxBackoff", maxBackoff, backoff, Duration.ofHours(1));
+            requireBetween("retention", retention, Duration.ofMinutes(1), Duration.ofDays(3650));
+            requireBetween("retentionCheckInterval", retentionCheckInterval, Duration.ZERO, Duration.ofDays(30));
+            requireBetween("pollTimeout", pollTimeout, Duration.ofMillis(10), Duration.ofMinutes(1));
+            requireBetween("closeTimeout", closeTimeout, Duration.ofSeconds(1), Duration.ofMinutes(10));
+            Objects.requireNonNull(clock, "clock must not be null");
+
+            String clientId = props.containsKey(ConsumerConfig.CLIENT_ID_CONFIG)
+                    ? props.get(ConsumerConfig.CLIENT_ID_CONFIG).toString()
+                    : "outboxkit-consumer-" + group + "-" + INSTANCES.incrementAndGet();
+            Map<String, Object> consumerConfig = new LinkedHashMap<>();
+            consumerConfig.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+            consumerConfig.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 1000);
+            consumerConfig.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+            consumerConfig.putAll(props);
+            consumerConfig.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, servers);
+            consumerConfig.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+            consumerConfig.put(ConsumerConfig.CLIENT_ID_CONFIG, clientId);
+            consumerConfig.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+            consumerConfig.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+            consumerConfig.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+
+            return new DedupeConsumer(new ConsumerSettings(clientId, servers, Map.copyOf(nonNull(props)),
+                    Map.copyOf(consumerConfig), group, topics, topicPattern, dataSource, schema, handler, batchHandler,
+                    idHeader, deadLetterTopic, maxAttempts, backoff, maxBackoff, retention, retentionCheckInterval,
+                    lateArrivalPolicy, meterRegistry != null ? meterRegistry : new SimpleMeterRegistry(), clock,
+                    pollTimeout, closeTimeout, afterDatabaseCommit));
+        }
+
+        private static Map<String, Object> nonNull(Map<String, Object> props) {
+            Map<String, Object> out = new HashMap<>();
+            props.forEach((k, v) -> {
+                if (k != null && v != null) {
+                    out.put(k, v);
+                }
+            });
+            return out;
+        }
+
+        private static void checkDerivedTopic(String setting, String source, String derived) {
+            String problem = Topics.problem(derived);
+            if (problem != null) {
+                throw new IllegalArgumentException(setting + " gives an illegal topic for " + source + ": " + problem);
+            }
+            if (derived.equals(source)) {
+                throw new IllegalArgumentException(setting + " sends records of " + source + " back to " + source
+                        + "; choose another topic");
+            }
+        }
+
+        private static void requireBetween(String name, Duration value, Duration min, Duration max) {
+            if (value == null) {
+                throw new IllegalArgumentException(name + " must not be null");
+            }
+            if (value.compareTo(min) < 0 || value.compareTo(max) > 0) {
+                throw new IllegalArgumentException(name + " must be between " + human(min) + " and " + human(max)
+                        + ", got " + human(value));
+            }
+        }
+
+        private static String human(Duration d) {
+            return d.toString().substring(2).toLowerCase(Locale.ROOT);
+        }
+    }
+}

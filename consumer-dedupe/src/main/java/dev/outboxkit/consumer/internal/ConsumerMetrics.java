@@ -1,0 +1,68 @@
+package dev.outboxkit.consumer.internal;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.util.Collections;
+import java.util.Map;
+import java.util.Set;
+import java.util.WeakHashMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The consumer's meters, all tagged with {@code group}. Instances of one group that share a
+ * registry share the counters (they add up) and one lag gauge that sums the lag of every running
+ * instance.
+ */
+public final class ConsumerMetrics implements AutoCloseable {
+
+    private static final Map<MeterRegistry, Map<String, Set<AtomicLong>>> LAGS =
+            Collections.synchronizedMap(new WeakHashMap<>());
+
+    public final Counter applied;
+    public final Counter duplicates;
+    public final Counter deadLettered;
+    public final Counter lateArrivals;
+    public final Counter retries;
+    public final Timer handler;
+    public final AtomicLong lag = new AtomicLong();
+    private final Set<AtomicLong> groupLags;
+
+    public ConsumerMetrics(MeterRegistry registry, String group) {
+        applied = Counter.builder("outbox.consumer.applied").tag("group", group)
+                .description("Events applied (new ids, handler committed)").register(registry);
+        duplicates = Counter.builder("outbox.consumer.duplicates").tag("group", group)
+                .description("Deliveries skipped because the group had already applied the event id").register(registry);
+        deadLettered = Counter.builder("outbox.consumer.dead_lettered").tag("group", group)
+                .description("Records sent to the dead-letter topic (undecodable, or the handler kept failing)").register(registry);
+        lateArrivals = Counter.builder("outbox.consumer.late_arrivals").tag("group", group)
+                .description("New events older than the retention window").register(registry);
+        retries = Counter.builder("outbox.consumer.retries").tag("group", group)
+                .description("Transactions rolled back and tried again (transient database errors and handler failures)")
+                .register(registry);
+        handler = Timer.builder("outbox.consumer.handler").tag("group", group)
+                .description("Time in the handler per transaction (one poll batch, or one event while isolating a failure)")
+                .register(registry);
+        synchronized (LAGS) {
+            Map<String, Set<AtomicLong>> byGroup = LAGS.computeIfAbsent(registry, r -> new ConcurrentHashMap<>());
+            groupLags = byGroup.computeIfAbsent(group, g -> {
+                Set<AtomicLong> lags = ConcurrentHashMap.newKeySet();
+                Gauge.builder("outbox.consumer.lag", lags, l -> l.stream().mapToLong(AtomicLong::get).sum())
+                        .tag("group", group).strongReference(true)
+                        .description("Records behind the end of the assigned partitions, after the last poll, summed over "
+                                + "this group's running instances").register(registry);
+                return lags;
+            });
+            groupLags.add(lag);
+        }
+    }
+
+    /** This instance stopped: its lag no longer counts. */
+    @Override
+    public void close() {
+        lag.set(0);
+        groupLags.remove(lag);
+    }
+}

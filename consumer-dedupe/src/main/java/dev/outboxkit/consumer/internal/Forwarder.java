@@ -1,0 +1,151 @@
+package dev.outboxkit.consumer.internal;
+
+import dev.outboxkit.consumer.DeadLetterHeaders;
+import dev.outboxkit.core.ProducerSafety;
+import dev.outboxkit.core.Topics;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+
+/**
+ * Sends records the consumer will not apply (poison, late arrivals) to another topic: original
+ * key, value, headers and timestamp, plus {@link DeadLetterHeaders}. Waits for Kafka's ack before
+ * the caller may commit the original offset. The producer is made on first use.
+ */
+public final class Forwarder implements AutoCloseable {
+
+    private static final int MAX_MESSAGE = 2000;
+
+    /** One record to forward and why. */
+    public record Forward(ConsumerRecord<byte[], byte[]> record, String topic, String reason, Throwable error, int attempts) {
+    }
+
+    private final Map<String, Object> producerConfig;
+    private final String group;
+    private final Clock clock;
+    private final Duration ackTimeout;
+    private KafkaProducer<byte[], byte[]> producer;
+
+    public Forwarder(String bootstrapServers, Map<String, ?> kafkaProperties, String group, String clientId, Clock clock) {
+        Map<String, Object> overrides = new HashMap<>();
+        kafkaProperties.forEach((k, v) -> {
+            if (ProducerConfig.configNames().contains(k) && !k.equals(ProducerConfig.CLIENT_ID_CONFIG)
+                    && !k.equals(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG)
+                    && !k.equals(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG)
+                    && !k.equals(ProducerConfig.TRANSACTIONAL_ID_CONFIG)) {
+                overrides.put(k, v);
+            }
+        });
+        overrides.put(ProducerConfig.CLIENT_ID_CONFIG, clientId + "-forwarder");
+        overrides.put(ProducerConfig.LINGER_MS_CONFIG, "0");
+        this.producerConfig = ProducerSafety.producerConfig(bootstrapServers, overrides);
+        this.group = group;
+        this.clock = clock;
+        Object delivery = producerConfig.get(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG);
+        this.ackTimeout = Duration.ofMillis(Long.parseLong(delivery.toString()) + 5_000);
+    }
+
+    /**
+     * Sends all, then waits for every ack.
+     *
+     * @throws ForwardingException when any send failed or timed out (retry later: nothing was lost)
+     */
+    public void forwardAll(List<Forward> forwards) {
+        if (forwards.isEmpty()) {
+            return;
+        }
+        List<Future<RecordMetadata>> acks = new ArrayList<>(forwards.size());
+        try {
+            for (Forward f : forwards) {
+                String problem = Topics.problem(f.topic());
+                if (problem != null) {
+                    throw new IllegalStateException("cannot forward a record of " + f.record().topic() + " to '" + f.topic()
+                            + "': " + problem + "; fix the consumer's deadLetterTopic / lateArrivalPolicy function");
+                }
+                acks.add(producer().send(toRecord(f)));
+            }
+            long deadline = System.nanoTime() + ackTimeout.toNanos();
+            for (Future<RecordMetadata> ack : acks) {
+                ack.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            }
+        } catch (ExecutionException e) {
+            throw new ForwardingException("Kafka refused a forwarded record: " + Failures.describe(e.getCause()), e.getCause());
+        } catch (TimeoutException e) {
+            throw new ForwardingException("no ack for forwarded records within " + ackTimeout, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ForwardingException("interrupted while waiting for forwarded records' acks", e);
+        } catch (org.apache.kafka.common.KafkaException e) {
+            throw new ForwardingException("cannot forward records: " + Failures.describe(e), e);
+        }
+    }
+
+    private ProducerRecord<byte[], byte[]> toRecord(Forward f) {
+        ConsumerRecord<byte[], byte[]> original = f.record();
+        RecordHeaders headers = new RecordHeaders();
+        for (Header h : original.headers()) {
+            if (!h.key().startsWith("outboxkit.")) {
+                headers.add(h);
+            }
+        }
+        add(headers, DeadLetterHeaders.REASON, f.reason());
+        if (f.error() != null) {
+            add(headers, DeadLetterHeaders.ERROR_CLASS, f.error().getClass().getName());
+            String message = f.error().getMessage() == null ? "" : f.error().getMessage();
+            add(headers, DeadLetterHeaders.ERROR_MESSAGE, message.length() > MAX_MESSAGE ? message.substring(0, MAX_MESSAGE) : message);
+        }
+        add(headers, DeadLetterHeaders.ATTEMPTS, Integer.toString(f.attempts()));
+        add(headers, DeadLetterHeaders.ORIGINAL_TOPIC, original.topic());
+        add(headers, DeadLetterHeaders.ORIGINAL_PARTITION, Integer.toString(original.partition()));
+        add(headers, DeadLetterHeaders.ORIGINAL_OFFSET, Long.toString(original.offset()));
+        add(headers, DeadLetterHeaders.ORIGINAL_TIMESTAMP, Long.toString(original.timestamp()));
+        add(headers, DeadLetterHeaders.GROUP, group);
+        add(headers, DeadLetterHeaders.FORWARDED_AT, DateTimeFormatter.ISO_INSTANT.format(clock.instant()));
+        Long timestamp = original.timestamp() >= 0 ? original.timestamp() : null;
+        return new ProducerRecord<>(f.topic(), null, timestamp, original.key(), original.value(), headers);
+    }
+
+    private static void add(RecordHeaders headers, String name, String value) {
+        headers.add(name, value.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private KafkaProducer<byte[], byte[]> producer() {
+        if (producer == null) {
+            producer = new KafkaProducer<>(producerConfig);
+        }
+        return producer;
+    }
+
+    @Override
+    public void close() {
+        if (producer != null) {
+            producer.close(Duration.ofSeconds(10));
+            producer = null;
+        }
+    }
+
+    /** Forwarding failed for now; nothing was committed, so retrying is safe. */
+    public static final class ForwardingException extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        ForwardingException(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+}

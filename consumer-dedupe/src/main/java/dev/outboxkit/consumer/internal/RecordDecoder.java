@@ -1,0 +1,100 @@
+package dev.outboxkit.consumer.internal;
+
+import dev.outboxkit.consumer.InboxEvent;
+import dev.outboxkit.core.HeaderNames;
+import dev.outboxkit.core.InvalidEventException;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.UUID;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.header.Header;
+
+/** Turns a Kafka record into an {@link InboxEvent}, or says why it cannot (poison). */
+public final class RecordDecoder {
+
+    private final String idHeader;
+
+    public RecordDecoder(String idHeader) {
+        this.idHeader = idHeader;
+    }
+
+    /** The event, or the reason the record is poison. Never throws for bad input. */
+    public Decoded decode(ConsumerRecord<byte[], byte[]> record) {
+        try {
+            UUID id = eventId(record.headers().lastHeader(idHeader), idHeader);
+            Map<String, String> headers = new LinkedHashMap<>();
+            for (Header h : record.headers()) {
+                headers.put(h.key(), h.value() == null ? null : new String(h.value(), StandardCharsets.UTF_8));
+            }
+            Instant createdAt = createdAt(headers.get(HeaderNames.CREATED_AT));
+            String key = record.key() == null ? null : new String(record.key(), StandardCharsets.UTF_8);
+            InboxEvent event = new InboxEvent(id, headers.get(HeaderNames.EVENT_TYPE), headers.get(HeaderNames.AGGREGATE_TYPE),
+                    key, record.value(), Collections.unmodifiableMap(headers), createdAt, record.topic(),
+                    record.partition(), record.offset());
+            return new Decoded(event, null);
+        } catch (InvalidEventException e) {
+            return new Decoded(null, e);
+        }
+    }
+
+    /** A record decoded: exactly one of {@code event} and {@code failure} is set. */
+    public record Decoded(InboxEvent event, InvalidEventException failure) {
+    }
+
+    /**
+     * The event id from {@code header}: a canonical UUID as text, also inside JSON quotes (Kafka
+     * Connect's JsonConverter writes string headers that way).
+     */
+    public static UUID eventId(Header header, String headerName) {
+        if (header == null || header.value() == null) {
+            throw new InvalidEventException("the record has no '" + headerName + "' header, so it has no event id to "
+                    + "deduplicate by (set the consumer's idHeader if the producer uses another name)");
+        }
+        String text = new String(header.value(), StandardCharsets.UTF_8).trim();
+        if (text.length() == 38 && text.charAt(0) == '"' && text.charAt(37) == '"') {
+            text = text.substring(1, 37);
+        }
+        if (!isCanonicalUuid(text)) {
+            throw new InvalidEventException("header '" + headerName + "' is not a UUID: '" + abbreviate(text) + "'");
+        }
+        return UUID.fromString(text);
+    }
+
+    /** 8-4-4-4-12 hex digits: UUID.fromString alone also accepts forms like 1-2-3-4-5. */
+    static boolean isCanonicalUuid(String s) {
+        if (s.length() != 36) {
+            return false;
+        }
+        for (int i = 0; i < 36; i++) {
+            char c = s.charAt(i);
+            if (i == 8 || i == 13 || i == 18 || i == 23) {
+                if (c != '-') {
+                    return false;
+                }
+            } else if (Character.digit(c, 16) < 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static Instant createdAt(String text) {
+        if (text == null) {
+            return null;
+        }
+        try {
+            return Instant.parse(text.trim());
+        } catch (DateTimeParseException e) {
+            throw new InvalidEventException("header '" + HeaderNames.CREATED_AT + "' is not an ISO-8601 instant: '"
+                    + abbreviate(text) + "'");
+        }
+    }
+
+    private static String abbreviate(String s) {
+        return s.length() <= 80 ? s : s.substring(0, 80) + "…";
+    }
+}

@@ -1,0 +1,222 @@
+package dev.outboxkit.consumer;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.outboxkit.core.EventIds;
+import dev.outboxkit.core.KafkaRecords;
+import dev.outboxkit.core.OutboxEvent;
+import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.testkit.OutboxTestkit;
+import dev.outboxkit.testkit.TestDatabase;
+import dev.outboxkit.testkit.TestKafka;
+import dev.outboxkit.testkit.TestPostgres;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import javax.sql.DataSource;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+/**
+ * Throughput of the inbox against the same one-row-update handler without it, in one run, on a
+ * durable PostgreSQL 17 (fsync on) and an in-JVM Kafka broker. Not a test; run it with
+ *
+ * <pre>
+ * ./mvnw -B -o -q -pl consumer-dedupe -am test-compile dependency:build-classpath \
+ *     -Dmdep.outputFile=target/bench.classpath -Dmdep.includeScope=test
+ * java -cp consumer-dedupe/target/test-classes:consumer-dedupe/target/classes:$(cat consumer-dedupe/target/bench.classpath) \
+ *     dev.outboxkit.consumer.ConsumerBenchmark [records] [rounds] [maxPollRecords]
+ * </pre>
+ *
+ * Both sides consume the same pre-produced records (relay format, ~200-byte payloads, 10,000
+ * accounts) from the beginning with a fresh group; per poll batch both run one transaction with
+ * one JDBC batch of {@code UPDATE bench_account SET balance = balance + ? WHERE id = ?}, commit,
+ * then commit the offsets. The baseline is a minimal hand-written loop; the inbox side is
+ * {@link DedupeConsumer} with a {@link BatchHandler} (so it also pays for decoding headers, the
+ * id insert, metrics). Time runs from the first handler call to the database commit of the last
+ * record. Rounds alternate baseline and inbox so drift on a shared machine hits both.
+ */
+public final class ConsumerBenchmark {
+
+    private static final ObjectMapper MAPPER = new ObjectMapper();
+    private static final int ACCOUNTS = 10_000;
+    private static final int PARTITIONS = 4;
+    private static final String UPDATE = "UPDATE bench_account SET balance = balance + ? WHERE id = ?";
+
+    private ConsumerBenchmark() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        int records = args.length > 0 ? Integer.parseInt(args[0]) : 300_000;
+        int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 2;
+        int maxPoll = args.length > 2 ? Integer.parseInt(args[2]) : 1000;
+        try (TestPostgres pg = OutboxTestkit.startEmbeddedPostgres(0, true);
+             TestKafka kafka = OutboxTestkit.startKafka("embedded")) {
+            TestDatabase db = pg.newDatabase();
+            try (Connection c = db.connect(); Statement s = c.createStatement()) {
+                s.execute("CREATE TABLE bench_account (id text PRIMARY KEY, balance bigint NOT NULL)");
+                s.execute("INSERT INTO bench_account SELECT 'acct-' || g, 0 FROM generate_series(0, " + (ACCOUNTS - 1) + ") g");
+            }
+            String topic = "bench-" + System.currentTimeMillis();
+            kafka.createTopic(topic, PARTITIONS);
+            long produceStart = System.nanoTime();
+            produce(kafka, topic, records);
+            System.out.printf(Locale.ROOT, "produced %,d records in %.1f s; durable PostgreSQL (%s), in-JVM Kafka, "
+                    + "max.poll.records=%d, %d cores%n", records, (System.nanoTime() - produceStart) / 1e9, fsync(db), maxPoll,
+                    Runtime.getRuntime().availableProcessors());
+
+            List<Double> base = new ArrayList<>();
+            List<Double> inbox = new ArrayList<>();
+            for (int round = 1; round <= rounds; round++) {
+                double b = baseline(kafka, db.dataSource(), topic, records, maxPoll, "base-" + round);
+                base.add(b);
+                System.out.printf(Locale.ROOT, "round %d baseline: %,.0f events/s%n", round, b);
+                double i = withInbox(kafka, db.dataSource(), topic, records, maxPoll, "inbox-" + round);
+                inbox.add(i);
+                System.out.printf(Locale.ROOT, "round %d inbox:    %,.0f events/s (ratio %.2f)%n", round, i, i / b);
+            }
+            double bestBase = base.stream().mapToDouble(Double::doubleValue).max().orElseThrow();
+            double bestInbox = inbox.stream().mapToDouble(Double::doubleValue).max().orElseThrow();
+            double meanBase = base.stream().mapToDouble(Double::doubleValue).average().orElseThrow();
+            double meanInbox = inbox.stream().mapToDouble(Double::doubleValue).average().orElseThrow();
+            System.out.printf(Locale.ROOT, "RESULT best: baseline %,.0f/s, inbox %,.0f/s, ratio %.2f | mean: baseline "
+                    + "%,.0f/s, inbox %,.0f/s, ratio %.2f%n", bestBase, bestInbox, bestInbox / bestBase, meanBase, meanInbox,
+                    meanInbox / meanBase);
+            long processed = Projection.queryLong(db, "SELECT count(*) FROM processed_event");
+            long total = Projection.queryLong(db, "SELECT sum(balance) FROM bench_account");
+            System.out.printf(Locale.ROOT, "check: processed_event rows %,d (expected %,d), balance total %,d (expected %,d)%n",
+                    processed, (long) records * rounds, total, 2L * rounds * (long) records * 7);
+            pg.drop(db);
+        }
+        System.exit(0);
+    }
+
+    private static String fsync(TestDatabase db) throws Exception {
+        try (Connection c = db.connect(); Statement s = c.createStatement();
+             var rs = s.executeQuery("SELECT current_setting('fsync') || ', synchronous_commit=' || current_setting('synchronous_commit')")) {
+            rs.next();
+            return "fsync=" + rs.getString(1);
+        }
+    }
+
+    private static void produce(TestKafka kafka, String topic, int count) throws Exception {
+        Map<String, Object> p = new HashMap<>();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.LINGER_MS_CONFIG, "5");
+        p.put(ProducerConfig.BATCH_SIZE_CONFIG, "262144");
+        p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
+        KafkaRecords mapping = new KafkaRecords(TopicRoute.defaultRoute());
+        String filler = "x".repeat(160);
+        Instant now = Instant.now().truncatedTo(ChronoUnit.MICROS);
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p)) {
+            List<Future<RecordMetadata>> acks = new ArrayList<>();
+            for (int i = 0; i < count; i++) {
+                String payload = "{\"amount\":7,\"note\":\"" + filler + "\",\"n\":" + i + "}";
+                OutboxEvent e = new OutboxEvent(EventIds.next(), "account", "acct-" + (i % ACCOUNTS), "deposited", topic,
+                        payload, Map.of(), now);
+                acks.add(producer.send(mapping.toRecord(e)));
+            }
+            for (Future<RecordMetadata> ack : acks) {
+                ack.get(120, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    /** A minimal hand-written loop: the same handler, no inbox. */
+    private static double baseline(TestKafka kafka, DataSource ds, String topic, int records, int maxPoll, String group)
+            throws Exception {
+        Map<String, Object> config = kafka.consumerConfig(group);
+        config.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, maxPoll);
+        config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        long applied = 0;
+        long start = 0;
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config);
+             Connection c = ds.getConnection()) {
+            c.setAutoCommit(false);
+            consumer.subscribe(List.of(topic));
+            while (applied < records) {
+                ConsumerRecords<byte[], byte[]> batch = consumer.poll(Duration.ofMillis(500));
+                if (batch.isEmpty()) {
+                    continue;
+                }
+                if (start == 0) {
+                    start = System.nanoTime();
+                }
+                try (PreparedStatement update = c.prepareStatement(UPDATE)) {
+                    for (ConsumerRecord<byte[], byte[]> r : batch) {
+                        update.setLong(1, MAPPER.readTree(r.value()).get("amount").asLong());
+                        update.setString(2, new String(r.key(), StandardCharsets.UTF_8));
+                        update.addBatch();
+                    }
+                    update.executeBatch();
+                }
+                c.commit();
+                applied += batch.count();
+                consumer.commitSync();
+            }
+        }
+        return records / ((System.nanoTime() - start) / 1e9);
+    }
+
+    private static double withInbox(TestKafka kafka, DataSource ds, String topic, int records, int maxPoll, String group)
+            throws Exception {
+        AtomicLong start = new AtomicLong();
+        AtomicLong handled = new AtomicLong();
+        AtomicLong end = new AtomicLong();
+        CountDownLatch finished = new CountDownLatch(1);
+        DedupeConsumer consumer = DedupeConsumer.builder()
+                .bootstrapServers(kafka.bootstrapServers())
+                .kafkaProperties(Map.of(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, maxPoll))
+                .group(group)
+                .topics(List.of(topic))
+                .dataSource(ds)
+                .batchHandler((c, events) -> {
+                    start.compareAndSet(0, System.nanoTime());
+                    try (PreparedStatement update = c.prepareStatement(UPDATE)) {
+                        for (InboxEvent e : events) {
+                            update.setLong(1, e.payloadJson().get("amount").asLong());
+                            update.setString(2, e.aggregateId());
+                            update.addBatch();
+                        }
+                        update.executeBatch();
+                    }
+                    handled.addAndGet(events.size());
+                })
+                .afterDatabaseCommit(() -> {
+                    if (handled.get() >= records && end.compareAndSet(0, System.nanoTime())) {
+                        finished.countDown();
+                    }
+                })
+                .build();
+        consumer.start();
+        try {
+            if (!finished.await(30, TimeUnit.MINUTES)) {
+                throw new IllegalStateException("inbox run did not finish: " + consumer.health());
+            }
+        } finally {
+            consumer.close();
+        }
+        return records / ((end.get() - start.get()) / 1e9);
+    }
+}

@@ -1,0 +1,105 @@
+package dev.outboxkit.consumer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.outboxkit.consumer.internal.RecordDecoder;
+import dev.outboxkit.core.EventIds;
+import dev.outboxkit.core.InvalidEventException;
+import dev.outboxkit.core.OutboxEvent;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.Map;
+import java.util.UUID;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.junit.jupiter.api.Test;
+
+/** The record contract read back: our relays' records, Debezium's shapes, and what is poison. */
+class RecordDecodingTest {
+
+    private final RecordDecoder decoder = new RecordDecoder("id");
+
+    @Test
+    void aRelayRecordRoundTrips() {
+        Instant created = Instant.parse("2025-01-02T03:04:05.123456Z");
+        OutboxEvent e = new OutboxEvent(EventIds.next(), "order", "o-1", "placed", "orders", "{\"total\":5}",
+                Map.of("traceparent", "00-abc"), created);
+        ProducerRecord<byte[], byte[]> sent = Projection.RECORDS.toRecord(e);
+        ConsumerRecord<byte[], byte[]> received = new ConsumerRecord<>("orders", 2, 77L, sent.key(), sent.value());
+        sent.headers().forEach(h -> received.headers().add(h));
+
+        InboxEvent event = decoder.decode(received).event();
+        assertThat(event.id()).isEqualTo(e.id());
+        assertThat(event.eventType()).isEqualTo("placed");
+        assertThat(event.aggregateType()).isEqualTo("order");
+        assertThat(event.aggregateId()).isEqualTo("o-1");
+        assertThat(event.createdAt()).isEqualTo(created);
+        assertThat(event.header("traceparent")).isEqualTo("00-abc");
+        assertThat(event.payloadJson().get("total").asInt()).isEqualTo(5);
+        assertThat(event.payloadText()).isEqualTo("{\"total\":5}");
+        assertThat(event.topic()).isEqualTo("orders");
+        assertThat(event.partition()).isEqualTo(2);
+        assertThat(event.offset()).isEqualTo(77L);
+        assertThat(event.toString()).doesNotContain("total");
+    }
+
+    @Test
+    void debeziumShapesDecodeToTheSameTree() {
+        UUID id = UUID.randomUUID();
+        InboxEvent plain = decode(id.toString(), "{\"total\":5}");
+        InboxEvent quotedString = decode("\"" + id + "\"", "\"{\\\"total\\\":5}\"");
+        InboxEvent envelope = decode(id.toString(), "{\"schema\":{\"type\":\"string\",\"name\":\"io.debezium.data.Json\"},"
+                + "\"payload\":\"{\\\"total\\\":5}\"}");
+        assertThat(quotedString.id()).isEqualTo(id);
+        assertThat(quotedString.payloadJson()).isEqualTo(plain.payloadJson());
+        assertThat(envelope.payloadJson()).isEqualTo(plain.payloadJson());
+        assertThat(plain.eventType()).isNull();
+        assertThat(plain.createdAt()).isNull();
+        // a payload that merely has a "payload" field is left alone
+        InboxEvent own = decode(id.toString(), "{\"payload\":1,\"schema\":2}");
+        assertThat(own.payloadJson().get("payload").asInt()).isEqualTo(1);
+    }
+
+    @Test
+    void poisonIsRecognisedWithAReason() {
+        assertThat(failure(null, "{}")).contains("no 'id' header");
+        assertThat(failure("1-2-3-4-5", "{}")).contains("is not a UUID: '1-2-3-4-5'");
+        assertThat(failure("not-a-uuid", "{}")).contains("is not a UUID");
+        ConsumerRecord<byte[], byte[]> badTime = record(UUID.randomUUID().toString(), "{}");
+        badTime.headers().add("createdAt", "last tuesday".getBytes(StandardCharsets.UTF_8));
+        assertThat(decoder.decode(badTime).failure().getMessage()).contains("createdAt").contains("last tuesday");
+        InboxEvent notJson = decode(UUID.randomUUID().toString(), "<xml/>");
+        assertThatThrownBy(notJson::payloadJson).isInstanceOf(InvalidEventException.class).hasMessageContaining("not JSON");
+    }
+
+    @Test
+    void anotherIdHeaderCanBeConfigured() {
+        UUID id = UUID.randomUUID();
+        ConsumerRecord<byte[], byte[]> r = new ConsumerRecord<>("t", 0, 0L, null, "{}".getBytes(StandardCharsets.UTF_8));
+        r.headers().add("eventId", id.toString().getBytes(StandardCharsets.UTF_8));
+        assertThat(new RecordDecoder("eventId").decode(r).event().id()).isEqualTo(id);
+        assertThat(decoder.decode(r).failure()).isNotNull();
+    }
+
+    private InboxEvent decode(String id, String value) {
+        RecordDecoder.Decoded d = decoder.decode(record(id, value));
+        assertThat(d.failure()).isNull();
+        return d.event();
+    }
+
+    private String failure(String id, String value) {
+        RecordDecoder.Decoded d = decoder.decode(record(id, value));
+        assertThat(d.event()).isNull();
+        return d.failure().getMessage();
+    }
+
+    private static ConsumerRecord<byte[], byte[]> record(String id, String value) {
+        ConsumerRecord<byte[], byte[]> r = new ConsumerRecord<>("t", 0, 0L, "k".getBytes(StandardCharsets.UTF_8),
+                value.getBytes(StandardCharsets.UTF_8));
+        if (id != null) {
+            r.headers().add("id", id.getBytes(StandardCharsets.UTF_8));
+        }
+        return r;
+    }
+}
