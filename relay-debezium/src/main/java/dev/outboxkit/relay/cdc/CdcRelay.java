@@ -1,0 +1,362 @@
+package dev.outboxkit.relay.cdc;
+
+import dev.outboxkit.core.Identifiers;
+import dev.outboxkit.core.ProducerSafety;
+import dev.outboxkit.core.Relay;
+import dev.outboxkit.core.Secret;
+import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.relay.cdc.internal.CdcSettings;
+import dev.outboxkit.relay.cdc.internal.Supervisor;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.net.InetAddress;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * The WAL relay: reads the outbox table's inserts (and the writer's logical decoding messages) from a
+ * PostgreSQL replication slot through Debezium Embedded ({@code pgoutput}), and publishes each event
+ * as exactly the Kafka record the polling relay would publish ({@code dev.outboxkit.core.KafkaRecords}).
+ *
+ * <p>Guarantees, and what they rest on:
+ * <ul>
+ *   <li><b>No loss, at least once.</b> A position is marked processed only after Kafka acknowledged
+ *       everything before it, and only at a transaction boundary (which also keeps Debezium 3.6.1 from
+ *       resuming inside a group of changes that share one LSN). Offsets live in PostgreSQL
+ *       ({@code outbox_cdc_offset}), written under the lease's fencing token.</li>
+ *   <li><b>The table stays the truth</b> ({@link Builder#deleteAfterPublish(boolean)}, the default):
+ *       published rows are deleted in batches after the acks, and every start publishes what is still
+ *       there before streaming, so nothing the WAL path could miss stays unpublished.</li>
+ *   <li><b>One streamer per slot.</b> Instances compete for the lease {@code cdc/<slot>}; the others
+ *       stand by and take over when it expires. A stale holder's offset writes are refused.</li>
+ *   <li><b>Loud start-up checks.</b> A slot that is missing, invalidated or ahead of the stored offset
+ *       stops the relay with {@link CdcStartupException} instead of re-snapshotting or skipping.</li>
+ * </ul>
+ *
+ * <pre>{@code
+ * try (CdcRelay relay = CdcRelay.builder()
+ *         .jdbcUrl("jdbc:postgresql://db:5432/shop").user("outbox_relay").password(Secret.of(pw))
+ *         .bootstrapServers("kafka:9092")
+ *         .build()) {
+ *     relay.start();
+ *     ...
+ * }
+ * }</pre>
+ */
+public final class CdcRelay implements Relay {
+
+    /** Where an instance stands. */
+    public enum Role {
+        /** Built, not started. */
+        NEW,
+        /** Waiting for the lease; another instance streams. */
+        STANDBY,
+        /** Holds the lease: drains and streams. */
+        ACTIVE,
+        /** Closed. */
+        STOPPED,
+        /** Stopped by an error that needs a human (see {@link #health()}). */
+        FAILED
+    }
+
+    private final CdcSettings settings;
+    private final Supervisor supervisor;
+
+    private CdcRelay(CdcSettings settings) {
+        this.settings = settings;
+        this.supervisor = new Supervisor(settings);
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Takes the lease if it is free and runs the start-up checks (publication, slot, stored offset) before
+     * returning; then drains and streams on threads of its own. When another instance holds the lease it
+     * returns at once as a standby.
+     *
+     * @throws CdcStartupException when starting could skip or re-send events (the message says what to do)
+     * @throws IllegalStateException when the database cannot be reached, or when called twice
+     */
+    @Override
+    public void start() {
+        supervisor.start();
+    }
+
+    /**
+     * Live unless stopped or failed; ready while it streams as the active instance, or as a standby that
+     * can reach the database.
+     */
+    @Override
+    public Health health() {
+        return supervisor.health();
+    }
+
+    public Role role() {
+        return Role.valueOf(supervisor.role().name());
+    }
+
+    /** The error that stopped the relay ({@link Role#FAILED}), else null. */
+    public RuntimeException failure() {
+        return supervisor.failure();
+    }
+
+    public String instanceId() {
+        return settings.instanceId();
+    }
+
+    public String slotName() {
+        return settings.slotName();
+    }
+
+    /**
+     * Graceful stop: finishes the transaction being published, stores the offset that covers everything
+     * published (so a restart publishes nothing twice), deletes the published rows, releases the lease so
+     * a standby takes over at once. Waits at most {@link Builder#shutdownTimeout(Duration)} for the
+     * transaction boundary.
+     */
+    @Override
+    public void close() {
+        supervisor.close();
+    }
+
+    @Override
+    public String toString() {
+        return "CdcRelay[" + settings.describe() + "]";
+    }
+
+    /**
+     * Configuration, validated in {@link #build()}. Required: {@link #jdbcUrl}, {@link #user},
+     * {@link #bootstrapServers}.
+     */
+    public static final class Builder {
+
+        private String jdbcUrl;
+        private String user;
+        private Secret password;
+        private String schema = "public";
+        private String slotName = "outboxkit_slot";
+        private String publicationName = "outboxkit_pub";
+        private String bootstrapServers;
+        private Map<String, ?> producerOverrides = Map.of();
+        private TopicRoute route = TopicRoute.defaultRoute();
+        private String instanceId;
+        private Duration leaseDuration = Duration.ofSeconds(15);
+        private boolean deleteAfterPublish = true;
+        private Duration heartbeatInterval = Duration.ofSeconds(5);
+        private Duration offsetFlushInterval = Duration.ofSeconds(1);
+        private int maxBatchSize = 4096;
+        private Duration pollInterval = Duration.ofMillis(5);
+        private Duration shutdownTimeout = Duration.ofSeconds(30);
+        private MeterRegistry meterRegistry;
+        private Clock clock = Clock.systemUTC();
+
+        private Builder() {
+        }
+
+        /**
+         * The database with the outbox ({@code jdbc:postgresql://host:port/db}, one host: the primary).
+         * Debezium opens its own connections from it (SSL options are passed on); the relay also keeps a
+         * small pool for leases, offsets, deletes and dead letters.
+         */
+        public Builder jdbcUrl(String jdbcUrl) {
+            this.jdbcUrl = jdbcUrl;
+            return this;
+        }
+
+        /** Role to connect as; needs {@code REPLICATION} (see the README for the least-privilege grants). */
+        public Builder user(String user) {
+            this.user = user;
+            return this;
+        }
+
+        public Builder password(Secret password) {
+            this.password = password;
+            return this;
+        }
+
+        /** Schema holding the outboxkit tables. Default {@code public}. */
+        public Builder schema(String schema) {
+            this.schema = schema;
+            return this;
+        }
+
+        /** Logical replication slot (pgoutput); also names the lease {@code cdc/<slotName>}. Default {@code outboxkit_slot}. */
+        public Builder slotName(String slotName) {
+            this.slotName = slotName;
+            return this;
+        }
+
+        /**
+         * Publication to stream. Created when missing as {@code FOR TABLE <schema>.outbox_event,
+         * <schema>.outbox_cdc_heartbeat WITH (publish = 'insert')}; an administrator may create it instead
+         * (then the relay's role needs no CREATE privilege). Default {@code outboxkit_pub}.
+         */
+        public Builder publicationName(String publicationName) {
+            this.publicationName = publicationName;
+            return this;
+        }
+
+        /** Kafka bootstrap servers. */
+        public Builder bootstrapServers(String bootstrapServers) {
+            this.bootstrapServers = bootstrapServers;
+            return this;
+        }
+
+        /**
+         * Producer settings on top of {@link ProducerSafety#defaults()} (SASL, SSL, tuning). Settings that
+         * would weaken the guarantees (acks, idempotence, in-flight > 5, transactions) are refused.
+         */
+        public Builder producerOverrides(Map<String, ?> producerOverrides) {
+            this.producerOverrides = producerOverrides == null ? Map.of() : producerOverrides;
+            return this;
+        }
+
+        /** Topic for rows without a {@code topic}. Default {@code outbox.event.${aggregateType}}. */
+        public Builder route(TopicRoute route) {
+            this.route = route;
+            return this;
+        }
+
+        /** This instance's name in the lease table and in {@code parked_by}. Default: host, pid and a random suffix. */
+        public Builder instanceId(String instanceId) {
+            this.instanceId = instanceId;
+            return this;
+        }
+
+        /**
+         * How long the lease lasts without renewal (renewed every third of it). A standby takes over this
+         * long after the active instance died; a paused instance stops publishing once it passed.
+         * Default 15 s; 2 s to 10 min.
+         */
+        public Builder leaseDuration(Duration leaseDuration) {
+            this.leaseDuration = leaseDuration;
+            return this;
+        }
+
+        /**
+         * Default true: after Kafka acknowledged them, published rows are deleted in batches, so the table
+         * holds exactly what is unpublished and every start publishes it (nothing the WAL path might miss
+         * stays behind). Use false only with the writer's transient (insert and delete in one transaction)
+         * or emit-message modes: then the relay never touches {@code outbox_event}, and the WAL is the
+         * only copy of an event until Kafka has it.
+         */
+        public Builder deleteAfterPublish(boolean deleteAfterPublish) {
+            this.deleteAfterPublish = deleteAfterPublish;
+            return this;
+        }
+
+        /**
+         * How often Debezium writes a beat into {@code outbox_cdc_heartbeat}, so the slot advances while the
+         * outbox is idle and the database busy. Default 5 s; 100 ms to 10 min.
+         */
+        public Builder heartbeatInterval(Duration heartbeatInterval) {
+            this.heartbeatInterval = heartbeatInterval;
+            return this;
+        }
+
+        /**
+         * How often acknowledged positions are stored. It bounds what a crash replays (duplicates, never
+         * loss). Default 1 s; 10 ms to 10 min.
+         */
+        public Builder offsetFlushInterval(Duration offsetFlushInterval) {
+            this.offsetFlushInterval = offsetFlushInterval;
+            return this;
+        }
+
+        /** Most events per batch (Debezium's {@code max.batch.size}; its queue holds four batches). Default 4096. */
+        public Builder maxBatchSize(int maxBatchSize) {
+            this.maxBatchSize = maxBatchSize;
+            return this;
+        }
+
+        /**
+         * The longest a lone event waits in Debezium's queue before its batch is handed over
+         * ({@code poll.interval.ms}). Lower means lower latency and more wake-ups when idle. Default 5 ms.
+         */
+        public Builder pollInterval(Duration pollInterval) {
+            this.pollInterval = pollInterval;
+            return this;
+        }
+
+        /** How long {@link CdcRelay#close()} waits for the transaction being published to finish. Default 30 s. */
+        public Builder shutdownTimeout(Duration shutdownTimeout) {
+            this.shutdownTimeout = shutdownTimeout;
+            return this;
+        }
+
+        /** Where the metrics go. Default: a private {@code SimpleMeterRegistry}. */
+        public Builder meterRegistry(MeterRegistry meterRegistry) {
+            this.meterRegistry = meterRegistry;
+            return this;
+        }
+
+        /** Clock for the commit-to-ack metric. Default UTC system clock. */
+        public Builder clock(Clock clock) {
+            this.clock = clock;
+            return this;
+        }
+
+        /**
+         * Validates and builds.
+         *
+         * @throws IllegalArgumentException naming the first bad setting
+         * @throws dev.outboxkit.core.UnsafeConfigurationException for a producer override that weakens a guarantee
+         */
+        public CdcRelay build() {
+            require("jdbcUrl", jdbcUrl);
+            if (!jdbcUrl.startsWith("jdbc:postgresql:")) {
+                throw new IllegalArgumentException("jdbcUrl must start with jdbc:postgresql:, got '" + Secret.maskUrl(jdbcUrl) + "'");
+            }
+            require("user", user);
+            require("bootstrapServers", bootstrapServers);
+            Identifiers.requireValid("schema", schema);
+            Identifiers.requireValid("slotName", slotName);
+            Identifiers.requireValid("publicationName", publicationName);
+            Objects.requireNonNull(route, "route must not be null");
+            within("leaseDuration", leaseDuration, Duration.ofSeconds(2), Duration.ofMinutes(10));
+            within("heartbeatInterval", heartbeatInterval, Duration.ofMillis(100), Duration.ofMinutes(10));
+            within("offsetFlushInterval", offsetFlushInterval, Duration.ofMillis(10), Duration.ofMinutes(10));
+            within("pollInterval", pollInterval, Duration.ofMillis(1), Duration.ofSeconds(10));
+            within("shutdownTimeout", shutdownTimeout, Duration.ofSeconds(1), Duration.ofMinutes(30));
+            if (maxBatchSize < 1 || maxBatchSize > 100_000) {
+                throw new IllegalArgumentException("maxBatchSize must be between 1 and 100000, got " + maxBatchSize);
+            }
+            String id = instanceId == null ? defaultInstanceId() : instanceId;
+            if (id.isBlank() || id.length() > 200) {
+                throw new IllegalArgumentException("instanceId must be 1 to 200 characters, got '" + id + "'");
+            }
+            Map<String, Object> producer = ProducerSafety.producerConfig(bootstrapServers, producerOverrides);
+            return new CdcRelay(new CdcSettings(jdbcUrl, user, password, schema, slotName, publicationName, producer, route,
+                    id, leaseDuration, deleteAfterPublish, heartbeatInterval, offsetFlushInterval, maxBatchSize, pollInterval,
+                    shutdownTimeout, meterRegistry == null ? new SimpleMeterRegistry() : meterRegistry,
+                    Objects.requireNonNull(clock, "clock must not be null")));
+        }
+
+        private static void require(String name, String value) {
+            if (value == null || value.isBlank()) {
+                throw new IllegalArgumentException(name + " is required");
+            }
+        }
+
+        private static void within(String name, Duration value, Duration min, Duration max) {
+            if (value == null || value.compareTo(min) < 0 || value.compareTo(max) > 0) {
+                throw new IllegalArgumentException(name + " must be between " + min + " and " + max + ", got " + value);
+            }
+        }
+
+        private static String defaultInstanceId() {
+            String host;
+            try {
+                host = InetAddress.getLocalHost().getHostName();
+            } catch (Exception e) {
+                host = "unknown-host";
+            }
+            return host + "-" + ProcessHandle.current().pid() + "-" + Integer.toHexString(ThreadLocalRandom.current().nextInt(0x10000));
+        }
+    }
+}

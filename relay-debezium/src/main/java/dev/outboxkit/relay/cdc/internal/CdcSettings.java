@@ -1,0 +1,53 @@
+package dev.outboxkit.relay.cdc.internal;
+
+import dev.outboxkit.core.Identifiers;
+import dev.outboxkit.core.Secret;
+import dev.outboxkit.core.TopicRoute;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Map;
+
+/**
+ * The validated, immutable settings of one WAL relay (built by {@code CdcRelay.Builder}).
+ *
+ * @param producerConfig  the checked producer configuration (defaults, overrides, bootstrap servers)
+ * @param maxBatchSize    Debezium's {@code max.batch.size}: events handed to the relay per batch
+ * @param pollInterval    Debezium's {@code poll.interval.ms}: the longest a lone event waits in its queue
+ * @param shutdownTimeout how long {@code close()} waits for the open transaction to finish publishing
+ */
+public record CdcSettings(String jdbcUrl, String user, Secret password, String schema, String slotName,
+                          String publicationName, Map<String, Object> producerConfig, TopicRoute route,
+                          String instanceId, Duration leaseDuration, boolean deleteAfterPublish,
+                          Duration heartbeatInterval, Duration offsetFlushInterval, int maxBatchSize,
+                          Duration pollInterval, Duration shutdownTimeout, MeterRegistry meterRegistry, Clock clock) {
+
+    /** Prefix of the logical decoding messages the writer emits in its emit-message mode. */
+    public static final String MESSAGE_PREFIX = "outboxkit";
+
+    public CdcSettings {
+        Identifiers.requireValid("schema", schema);
+        Identifiers.requireValid("slotName", slotName);
+        Identifiers.requireValid("publicationName", publicationName);
+        producerConfig = Map.copyOf(producerConfig);
+    }
+
+    /** The lease every instance of this relay competes for. */
+    public String leaseKey() {
+        return "cdc/" + slotName;
+    }
+
+    public String outboxTable() {
+        return Identifiers.qualified(schema, "outbox_event");
+    }
+
+    public String table(String name) {
+        return Identifiers.qualified(schema, name);
+    }
+
+    /** A masked, one-line description for logs. */
+    public String describe() {
+        return "slot=" + slotName + " publication=" + publicationName + " schema=" + schema + " db="
+                + Secret.maskUrl(jdbcUrl) + " instance=" + instanceId + " deleteAfterPublish=" + deleteAfterPublish;
+    }
+}

@@ -1,0 +1,116 @@
+package dev.outboxkit.relay.cdc.internal;
+
+import java.nio.ByteBuffer;
+import java.util.Collection;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+import org.apache.kafka.connect.runtime.WorkerConfig;
+import org.apache.kafka.connect.storage.OffsetBackingStore;
+import org.apache.kafka.connect.util.Callback;
+
+/**
+ * Kafka Connect offset storage in PostgreSQL ({@code outbox_cdc_offset}), next to the data it
+ * describes. Debezium's engine instantiates it by class name; the relay hands it its context through
+ * {@link #register} and the engine property {@value #CONTEXT_PROPERTY}.
+ *
+ * <p>Every write checks the fencing token of the relay lease in the same transaction, so a stale
+ * instance can move the offset neither back nor forward. Every read (the engine reads when its task
+ * starts, also when Debezium restarts the task after a connection loss) first runs the slot check:
+ * a slot that vanished meanwhile stops the relay instead of being silently recreated at the WAL's end.
+ */
+public final class PostgresOffsetStore implements OffsetBackingStore {
+
+    /** Engine property naming the registered context. */
+    public static final String CONTEXT_PROPERTY = "outboxkit.offset.store.context";
+
+    /** What the store needs from the relay. */
+    record Context(StateTables tables, LongSupplier fence, Runnable beforeRead, Consumer<Throwable> onWriteFailure) {
+    }
+
+    private static final Map<String, Context> CONTEXTS = new ConcurrentHashMap<>();
+
+    private Context context;
+    private ExecutorService executor;
+
+    static String register(Context context) {
+        String id = UUID.randomUUID().toString();
+        CONTEXTS.put(id, context);
+        return id;
+    }
+
+    static void unregister(String id) {
+        CONTEXTS.remove(id);
+    }
+
+    @Override
+    public void configure(WorkerConfig config) {
+        Object id = config.originals().get(CONTEXT_PROPERTY);
+        context = id == null ? null : CONTEXTS.get(id.toString());
+        if (context == null) {
+            throw new IllegalStateException(PostgresOffsetStore.class.getName() + " is used by outboxkit's CdcRelay only; "
+                    + "it cannot be configured by name alone (missing " + CONTEXT_PROPERTY + ")");
+        }
+    }
+
+    @Override
+    public void start() {
+        executor = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "outboxkit-cdc-offsets");
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    @Override
+    public void stop() {
+        if (executor != null) {
+            executor.shutdown();
+            try {
+                executor.awaitTermination(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            executor = null;
+        }
+    }
+
+    @Override
+    public Future<Map<ByteBuffer, ByteBuffer>> get(Collection<ByteBuffer> keys) {
+        return executor.submit(() -> {
+            context.beforeRead().run();
+            return context.tables().read(keys);
+        });
+    }
+
+    @Override
+    public Future<Void> set(Map<ByteBuffer, ByteBuffer> values, Callback<Void> callback) {
+        return executor.submit(() -> {
+            try {
+                context.tables().write(values, context.fence());
+            } catch (Exception e) {
+                context.onWriteFailure().accept(e);
+                if (callback != null) {
+                    callback.onCompletion(e, null);
+                }
+                throw e;
+            }
+            if (callback != null) {
+                callback.onCompletion(null, null);
+            }
+            return null;
+        });
+    }
+
+    @Override
+    public Set<Map<String, Object>> connectorPartitions(String connectorName) {
+        return Set.of();
+    }
+}

@@ -1,0 +1,231 @@
+package dev.outboxkit.relay.cdc.internal;
+
+import dev.outboxkit.core.Identifiers;
+import dev.outboxkit.relay.cdc.CdcStartupException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The publication and the replication slot: created when missing, inspected before every start
+ * and for the metrics. Everything that could make the relay skip events fails here, loudly.
+ */
+final class SlotGuard {
+
+    private static final Logger log = LoggerFactory.getLogger(SlotGuard.class);
+
+    /** One row of {@code pg_replication_slots}, with the lag computed by the server. */
+    record SlotState(String plugin, String slotType, String database, boolean temporary, boolean active, Integer activePid,
+                     String walStatus, long confirmedFlush, long restartLsn, long retainedBytes, long lagBytes,
+                     String invalidationReason) {
+
+        boolean invalidated() {
+            return "lost".equals(walStatus) || invalidationReason != null;
+        }
+    }
+
+    private final CdcSettings settings;
+
+    SlotGuard(CdcSettings settings) {
+        this.settings = settings;
+    }
+
+    /** Throws unless the schema has every table the relay uses (outboxkit's migrations up to V4). */
+    void requireSchema(Connection c) throws SQLException {
+        List<String> missing = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
+            for (String table : List.of("outbox_event", "outbox_dead_letter", "outbox_relay_lease", "outbox_fence_seq",
+                    "outbox_cdc_slot", "outbox_cdc_offset", "outbox_cdc_heartbeat")) {
+                ps.setString(1, settings.table(table));
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    if (!rs.getBoolean(1)) {
+                        missing.add(table);
+                    }
+                }
+            }
+        }
+        if (!missing.isEmpty()) {
+            throw new CdcStartupException("schema " + settings.schema() + " lacks " + String.join(", ", missing)
+                    + ": apply outboxkit's migrations first (outbox migrate, or Migrations.migrate(dataSource, \""
+                    + settings.schema() + "\"))");
+        }
+    }
+
+    /**
+     * Creates the publication {@code FOR TABLE outbox_event, outbox_cdc_heartbeat WITH (publish = 'insert')}
+     * when it is missing; checks a pre-created one (an administrator's) covers both tables and inserts.
+     */
+    void ensurePublication(Connection c) throws SQLException {
+        String pub = settings.publicationName();
+        Boolean insert = null;
+        boolean allTables = false;
+        try (PreparedStatement ps = c.prepareStatement("SELECT pubinsert, puballtables FROM pg_publication WHERE pubname = ?")) {
+            ps.setString(1, pub);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (rs.next()) {
+                    insert = rs.getBoolean(1);
+                    allTables = rs.getBoolean(2);
+                }
+            }
+        }
+        if (insert == null) {
+            String sql = "CREATE PUBLICATION " + Identifiers.quote("publicationName", pub) + " FOR TABLE "
+                    + settings.outboxTable() + ", " + settings.table("outbox_cdc_heartbeat") + " WITH (publish = 'insert')";
+            try (Statement s = c.createStatement()) {
+                s.execute(sql);
+            } catch (SQLException e) {
+                throw new CdcStartupException("cannot create publication " + pub + " (" + e.getMessage().trim()
+                        + "). Either grant the relay's role CREATE on the database and ownership of "
+                        + settings.outboxTable() + ", or let an administrator run: " + sql, e);
+            }
+            log.info("created publication {} for {} and the heartbeat table (inserts only)", pub, settings.outboxTable());
+            return;
+        }
+        if (!insert) {
+            throw new CdcStartupException("publication " + pub + " does not publish inserts: run ALTER PUBLICATION "
+                    + pub + " SET (publish = 'insert')");
+        }
+        if (allTables) {
+            log.warn("publication {} is FOR ALL TABLES: every change of the database is decoded and sent to the relay, "
+                    + "which ignores all but the outbox; a publication FOR TABLE {} is much cheaper", pub, settings.outboxTable());
+            return;
+        }
+        Set<String> tables = new HashSet<>();
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT tablename FROM pg_publication_tables WHERE pubname = ? AND schemaname = ?")) {
+            ps.setString(1, pub);
+            ps.setString(2, settings.schema());
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    tables.add(rs.getString(1));
+                }
+            }
+        }
+        for (String table : new String[] {"outbox_event", "outbox_cdc_heartbeat"}) {
+            if (!tables.contains(table)) {
+                throw new CdcStartupException("publication " + pub + " exists but does not include "
+                        + settings.table(table) + (table.equals("outbox_event")
+                        ? ": the relay would never see an event."
+                        : ": without it heartbeats cannot move the slot while the outbox is idle, and WAL piles up.")
+                        + " Run: ALTER PUBLICATION " + pub + " ADD TABLE " + settings.table(table));
+            }
+        }
+    }
+
+    /** The slot, or null when there is none. */
+    SlotState slot(Connection c) throws SQLException {
+        String sql = """
+                SELECT plugin, slot_type, database, temporary, active, active_pid, wal_status,
+                       confirmed_flush_lsn::text, restart_lsn::text,
+                       coalesce(pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn), 0)::bigint,
+                       coalesce(pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn), 0)::bigint,
+                       to_jsonb(s) ->> 'invalidation_reason'
+                  FROM pg_replication_slots s WHERE slot_name = ?
+                """;
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setString(1, settings.slotName());
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    return null;
+                }
+                int pid = rs.getInt(6);
+                return new SlotState(rs.getString(1), rs.getString(2), rs.getString(3), rs.getBoolean(4), rs.getBoolean(5),
+                        rs.wasNull() ? null : pid, rs.getString(7), Lsns.parse(rs.getString(8)), Lsns.parse(rs.getString(9)),
+                        rs.getLong(10), rs.getLong(11), rs.getString(12));
+            }
+        }
+    }
+
+    /** Creates the slot (pgoutput) and returns its consistent point. */
+    long createSlot(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT lsn::text FROM pg_create_logical_replication_slot(?, 'pgoutput')")) {
+            ps.setString(1, settings.slotName());
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                long lsn = Lsns.parse(rs.getString(1));
+                log.info("created replication slot {} (pgoutput) at {}", settings.slotName(), Lsns.format(lsn));
+                return lsn;
+            } catch (SQLException e) {
+                throw new CdcStartupException("cannot create replication slot " + settings.slotName() + " ("
+                        + e.getMessage().trim() + "): the relay's role needs the REPLICATION attribute "
+                        + "(ALTER ROLE <role> REPLICATION) and a free slot (max_replication_slots)", e);
+            }
+        }
+    }
+
+    /**
+     * Moves the (inactive) slot forward to {@code lsn} without sending anything: PostgreSQL decodes and
+     * discards the WAL itself. Used only after the start-up drain published everything committed before
+     * {@code lsn} from the table.
+     */
+    void advance(Connection c, long lsn) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT end_lsn::text FROM pg_replication_slot_advance(?, ?::pg_lsn)")) {
+            ps.setString(1, settings.slotName());
+            ps.setString(2, Lsns.format(lsn));
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                log.info("fast-forwarded slot {} to {}: the WAL before it was published from the table", settings.slotName(),
+                        rs.getString(1));
+            }
+        }
+    }
+
+    /** Throws unless {@code slot} is a usable pgoutput slot of this database. */
+    void requireUsable(Connection c, SlotState slot) throws SQLException {
+        String database;
+        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT current_database()")) {
+            rs.next();
+            database = rs.getString(1);
+        }
+        String name = settings.slotName();
+        if (!"logical".equals(slot.slotType()) || !"pgoutput".equals(slot.plugin())) {
+            throw new CdcStartupException("replication slot " + name + " is a " + slot.slotType() + " slot with plugin "
+                    + slot.plugin() + "; the relay needs a logical slot with pgoutput. Choose another slotName.");
+        }
+        if (!database.equals(slot.database())) {
+            throw new CdcStartupException("replication slot " + name + " belongs to database " + slot.database()
+                    + ", not " + database + ". Choose another slotName.");
+        }
+        if (slot.invalidated()) {
+            throw new CdcStartupException("replication slot " + name + " was invalidated by PostgreSQL (wal_status="
+                    + slot.walStatus() + (slot.invalidationReason() == null ? "" : ", reason " + slot.invalidationReason())
+                    + "): the WAL it needed is gone, so events committed meanwhile cannot be streamed. "
+                    + recoveryAdvice());
+        }
+    }
+
+    /** Ends the walsender of another (dead or paused) instance still attached to the slot. */
+    void terminateActiveSender(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT active_pid, pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = ? AND active")) {
+            ps.setString(1, settings.slotName());
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    log.warn("slot {} was still streamed by backend {}: terminated it (its instance lost the lease)",
+                            settings.slotName(), rs.getInt(1));
+                }
+            }
+        }
+    }
+
+    /** How to recover when the slot cannot be trusted: shared by every such error. */
+    String recoveryAdvice() {
+        String common = "To start over from what the database still has: DELETE FROM " + settings.table("outbox_cdc_offset")
+                + " WHERE slot_name = '" + settings.slotName() + "'; DELETE FROM " + settings.table("outbox_cdc_slot")
+                + " WHERE slot_name = '" + settings.slotName() + "'; then start the relay again (it creates a slot and "
+                + "publishes the rows in " + settings.outboxTable() + ").";
+        return settings.deleteAfterPublish()
+                ? common + " With deleteAfterPublish (the default) every unpublished event is still a row there, so nothing is lost."
+                : common + " With deleteAfterPublish(false) the WAL was the only copy of events written while the slot "
+                + "was gone; compare with your writer's records (outbox reconcile).";
+    }
+}

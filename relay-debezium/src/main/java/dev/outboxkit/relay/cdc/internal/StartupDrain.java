@@ -1,0 +1,170 @@
+package dev.outboxkit.relay.cdc.internal;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.OptionalLong;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Publishes the rows already in {@code outbox_event} when the relay starts, through the same mapping
+ * and the same ack-before-forget rule as the stream, in {@code seq} order (per aggregate that is commit
+ * order, since writers serialise on the aggregate).
+ *
+ * <p>It reads in one REPEATABLE READ snapshot taken <em>after</em> the slot exists, so every
+ * transaction it cannot see commits later and is in the slot's stream. Rows it published are
+ * remembered ({@link Result#drainedSeqs}) until the stream passes the snapshot's WAL position, so their
+ * WAL copies are not published a second time.
+ */
+final class StartupDrain {
+
+    private static final Logger log = LoggerFactory.getLogger(StartupDrain.class);
+
+    /** What the drain did; {@code snapshotLsn} is the WAL position every drained row committed before. */
+    record Result(long[] drainedSeqs, long snapshotLsn, long published, long parked) {
+
+        boolean drained(long seq) {
+            return Arrays.binarySearch(drainedSeqs, seq) >= 0;
+        }
+    }
+
+    private final CdcSettings settings;
+    private final Publisher publisher;
+    private final RowSink sink;
+    private final int chunk;
+
+    StartupDrain(CdcSettings settings, Publisher publisher, RowSink sink, int chunk) {
+        this.settings = settings;
+        this.publisher = publisher;
+        this.sink = sink;
+        this.chunk = chunk;
+    }
+
+    /**
+     * A WAL position {@code L} such that every transaction committing before {@code L} is visible to any
+     * snapshot taken after this returns: {@code L} is read first, then the transactions that were still
+     * running at that moment are waited for (a transaction becomes visible a moment after its commit
+     * record is written). The drain's snapshot, taken afterwards, therefore sees everything before
+     * {@code L}, and the slot may skip the WAL before it. Empty when those transactions did not end within
+     * {@code maxWait} (then the slot is not moved).
+     */
+    static OptionalLong fastForwardPoint(Connection c, Duration maxWait, BooleanSupplier keepGoing)
+            throws SQLException, InterruptedException {
+        c.setAutoCommit(true);
+        long lsn;
+        String snapshot;
+        try (Statement s = c.createStatement()) {
+            try (ResultSet rs = s.executeQuery("SELECT pg_current_wal_insert_lsn()::text")) {
+                rs.next();
+                lsn = Lsns.parse(rs.getString(1));
+            }
+            try (ResultSet rs = s.executeQuery("SELECT pg_current_snapshot()::text")) {
+                rs.next();
+                snapshot = rs.getString(1);
+            }
+        }
+        String[] parts = snapshot.split(":", -1);
+        if (parts.length < 3 || parts[2].isEmpty()) {
+            return OptionalLong.of(lsn);
+        }
+        Object[] running = Arrays.stream(parts[2].split(",")).map(String::trim).toArray();
+        long deadline = System.nanoTime() + maxWait.toNanos();
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT count(*) FROM unnest(?::text[]) x WHERE pg_xact_status(x::xid8) = 'in progress'")) {
+            ps.setArray(1, c.createArrayOf("text", running));
+            while (true) {
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    if (rs.getLong(1) == 0) {
+                        return OptionalLong.of(lsn);
+                    }
+                }
+                if (System.nanoTime() > deadline || !keepGoing.getAsBoolean()) {
+                    log.info("{} transactions that were running at {} are still open after {}; the slot is not fast-forwarded",
+                            running.length, Lsns.format(lsn), maxWait);
+                    return OptionalLong.empty();
+                }
+                TimeUnit.MILLISECONDS.sleep(10);
+            }
+        }
+    }
+
+    Result run(Connection c, BooleanSupplier keepGoing) throws SQLException, InterruptedException {
+        long started = System.nanoTime();
+        c.setAutoCommit(false);
+        c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+        long[] drained = new long[1024];
+        int count = 0;
+        long published = 0;
+        long parked = 0;
+        long snapshotLsn;
+        try {
+            try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT pg_current_wal_insert_lsn()::text")) {
+                rs.next();
+                snapshotLsn = Lsns.parse(rs.getString(1));
+            }
+            String sql = "SELECT seq, id::text, aggregate_type, aggregate_id, event_type, topic, payload::text, headers::text, "
+                    + "created_at FROM " + settings.outboxTable() + " WHERE published_at IS NULL ORDER BY seq";
+            try (PreparedStatement ps = c.prepareStatement(sql)) {
+                ps.setFetchSize(chunk);
+                try (ResultSet rs = ps.executeQuery()) {
+                    List<OutboxRow> rows = new ArrayList<>(chunk);
+                    boolean more = true;
+                    while (more) {
+                        more = rs.next();
+                        if (more) {
+                            OffsetDateTime createdAt = rs.getObject(9, OffsetDateTime.class);
+                            rows.add(new OutboxRow(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4),
+                                    rs.getString(5), rs.getString(6), rs.getString(7), rs.getString(8),
+                                    null, createdAt == null ? null : createdAt.toInstant()));
+                        }
+                        if (rows.size() == chunk || (!more && !rows.isEmpty())) {
+                            if (!keepGoing.getAsBoolean()) {
+                                throw new InterruptedException("start-up drain stopped (relay closing or lease lost)");
+                            }
+                            Publisher.Outcome outcome = publisher.publish(rows);
+                            sink.park(outcome.deadLetters());
+                            long[] seqs = new long[outcome.acked().size()];
+                            for (int i = 0; i < seqs.length; i++) {
+                                seqs[i] = outcome.acked().get(i).seq();
+                            }
+                            sink.deleteLater(seqs);
+                            for (OutboxRow row : rows) {
+                                if (count == drained.length) {
+                                    drained = Arrays.copyOf(drained, count * 2);
+                                }
+                                drained[count++] = row.seq();
+                            }
+                            published += outcome.acked().size();
+                            parked += outcome.deadLetters().size();
+                            rows.clear();
+                        }
+                    }
+                }
+            }
+            c.commit();
+        } catch (SQLException | RuntimeException | InterruptedException e) {
+            c.rollback();
+            throw e;
+        } finally {
+            c.setAutoCommit(true);
+        }
+        long[] seqs = Arrays.copyOf(drained, count);
+        Arrays.sort(seqs);
+        if (count > 0) {
+            log.info("start-up drain published {} rows already in {} ({} parked) in {} ms", published, settings.outboxTable(),
+                    parked, (System.nanoTime() - started) / 1_000_000);
+        }
+        return new Result(seqs, snapshotLsn, published, parked);
+    }
+}

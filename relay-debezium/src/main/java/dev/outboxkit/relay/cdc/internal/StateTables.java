@@ -1,0 +1,222 @@
+package dev.outboxkit.relay.cdc.internal;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.LongSupplier;
+import javax.sql.DataSource;
+
+/**
+ * The relay's own rows: {@code outbox_cdc_slot} (which slot it adopted, and whether the first drain
+ * finished) and {@code outbox_cdc_offset} (Debezium's offsets, fenced).
+ */
+final class StateTables {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /** The relay's record of its slot. */
+    record SlotRecord(long baseLsn, boolean drained) {
+    }
+
+    /**
+     * The position of the stored offset that matters for the startup check: the LSN Debezium confirms
+     * to the server for it ({@code lsn_commit}, else {@code lsn_proc}, else {@code lsn}).
+     */
+    record StoredOffset(long flushLsn, String json) {
+    }
+
+    private final DataSource dataSource;
+    private final CdcSettings settings;
+    private final LeaseKeeper lease;
+    private final String offsetTable;
+    private final String slotTable;
+
+    StateTables(DataSource dataSource, CdcSettings settings, LeaseKeeper lease) {
+        this.dataSource = dataSource;
+        this.settings = settings;
+        this.lease = lease;
+        this.offsetTable = settings.table("outbox_cdc_offset");
+        this.slotTable = settings.table("outbox_cdc_slot");
+    }
+
+    SlotRecord slotRecord(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT base_lsn::text, drained_at IS NOT NULL FROM " + slotTable + " WHERE slot_name = ?")) {
+            ps.setString(1, settings.slotName());
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? new SlotRecord(Lsns.parse(rs.getString(1)), rs.getBoolean(2)) : null;
+            }
+        }
+    }
+
+    void recordSlot(Connection c, long fence, long baseLsn) throws SQLException {
+        c.setAutoCommit(false);
+        try {
+            lease.checkFence(c, fence);
+            try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + slotTable
+                    + " (slot_name, base_lsn, created_by) VALUES (?, ?::pg_lsn, ?) ON CONFLICT (slot_name) DO NOTHING")) {
+                ps.setString(1, settings.slotName());
+                ps.setString(2, Lsns.format(baseLsn));
+                ps.setString(3, settings.instanceId());
+                ps.executeUpdate();
+            }
+            c.commit();
+        } catch (SQLException | RuntimeException e) {
+            c.rollback();
+            throw e;
+        } finally {
+            c.setAutoCommit(true);
+        }
+    }
+
+    void markDrained(Connection c, long fence) throws SQLException {
+        c.setAutoCommit(false);
+        try {
+            lease.checkFence(c, fence);
+            try (PreparedStatement ps = c.prepareStatement(
+                    "UPDATE " + slotTable + " SET drained_at = now() WHERE slot_name = ? AND drained_at IS NULL")) {
+                ps.setString(1, settings.slotName());
+                ps.executeUpdate();
+            }
+            c.commit();
+        } catch (SQLException | RuntimeException e) {
+            c.rollback();
+            throw e;
+        } finally {
+            c.setAutoCommit(true);
+        }
+    }
+
+    /**
+     * Before the slot is fast-forwarded to {@code lsn}: forget Debezium's offset (it would point before
+     * {@code lsn}) and record {@code lsn} as the slot's expected position, in one fenced transaction. Done
+     * first, so a crash before the advance leaves a slot that is behind what the relay expects (fine),
+     * never ahead of it.
+     */
+    void rebase(Connection c, long fence, long lsn) throws SQLException {
+        c.setAutoCommit(false);
+        try {
+            lease.checkFence(c, fence);
+            try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + offsetTable + " WHERE slot_name = ?")) {
+                ps.setString(1, settings.slotName());
+                ps.executeUpdate();
+            }
+            try (PreparedStatement ps = c.prepareStatement(
+                    "UPDATE " + slotTable + " SET base_lsn = ?::pg_lsn WHERE slot_name = ?")) {
+                ps.setString(1, Lsns.format(lsn));
+                ps.setString(2, settings.slotName());
+                ps.executeUpdate();
+            }
+            c.commit();
+        } catch (SQLException | RuntimeException e) {
+            c.rollback();
+            throw e;
+        } finally {
+            c.setAutoCommit(true);
+        }
+    }
+
+    /** The stored offset of this slot, or null before the first one was written. */
+    StoredOffset storedOffset(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT offset_value FROM " + offsetTable
+                + " WHERE slot_name = ? AND offset_value IS NOT NULL ORDER BY updated_at DESC LIMIT 1")) {
+            ps.setString(1, settings.slotName());
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    return null;
+                }
+                String json = rs.getString(1);
+                return new StoredOffset(flushLsn(json), json);
+            }
+        }
+    }
+
+    static long flushLsn(String offsetJson) {
+        try {
+            JsonNode node = JSON.readTree(offsetJson);
+            for (String key : new String[] {"lsn_commit", "lsn_proc", "lsn"}) {
+                JsonNode value = node.get(key);
+                if (value != null && value.isNumber()) {
+                    return value.asLong();
+                }
+            }
+            return -1;
+        } catch (IOException e) {
+            throw new IllegalStateException("stored offset is not JSON: " + offsetJson, e);
+        }
+    }
+
+    /** Kafka Connect's read: values of the given keys (null when absent). */
+    Map<ByteBuffer, ByteBuffer> read(Collection<ByteBuffer> keys) throws SQLException {
+        Map<ByteBuffer, ByteBuffer> out = new HashMap<>();
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(
+                "SELECT offset_value FROM " + offsetTable + " WHERE slot_name = ? AND offset_key = ?")) {
+            c.setAutoCommit(true);
+            for (ByteBuffer key : keys) {
+                ps.setString(1, settings.slotName());
+                ps.setString(2, text(key));
+                try (ResultSet rs = ps.executeQuery()) {
+                    String value = rs.next() ? rs.getString(1) : null;
+                    out.put(key, value == null ? null : ByteBuffer.wrap(value.getBytes(StandardCharsets.UTF_8)));
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Kafka Connect's write, under the fencing token: one transaction that first locks the lease row
+     * and checks the token, then upserts. A smaller token never overwrites a larger one.
+     *
+     * @throws FencedWriteException when another instance holds the lease
+     */
+    void write(Map<ByteBuffer, ByteBuffer> values, LongSupplier fence) throws SQLException {
+        long token = fence.getAsLong();
+        List<Map.Entry<ByteBuffer, ByteBuffer>> entries = new ArrayList<>(values.entrySet());
+        try (Connection c = dataSource.getConnection()) {
+            c.setAutoCommit(false);
+            try {
+                lease.checkFence(c, token);
+                try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + offsetTable + " AS o "
+                        + "(slot_name, offset_key, offset_value, fence, updated_at, updated_by) VALUES (?, ?, ?, ?, now(), ?) "
+                        + "ON CONFLICT (slot_name, offset_key) DO UPDATE SET offset_value = EXCLUDED.offset_value, "
+                        + "fence = EXCLUDED.fence, updated_at = now(), updated_by = EXCLUDED.updated_by "
+                        + "WHERE o.fence <= EXCLUDED.fence")) {
+                    for (Map.Entry<ByteBuffer, ByteBuffer> e : entries) {
+                        ps.setString(1, settings.slotName());
+                        ps.setString(2, text(e.getKey()));
+                        ps.setString(3, e.getValue() == null ? null : text(e.getValue()));
+                        ps.setLong(4, token);
+                        ps.setString(5, settings.instanceId());
+                        if (ps.executeUpdate() != 1) {
+                            throw new FencedWriteException("offset of slot " + settings.slotName()
+                                    + " was written by a newer lease holder; this instance (token " + token + ") is stale");
+                        }
+                    }
+                }
+                c.commit();
+            } catch (SQLException | RuntimeException e) {
+                c.rollback();
+                throw e;
+            }
+        }
+    }
+
+    private static String text(ByteBuffer buffer) {
+        ByteBuffer b = buffer.duplicate();
+        byte[] bytes = new byte[b.remaining()];
+        b.get(bytes);
+        return new String(bytes, StandardCharsets.UTF_8);
+    }
+}

@@ -1,0 +1,182 @@
+package dev.outboxkit.relay.cdc;
+
+import dev.outboxkit.core.EventIds;
+import dev.outboxkit.core.Secret;
+import dev.outboxkit.testkit.History;
+import dev.outboxkit.testkit.TestDatabase;
+import dev.outboxkit.testkit.TestKafka;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+
+/** Shared helpers of the relay's tests: relays on a test database, rows written with plain SQL, Kafka reads. */
+final class CdcTestSupport {
+
+    private CdcTestSupport() {
+    }
+
+    /** A slot name no other test on the shared server uses (slots are global to the server). */
+    static String slotFor(TestDatabase db) {
+        return "s_" + db.name();
+    }
+
+    /** A relay builder for {@code db}: its own slot, short lease and heartbeat, quick offset flushes. */
+    static CdcRelay.Builder relay(TestDatabase db, TestKafka kafka) {
+        return CdcRelay.builder()
+                .jdbcUrl(db.jdbcUrl())
+                .user(db.user())
+                .password(Secret.of(db.password()))
+                .slotName(slotFor(db))
+                .bootstrapServers(kafka.bootstrapServers())
+                .leaseDuration(Duration.ofSeconds(10))
+                .heartbeatInterval(Duration.ofSeconds(1))
+                .offsetFlushInterval(Duration.ofMillis(200))
+                .shutdownTimeout(Duration.ofSeconds(30));
+    }
+
+    /** One row of outbox_event as a test writes it. */
+    record Row(UUID id, String aggregateType, String aggregateId, String eventType, String topic, String payload,
+               String headers) {
+
+        static Row of(String topic, String aggregateId, int n) {
+            return new Row(EventIds.next(), "order", aggregateId, "OrderPlaced", topic,
+                    "{\"n\": " + n + ", \"aggregate\": \"" + aggregateId + "\"}", "{}");
+        }
+    }
+
+    static void insert(Connection c, Collection<Row> rows) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, "
+                + "topic, payload, headers) VALUES (?, ?, ?, ?, ?, ?::jsonb, ?::jsonb)")) {
+            for (Row r : rows) {
+                ps.setObject(1, r.id());
+                ps.setString(2, r.aggregateType());
+                ps.setString(3, r.aggregateId());
+                ps.setString(4, r.eventType());
+                ps.setString(5, r.topic());
+                ps.setString(6, r.payload());
+                ps.setString(7, r.headers());
+                ps.addBatch();
+            }
+            ps.executeBatch();
+        }
+    }
+
+    /** Inserts {@code rows} in one transaction (autocommit restored). */
+    static void insertCommitted(TestDatabase db, Collection<Row> rows) throws SQLException {
+        try (Connection c = db.connect()) {
+            c.setAutoCommit(false);
+            insert(c, rows);
+            c.commit();
+        }
+    }
+
+    static long count(TestDatabase db, String sql) throws SQLException {
+        try (Connection c = db.connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    static void execute(TestDatabase db, String sql) throws SQLException {
+        try (Connection c = db.connect(); Statement s = c.createStatement()) {
+            s.execute(sql);
+        }
+    }
+
+    /** Drops the test's slot (after the relay closed) so the database can be dropped. */
+    static void dropSlot(TestDatabase db) {
+        String slot = slotFor(db);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (true) {
+            try (Connection c = db.connect(); PreparedStatement ps = c.prepareStatement(
+                    "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = ? AND active")) {
+                ps.setString(1, slot);
+                ps.executeQuery().close();
+                try (PreparedStatement drop = c.prepareStatement(
+                        "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = ?")) {
+                    drop.setString(1, slot);
+                    drop.executeQuery().close();
+                }
+                return;
+            } catch (SQLException e) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("cannot drop slot " + slot + ": " + e.getMessage(), e);
+                }
+                try {
+                    TimeUnit.MILLISECONDS.sleep(200);
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+        }
+    }
+
+    /** A consumer reading {@code topic} from the beginning by assignment (no group join). */
+    static KafkaConsumer<byte[], byte[]> consumer(TestKafka kafka, String topic) {
+        Map<String, Object> config = kafka.consumerConfig(null);
+        config.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 10_000);
+        config.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 50);
+        KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config);
+        List<TopicPartition> partitions = new ArrayList<>();
+        consumer.partitionsFor(topic, Duration.ofSeconds(30)).forEach(p -> partitions.add(new TopicPartition(topic, p.partition())));
+        consumer.assign(partitions);
+        consumer.seekToBeginning(partitions);
+        return consumer;
+    }
+
+    /** Polls until {@code count} records of {@code topic} arrived (or the timeout passed) and returns them. */
+    static List<ConsumerRecord<byte[], byte[]>> await(TestKafka kafka, String topic, int count, Duration timeout) {
+        List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
+        try (KafkaConsumer<byte[], byte[]> consumer = consumer(kafka, topic)) {
+            long deadline = System.nanoTime() + timeout.toNanos();
+            while (out.size() < count && System.nanoTime() < deadline) {
+                consumer.poll(Duration.ofMillis(200)).forEach(out::add);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Feeds every record of {@code topic} into {@code history} as an idempotent consumer would see it:
+     * partition by partition in offset order (one aggregate lives in one partition), applying an event the
+     * first time its id shows up. Returns the number of records read.
+     */
+    static int consume(TestKafka kafka, String topic, History history) {
+        List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>(kafka.readAll(List.of(topic)));
+        records.sort(java.util.Comparator.<ConsumerRecord<byte[], byte[]>>comparingInt(ConsumerRecord::partition)
+                .thenComparingLong(ConsumerRecord::offset));
+        java.util.Set<UUID> seen = new java.util.HashSet<>();
+        for (ConsumerRecord<byte[], byte[]> r : records) {
+            UUID id = UUID.fromString(header(r, "id"));
+            history.delivered(id);
+            if (seen.add(id)) {
+                history.applied(id, new String(r.key(), java.nio.charset.StandardCharsets.UTF_8));
+            }
+        }
+        return records.size();
+    }
+
+    /** How many different event ids {@code topic} holds. */
+    static long distinctIds(TestKafka kafka, String topic) {
+        return kafka.readAll(List.of(topic)).stream().map(r -> header(r, "id")).distinct().count();
+    }
+
+    static String header(ConsumerRecord<byte[], byte[]> record, String name) {
+        var h = record.headers().lastHeader(name);
+        return h == null ? null : new String(h.value(), java.nio.charset.StandardCharsets.UTF_8);
+    }
+}

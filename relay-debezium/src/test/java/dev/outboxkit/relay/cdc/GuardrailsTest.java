@@ -1,0 +1,151 @@
+package dev.outboxkit.relay.cdc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.outboxkit.testkit.History;
+import dev.outboxkit.testkit.OutboxTestkitExtension;
+import dev.outboxkit.testkit.TestDatabase;
+import dev.outboxkit.testkit.TestKafka;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** The WAL guardrails: heartbeats release WAL, lost connections resume, a vanished slot stops the relay. */
+@ExtendWith(OutboxTestkitExtension.class)
+class GuardrailsTest {
+
+    private static final Logger log = LoggerFactory.getLogger(GuardrailsTest.class);
+    private static final long MB = 1024 * 1024;
+
+    @Test
+    void anIdleOutboxOnABusyDatabaseDoesNotPinWal(TestDatabase db, TestKafka kafka) throws Exception {
+        CdcTestSupport.execute(db, "CREATE TABLE busy (id bigint, filler text)");
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (CdcRelay relay = CdcTestSupport.relay(db, kafka).heartbeatInterval(Duration.ofMillis(300))
+                .meterRegistry(registry).build()) {
+            relay.start();
+            await().atMost(Duration.ofSeconds(90)).until(() -> relay.health().ready());
+            // a slot nobody reads, as the control: it keeps every byte written from now on
+            CdcTestSupport.execute(db, "SELECT pg_create_logical_replication_slot('" + CdcTestSupport.slotFor(db) + "_idle', 'pgoutput')");
+            long written = 0;
+            for (int round = 0; round < 8; round++) {
+                long before = lsnNow(db);
+                CdcTestSupport.execute(db, "INSERT INTO busy SELECT g, repeat(md5(g::text), 32) FROM generate_series(1, 4000) g");
+                written += lsnNow(db) - before;
+                Thread.sleep(400);
+            }
+            CdcTestSupport.execute(db, "CHECKPOINT"); // logs the running transactions, letting restart_lsn move
+            long total = written;
+            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500))
+                    .until(() -> retained(db, CdcTestSupport.slotFor(db)) < total / 4);
+            long relayRetained = retained(db, CdcTestSupport.slotFor(db));
+            long controlRetained = retained(db, CdcTestSupport.slotFor(db) + "_idle");
+            long lag = CdcTestSupport.count(db, "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint "
+                    + "FROM pg_replication_slots WHERE slot_name = '" + CdcTestSupport.slotFor(db) + "'");
+            log.info("busy table wrote {} MB of WAL: the relay's slot retains {} KB (confirmed lag {} KB), an unread slot {} MB",
+                    written / MB, relayRetained / 1024, lag / 1024, controlRetained / MB);
+            assertThat(written).isGreaterThan(16 * MB);
+            assertThat(controlRetained).as("an unread slot keeps the WAL").isGreaterThanOrEqualTo(written);
+            assertThat(relayRetained).as("heartbeats let the relay's slot release it").isLessThan(written / 4);
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(
+                    registry.get("outbox.relay.cdc.slot_lag_bytes").gauge().value()).isLessThan(total / 4.0));
+            assertThat(registry.get("outbox.relay.cdc.wal_status").gauge().value()).isZero(); // reserved
+        } finally {
+            CdcTestSupport.execute(db, "SELECT pg_drop_replication_slot('" + CdcTestSupport.slotFor(db) + "_idle')");
+            CdcTestSupport.dropSlot(db);
+        }
+    }
+
+    @Test
+    void aTerminatedWalsenderIsResumedWithoutLoss(TestDatabase db, TestKafka kafka) throws Exception {
+        String topic = TestKafka.uniqueTopic("cdc-walsender");
+        kafka.createTopic(topic, 4);
+        History history = new History();
+        try (CdcRelay relay = CdcTestSupport.relay(db, kafka).route(dev.outboxkit.core.TopicRoute.of(topic))
+                .deleteAfterPublish(false).build()) {
+            relay.start();
+            await().atMost(Duration.ofSeconds(90)).until(() -> relay.health().ready());
+            try (BackgroundWriter writer = new BackgroundWriter(db, history, topic, 30, 3)) {
+                for (int i = 0; i < 2; i++) {
+                    Thread.sleep(1_500);
+                    long terminated = CdcTestSupport.count(db, "SELECT count(*) FROM pg_replication_slots s, "
+                            + "LATERAL pg_terminate_backend(s.active_pid) t WHERE s.slot_name = '" + CdcTestSupport.slotFor(db)
+                            + "' AND s.active AND t");
+                    log.info("terminated {} walsender(s) of the relay", terminated);
+                    assertThat(terminated).isEqualTo(1);
+                    await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(200)).until(() -> CdcTestSupport.count(
+                            db, "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" + CdcTestSupport.slotFor(db)
+                                    + "' AND active") == 1);
+                }
+                Thread.sleep(1_000);
+                writer.close();
+                long committed = writer.committed();
+                await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofSeconds(1))
+                        .until(() -> CdcTestSupport.distinctIds(kafka, topic) >= committed);
+            }
+            assertThat(relay.health().live()).isTrue();
+        } finally {
+            CdcTestSupport.dropSlot(db);
+        }
+        CdcTestSupport.consume(kafka, topic, history);
+        History.Report report = history.check();
+        log.info("walsender terminated twice: {}", report.summary());
+        assertThat(report.ok()).as(report.summary()).isTrue();
+    }
+
+    @Test
+    void aSlotDroppedOrRecreatedWhileDownStopsTheRelayWithAClearMessage(TestDatabase db, TestKafka kafka) throws Exception {
+        String slot = CdcTestSupport.slotFor(db);
+        try (CdcRelay relay = CdcTestSupport.relay(db, kafka).build()) {
+            relay.start();
+            await().atMost(Duration.ofSeconds(90)).until(() -> relay.health().ready());
+            CdcTestSupport.insertCommitted(db, java.util.List.of(CdcTestSupport.Row.of(null, "a", 1)));
+            await().atMost(Duration.ofSeconds(60)).until(() -> CdcTestSupport.count(db,
+                    "SELECT count(*) FROM outbox_cdc_offset WHERE slot_name = '" + slot + "'") == 1);
+        }
+        CdcTestSupport.dropSlot(db);
+
+        CdcRelay missing = CdcTestSupport.relay(db, kafka).build();
+        assertThatThrownBy(missing::start).isInstanceOf(CdcStartupException.class)
+                .hasMessageContaining("replication slot " + slot + " is missing")
+                .hasMessageContaining("refuses to create a new slot")
+                .hasMessageContaining("DELETE FROM \"public\".\"outbox_cdc_offset\" WHERE slot_name = '" + slot + "'");
+        assertThat(missing.health().live()).isFalse();
+        assertThat(missing.role()).isEqualTo(CdcRelay.Role.FAILED);
+        missing.close();
+        assertThat(CdcTestSupport.count(db, "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" + slot + "'"))
+                .as("no slot was created behind the operator's back").isZero();
+
+        // someone re-creates the slot by hand: it starts at the WAL's end, past the stored offset
+        CdcTestSupport.execute(db, "INSERT INTO outbox_cdc_heartbeat (slot_name) VALUES ('x')");
+        CdcTestSupport.execute(db, "SELECT pg_create_logical_replication_slot('" + slot + "', 'pgoutput')");
+        try (CdcRelay ahead = CdcTestSupport.relay(db, kafka).build()) {
+            assertThatThrownBy(ahead::start).isInstanceOf(CdcStartupException.class)
+                    .hasMessageContaining("has confirmed WAL up to")
+                    .hasMessageContaining("someone else advanced or re-created the slot");
+        } finally {
+            CdcTestSupport.dropSlot(db);
+        }
+    }
+
+    private static long lsnNow(TestDatabase db) throws Exception {
+        return CdcTestSupport.count(db, "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint");
+    }
+
+    private static long retained(TestDatabase db, String slot) throws Exception {
+        try (Connection c = db.connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(
+                "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)::bigint FROM pg_replication_slots WHERE slot_name = '"
+                        + slot + "'")) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+}
