@@ -33,8 +33,10 @@ final class RelayCommand {
         @Option(names = "--instance-id", paramLabel = "ID", description = "Name of this instance in leases and logs (default: host, pid and a random suffix).")
         String instanceId;
 
-        @Option(names = "--route", paramLabel = "TEMPLATE", defaultValue = TopicRoute.DEFAULT_TEMPLATE, converter = Options.RouteConverter.class,
-                description = "Topic for rows without one; ${aggregateType} and ${eventType} are filled in.")
+        // $${…} keeps picocli from expanding the placeholders itself.
+        @Option(names = "--route", paramLabel = "TEMPLATE", defaultValue = "outbox.event.$${aggregateType}",
+                converter = Options.RouteConverter.class,
+                description = "Topic for rows without one; $${aggregateType} and $${eventType} are filled in.")
         TopicRoute route;
 
         @Option(names = "--lease-duration", paramLabel = "DURATION", defaultValue = "PT10S",

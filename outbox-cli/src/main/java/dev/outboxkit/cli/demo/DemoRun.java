@@ -97,10 +97,17 @@ public final class DemoRun {
         try (ProjectionService projection = new ProjectionService(projectionPool, kafka.bootstrapServers(), TOPIC, history,
                 latency, registry)) {
             projection.start();
+            awaitAssignment(kafka, Duration.ofSeconds(120));
             progress.scheduleAtFixedRate(() -> {
-                out.printf("  %5.1f s  transfers %d/%d  events written %d  applied %d  retries absorbed %d  relay %s%n",
+                long published;
+                try {
+                    published = publishedRecords(kafka);
+                } catch (Exception e) {
+                    published = -1;
+                }
+                out.printf("  %5.1f s  transfers %d/%d  events written %d  published %d  applied %d  retries absorbed %d  relay %s%n",
                         Duration.between(started, Instant.now()).toMillis() / 1000.0, tally.transfers.get(),
-                        settings.transfers(), tally.eventsWritten.get(), projection.applied(), tally.retriesAbsorbed.get(),
+                        settings.transfers(), tally.eventsWritten.get(), published, projection.applied(), tally.retriesAbsorbed.get(),
                         relays.get(relays.size() - 1).isAlive() ? "running (pid " + relays.get(relays.size() - 1).pid() + ")" : "down");
                 out.flush();
             }, 2, 2, TimeUnit.SECONDS);
@@ -136,8 +143,25 @@ public final class DemoRun {
         }
     }
 
+    /** Waits until the projection's group owns partitions, so latency counts from a running consumer. */
+    private static void awaitAssignment(EmbeddedKafka kafka, Duration timeout) throws Exception {
+        Instant deadline = Instant.now().plus(timeout);
+        try (Admin admin = kafka.admin()) {
+            while (Instant.now().isBefore(deadline)) {
+                var group = admin.describeConsumerGroups(List.of(ProjectionService.GROUP)).all().get(30, TimeUnit.SECONDS)
+                        .get(ProjectionService.GROUP);
+                boolean assigned = group.members().stream().anyMatch(m -> !m.assignment().topicPartitions().isEmpty());
+                if (assigned) {
+                    return;
+                }
+                TimeUnit.MILLISECONDS.sleep(100);
+            }
+        }
+        throw new IllegalStateException("the projection's consumer group got no partitions within " + timeout);
+    }
+
     private void startRelay(TestDatabase ledgerDb, EmbeddedKafka kafka) {
-        List<String> args = new ArrayList<>(List.of("relay", settings.relay(), "--http-port", "-1",
+        List<String> args = new ArrayList<>(List.of("relay", settings.relay(), "--http-port", "-1", "--lease-duration", "PT3S",
                 "--instance-id", "demo-relay-" + (relays.size() + 1)));
         Map<String, String> env = new HashMap<>();
         env.put("OUTBOX_JDBC_URL", ledgerDb.jdbcUrl());

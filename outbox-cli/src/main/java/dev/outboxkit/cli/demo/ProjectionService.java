@@ -22,6 +22,8 @@ import org.HdrHistogram.Recorder;
  */
 final class ProjectionService implements AutoCloseable {
 
+    static final String GROUP = "balance-projection";
+
     private final DedupeConsumer consumer;
     private final History history;
     private final Recorder latency;
@@ -35,7 +37,7 @@ final class ProjectionService implements AutoCloseable {
         this.latency = latency;
         this.consumer = DedupeConsumer.builder()
                 .bootstrapServers(bootstrapServers)
-                .group("balance-projection")
+                .group(GROUP)
                 .topics(List.of(topic))
                 .dataSource(dataSource)
                 .batchHandler(this::apply)
@@ -91,7 +93,7 @@ final class ProjectionService implements AutoCloseable {
             }
             history.applied(e.id(), e.aggregateId());
             if (e.createdAt() != null) {
-                latency.recordValue(Math.max(0, java.time.Duration.between(e.createdAt(), now).toMicros()));
+                latency.recordValue(Math.max(0, java.time.Duration.between(e.createdAt(), now).toNanos() / 1000));
             }
         }
         applied.addAndGet(events.size());
