@@ -81,6 +81,28 @@ class RoundTripTest {
     }
 
     @Test
+    void aNotifyRidesInTheSameRoundTrip(TestDatabase db) throws Exception {
+        OutboxWriter writer = OutboxWriter.builder().notifyChannel("outbox_event").build();
+        WireTap tap = new WireTap();
+        try (Connection listener = db.connect(); Connection c = tap.connect(db)) {
+            try (java.sql.Statement s = listener.createStatement()) {
+                s.execute("LISTEN outbox_event");
+            }
+            c.setAutoCommit(false);
+            for (int round = 0; round < 7; round++) {
+                OutboxTransaction tx = writer.begin(c);
+                tx.add(event("1", round));
+                long before = tap.roundTrips();
+                tx.commit();
+                assertThat(tap.roundTrips() - before).isEqualTo(1);
+            }
+            org.postgresql.PGNotification[] notes = listener.unwrap(org.postgresql.PGConnection.class).getNotifications(60_000);
+            assertThat(notes).isNotEmpty();
+            assertThat(notes[0].getName()).isEqualTo("outbox_event");
+        }
+    }
+
+    @Test
     void theCounterSeesEveryWaitOfTheNaiveWay(TestDatabase db) throws Exception {
         // the baseline the writer avoids: one INSERT per event, then COMMIT, each waiting for its reply
         WireTap tap = new WireTap();
