@@ -348,7 +348,7 @@ public final class PollingRelay implements Relay {
         private Builder() {
         }
 
-        /** A pool the caller owns (and closes after the relay). It needs 4 connections (5 with listenNotify). */
+        /** A pool the caller owns (and closes after the relay). It needs 5 connections (6 with listenNotify). */
         public Builder dataSource(DataSource dataSource) {
             this.dataSource = dataSource;
             return this;
@@ -536,8 +536,6 @@ public final class PollingRelay implements Relay {
                         + "spaces, got '" + id + "'");
             }
             Map<String, Object> producer = new LinkedHashMap<>();
-            // The relay batches itself: records leave at once (linger 0) so a lone event is not held back.
-            producer.put(ProducerConfig.LINGER_MS_CONFIG, "0");
             // One request in flight per broker: a batch Kafka refuses (too large, split; or a retriable error on a
             // producer's first batch to a partition, KAFKA-14359) can then never be overtaken by the next one.
             producer.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "1");
@@ -558,7 +556,7 @@ public final class PollingRelay implements Relay {
                 if (password != null) {
                     config.setPassword(password.reveal());
                 }
-                config.setMaximumPoolSize(listenNotify ? 6 : 5);
+                config.setMaximumPoolSize(listenNotify ? 7 : 6);
                 config.setMinimumIdle(2);
                 config.setPoolName("outbox-poll-" + id);
                 config.setConnectionTimeout(10_000);

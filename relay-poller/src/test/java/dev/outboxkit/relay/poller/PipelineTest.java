@@ -33,8 +33,19 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(OutboxTestkitExtension.class)
 class PipelineTest {
 
-    private final MockProducer<byte[], byte[]> kafka =
-            new MockProducer<>(false, null, new ByteArraySerializer(), new ByteArraySerializer());
+    /** Acknowledges only when the test says so (MockProducer's flush() would acknowledge everything). */
+    static final class ManualProducer extends MockProducer<byte[], byte[]> {
+        ManualProducer() {
+            super(false, null, new ByteArraySerializer(), new ByteArraySerializer());
+        }
+
+        @Override
+        public synchronized void flush() {
+            // the relay's flusher only asks Kafka to send now; here the test decides
+        }
+    }
+
+    private final ManualProducer kafka = new ManualProducer();
 
     private PollingRelay.Builder relay(TestDatabase db) {
         return PollingRelay.builder()

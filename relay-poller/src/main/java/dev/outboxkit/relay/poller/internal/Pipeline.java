@@ -10,6 +10,10 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import javax.sql.DataSource;
@@ -58,6 +62,11 @@ public final class Pipeline implements Runnable {
     private int emptyStreak;
     private long backoffMillis;
     private boolean failedSinceLastSleep;
+    private final Flusher flusher;
+    /** Commits fully acknowledged batches while the loop goes on; one at a time. */
+    private final ExecutorService committer;
+    private Future<?> pendingCommit;
+    private volatile boolean asyncCommitFailed;
     /** After a batch did not wholly reach Kafka: small batches, one record at a time, until one passes. */
     private boolean careful;
 
@@ -82,6 +91,15 @@ public final class Pipeline implements Runnable {
         this.mark = settings.afterPublish() == AfterPublish.MARK;
         this.idleTimeout = Long.toString(settings.idleTransactionTimeout().toMillis());
         this.statementTimeout = Long.toString(settings.ackTimeout().toMillis());
+        this.flusher = new Flusher(() -> producer);
+        Thread flushing = new Thread(flusher, "outbox-poll-flush");
+        flushing.setDaemon(true);
+        flushing.start();
+        this.committer = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "outbox-poll-commit");
+            t.setDaemon(true);
+            return t;
+        });
     }
 
     /** Asks the loop to finish the batch in flight and return. */
@@ -147,6 +165,15 @@ public final class Pipeline implements Runnable {
                         next = null;
                     }
                 }
+                if (clean && !carefulBatch && current.count(Batch.State.ACKED) == current.size()) {
+                    // The common case, everything acknowledged: commit off the critical path, while the loop
+                    // claims the next batch. (Order does not depend on it: those records are already published.)
+                    commitAsync(current);
+                    backoffMillis = 0;
+                    current = next;
+                    continue;
+                }
+                awaitCommitter();
                 boolean committed = finish(current, clean);
                 if (!resolved) {
                     awaitStragglers(current);
@@ -182,6 +209,45 @@ public final class Pipeline implements Runnable {
                 current.withholdAll();
                 giveBack(current);
             }
+            awaitCommitterQuietly();
+            committer.shutdown();
+            flusher.stop();
+        }
+    }
+
+    private void commitAsync(Batch b) throws InterruptedException {
+        awaitCommitter();
+        pendingCommit = committer.submit(() -> {
+            if (!finish(b, true)) {
+                asyncCommitFailed = true;
+            }
+        });
+    }
+
+    private void awaitCommitter() throws InterruptedException {
+        Future<?> f = pendingCommit;
+        if (f != null) {
+            try {
+                f.get();
+            } catch (ExecutionException e) {
+                asyncCommitFailed = true;
+                log.error("poll relay {}: committing a batch failed unexpectedly; its rows stay in outbox_event",
+                        settings.instanceId(), e.getCause());
+            }
+            pendingCommit = null;
+        }
+        if (asyncCommitFailed) {
+            asyncCommitFailed = false;
+            failedSinceLastSleep = true;
+            metrics.retried();
+        }
+    }
+
+    private void awaitCommitterQuietly() {
+        try {
+            awaitCommitter();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
@@ -260,6 +326,11 @@ public final class Pipeline implements Runnable {
     private void send(Batch b) {
         b.ackDeadlineNanos = System.nanoTime() + settings.ackTimeout().toNanos();
         b.sendWave(producer, records, hold);
+        // A full batch means a backlog: let the producer linger and fill its batches. Anything less means
+        // the relay is caught up: send now.
+        if (b.size() < settings.batchSize() || b.hasMoreWaves()) {
+            flusher.request();
+        }
     }
 
     /** Waits wave after wave; false when the acknowledgement deadline passed first. */
@@ -275,6 +346,7 @@ public final class Pipeline implements Runnable {
             }
             b.blockFailedAggregates(hold);
             b.sendWave(producer, records, hold);
+            flusher.request();
         }
     }
 

@@ -64,6 +64,8 @@ import org.apache.kafka.common.TopicPartition;
 public final class PollerBenchmark {
 
     private static final int AGGREGATES = 10_000;
+    private static CpuMeter cpu;
+    private static String lastCpu = "";
 
     private PollerBenchmark() {
     }
@@ -80,6 +82,10 @@ public final class PollerBenchmark {
                 Runtime.getRuntime().availableProcessors(), load(), rows, payloadBytes, AGGREGATES));
         try (TestPostgres pg = OutboxTestkit.startEmbeddedPostgres(0, true); TestKafka kafka = new EmbeddedKafka(1)) {
             TestDatabase db = pg.newDatabase();
+            try (Connection c = db.connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT pg_backend_pid()")) {
+                rs.next();
+                cpu = new CpuMeter(rs.getLong(1));
+            }
             String topic = "bench.outbox";
             kafka.createTopic(topic, 8);
             double pgCeiling = 0;
@@ -88,17 +94,20 @@ public final class PollerBenchmark {
                 fill(db, rows, payloadBytes);
                 pgCeiling = postgresCeiling(db, 2000, rows);
                 report.add(String.format("ceiling: PostgreSQL claim/delete loop alone      %,10.0f rows/s   (load %.2f)", pgCeiling, load()));
+                report.add("         " + lastCpu);
             }
             if (only.equals("all") || only.contains("kafka")) {
                 fill(db, rows, payloadBytes);
                 kafkaCeiling = kafkaCeiling(db, kafka, topic);
                 report.add(String.format("ceiling: Kafka producer alone (same records)     %,10.0f records/s (load %.2f)", kafkaCeiling, load()));
+                report.add("         " + lastCpu);
             }
             if (only.equals("all") || only.contains("drain")) {
                 fill(db, rows, payloadBytes);
                 double drain = drain(db, kafka, topic, rows, overrides());
                 report.add(String.format("relay: backlog drain                             %,10.0f events/s  (load %.2f)%s", drain, load(),
                         pgCeiling > 0 ? String.format("  = %.2f x the PostgreSQL ceiling", drain / pgCeiling) : ""));
+                report.add("         " + lastCpu);
             }
             if (only.equals("all") || only.contains("latency")) {
                 for (String r : rates.split(",")) {
@@ -153,6 +162,7 @@ public final class PollerBenchmark {
         String sql = "DELETE FROM outbox_event WHERE seq IN (SELECT seq FROM outbox_event ORDER BY seq LIMIT ? "
                 + "FOR UPDATE SKIP LOCKED) RETURNING seq, id, aggregate_type, aggregate_id, event_type, topic, payload, "
                 + "headers, created_at, attempts";
+        Map<String, Long> cpu0 = cpu.snapshot();
         long start = System.nanoTime();
         long n = 0;
         try (Connection c = db.connect()) {
@@ -178,6 +188,7 @@ public final class PollerBenchmark {
             }
         }
         double secs = (System.nanoTime() - start) / 1e9;
+        lastCpu = CpuMeter.perEvent(cpu0, cpu.snapshot(), n);
         if (n != rows) {
             throw new IllegalStateException("PostgreSQL ceiling loop deleted " + n + " rows, expected " + rows);
         }
@@ -204,6 +215,7 @@ public final class PollerBenchmark {
             for (int round = 0; round < 2; round++) { // the first round warms the producer and the broker up
                 CountDownLatch done = new CountDownLatch(events.size());
                 AtomicLong failed = new AtomicLong();
+                Map<String, Long> cpu0 = cpu.snapshot();
                 long start = System.nanoTime();
                 for (OutboxEvent e : events) {
                     ProducerRecord<byte[], byte[]> r = mapping.toRecord(e);
@@ -216,6 +228,7 @@ public final class PollerBenchmark {
                 }
                 done.await();
                 double rate = events.size() / ((System.nanoTime() - start) / 1e9);
+                lastCpu = CpuMeter.perEvent(cpu0, cpu.snapshot(), events.size());
                 if (failed.get() > 0) {
                     throw new IllegalStateException(failed.get() + " records failed in the Kafka ceiling run");
                 }
@@ -235,6 +248,7 @@ public final class PollerBenchmark {
                 .meterRegistry(registry)
                 .batchSize(Integer.getInteger("bench.batch", 2000))
                 .build();
+        Map<String, Long> cpu0 = cpu.snapshot();
         long start = System.nanoTime();
         relay.start();
         try (Connection c = db.connect(); PreparedStatement ps = c.prepareStatement(
@@ -250,6 +264,7 @@ public final class PollerBenchmark {
             }
         }
         double secs = (System.nanoTime() - start) / 1e9;
+        lastCpu = CpuMeter.perEvent(cpu0, cpu.snapshot(), rows);
         relay.close();
         double published = registry.get("outbox.relay.published").counter().count();
         if (published < rows) {
