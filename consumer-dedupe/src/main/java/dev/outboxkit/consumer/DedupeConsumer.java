@@ -66,9 +66,11 @@ import org.slf4j.LoggerFactory;
  * consumer pauses its partitions and keeps polling, so it stays in the group. Rebalances commit
  * the finished offsets of revoked partitions first. Nothing is dropped silently.
  *
- * <p>Threads: {@link #start()} starts one (non-daemon) poll thread; handlers run on it. A second
- * thread purges old ids ({@link InboxRetention}) every {@code retentionCheckInterval}, with its
- * own connection: the {@code DataSource} should allow two connections per consumer.
+ * <p>Threads: {@link #start()} starts a (non-daemon) poll thread, which owns the Kafka consumer,
+ * and a worker thread, which owns one database connection and runs the handlers; the poll thread
+ * reads and decodes the next batch while the worker writes the current one. A third thread purges
+ * old ids ({@link InboxRetention}) every {@code retentionCheckInterval} with a connection of its
+ * own: the {@code DataSource} should allow two connections per consumer.
  */
 public final class DedupeConsumer implements AutoCloseable {
 

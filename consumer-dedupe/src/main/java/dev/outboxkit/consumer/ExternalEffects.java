@@ -233,12 +233,7 @@ public final class ExternalEffects {
         requireHeld(claim);
         try (Connection c = connection(); PreparedStatement ps = c.prepareStatement("DELETE FROM " + table
                 + " WHERE effect_name = ? AND event_id = ? AND attempt = ? AND state = 'in_progress'")) {
-            ps.setString(1, claim.effect());
-            ps.setObject(2, claim.eventId());
-            ps.setInt(3, claim.attempt());
-            if (ps.executeUpdate() == 0) {
-                throw fenced(claim);
-            }
+            updateHeld(ps, 1, claim);
         }
     }
 
@@ -264,6 +259,11 @@ public final class ExternalEffects {
                 throw new IllegalStateException("no claim of effect " + effect + " for event " + eventId + " to resolve");
             }
         }
+    }
+
+    /** {@link #listUnknown(int)} with a limit of 100. */
+    public List<Entry> listUnknown() throws SQLException {
+        return listUnknown(100);
     }
 
     /** Effects whose outcome is unknown (marked, or in progress past the lease), oldest first, at most {@code limit}. */
@@ -344,12 +344,17 @@ public final class ExternalEffects {
             ps.setTimestamp(2, Timestamp.from(clock.instant()));
             ps.setString(3, outcome);
             ps.setString(4, error);
-            ps.setString(5, claim.effect());
-            ps.setObject(6, claim.eventId());
-            ps.setInt(7, claim.attempt());
-            if (ps.executeUpdate() == 0) {
-                throw fenced(claim);
-            }
+            updateHeld(ps, 5, claim);
+        }
+    }
+
+    /** Binds the claim's key and attempt from parameter {@code first} on and runs; no row means we no longer hold it. */
+    private static void updateHeld(PreparedStatement ps, int first, Claim claim) throws SQLException {
+        ps.setString(first, claim.effect());
+        ps.setObject(first + 1, claim.eventId());
+        ps.setInt(first + 2, claim.attempt());
+        if (ps.executeUpdate() == 0) {
+            throw fenced(claim);
         }
     }
 

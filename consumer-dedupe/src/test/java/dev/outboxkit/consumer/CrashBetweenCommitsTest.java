@@ -30,7 +30,7 @@ class CrashBetweenCommitsTest {
             throws Exception {
         Projection.create(db);
         String topic = TestKafka.uniqueTopic("crash");
-        kafka.createTopic(topic, 2);
+        Consumers.createTopic(kafka, topic, 2);
         List<Projection.Sent> events = Projection.events(topic, 400, 8);
         Projection.send(kafka, events);
         String group = "g-" + topic;

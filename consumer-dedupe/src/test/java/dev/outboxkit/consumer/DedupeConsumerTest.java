@@ -38,7 +38,7 @@ class DedupeConsumerTest {
     void sameEventsDeliveredTwiceAreAppliedOnceAndCloseCommitsAndLeaves(TestDatabase db, TestKafka kafka) throws Exception {
         Projection.create(db);
         String topic = TestKafka.uniqueTopic("twice");
-        kafka.createTopic(topic, 3);
+        Consumers.createTopic(kafka, topic, 3);
         List<Projection.Sent> events = Projection.events(topic, 600, 12);
         Projection.send(kafka, events);
         // a relay that crashed after publishing but before forgetting publishes the same rows again
@@ -85,8 +85,8 @@ class DedupeConsumerTest {
         Projection.create(db);
         String topic = TestKafka.uniqueTopic("poison");
         String dlq = topic + ".dlq";
-        kafka.createTopic(topic, 1);
-        kafka.createTopic(dlq, 1);
+        Consumers.createTopic(kafka, topic, 1);
+        Consumers.createTopic(kafka, dlq, 1);
         List<Projection.Sent> good = Projection.events(topic, 5, 2);
         OutboxEvent failing = new OutboxEvent(EventIds.next(), "account", "acct-0", "deposited", topic,
                 "{\"amount\":13}", Map.of(), Instant.now());
@@ -162,7 +162,7 @@ class DedupeConsumerTest {
         Projection.create(db);
         String prefix = TestKafka.uniqueTopic("dbz");
         String topic = prefix + ".outbox.event.account";
-        kafka.createTopic(topic, 2);
+        Consumers.createTopic(kafka, topic, 2);
         // EventRouter: key = aggregate id, value = the payload column, header id only. Behind
         // JsonConverter the jsonb payload arrives as a JSON string and the header in quotes.
         List<Projection.Sent> events = Projection.events(topic, 200, 5);
@@ -209,8 +209,8 @@ class DedupeConsumerTest {
         Projection.create(db);
         String topic = TestKafka.uniqueTopic("late");
         String review = topic + ".review";
-        kafka.createTopic(topic, 1);
-        kafka.createTopic(review, 1);
+        Consumers.createTopic(kafka, topic, 1);
+        Consumers.createTopic(kafka, review, 1);
         Instant now = Instant.now().truncatedTo(ChronoUnit.MICROS);
         Instant old = now.minus(Duration.ofHours(3));
         OutboxEvent lateNew = new OutboxEvent(EventIds.next(), "account", "acct-1", "deposited", topic,
@@ -268,10 +268,77 @@ class DedupeConsumerTest {
     }
 
     @Test
+    void anExternalEffectIsClaimedBeforeItIsDoneAndGetsTheEventIdAsItsKey(TestDatabase db, TestKafka kafka) throws Exception {
+        Projection.create(db);
+        String topic = TestKafka.uniqueTopic("external");
+        Consumers.createTopic(kafka, topic, 2);
+        List<Projection.Sent> events = Projection.events(topic, 40, 4);
+        Projection.send(kafka, events);
+        Projection.send(kafka, events.subList(0, 20));
+        ExternalEffects effects = ExternalEffects.create(db.dataSource(), "public");
+        // the partner: it records every key it is called with
+        List<String> partnerCalls = new CopyOnWriteArrayList<>();
+        BatchHandler projection = Projection.batchHandler();
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        String group = "g-" + topic;
+        AtomicInteger firstTry = new AtomicInteger();
+        try (DedupeConsumer consumer = Consumers.builder(kafka, db, topic, group)
+                .handler((c, e) -> {
+                    projection.handle(c, List.of(e));
+                    ExternalEffects.Claim claim = effects.perform("notify-partner", e.id(), Duration.ofMinutes(5), key -> {
+                        partnerCalls.add(key);
+                        return "ack-" + key.substring(0, 8);
+                    });
+                    assertThat(claim.status()).isEqualTo(ExternalEffects.ClaimStatus.SUCCEEDED);
+                    // the first transaction fails after the partner call: the event is retried,
+                    // the claim survives the rollback, and the partner is not called again
+                    if (firstTry.getAndIncrement() == 0) {
+                        throw new IllegalStateException("simulated failure after the external call");
+                    }
+                })
+                .meterRegistry(registry)
+                .build()) {
+            consumer.start();
+            await().atMost(WAIT).until(() -> Consumers.count(registry, "outbox.consumer.applied", group) == 40
+                    && Consumers.count(registry, "outbox.consumer.duplicates", group) >= 20);
+        }
+        Projection.assertExactlyOnce(events, kafka.readAll(List.of(topic)), db);
+        assertThat(partnerCalls).hasSize(40).doesNotHaveDuplicates()
+                .containsExactlyInAnyOrderElementsOf(events.stream().map(s -> s.event().id().toString()).toList());
+        assertThat(effects.listUnknown()).isEmpty();
+    }
+
+    @Test
+    void closeFinishesTheBatchInFlightAndCommitsIt(TestDatabase db, TestKafka kafka) throws Exception {
+        Projection.create(db);
+        String topic = TestKafka.uniqueTopic("close");
+        Consumers.createTopic(kafka, topic, 1);
+        List<Projection.Sent> events = Projection.events(topic, 50, 2);
+        Projection.send(kafka, events);
+        String group = "g-" + topic;
+        java.util.concurrent.CountDownLatch inFlight = new java.util.concurrent.CountDownLatch(1);
+        BatchHandler projection = Projection.batchHandler();
+        DedupeConsumer consumer = Consumers.builder(kafka, db, topic, group)
+                .batchHandler((c, batch) -> {
+                    inFlight.countDown();
+                    Thread.sleep(1_500); // a slow effect, still running when close() is called
+                    projection.handle(c, batch);
+                })
+                .build();
+        consumer.start();
+        assertThat(inFlight.await(120, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        consumer.close();
+        long applied = Projection.queryLong(db, "SELECT count(*) FROM effect_log");
+        assertThat(applied).as("the batch in flight was finished").isPositive();
+        long committed = Consumers.committed(kafka, group).values().stream().mapToLong(Long::longValue).sum();
+        assertThat(committed).as("and its offsets committed").isEqualTo(applied);
+    }
+
+    @Test
     void transientDatabaseErrorsAreRetriedAndNeverDeadLettered(TestDatabase db, TestKafka kafka) throws Exception {
         Projection.create(db);
         String topic = TestKafka.uniqueTopic("transient");
-        kafka.createTopic(topic, 2);
+        Consumers.createTopic(kafka, topic, 2);
         List<Projection.Sent> events = Projection.events(topic, 100, 4);
         Projection.send(kafka, events);
         AtomicInteger failuresLeft = new AtomicInteger(4);

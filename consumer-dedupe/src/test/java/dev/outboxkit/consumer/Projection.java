@@ -70,14 +70,19 @@ final class Projection {
         return out;
     }
 
-    static KafkaProducer<byte[], byte[]> producer(TestKafka kafka) {
+    /** A raw-bytes producer like a relay's: acks=all, short linger. */
+    static Map<String, Object> producerConfig(TestKafka kafka) {
         Map<String, Object> p = new HashMap<>();
         p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
         p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
         p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
         p.put(ProducerConfig.ACKS_CONFIG, "all");
         p.put(ProducerConfig.LINGER_MS_CONFIG, "5");
-        return new KafkaProducer<>(p);
+        return p;
+    }
+
+    static KafkaProducer<byte[], byte[]> producer(TestKafka kafka) {
+        return new KafkaProducer<>(producerConfig(kafka));
     }
 
     /** Sends the events as a relay would (KafkaRecords), and waits for every ack. */

@@ -10,6 +10,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -28,7 +29,7 @@ class RebalanceTest {
     void threeInstancesWithRebalancesDuringTheRunApplyEveryEventExactlyOnce(TestDatabase db, TestKafka kafka) throws Exception {
         Projection.create(db);
         String topic = TestKafka.uniqueTopic("rebalance");
-        kafka.createTopic(topic, 6);
+        Consumers.createTopic(kafka, topic, 6);
         String group = "g-" + topic;
         List<Projection.Sent> events = Projection.events(topic, 6000, 30);
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
@@ -65,6 +66,50 @@ class RebalanceTest {
         Projection.assertExactlyOnce(events, kafka.readAll(List.of(topic)), db);
         assertThat(registry.get("outbox.consumer.duplicates").tag("group", group).counter().count())
                 .as("the republished slices were delivered and skipped").isGreaterThanOrEqualTo(1200);
+    }
+
+    @Test
+    void aRevokedPartitionsBatchInFlightIsFinishedAndCommittedBeforeTheNewOwnerReadsIt(TestDatabase db, TestKafka kafka)
+            throws Exception {
+        Projection.create(db);
+        String topic = TestKafka.uniqueTopic("inflight");
+        Consumers.createTopic(kafka, topic, 4);
+        String group = "g-" + topic;
+        List<Projection.Sent> events = Projection.events(topic, 400, 8);
+        Projection.send(kafka, events);
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        CountDownLatch firstBatchRunning = new CountDownLatch(1);
+        CountDownLatch secondMemberJoining = new CountDownLatch(1);
+        BatchHandler projection = Projection.batchHandler();
+        DedupeConsumer first = Consumers.builder(kafka, db, topic, group)
+                .batchHandler((c, batch) -> {
+                    projection.handle(c, batch);
+                    if (firstBatchRunning.getCount() > 0) {
+                        firstBatchRunning.countDown();
+                        // a slow effect: the rebalance starts while this transaction is open
+                        secondMemberJoining.await(60, TimeUnit.SECONDS);
+                        Thread.sleep(2_000);
+                    }
+                })
+                .meterRegistry(registry)
+                .build();
+        DedupeConsumer second = Consumers.builder(kafka, db, topic, group)
+                .batchHandler(projection)
+                .meterRegistry(registry)
+                .build();
+        try {
+            first.start();
+            assertThat(firstBatchRunning.await(120, TimeUnit.SECONDS)).isTrue();
+            second.start();
+            secondMemberJoining.countDown();
+            awaitApplied(registry, group, events.size());
+        } finally {
+            first.close();
+            second.close();
+        }
+        Projection.assertExactlyOnce(events, kafka.readAll(List.of(topic)), db);
+        assertThat(registry.get("outbox.consumer.duplicates").tag("group", group).counter().count())
+                .as("the batch in flight was committed on revoke, so the new owner did not read it again").isZero();
     }
 
     private static DedupeConsumer start(TestKafka kafka, TestDatabase db, String topic, String group,

@@ -74,6 +74,26 @@ class RecordDecodingTest {
     }
 
     @Test
+    void createdAtInTheRelaysFormatAndInOtherIsoFormsReadsBackExactly() {
+        java.util.Random random = new java.util.Random(42);
+        for (int i = 0; i < 2000; i++) {
+            Instant t = Instant.ofEpochSecond(random.nextLong(0, 4_102_444_800L), random.nextInt(1_000_000) * 1_000L);
+            assertThat(createdAt(dev.outboxkit.core.KafkaRecords.formatCreatedAt(t))).isEqualTo(t);
+        }
+        assertThat(createdAt("2025-01-02T03:04:05Z")).isEqualTo(Instant.parse("2025-01-02T03:04:05Z"));
+        assertThat(createdAt("2025-01-02T03:04:05.1Z")).isEqualTo(Instant.parse("2025-01-02T03:04:05.100Z"));
+        ConsumerRecord<byte[], byte[]> impossible = record(UUID.randomUUID().toString(), "{}");
+        impossible.headers().add("createdAt", "2025-02-30T00:00:00.000000Z".getBytes(StandardCharsets.UTF_8));
+        assertThat(decoder.decode(impossible).failure()).isNotNull();
+    }
+
+    private Instant createdAt(String text) {
+        ConsumerRecord<byte[], byte[]> r = record(UUID.randomUUID().toString(), "{}");
+        r.headers().add("createdAt", text.getBytes(StandardCharsets.UTF_8));
+        return decode(r).createdAt();
+    }
+
+    @Test
     void anotherIdHeaderCanBeConfigured() {
         UUID id = UUID.randomUUID();
         ConsumerRecord<byte[], byte[]> r = new ConsumerRecord<>("t", 0, 0L, null, "{}".getBytes(StandardCharsets.UTF_8));
@@ -83,7 +103,11 @@ class RecordDecodingTest {
     }
 
     private InboxEvent decode(String id, String value) {
-        RecordDecoder.Decoded d = decoder.decode(record(id, value));
+        return decode(record(id, value));
+    }
+
+    private InboxEvent decode(ConsumerRecord<byte[], byte[]> record) {
+        RecordDecoder.Decoded d = decoder.decode(record);
         assertThat(d.failure()).isNull();
         return d.event();
     }

@@ -32,7 +32,7 @@ class RetentionTest {
     @Test
     void purgesOnlyOldIdsTheGroupHasCommittedPast(TestDatabase db, TestKafka kafka) throws Exception {
         String topic = TestKafka.uniqueTopic("retention");
-        kafka.createTopic(topic, 3);
+        Consumers.createTopic(kafka, topic, 3);
         String group = "g-" + topic;
         Instant now = Instant.now();
         Instant old = now.minus(Duration.ofDays(10));
@@ -77,7 +77,7 @@ class RetentionTest {
     void theConsumersOwnPurgeRemovesWhatItAppliedAndCommittedLongAgo(TestDatabase db, TestKafka kafka) throws Exception {
         Projection.create(db);
         String topic = TestKafka.uniqueTopic("retention-run");
-        kafka.createTopic(topic, 2);
+        Consumers.createTopic(kafka, topic, 2);
         String group = "g-" + topic;
         List<Projection.Sent> events = Projection.events(topic, 50, 3);
         Projection.send(kafka, events);

@@ -19,6 +19,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -32,16 +38,27 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The poll loop. Everything that touches the Kafka consumer or the database connection runs on
- * this one thread. Per poll batch: decode, one database transaction (record ids, handler for the
- * new ones, commit), forward what must not be applied (poison, late arrivals) and wait for Kafka's
- * acks, then commit the batch's offsets. An offset is committed only when every record before it
- * in its partition is finished, so a crash or a rebalance at any point redelivers, never skips.
+ * The consumer's two threads. The <em>poll thread</em> ({@link #run()}) owns the Kafka consumer:
+ * it polls, decodes, hands a batch to the worker, commits finished offsets and serves rebalances.
+ * The <em>worker</em> owns the database connection: per batch one transaction (record ids, handler
+ * for the new ones, commit), then it forwards what must not be applied (poison, late arrivals) and
+ * marks the records finished. The poll thread reads and decodes the next batches while the worker
+ * writes the current one: one waits in the hand-off queue, one more in the poll thread. While the
+ * worker is slow (retrying), the poll thread pauses its partitions and keeps polling, so the
+ * member stays in its group without reading more.
+ *
+ * <p>Offsets: a record is finished when its transaction committed (or it was forwarded and Kafka
+ * acknowledged); an offset is committed only when every record before it in its partition is
+ * finished. A revoked partition's finished offsets are committed in the rebalance callback, which
+ * first waits for the worker's transaction in flight ({@link #txLock}); the worker never touches
+ * a record of a partition this member no longer owns, nor one from an earlier assignment of it
+ * ({@link #owned} maps each partition to the generation of its assignment).
  */
 public final class ConsumerLoop implements Runnable {
 
     private static final Logger log = LoggerFactory.getLogger(ConsumerLoop.class);
-    private static final Duration WAIT_SLICE = Duration.ofMillis(200);
+    private static final long WAIT_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    private static final long HANDOFF_WAIT_MILLIS = 100;
 
     private final ConsumerSettings s;
     private final ConsumerMetrics metrics;
@@ -49,21 +66,26 @@ public final class ConsumerLoop implements Runnable {
     private final InboxSql sql;
     private final Forwarder forwarder;
 
+    // shared between the poll thread and the worker
+    private final Map<TopicPartition, Long> owned = new ConcurrentHashMap<>();
+    private final Map<TopicPartition, Long> done = new ConcurrentHashMap<>();
+    private final ReentrantLock txLock = new ReentrantLock();
+    private final BlockingQueue<List<Entry>> handoff = new ArrayBlockingQueue<>(1);
+    private final AtomicLong generations = new AtomicLong();
+
     // poll thread only
     private KafkaConsumer<byte[], byte[]> consumer;
-    private Connection connection;
-    private final Set<TopicPartition> assigned = new HashSet<>();
-    /** Per partition: the offset after the last record that is finished, with all before it finished too. */
-    private final Map<TopicPartition, Long> done = new HashMap<>();
     private final Map<TopicPartition, Long> committed = new HashMap<>();
-    private boolean waiting;
+    private boolean paused;
+
+    // worker only
+    private Connection connection;
 
     // read by other threads
     private volatile KafkaConsumer<byte[], byte[]> consumerForWakeup;
     private volatile boolean stopping;
     private volatile boolean running;
     private volatile boolean polled;
-    private volatile int assignedCount;
     private volatile String trouble;
     private volatile Throwable fatal;
 
@@ -80,13 +102,16 @@ public final class ConsumerLoop implements Runnable {
     private static final class Entry {
         final ConsumerRecord<byte[], byte[]> record;
         final TopicPartition partition;
+        final long generation;
         final InboxEvent event;
         final RuntimeException failure;
         final boolean late;
 
-        Entry(ConsumerRecord<byte[], byte[]> record, RecordDecoder.Decoded decoded, boolean late) {
+        Entry(ConsumerRecord<byte[], byte[]> record, TopicPartition partition, long generation,
+              RecordDecoder.Decoded decoded, boolean late) {
             this.record = record;
-            this.partition = new TopicPartition(record.topic(), record.partition());
+            this.partition = partition;
+            this.generation = generation;
             this.event = decoded.event();
             this.failure = decoded.failure();
             this.late = late;
@@ -97,7 +122,7 @@ public final class ConsumerLoop implements Runnable {
     private record Applied(int applied, int duplicates, int late, List<Entry> lateToForward) {
     }
 
-    /** Thrown out of a wait when the consumer is closing: the rest of the batch is left for redelivery. */
+    /** The consumer is closing while the worker waits to retry: the rest of the batch is left for redelivery. */
     private static final class Abandoned extends Exception {
         private static final long serialVersionUID = 1L;
 
@@ -106,18 +131,20 @@ public final class ConsumerLoop implements Runnable {
         }
     }
 
-    // ---------------------------------------------------------------------------------------------
-    // lifecycle
+    // =============================================================================================
+    // poll thread
 
     @Override
     public void run() {
         running = true;
+        Thread worker = new Thread(this::work, s.clientId() + "-worker");
         try {
             consumer = new KafkaConsumer<>(s.consumerConfig());
             consumerForWakeup = consumer;
             if (stopping) {
                 return;
             }
+            worker.start();
             if (s.topicPattern() != null) {
                 consumer.subscribe(s.topicPattern(), new Listener());
             } else {
@@ -125,40 +152,109 @@ public final class ConsumerLoop implements Runnable {
             }
             log.info("consumer {} of group {} started on {}", s.clientId(), s.group(),
                     s.topicPattern() != null ? "pattern " + s.topicPattern() : s.topics());
-            while (!stopping) {
+            List<Entry> next = null;
+            while (!stopping && fatal == null) {
+                if (next != null) {
+                    // hand the batch over the moment the worker takes the previous one
+                    if (handoff.offer(next, HANDOFF_WAIT_MILLIS, TimeUnit.MILLISECONDS)) {
+                        next = null;
+                        if (paused) {
+                            setPaused(false);
+                        }
+                    } else if (!paused) {
+                        // the worker is busy for a while (retries): keep polling, read nothing new
+                        setPaused(true);
+                    }
+                }
                 ConsumerRecords<byte[], byte[]> records;
                 try {
-                    records = consumer.poll(s.pollTimeout());
+                    records = consumer.poll(next == null ? s.pollTimeout() : Duration.ZERO);
                 } catch (WakeupException e) {
                     break;
                 }
                 polled = true;
-                updateLag();
                 if (!records.isEmpty()) {
-                    try {
-                        process(records);
-                    } catch (Abandoned e) {
-                        break;
+                    if (next == null) {
+                        next = decode(records);
+                    } else {
+                        // records of a partition assigned while paused: read them again later
+                        rewind(records);
                     }
                 }
+                updateLag();
                 commitDone();
             }
         } catch (Throwable t) {
             fatal = t;
-            log.error("consumer {} of group {} stopped on an error it cannot recover from: {}. Offsets of finished "
-                    + "events are committed; fix the cause and start it again.", s.clientId(), s.group(), Failures.describe(t), t);
         } finally {
+            stopping = true;
+            handoff.clear();
+            joinWorker(worker);
             shutdown();
             running = false;
+            Throwable f = fatal;
+            if (f != null) {
+                log.error("consumer {} of group {} stopped on an error it cannot recover from: {}. Offsets of finished "
+                                + "events are committed; fix the cause and start it again.", s.clientId(), s.group(),
+                        Failures.describe(f), f);
+            }
         }
     }
 
-    /** Asks the loop to finish its batch, commit and leave the group; returns at once. */
+    /** Asks both threads to finish the batch in flight, commit and leave the group; returns at once. */
     public void stop() {
         stopping = true;
         KafkaConsumer<byte[], byte[]> c = consumerForWakeup;
         if (c != null) {
             c.wakeup();
+        }
+    }
+
+    private List<Entry> decode(ConsumerRecords<byte[], byte[]> records) {
+        Instant lateBefore = s.clock().instant().minus(s.retention());
+        List<Entry> entries = new ArrayList<>(records.count());
+        for (TopicPartition tp : records.partitions()) {
+            Long generation = owned.get(tp);
+            for (ConsumerRecord<byte[], byte[]> record : records.records(tp)) {
+                RecordDecoder.Decoded decoded = decoder.decode(record);
+                boolean late = decoded.event() != null && isLate(decoded.event(), lateBefore);
+                entries.add(new Entry(record, tp, generation == null ? -1 : generation, decoded, late));
+            }
+        }
+        return entries;
+    }
+
+    private void setPaused(boolean pause) {
+        if (pause) {
+            consumer.pause(consumer.assignment());
+        } else {
+            consumer.resume(consumer.assignment());
+        }
+        paused = pause;
+    }
+
+    private void rewind(ConsumerRecords<byte[], byte[]> records) {
+        for (TopicPartition tp : records.partitions()) {
+            consumer.seek(tp, records.records(tp).get(0).offset());
+        }
+    }
+
+    private void joinWorker(Thread worker) {
+        if (!worker.isAlive()) {
+            return;
+        }
+        long deadline = System.nanoTime() + s.closeTimeout().toNanos();
+        try {
+            while (worker.isAlive() && System.nanoTime() < deadline) {
+                worker.join(50);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (worker.isAlive()) {
+            log.warn("consumer {}: the batch in flight did not finish within {}; its records are not committed and "
+                    + "will be redelivered (the inbox skips what did commit)", s.clientId(), s.closeTimeout());
+            worker.interrupt();
         }
     }
 
@@ -175,74 +271,169 @@ public final class ConsumerLoop implements Runnable {
             }
         }
         forwarder.close();
-        closeConnection();
         metrics.close();
         log.info("consumer {} of group {} stopped", s.clientId(), s.group());
     }
 
-    public Relay.Health health() {
-        Throwable f = fatal;
-        if (f != null) {
-            return new Relay.Health(false, false, "group " + s.group() + ": stopped: " + Failures.describe(f));
-        }
-        if (!running) {
-            return new Relay.Health(false, false, "group " + s.group() + ": not running");
-        }
-        String t = trouble;
-        if (t != null) {
-            return new Relay.Health(true, false, "group " + s.group() + ": " + t);
-        }
-        if (!polled) {
-            return new Relay.Health(true, false, "group " + s.group() + ": joining");
-        }
-        return new Relay.Health(true, true, "group " + s.group() + ": " + assignedCount + " partition(s) assigned, lag "
-                + metrics.lag.get() + ", applied " + (long) metrics.applied.count() + ", duplicates "
-                + (long) metrics.duplicates.count() + ", dead-lettered " + (long) metrics.deadLettered.count());
+    private void commitDone() {
+        commit(new ArrayList<>(done.keySet()));
     }
 
-    // ---------------------------------------------------------------------------------------------
-    // one poll batch
-
-    private void process(ConsumerRecords<byte[], byte[]> records) throws Abandoned {
-        Instant lateBefore = s.clock().instant().minus(s.retention());
-        List<Entry> entries = new ArrayList<>(records.count());
-        for (ConsumerRecord<byte[], byte[]> record : records) {
-            RecordDecoder.Decoded decoded = decoder.decode(record);
-            entries.add(new Entry(record, decoded, decoded.event() != null && isLate(decoded.event(), lateBefore)));
+    private void commit(Collection<TopicPartition> partitions) {
+        Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+        for (TopicPartition tp : partitions) {
+            Long next = done.get(tp);
+            if (next != null && !next.equals(committed.get(tp))) {
+                offsets.put(tp, new OffsetAndMetadata(next));
+            }
         }
+        if (offsets.isEmpty()) {
+            return;
+        }
+        for (int attempt = 1; attempt <= 2; attempt++) {
+            try {
+                consumer.commitSync(offsets);
+                offsets.forEach((tp, o) -> committed.put(tp, o.offset()));
+                return;
+            } catch (WakeupException e) {
+                // close() woke us up; the flag is cleared now, so commit once more before leaving
+                stopping = true;
+            } catch (KafkaException e) {
+                log.warn("group {}: offset commit of {} partition(s) failed ({}); the events are recorded in processed_event, "
+                        + "so redelivered records will be skipped", s.group(), offsets.size(), Failures.describe(e));
+                return;
+            }
+        }
+    }
+
+    private void updateLag() {
+        long lag = 0;
+        for (TopicPartition tp : owned.keySet()) {
+            var l = consumer.currentLag(tp);
+            if (l.isPresent()) {
+                lag += l.getAsLong();
+            }
+        }
+        metrics.lag.set(lag);
+    }
+
+    private final class Listener implements ConsumerRebalanceListener {
+        @Override
+        public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+            if (partitions.isEmpty()) {
+                return;
+            }
+            // the worker finishes the transaction in flight (and marks it finished) first; after
+            // the lock it starts nothing on these partitions, and the finished offsets are committed
+            txLock.lock();
+            try {
+                partitions.forEach(owned::remove);
+                commit(partitions);
+            } finally {
+                txLock.unlock();
+            }
+            forget(partitions);
+            log.info("group {}: {} partition(s) revoked, finished offsets committed", s.group(), partitions.size());
+        }
+
+        @Override
+        public void onPartitionsLost(Collection<TopicPartition> partitions) {
+            txLock.lock();
+            try {
+                partitions.forEach(owned::remove);
+            } finally {
+                txLock.unlock();
+            }
+            forget(partitions);
+            log.warn("group {}: {} partition(s) lost (this member was evicted); their new owner redelivers and the inbox "
+                    + "skips what was applied here", s.group(), partitions.size());
+        }
+
+        @Override
+        public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+            long generation = generations.incrementAndGet();
+            partitions.forEach(tp -> owned.put(tp, generation));
+            if (paused && !partitions.isEmpty()) {
+                consumer.pause(partitions);
+            }
+            if (!partitions.isEmpty()) {
+                log.info("group {}: {} partition(s) assigned", s.group(), partitions.size());
+            }
+        }
+
+        private void forget(Collection<TopicPartition> partitions) {
+            partitions.forEach(tp -> {
+                done.remove(tp);
+                committed.remove(tp);
+            });
+        }
+    }
+
+    // =============================================================================================
+    // worker
+
+    private void work() {
+        try {
+            while (!stopping) {
+                List<Entry> batch = handoff.poll(100, TimeUnit.MILLISECONDS);
+                if (batch != null && !stopping) {
+                    process(batch);
+                }
+            }
+        } catch (Abandoned | InterruptedException e) {
+            // closing
+        } catch (Throwable t) {
+            fatal = t;
+            KafkaConsumer<byte[], byte[]> c = consumerForWakeup;
+            if (c != null) {
+                c.wakeup();
+            }
+        } finally {
+            closeConnection();
+        }
+    }
+
+    private void process(List<Entry> batch) throws Abandoned {
+        List<Entry> entries = batch;
         int transientFailures = 0;
         while (true) {
-            entries = owned(entries);
-            if (entries.isEmpty()) {
-                return;
-            }
-            Applied applied;
+            Exception failure = null;
+            txLock.lock();
             try {
-                applied = applyInTransaction(entries);
-            } catch (Exception e) {
-                rollback(e);
-                if (Failures.isTransient(e)) {
-                    transientFailures++;
-                    waitAfterTransient("applying a batch of " + entries.size(), e, transientFailures);
-                    continue;
+                entries = owned(entries);
+                if (entries.isEmpty()) {
+                    return;
                 }
-                log.warn("group {}: a batch of {} events failed ({}); applying them one per transaction to find the "
-                        + "failing event", s.group(), entries.size(), Failures.describe(e));
-                metrics.retries.increment();
-                isolate(entries);
-                return;
-            }
-            trouble = null;
-            List<Forwarder.Forward> forwards = new ArrayList<>();
-            for (Entry e : entries) {
-                if (e.failure != null) {
-                    forwards.add(deadLetter(e, DeadLetterHeaders.REASON_UNDECODABLE, e.failure, 0));
+                Applied applied = null;
+                try {
+                    applied = applyInTransaction(entries);
+                } catch (Exception e) {
+                    rollback(e);
+                    failure = e;
                 }
+                if (applied != null) {
+                    List<Out> outs = new ArrayList<>();
+                    for (Entry e : entries) {
+                        if (e.failure != null) {
+                            outs.add(deadLetter(e, DeadLetterHeaders.REASON_UNDECODABLE, e.failure, 0));
+                        }
+                    }
+                    outs.addAll(lateForwards(applied));
+                    finish(entries, outs, applied);
+                    return;
+                }
+            } finally {
+                txLock.unlock();
             }
-            forwards.addAll(lateForwards(applied));
-            forwardWithRetry(forwards);
-            count(applied, forwards);
-            entries.forEach(this::markDone);
+            if (Failures.isTransient(failure)) {
+                transientFailures++;
+                waitAfterTransient("applying a batch of " + entries.size(), failure, transientFailures);
+                continue;
+            }
+            log.warn("group {}: a batch of {} events failed ({}); applying them one per transaction to find the "
+                    + "failing event", s.group(), entries.size(), Failures.describe(failure));
+            metrics.retries.increment();
+            isolate(entries);
             return;
         }
     }
@@ -254,55 +445,92 @@ public final class ConsumerLoop implements Runnable {
      */
     private void isolate(List<Entry> entries) throws Abandoned {
         for (Entry e : entries) {
-            if (!assigned.contains(e.partition)) {
-                continue;
-            }
-            if (e.failure != null) {
-                Forwarder.Forward f = deadLetter(e, DeadLetterHeaders.REASON_UNDECODABLE, e.failure, 0);
-                forwardWithRetry(List.of(f));
-                count(new Applied(0, 0, 0, List.of()), List.of(f));
-                markDone(e);
-                continue;
-            }
             int attempts = 0;
             int transientFailures = 0;
-            while (assigned.contains(e.partition)) {
-                Applied applied;
+            while (true) {
+                Exception failure = null;
+                txLock.lock();
                 try {
-                    applied = applyInTransaction(List.of(e));
-                } catch (Exception failure) {
-                    rollback(failure);
-                    if (Failures.isTransient(failure)) {
-                        transientFailures++;
-                        waitAfterTransient("applying event " + e.event.id(), failure, transientFailures);
-                        continue;
-                    }
-                    attempts++;
-                    if (Failures.isPoison(failure) || attempts >= s.maxAttempts()) {
-                        log.error("group {}: event {} ({}-{} offset {}) failed {} time(s), last with {}; sending it to the "
-                                        + "dead-letter topic {} and carrying on", s.group(), e.event.id(), e.record.topic(),
-                                e.record.partition(), e.record.offset(), attempts, Failures.describe(failure),
-                                s.deadLetterTopic().apply(e.record.topic()));
-                        Forwarder.Forward f = deadLetter(e, DeadLetterHeaders.REASON_HANDLER_FAILED, failure, attempts);
-                        forwardWithRetry(List.of(f));
-                        count(new Applied(0, 0, 0, List.of()), List.of(f));
-                        markDone(e);
+                    if (!owns(e)) {
                         break;
                     }
-                    metrics.retries.increment();
-                    Duration wait = backoff(attempts);
-                    log.warn("group {}: event {} ({}-{} offset {}) failed (attempt {} of {}): {}; retrying in {} ms",
-                            s.group(), e.event.id(), e.record.topic(), e.record.partition(), e.record.offset(), attempts,
-                            s.maxAttempts(), Failures.describe(failure), wait.toMillis());
-                    pauseAndWait(wait);
+                    if (e.failure != null) {
+                        finish(List.of(e), List.of(deadLetter(e, DeadLetterHeaders.REASON_UNDECODABLE, e.failure, 0)), null);
+                        break;
+                    }
+                    Applied applied = null;
+                    try {
+                        applied = applyInTransaction(List.of(e));
+                    } catch (Exception x) {
+                        rollback(x);
+                        failure = x;
+                    }
+                    if (applied != null) {
+                        finish(List.of(e), lateForwards(applied), applied);
+                        break;
+                    }
+                    if (!Failures.isTransient(failure)) {
+                        attempts++;
+                        if (Failures.isPoison(failure) || attempts >= s.maxAttempts()) {
+                            log.error("group {}: event {} ({}-{} offset {}) failed {} time(s), last with {}; sending it to "
+                                            + "the dead-letter topic {} and carrying on", s.group(), e.event.id(),
+                                    e.record.topic(), e.record.partition(), e.record.offset(), attempts,
+                                    Failures.describe(failure), s.deadLetterTopic().apply(e.record.topic()));
+                            finish(List.of(e), List.of(deadLetter(e, DeadLetterHeaders.REASON_HANDLER_FAILED, failure,
+                                    attempts)), null);
+                            break;
+                        }
+                    }
+                } finally {
+                    txLock.unlock();
+                }
+                if (Failures.isTransient(failure)) {
+                    transientFailures++;
+                    waitAfterTransient("applying event " + e.event.id(), failure, transientFailures);
                     continue;
                 }
+                metrics.retries.increment();
+                Duration wait = backoff(attempts);
+                log.warn("group {}: event {} ({}-{} offset {}) failed (attempt {} of {}): {}; retrying in {} ms", s.group(),
+                        e.event.id(), e.record.topic(), e.record.partition(), e.record.offset(), attempts, s.maxAttempts(),
+                        Failures.describe(failure), wait.toMillis());
+                sleep(wait);
+            }
+        }
+    }
+
+    /** A record to forward, and the entry it came from. */
+    private record Out(Entry entry, Forwarder.Forward forward) {
+    }
+
+    /**
+     * Called holding {@link #txLock}, after the transaction committed: forwards (waiting for
+     * Kafka's acks; while Kafka refuses, retries with the lock released during the waits), then
+     * counts and marks the entries finished, so a revocation sees either all of it or none.
+     */
+    private void finish(List<Entry> entries, List<Out> outs, Applied applied) throws Abandoned {
+        int failures = 0;
+        List<Out> pending = outs;
+        while (true) {
+            pending = pending.stream().filter(o -> owns(o.entry())).toList();
+            try {
+                forwarder.forwardAll(pending.stream().map(Out::forward).toList());
+                count(applied, pending);
+                entries.forEach(this::markDone);
                 trouble = null;
-                List<Forwarder.Forward> forwards = lateForwards(applied);
-                forwardWithRetry(forwards);
-                count(applied, forwards);
-                markDone(e);
-                break;
+                return;
+            } catch (Forwarder.ForwardingException x) {
+                failures++;
+                Duration wait = backoff(failures);
+                trouble = "cannot forward to " + pending.get(0).forward().topic() + ": " + x.getMessage();
+                log.warn("group {}: {} (attempt {}); the original offsets stay uncommitted, retrying in {} ms. Does the "
+                        + "topic exist?", s.group(), trouble, failures, wait.toMillis());
+                txLock.unlock();
+                try {
+                    sleep(wait);
+                } finally {
+                    txLock.lock();
+                }
             }
         }
     }
@@ -323,7 +551,9 @@ public final class ConsumerLoop implements Runnable {
                 rows.add(new InboxSql.Row(e.event.id(), e.record.topic(), e.record.partition(), e.record.offset()));
             }
         }
+        Timer.Sample inboxSample = Timer.start();
         Set<UUID> fresh = sql.insert(c, s.group(), rows, s.clock().instant(), false);
+        inboxSample.stop(metrics.inbox);
         Set<UUID> lateKnown = lateIds.isEmpty() ? Set.of() : sql.existing(c, s.group(), lateIds);
         List<InboxEvent> newEvents = new ArrayList<>(fresh.size());
         List<Entry> lateToForward = new ArrayList<>();
@@ -370,19 +600,19 @@ public final class ConsumerLoop implements Runnable {
         return new Applied(newEvents.size(), duplicates, late, lateToForward);
     }
 
-    private List<Forwarder.Forward> lateForwards(Applied applied) {
-        List<Forwarder.Forward> forwards = new ArrayList<>(applied.lateToForward().size());
+    private List<Out> lateForwards(Applied applied) {
+        List<Out> forwards = new ArrayList<>(applied.lateToForward().size());
         for (Entry e : applied.lateToForward()) {
             LateArrivalPolicy policy = s.lateArrivalPolicy();
             IllegalStateException why = new IllegalStateException("event " + e.event.id() + " was created at "
-                    + e.event.createdAt() + ", before the retention window of " + s.retention() + "; its id may have been "
-                    + "purged already, so applying it could apply it twice");
+                    + createdAtOrIdTime(e.event) + ", before the retention window of " + s.retention() + "; its id may have "
+                    + "been purged already, so applying it could apply it twice");
             log.warn("group {}: late arrival: event {} ({}-{} offset {}) created {} is older than the retention window {}; "
                             + "policy {}", s.group(), e.event.id(), e.record.topic(), e.record.partition(), e.record.offset(),
                     createdAtOrIdTime(e.event), s.retention(), policy.action());
             if (policy.action() == LateArrivalPolicy.Action.ROUTE) {
-                forwards.add(new Forwarder.Forward(e.record, policy.reviewTopic(e.record.topic()),
-                        DeadLetterHeaders.REASON_LATE_ARRIVAL, why, 0));
+                forwards.add(new Out(e, new Forwarder.Forward(e.record, policy.reviewTopic(e.record.topic()),
+                        DeadLetterHeaders.REASON_LATE_ARRIVAL, why, 0)));
             } else {
                 forwards.add(deadLetter(e, DeadLetterHeaders.REASON_LATE_ARRIVAL, why, 0));
             }
@@ -390,43 +620,26 @@ public final class ConsumerLoop implements Runnable {
         return forwards;
     }
 
-    private Forwarder.Forward deadLetter(Entry e, String reason, Throwable error, int attempts) {
+    private Out deadLetter(Entry e, String reason, Throwable error, int attempts) {
         if (DeadLetterHeaders.REASON_UNDECODABLE.equals(reason)) {
             log.error("group {}: record {}-{} offset {} cannot be decoded ({}); sending it to the dead-letter topic {}",
                     s.group(), e.record.topic(), e.record.partition(), e.record.offset(), error.getMessage(),
                     s.deadLetterTopic().apply(e.record.topic()));
         }
-        return new Forwarder.Forward(e.record, s.deadLetterTopic().apply(e.record.topic()), reason, error, attempts);
+        return new Out(e, new Forwarder.Forward(e.record, s.deadLetterTopic().apply(e.record.topic()), reason, error,
+                attempts));
     }
 
-    private void count(Applied applied, List<Forwarder.Forward> forwards) {
-        metrics.applied.increment(applied.applied());
-        metrics.duplicates.increment(applied.duplicates());
-        metrics.lateArrivals.increment(applied.late());
-        long deadLettered = forwards.stream().filter(f -> !DeadLetterHeaders.REASON_LATE_ARRIVAL.equals(f.reason())
+    private void count(Applied applied, List<Out> forwards) {
+        if (applied != null) {
+            metrics.applied.increment(applied.applied());
+            metrics.duplicates.increment(applied.duplicates());
+            metrics.lateArrivals.increment(applied.late());
+        }
+        long deadLettered = forwards.stream().map(Out::forward)
+                .filter(f -> !DeadLetterHeaders.REASON_LATE_ARRIVAL.equals(f.reason())
                 || s.lateArrivalPolicy().action() == LateArrivalPolicy.Action.DEAD_LETTER).count();
         metrics.deadLettered.increment(deadLettered);
-    }
-
-    private void forwardWithRetry(List<Forwarder.Forward> forwards) throws Abandoned {
-        int failures = 0;
-        List<Forwarder.Forward> pending = forwards;
-        while (!pending.isEmpty()) {
-            try {
-                forwarder.forwardAll(pending);
-                trouble = null;
-                return;
-            } catch (Forwarder.ForwardingException e) {
-                failures++;
-                Duration wait = backoff(failures);
-                trouble = "cannot forward to " + pending.get(0).topic() + ": " + e.getMessage();
-                log.warn("group {}: {} (attempt {}); the original offsets stay uncommitted, retrying in {} ms. Does the "
-                        + "topic exist?", s.group(), trouble, failures, wait.toMillis());
-                pauseAndWait(wait);
-                pending = pending.stream().filter(f -> assigned.contains(
-                        new TopicPartition(f.record().topic(), f.record().partition()))).toList();
-            }
-        }
     }
 
     private boolean isLate(InboxEvent event, Instant lateBefore) {
@@ -441,16 +654,13 @@ public final class ConsumerLoop implements Runnable {
         return event.id().version() == 7 ? Instant.ofEpochMilli(EventIds.unixMillis(event.id())) : null;
     }
 
-    // ---------------------------------------------------------------------------------------------
-    // waiting without leaving the group
-
     private void waitAfterTransient(String what, Exception e, int failures) throws Abandoned {
         metrics.retries.increment();
         Duration wait = backoff(failures);
         trouble = what + " failed with a transient database error: " + Failures.describe(e);
         log.warn("group {}: {} (failure {} in a row); retrying in {} ms, nothing is skipped", s.group(), trouble, failures,
                 wait.toMillis());
-        pauseAndWait(wait);
+        sleep(wait);
     }
 
     private Duration backoff(int failures) {
@@ -459,133 +669,75 @@ public final class ConsumerLoop implements Runnable {
         return Duration.ofMillis(Math.min(ms, s.maxBackoff().toMillis()));
     }
 
-    /**
-     * Waits with every assigned partition paused while still polling, so the group keeps this
-     * member (no max.poll.interval.ms eviction) and rebalances are served.
-     */
-    private void pauseAndWait(Duration duration) throws Abandoned {
-        consumer.pause(consumer.assignment());
-        waiting = true;
-        try {
-            long deadline = System.nanoTime() + duration.toNanos();
-            while (true) {
-                if (stopping) {
-                    throw new Abandoned();
-                }
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    return;
-                }
-                ConsumerRecords<byte[], byte[]> unexpected = consumer.poll(Duration.ofNanos(Math.min(left, WAIT_SLICE.toNanos())));
-                for (TopicPartition tp : unexpected.partitions()) {
-                    consumer.seek(tp, unexpected.records(tp).get(0).offset());
-                }
+    /** Waits (the poll thread keeps the member in its group meanwhile); a close abandons the wait. */
+    private void sleep(Duration duration) throws Abandoned {
+        long deadline = System.nanoTime() + duration.toNanos();
+        while (true) {
+            if (stopping) {
+                throw new Abandoned();
             }
-        } catch (WakeupException e) {
-            throw new Abandoned();
-        } finally {
-            waiting = false;
-            consumer.resume(consumer.assignment());
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return;
+            }
+            try {
+                TimeUnit.NANOSECONDS.sleep(Math.min(left, WAIT_SLICE_NANOS));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new Abandoned();
+            }
         }
     }
 
     // ---------------------------------------------------------------------------------------------
-    // offsets
+    // ownership and offsets (worker side)
+
+    private boolean owns(Entry e) {
+        Long generation = owned.get(e.partition);
+        return generation != null && generation == e.generation;
+    }
 
     private List<Entry> owned(List<Entry> entries) {
         for (Entry e : entries) {
-            if (!assigned.contains(e.partition)) {
-                return entries.stream().filter(x -> assigned.contains(x.partition)).toList();
+            if (!owns(e)) {
+                return entries.stream().filter(this::owns).toList();
             }
         }
         return entries;
     }
 
+    /** Under {@link #txLock}: the record is finished; its partition's committable offset moves past it. */
     private void markDone(Entry e) {
-        if (assigned.contains(e.partition)) {
+        if (owns(e)) {
             done.merge(e.partition, e.record.offset() + 1, Math::max);
         }
     }
 
-    private void commitDone() {
-        commit(done.keySet());
-    }
+    // ---------------------------------------------------------------------------------------------
+    // health
 
-    private void commit(Collection<TopicPartition> partitions) {
-        Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
-        for (TopicPartition tp : partitions) {
-            Long next = done.get(tp);
-            if (next != null && !next.equals(committed.get(tp))) {
-                offsets.put(tp, new OffsetAndMetadata(next));
-            }
+    public Relay.Health health() {
+        Throwable f = fatal;
+        if (f != null) {
+            return new Relay.Health(false, false, "group " + s.group() + ": stopped: " + Failures.describe(f));
         }
-        if (offsets.isEmpty()) {
-            return;
+        if (!running) {
+            return new Relay.Health(false, false, "group " + s.group() + ": not running");
         }
-        for (int attempt = 1; attempt <= 2; attempt++) {
-            try {
-                consumer.commitSync(offsets);
-                offsets.forEach((tp, o) -> committed.put(tp, o.offset()));
-                return;
-            } catch (WakeupException e) {
-                // close() woke us up; the flag is cleared now, so commit once more before leaving
-                stopping = true;
-            } catch (KafkaException e) {
-                log.warn("group {}: offset commit of {} partition(s) failed ({}); the events are recorded in processed_event, "
-                        + "so redelivered records will be skipped", s.group(), offsets.size(), Failures.describe(e));
-                return;
-            }
+        String t = trouble;
+        if (t != null) {
+            return new Relay.Health(true, false, "group " + s.group() + ": " + t);
         }
-    }
-
-    private void updateLag() {
-        long lag = 0;
-        for (TopicPartition tp : assigned) {
-            var l = consumer.currentLag(tp);
-            if (l.isPresent()) {
-                lag += l.getAsLong();
-            }
+        if (!polled) {
+            return new Relay.Health(true, false, "group " + s.group() + ": joining");
         }
-        metrics.lag.set(lag);
-    }
-
-    private final class Listener implements ConsumerRebalanceListener {
-        @Override
-        public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
-            commit(partitions);
-            forget(partitions);
-            log.info("group {}: {} partition(s) revoked, finished offsets committed", s.group(), partitions.size());
-        }
-
-        @Override
-        public void onPartitionsLost(Collection<TopicPartition> partitions) {
-            forget(partitions);
-            log.warn("group {}: {} partition(s) lost (this member was evicted); their new owner redelivers and the inbox "
-                    + "skips what was applied here", s.group(), partitions.size());
-        }
-
-        @Override
-        public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
-            assigned.addAll(partitions);
-            assignedCount = assigned.size();
-            if (waiting && !partitions.isEmpty()) {
-                consumer.pause(partitions);
-            }
-            if (!partitions.isEmpty()) {
-                log.info("group {}: {} partition(s) assigned", s.group(), partitions.size());
-            }
-        }
-
-        private void forget(Collection<TopicPartition> partitions) {
-            assigned.removeAll(partitions);
-            done.keySet().removeAll(partitions);
-            committed.keySet().removeAll(partitions);
-            assignedCount = assigned.size();
-        }
+        return new Relay.Health(true, true, "group " + s.group() + ": " + owned.size() + " partition(s) assigned, lag "
+                + metrics.lag.get() + ", applied " + (long) metrics.applied.count() + ", duplicates "
+                + (long) metrics.duplicates.count() + ", dead-lettered " + (long) metrics.deadLettered.count());
     }
 
     // ---------------------------------------------------------------------------------------------
-    // database connection
+    // database connection (worker only)
 
     private Connection connection() throws SQLException {
         if (connection == null) {

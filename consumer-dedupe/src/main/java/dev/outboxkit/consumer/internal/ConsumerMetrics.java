@@ -27,6 +27,7 @@ public final class ConsumerMetrics implements AutoCloseable {
     public final Counter lateArrivals;
     public final Counter retries;
     public final Timer handler;
+    public final Timer inbox;
     public final AtomicLong lag = new AtomicLong();
     private final Set<AtomicLong> groupLags;
 
@@ -44,6 +45,9 @@ public final class ConsumerMetrics implements AutoCloseable {
                 .register(registry);
         handler = Timer.builder("outbox.consumer.handler").tag("group", group)
                 .description("Time in the handler per transaction (one poll batch, or one event while isolating a failure)")
+                .register(registry);
+        inbox = Timer.builder("outbox.consumer.inbox").tag("group", group)
+                .description("Time recording a transaction's event ids in processed_event (the inbox's own cost)")
                 .register(registry);
         synchronized (LAGS) {
             Map<String, Set<AtomicLong>> byGroup = LAGS.computeIfAbsent(registry, r -> new ConcurrentHashMap<>());

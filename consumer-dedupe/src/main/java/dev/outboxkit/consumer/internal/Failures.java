@@ -5,6 +5,7 @@ import java.sql.SQLException;
 import java.sql.SQLRecoverableException;
 import java.sql.SQLTransientException;
 import java.util.Set;
+import java.util.function.Predicate;
 
 /**
  * Sorts a failure into one of three kinds. <em>Transient</em>: the database (or the connection to
@@ -23,54 +24,39 @@ public final class Failures {
     }
 
     public static boolean isTransient(Throwable t) {
-        for (Throwable cause = t; cause != null; cause = cause.getCause()) {
+        return anyCause(t, cause -> {
             if (cause instanceof SQLTransientException || cause instanceof SQLRecoverableException) {
                 return true;
             }
             if (cause instanceof SQLException sql) {
                 String state = sql.getSQLState();
-                if (state != null && state.length() == 5
-                        && (TRANSIENT_CLASSES.contains(state.substring(0, 2)) || TRANSIENT_CODES.contains(state))) {
-                    return true;
+                if (state == null) {
+                    return sql.getCause() instanceof java.io.IOException;
                 }
-                if (state == null && sql.getCause() instanceof java.io.IOException) {
-                    return true;
-                }
+                return state.length() == 5
+                        && (TRANSIENT_CLASSES.contains(state.substring(0, 2)) || TRANSIENT_CODES.contains(state));
             }
-            if (cause.getCause() == cause) {
-                break;
-            }
-        }
-        return false;
+            return false;
+        });
     }
 
     /** True when retrying cannot help: the event itself is bad. */
     public static boolean isPoison(Throwable t) {
-        for (Throwable cause = t; cause != null; cause = cause.getCause()) {
-            if (cause instanceof InvalidEventException) {
-                return true;
-            }
-            if (cause.getCause() == cause) {
-                break;
-            }
-        }
-        return false;
+        return anyCause(t, cause -> cause instanceof InvalidEventException);
     }
 
     /** True when the connection should be thrown away and a new one taken. */
     public static boolean isConnectionBroken(Throwable t) {
-        for (Throwable cause = t; cause != null; cause = cause.getCause()) {
-            if (cause instanceof SQLRecoverableException) {
+        return anyCause(t, cause -> cause instanceof SQLRecoverableException
+                || cause instanceof SQLException sql && sql.getSQLState() != null
+                && (sql.getSQLState().startsWith("08") || sql.getSQLState().startsWith("57P")));
+    }
+
+    private static boolean anyCause(Throwable t, Predicate<Throwable> test) {
+        int depth = 0;
+        for (Throwable cause = t; cause != null && depth < 32; cause = cause.getCause(), depth++) {
+            if (test.test(cause)) {
                 return true;
-            }
-            if (cause instanceof SQLException sql) {
-                String state = sql.getSQLState();
-                if (state != null && (state.startsWith("08") || state.startsWith("57P"))) {
-                    return true;
-                }
-            }
-            if (cause.getCause() == cause) {
-                break;
             }
         }
         return false;

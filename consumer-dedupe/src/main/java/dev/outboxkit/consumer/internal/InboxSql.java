@@ -21,17 +21,17 @@ import java.util.UUID;
 /**
  * The statements on {@code processed_event}, for one validated schema.
  *
- * <p>The batch insert is one statement however large the batch: the ids travel as arrays and come
- * back through RETURNING only when they were new. It does not use {@code ON CONFLICT DO NOTHING}:
- * speculative insertion costs an extra index probe and an extra WAL record per row, about a third
- * of the statement (measured on PostgreSQL 17). Instead the statement leaves out the ids already
- * recorded (one index scan for the whole batch) and inserts the rest plainly; the primary key
- * still guards the rare race with a concurrent transaction inserting the same id (a zombie member
- * and the partition's new owner): that insert waits for the other transaction and, if it
- * committed, fails with a unique violation, which is reported as {@link InboxConflict} (transient:
- * roll back and retry; the retry sees the committed id and skips it). With
- * {@code speculative = true} the statement uses {@code ON CONFLICT DO NOTHING} instead, for
- * callers that cannot retry (the single {@code applyOnce}).
+ * <p>The batch insert is one statement however large the batch: the ids travel as arrays. It does
+ * not use {@code ON CONFLICT DO NOTHING}: speculative insertion costs an extra index probe and an
+ * extra WAL record per row, about a third of the statement (measured on PostgreSQL 17). Instead
+ * the statement finds the ids already recorded (one index scan for the whole batch), inserts the
+ * others plainly and returns the ones it found, usually none; the new ids are the rest. The
+ * primary key still guards the rare race with a concurrent transaction inserting the same id (a
+ * zombie member and the partition's new owner): the insert waits for the other transaction and,
+ * if that committed, fails with a unique violation, reported as {@link InboxConflict} (transient:
+ * roll back and retry; the retry finds the committed id and skips it). With
+ * {@code speculative = true} the statement is {@code INSERT … ON CONFLICT DO NOTHING RETURNING},
+ * for callers that cannot retry (the single {@code applyOnce}).
  */
 public final class InboxSql {
 
@@ -62,10 +62,10 @@ public final class InboxSql {
                 + " SELECT ?, u.event_id, ?, u.topic, u.kafka_partition, u.kafka_offset"
                 + " FROM unnest(?::uuid[], ?::text[], ?::int[], ?::bigint[])"
                 + " AS u(event_id, topic, kafka_partition, kafka_offset)";
-        this.insertFiltered = columns
-                + " WHERE u.event_id <> ALL (ARRAY(SELECT p.event_id FROM " + table + " p"
-                + " WHERE p.consumer_group = ? AND p.event_id = ANY (?::uuid[])))"
-                + " RETURNING event_id";
+        this.insertFiltered = "WITH existing AS (SELECT p.event_id FROM " + table + " p"
+                + " WHERE p.consumer_group = ? AND p.event_id = ANY (?::uuid[])),"
+                + " inserted AS (" + columns + " WHERE u.event_id <> ALL (ARRAY(SELECT event_id FROM existing)))"
+                + " SELECT event_id FROM existing";
         this.insertSpeculative = columns + " ON CONFLICT (consumer_group, event_id) DO NOTHING RETURNING event_id";
         this.selectExisting = "SELECT event_id FROM " + table + " WHERE consumer_group = ? AND event_id = ANY (?::uuid[])";
     }
@@ -100,23 +100,24 @@ public final class InboxSql {
             partitions[i] = row.partition();
             offsets[i] = row.offset();
         }
-        Set<UUID> fresh = new HashSet<>(n * 2);
-        List<Array> arrays = new ArrayList<>(5);
+        Set<UUID> returned = new HashSet<>();
+        List<Array> arrays = new ArrayList<>(4);
         try (PreparedStatement ps = c.prepareStatement(speculative ? insertSpeculative : insertFiltered)) {
             Array idArray = track(arrays, c.createArrayOf("uuid", ids));
-            ps.setString(1, group);
-            ps.setTimestamp(2, Timestamp.from(processedAt));
-            ps.setArray(3, idArray);
-            ps.setArray(4, track(arrays, c.createArrayOf("text", topics)));
-            ps.setArray(5, track(arrays, c.createArrayOf("int4", partitions)));
-            ps.setArray(6, track(arrays, c.createArrayOf("int8", offsets)));
+            int i = 1;
             if (!speculative) {
-                ps.setString(7, group);
-                ps.setArray(8, idArray);
+                ps.setString(i++, group);
+                ps.setArray(i++, idArray);
             }
+            ps.setString(i++, group);
+            ps.setTimestamp(i++, Timestamp.from(processedAt));
+            ps.setArray(i++, idArray);
+            ps.setArray(i++, track(arrays, c.createArrayOf("text", topics)));
+            ps.setArray(i++, track(arrays, c.createArrayOf("int4", partitions)));
+            ps.setArray(i, track(arrays, c.createArrayOf("int8", offsets)));
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    fresh.add(rs.getObject(1, UUID.class));
+                    returned.add(rs.getObject(1, UUID.class));
                 }
             }
         } catch (SQLException e) {
@@ -129,6 +130,11 @@ public final class InboxSql {
                 a.free();
             }
         }
+        if (speculative) {
+            return returned;
+        }
+        Set<UUID> fresh = new HashSet<>(unique.keySet());
+        fresh.removeAll(returned);
         return fresh;
     }
 
