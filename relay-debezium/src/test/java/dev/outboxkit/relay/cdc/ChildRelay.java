@@ -26,7 +26,10 @@ final class ChildRelay implements AutoCloseable {
         List<String> args = new ArrayList<>(List.of("jdbcUrl=" + db.jdbcUrl(), "user=" + db.user(), "password=" + db.password(),
                 "bootstrap=" + kafka.bootstrapServers(), "slot=" + CdcTestSupport.slotFor(db), "route=" + route,
                 "deleteAfterPublish=" + deleteAfterPublish, "lease=5000", "flush=200", "heartbeat=1000", "instance=" + name));
-        args.addAll(List.of(extra));
+        for (String e : extra) {
+            args.removeIf(a -> a.startsWith(e.substring(0, e.indexOf('=') + 1)));
+            args.add(e);
+        }
         return new ChildRelay(JavaProcess.start(name, CdcRelayMain.class, args, List.of(), Map.of()));
     }
 
@@ -65,6 +68,51 @@ final class ChildRelay implements AutoCloseable {
             Thread.sleep(20);
         }
         return false;
+    }
+
+    /** The child's threads (jstack), for a test that timed out waiting for it. */
+    String threadDump() {
+        try {
+            Process p = new ProcessBuilder(java.nio.file.Path.of(System.getProperty("java.home"), "bin", "jstack").toString(),
+                    Long.toString(process.pid())).redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS);
+            return out;
+        } catch (Exception e) {
+            return "no thread dump: " + e;
+        }
+    }
+
+    /** Waits for {@code condition}; on timeout fails with the child's output, threads and the server's view. */
+    void await(String what, Duration timeout, TestDatabase db, java.util.concurrent.Callable<Boolean> condition) {
+        try {
+            org.awaitility.Awaitility.await().atMost(timeout).pollInterval(Duration.ofSeconds(1)).until(condition);
+        } catch (org.awaitility.core.ConditionTimeoutException e) {
+            throw new AssertionError(what + " did not happen within " + timeout + "; server:\n" + serverView(db) + "\n"
+                    + process.name() + " output:\n" + process.output() + "\nthreads:\n" + threadDump(), e);
+        }
+    }
+
+    private static String serverView(TestDatabase db) {
+        StringBuilder out = new StringBuilder();
+        for (String sql : new String[] {
+                "SELECT slot_name, active, active_pid, confirmed_flush_lsn, restart_lsn, pg_current_wal_lsn() FROM pg_replication_slots",
+                "SELECT pid, backend_type, application_name, state, wait_event_type, wait_event, left(query, 80) FROM pg_stat_activity "
+                        + "WHERE datname = current_database() OR backend_type = 'walsender'",
+                "SELECT pid, state, sent_lsn, write_lsn, flush_lsn, replay_lsn FROM pg_stat_replication"}) {
+            try (java.sql.Connection c = db.connect(); java.sql.Statement s = c.createStatement(); java.sql.ResultSet rs = s.executeQuery(sql)) {
+                int n = rs.getMetaData().getColumnCount();
+                while (rs.next()) {
+                    for (int i = 1; i <= n; i++) {
+                        out.append(rs.getMetaData().getColumnName(i)).append('=').append(rs.getString(i)).append(' ');
+                    }
+                    out.append('\n');
+                }
+            } catch (Exception e) {
+                out.append(sql).append(": ").append(e).append('\n');
+            }
+        }
+        return out.toString();
     }
 
     void kill9() {

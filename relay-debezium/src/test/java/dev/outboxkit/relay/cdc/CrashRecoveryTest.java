@@ -43,7 +43,7 @@ class CrashRecoveryTest {
         History history = new History();
         try (BackgroundWriter writer = new BackgroundWriter(db, history, topic, 40, 3)) {
             for (int kill = 1; kill <= KILLS; kill++) {
-                try (ChildRelay relay = ChildRelay.start("crash-" + kill, db, kafka, topic, deleteAfterPublish)) {
+                try (ChildRelay relay = ChildRelay.start("crash-" + kill, db, kafka, topic, deleteAfterPublish, "instance=crashing-relay")) {
                     relay.awaitReady(Duration.ofSeconds(120));
                     assertThat(relay.awaitPublished(400, Duration.ofSeconds(120)))
                             .as("relay %d publishes while the writer writes:%n%s", kill, relay.output()).isTrue();
@@ -52,7 +52,7 @@ class CrashRecoveryTest {
                             writer.committed());
                 }
             }
-            try (ChildRelay last = ChildRelay.start("crash-final", db, kafka, topic, deleteAfterPublish)) {
+            try (ChildRelay last = ChildRelay.start("crash-final", db, kafka, topic, deleteAfterPublish, "instance=crashing-relay")) {
                 last.awaitReady(Duration.ofSeconds(120));
                 assertThat(last.awaitPublished(200, Duration.ofSeconds(120))).isTrue();
                 writer.close();

@@ -1,7 +1,6 @@
 package dev.outboxkit.relay.cdc;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import dev.outboxkit.core.EventIds;
 import dev.outboxkit.testkit.History;
@@ -47,7 +46,7 @@ class LargeTransactionTest {
         History history = new History();
         long publishedBeforeKill;
         try {
-            try (ChildRelay relay = ChildRelay.start("bigtx-1", db, kafka, topic, false, "batch=2048")) {
+            try (ChildRelay relay = ChildRelay.start("bigtx-1", db, kafka, topic, false, "batch=2048", "instance=bigtx-relay")) {
                 relay.awaitReady(Duration.ofSeconds(120));
                 writeOneTransaction(db, topic, statements, history);
                 assertThat(relay.awaitPublished(5_000, Duration.ofSeconds(180))).as(relay.output()).isTrue();
@@ -55,10 +54,9 @@ class LargeTransactionTest {
                 publishedBeforeKill = relay.published();
             }
             log.info("{}: killed the relay after it published {} of the {} events", statements, publishedBeforeKill, EVENTS);
-            try (ChildRelay relay = ChildRelay.start("bigtx-2", db, kafka, topic, false, "batch=2048")) {
+            try (ChildRelay relay = ChildRelay.start("bigtx-2", db, kafka, topic, false, "batch=2048", "instance=bigtx-relay")) {
                 relay.awaitReady(Duration.ofSeconds(120));
-                await().atMost(Duration.ofSeconds(180)).pollInterval(Duration.ofSeconds(1))
-                        .until(() -> CdcTestSupport.distinctIds(kafka, topic) >= EVENTS);
+                relay.await("all events in Kafka", Duration.ofSeconds(180), db, () -> CdcTestSupport.distinctIds(kafka, topic) >= EVENTS);
                 relay.terminate();
             }
         } finally {

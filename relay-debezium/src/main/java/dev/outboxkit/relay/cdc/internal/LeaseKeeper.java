@@ -5,7 +5,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.util.OptionalLong;
+import java.util.Optional;
 import javax.sql.DataSource;
 
 /**
@@ -37,34 +37,44 @@ final class LeaseKeeper {
         this.duration = settings.leaseDuration();
         String lease = settings.table("outbox_relay_lease");
         String sequence = settings.table("outbox_fence_seq");
-        acquireSql = "INSERT INTO " + lease + " AS l (lease_key, holder, fence, acquired_at, renewed_at, expires_at) "
+        acquireSql = "WITH previous AS (SELECT holder FROM " + lease + " WHERE lease_key = ?) "
+                + "INSERT INTO " + lease + " AS l (lease_key, holder, fence, acquired_at, renewed_at, expires_at) "
                 + "VALUES (?, ?, nextval('" + sequence + "'), now(), now(), now() + make_interval(secs => ?)) "
                 + "ON CONFLICT (lease_key) DO UPDATE SET holder = EXCLUDED.holder, fence = EXCLUDED.fence, "
                 + "acquired_at = now(), renewed_at = now(), expires_at = EXCLUDED.expires_at "
-                + "WHERE l.expires_at < now() RETURNING fence";
+                + "WHERE l.expires_at < now() OR l.holder = EXCLUDED.holder RETURNING fence, (SELECT holder FROM previous)";
         renewSql = "UPDATE " + lease + " SET renewed_at = now(), expires_at = now() + make_interval(secs => ?) "
                 + "WHERE lease_key = ? AND holder = ? AND fence = ?";
         releaseSql = "UPDATE " + lease + " SET expires_at = now() - interval '1 millisecond' "
                 + "WHERE lease_key = ? AND holder = ? AND fence = ?";
         holderSql = "SELECT holder, fence, expires_at > now() FROM " + lease + " WHERE lease_key = ?";
-        fenceSql = "SELECT fence FROM " + lease + " WHERE lease_key = ? FOR SHARE";
+        fenceSql = "SELECT fence FROM " + lease + " WHERE lease_key = ?";
     }
 
     String leaseKey() {
         return leaseKey;
     }
 
-    /** A new fencing token when the lease was free or expired; empty while another holder's lease is live. */
-    OptionalLong tryAcquire() throws SQLException {
+    /**
+     * A new fencing token when the lease was free, expired, or held under this instance's own id (a process
+     * restarted after a crash takes its lease back at once; should the old one still run, the new token
+     * fences it out). Empty while another holder's lease is live.
+     */
+    Optional<Acquired> tryAcquire() throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(acquireSql)) {
             c.setAutoCommit(true);
             ps.setString(1, leaseKey);
-            ps.setString(2, instanceId);
-            ps.setDouble(3, duration.toMillis() / 1000.0);
+            ps.setString(2, leaseKey);
+            ps.setString(3, instanceId);
+            ps.setDouble(4, duration.toMillis() / 1000.0);
             try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? OptionalLong.of(rs.getLong(1)) : OptionalLong.empty();
+                return rs.next() ? Optional.of(new Acquired(rs.getLong(1), rs.getString(2))) : Optional.empty();
             }
         }
+    }
+
+    /** A taken lease: the new fencing token, and who held the lease before (null when nobody did). */
+    record Acquired(long fence, String previousHolder) {
     }
 
     /** Extends the lease; false when it is no longer ours (another instance took it). */
@@ -101,9 +111,12 @@ final class LeaseKeeper {
     }
 
     /**
-     * Inside the caller's transaction: locks the lease row (shared) and throws {@link FencedWriteException}
-     * unless {@code fence} is still the lease's token. A takeover waits for the caller's commit, so the
-     * write that follows cannot land after another instance took the lease.
+     * Inside the caller's transaction: throws {@link FencedWriteException} unless {@code fence} is still the
+     * lease's token. It takes no lock on purpose: a holder frozen in the middle of a transaction must not
+     * block the takeover (the new holder ends the old holder's sessions right after taking the lease, see
+     * {@link SlotGuard#terminateSessionsOf}). A write that checked just before the takeover and commits
+     * just after it is harmless: it records only what Kafka had acknowledged, and offsets never go to a
+     * smaller token once the new holder wrote.
      */
     void checkFence(Connection c, long fence) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(fenceSql)) {

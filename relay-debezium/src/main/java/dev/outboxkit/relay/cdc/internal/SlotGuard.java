@@ -217,6 +217,31 @@ final class SlotGuard {
         }
     }
 
+    /** The {@code application_name} of the relay's own database sessions (its pool). */
+    static String applicationName(CdcSettings settings, String instanceId) {
+        String name = "outboxkit-cdc:" + settings.slotName() + ":" + instanceId;
+        return name.length() > 63 ? name.substring(0, 63) : name;
+    }
+
+    /**
+     * Ends the database sessions of a previous lease holder (found by their application_name), so that
+     * locks it still holds in half-done transactions (it may be frozen, not dead) are released at once.
+     */
+    void terminateSessionsOf(Connection c, String previousHolder) throws SQLException {
+        if (previousHolder == null || previousHolder.equals(settings.instanceId())) {
+            return;
+        }
+        try (PreparedStatement ps = c.prepareStatement("SELECT pid, pg_terminate_backend(pid) FROM pg_stat_activity "
+                + "WHERE application_name = ? AND pid <> pg_backend_pid()")) {
+            ps.setString(1, applicationName(settings, previousHolder));
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    log.warn("ended session {} of the previous lease holder {}", rs.getInt(1), previousHolder);
+                }
+            }
+        }
+    }
+
     /** How to recover when the slot cannot be trusted: shared by every such error. */
     String recoveryAdvice() {
         String common = "To start over from what the database still has: DELETE FROM " + settings.table("outbox_cdc_offset")

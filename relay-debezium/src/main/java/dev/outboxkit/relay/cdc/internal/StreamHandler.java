@@ -41,6 +41,7 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
     private volatile boolean stopRequested;
     private volatile boolean stopReached;
     private volatile long batches;
+    private boolean warnedAboutMessages;
 
     /** Last record of the transaction in progress (poll thread only); null at a boundary. */
     private RecordChangeEvent<SourceRecord> openTail;
@@ -108,6 +109,13 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
                 rows.add(change.row());
             } else if (change.kind() == ChangeDecoder.Kind.OUTBOX_MESSAGE) {
                 rows.add(change.row());
+                if (!trackInFlightAge && !warnedAboutMessages) {
+                    warnedAboutMessages = true;
+                    log.error("a logical decoding message (the writer's emit-message mode) arrived while the relay runs with "
+                            + "deleteAfterPublish(true): messages are published, but at start-up the relay skips WAL that the "
+                            + "table vouches for, and messages emitted while it was down would be skipped. Configure "
+                            + "deleteAfterPublish(false) for the emit-message writer mode.");
+                }
             }
         }
         if (!rows.isEmpty()) {

@@ -13,6 +13,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.OffsetDateTime;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.function.BooleanSupplier;
 import java.util.concurrent.Executors;
@@ -81,6 +82,7 @@ public final class Supervisor implements AutoCloseable {
         config.setMinimumIdle(1);
         config.setConnectionTimeout(10_000);
         config.setPoolName("outboxkit-cdc-" + settings.slotName());
+        config.addDataSourceProperty("ApplicationName", SlotGuard.applicationName(settings, settings.instanceId()));
         pool = new HikariDataSource(config);
         lease = new LeaseKeeper(pool, settings);
         guard = new SlotGuard(settings);
@@ -94,10 +96,10 @@ public final class Supervisor implements AutoCloseable {
         log.info("starting WAL relay: {}", settings.describe());
         Session first = null;
         try {
-            OptionalLong fence = lease.tryAcquire();
+            Optional<LeaseKeeper.Acquired> acquired = lease.tryAcquire();
             standbyHealthy = true;
-            if (fence.isPresent()) {
-                first = new Session(fence.getAsLong());
+            if (acquired.isPresent()) {
+                first = new Session(acquired.get().fence(), acquired.get().previousHolder());
                 first.prepare();
             } else {
                 role = Role.STANDBY;
@@ -133,18 +135,18 @@ public final class Supervisor implements AutoCloseable {
         while (!closing) {
             try {
                 if (next == null) {
-                    OptionalLong fence = lease.tryAcquire();
+                    Optional<LeaseKeeper.Acquired> acquired = lease.tryAcquire();
                     standbyHealthy = true;
-                    if (fence.isEmpty()) {
+                    if (acquired.isEmpty()) {
                         role = Role.STANDBY;
                         metrics.active.set(0);
                         detail = standbyDetail();
                         sleep(standbyPoll());
                         continue;
                     }
-                    log.info("acquired lease {} with fencing token {}: taking over slot {}", lease.leaseKey(),
-                            fence.getAsLong(), settings.slotName());
-                    next = new Session(fence.getAsLong());
+                    log.info("acquired lease {} with fencing token {} (previous holder {}): taking over slot {}",
+                            lease.leaseKey(), acquired.get().fence(), acquired.get().previousHolder(), settings.slotName());
+                    next = new Session(acquired.get().fence(), acquired.get().previousHolder());
                     next.prepare();
                 }
                 session = next;
@@ -178,7 +180,7 @@ public final class Supervisor implements AutoCloseable {
                         backoff = Math.min(backoff * 2, 30_000);
                         next = null;
                         if (!closing && lease.renew(fence)) {
-                            next = new Session(fence);
+                            next = new Session(fence, null);
                             next.prepare();
                         }
                     }
@@ -339,6 +341,7 @@ public final class Supervisor implements AutoCloseable {
         enum End { CLOSED, LOST, FAILED }
 
         final long fence;
+        private final String previousHolder;
         volatile long lastRenewNanos = System.nanoTime();
         volatile boolean lost;
         volatile RuntimeException error;
@@ -347,8 +350,9 @@ public final class Supervisor implements AutoCloseable {
         private ScheduledFuture<?> renewer;
         private volatile EngineRunner engine;
 
-        Session(long fence) {
+        Session(long fence, String previousHolder) {
             this.fence = fence;
+            this.previousHolder = previousHolder;
         }
 
         boolean streaming() {
@@ -373,6 +377,7 @@ public final class Supervisor implements AutoCloseable {
             try (Connection c = pool.getConnection()) {
                 c.setAutoCommit(true);
                 guard.requireSchema(c);
+                guard.terminateSessionsOf(c, previousHolder);
                 guard.ensurePublication(c);
                 guard.terminateActiveSender(c);
                 firstStart = verifySlot(c, true);
@@ -430,7 +435,10 @@ public final class Supervisor implements AutoCloseable {
                         + "The relay refuses to create a new slot at the WAL's end and skip those events. " + guard.recoveryAdvice());
             }
             guard.requireUsable(c, slot);
-            long expected = stored != null ? stored.flushLsn() : record.baseLsn();
+            // The slot moves only when the relay fast-forwards it (to base_lsn, recorded first) or confirms a
+            // stored offset; so it can be at most at the larger of the two. (A stored offset inside the first
+            // transaction after a fast-forward may even point before base_lsn: its changes began earlier.)
+            long expected = Math.max(record.baseLsn(), stored != null ? stored.flushLsn() : -1);
             if (slot.confirmedFlush() > expected) {
                 throw new CdcStartupException("replication slot " + name + " has confirmed WAL up to "
                         + Lsns.format(slot.confirmedFlush()) + " but the relay's stored offset is at " + Lsns.format(expected)

@@ -44,8 +44,7 @@ class FencingTest {
         StateTables tablesA = new StateTables(db.dataSource(), a, leaseA);
         StateTables tablesB = new StateTables(db.dataSource(), b, leaseB);
 
-        OptionalLong fenceA = leaseA.tryAcquire();
-        assertThat(fenceA).isPresent();
+        OptionalLong fenceA = OptionalLong.of(leaseA.tryAcquire().orElseThrow().fence());
         assertThat(leaseB.tryAcquire()).as("a live lease is not taken").isEmpty();
         ByteBuffer key = bytes("[\"engine\",{\"server\":\"outboxkit\"}]");
         tablesA.write(Map.of(key, bytes("{\"lsn_commit\":100}")), fenceA::getAsLong);
@@ -53,8 +52,9 @@ class FencingTest {
 
         // instance A pauses past its lease; B takes over with a larger token
         expire(db);
-        OptionalLong fenceB = leaseB.tryAcquire();
-        assertThat(fenceB).isPresent();
+        LeaseKeeper.Acquired takeover = leaseB.tryAcquire().orElseThrow();
+        assertThat(takeover.previousHolder()).isEqualTo("instance-a");
+        OptionalLong fenceB = OptionalLong.of(takeover.fence());
         assertThat(fenceB.getAsLong()).isGreaterThan(fenceA.getAsLong());
         assertThat(leaseA.renew(fenceA.getAsLong())).as("A's renewal fails once B holds the lease").isFalse();
 
