@@ -95,12 +95,22 @@ public final class Reconciler {
                 .tag("kind", kind.name().toLowerCase(java.util.Locale.ROOT)).register(registry);
     }
 
-    /** Runs one reconciliation. @throws SQLException on database errors (nothing is written anywhere) */
+    /**
+     * Runs one reconciliation.
+     *
+     * @throws IllegalStateException when the intent ledger's trigger is disabled
+     * @throws SQLException on database errors (nothing is written anywhere)
+     */
     public Report run() throws SQLException {
         long started = System.nanoTime();
         Instant until = clock.instant();
         Instant since = until.minus(lookback);
         Run run = new Run(since, until);
+        if (!new IntentLedger(producer, schema).enabled()) {
+            throw new IllegalStateException("the intent ledger is disabled in schema " + schema
+                    + ": every effect would look like a phantom; switch it on with outbox intents enable"
+                    + " (IntentLedger.enable()) and reconcile once it covers the lookback window");
+        }
         unknownIdempotencyKeys(run);
         for (ConsumerSource consumer : consumers) {
             reconcile(consumer, run);

@@ -36,6 +36,7 @@ class ReconcilerTest {
         consumerDb = postgres.newDatabase();
         producer = db.dataSource();
         consumer = consumerDb.dataSource();
+        new IntentLedger(producer, "public").enable();
         Instant hourAgo = Instant.now().minus(1, ChronoUnit.HOURS);
         ids = Anomalies.publish(producer, 50, hourAgo);
         Anomalies.apply(consumer, GROUP, ids, hourAgo.plusSeconds(1));
@@ -173,6 +174,12 @@ class ReconcilerTest {
                 .consumer(new ConsumerSource("svc", consumer, "public", List.of(GROUP), java.util.Set.of("order")))
                 .build().run();
         assertThat(orders.findings()).isEmpty();
+    }
+
+    @Test
+    void refusesToRunWithoutTheLedger() throws Exception {
+        new IntentLedger(producer, "public").disable();
+        assertThatThrownBy(this::reconcile).isInstanceOf(IllegalStateException.class).hasMessageContaining("outbox intents enable");
     }
 
     @Test

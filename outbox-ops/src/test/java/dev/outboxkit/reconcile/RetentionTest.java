@@ -42,6 +42,7 @@ class RetentionTest {
     void expiredDayPartitionsAreDroppedWholeAndRecentOnesKept(TestDatabase db) throws Exception {
         DataSource ds = db.dataSource();
         IntentLedger ledger = new IntentLedger(ds, "public");
+        ledger.enable();
         assertThat(ledger.createPartitions(today().minusDays(20), 5)).isEqualTo(5);
         assertThat(ledger.createPartitions(today().minusDays(20), 5)).isZero(); // idempotent
         Anomalies.publish(ds, 30, today().minusDays(19).atStartOfDay(ZoneOffset.UTC).toInstant().plusSeconds(3600));
@@ -67,6 +68,7 @@ class RetentionTest {
     void partitionsOutliveAnUnpublishedBacklog(TestDatabase db) throws Exception {
         DataSource ds = db.dataSource();
         IntentLedger ledger = new IntentLedger(ds, "public");
+        ledger.enable();
         ledger.createPartitions(today().minusDays(20), 5);
         Anomalies.execute(ds, "INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload, created_at)"
                 + " VALUES (gen_random_uuid(), 'order', 'o-1', 'OrderPlaced', '{}', '" + today().minusDays(18) + "T12:00:00Z')");
@@ -84,6 +86,8 @@ class RetentionTest {
     void triggerCanBeSwitchedOff(TestDatabase db) throws Exception {
         DataSource ds = db.dataSource();
         IntentLedger ledger = new IntentLedger(ds, "public");
+        assertThat(ledger.enabled()).isFalse(); // off until an operator opts in
+        ledger.enable();
         assertThat(ledger.enabled()).isTrue();
         ledger.disable();
         assertThat(ledger.enabled()).isFalse();
