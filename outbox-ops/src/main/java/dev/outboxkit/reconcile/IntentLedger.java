@@ -161,31 +161,42 @@ public final class IntentLedger {
             }
             dropped.add(name);
         }
-        long deleted = 0;
         Instant defaultCutoff = oldestUnpublished != null && oldestUnpublished.isBefore(cutoff) ? oldestUnpublished : cutoff;
-        String table = Identifiers.qualified(schema, "outbox_intent_default");
+        long deleted = purgeOlder(dataSource, Identifiers.qualified(schema, "outbox_intent_default"), "ctid", "created_at",
+                defaultCutoff, dryRun);
+        return new Purge(dropped, kept, deleted);
+    }
+
+    /**
+     * Deletes the rows of {@code table} whose {@code timeColumn} is before {@code cutoff}, in
+     * chunks of {@value #DELETE_CHUNK} (each its own transaction), or only counts them.
+     */
+    static long purgeOlder(DataSource dataSource, String table, String keyColumn, String timeColumn, Instant cutoff,
+                           boolean dryRun) throws SQLException {
+        String where = " WHERE " + timeColumn + " < ?";
         try (Connection c = dataSource.getConnection()) {
+            c.setAutoCommit(true);
             if (dryRun) {
-                try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM " + table + " WHERE created_at < ?")) {
-                    ps.setTimestamp(1, Timestamp.from(defaultCutoff));
+                try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM " + table + where)) {
+                    ps.setTimestamp(1, Timestamp.from(cutoff));
                     try (ResultSet rs = ps.executeQuery()) {
                         rs.next();
-                        deleted = rs.getLong(1);
+                        return rs.getLong(1);
                     }
                 }
-            } else {
-                try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + table + " WHERE ctid = ANY (ARRAY("
-                        + "SELECT ctid FROM " + table + " WHERE created_at < ? LIMIT " + DELETE_CHUNK + "))")) {
-                    ps.setTimestamp(1, Timestamp.from(defaultCutoff));
-                    int n;
-                    do {
-                        n = ps.executeUpdate();
-                        deleted += n;
-                    } while (n == DELETE_CHUNK);
-                }
             }
+            long total = 0;
+            try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + table + " WHERE " + keyColumn + " = ANY (ARRAY("
+                    + "SELECT " + keyColumn + " FROM " + table + where + " LIMIT " + DELETE_CHUNK + "))")) {
+                ps.setTimestamp(1, Timestamp.from(cutoff));
+                int n;
+                do {
+                    n = ps.executeUpdate();
+                    total += n;
+                } while (n == DELETE_CHUNK);
+            }
+            return total;
         }
-        return new Purge(dropped, kept, deleted);
     }
 
     private Instant oldestUnpublished() throws SQLException {

@@ -48,8 +48,6 @@ public final class Retention {
     /** Default {@link Builder#partitionsAhead}: 3 days. */
     public static final int DEFAULT_PARTITIONS_AHEAD = 3;
 
-    private static final int DELETE_CHUNK = 5_000;
-
     /** A consumer group's processed_event retention. */
     public record Inbox(DataSource dataSource, String schema, String group, Duration retention) {
         public Inbox {
@@ -58,7 +56,7 @@ public final class Retention {
             if (group == null || group.isBlank()) {
                 throw new IllegalArgumentException("group must not be blank");
             }
-            Builder.requirePositive("retention of group " + group, retention);
+            Reconciler.Builder.requirePositive("retention of group " + group, retention);
         }
     }
 
@@ -139,29 +137,8 @@ public final class Retention {
     }
 
     private long deadLetters(Instant cutoff, boolean dryRun) throws SQLException {
-        String table = Identifiers.qualified(schema, "outbox_dead_letter");
-        try (Connection c = producer.getConnection()) {
-            if (dryRun) {
-                try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM " + table + " WHERE parked_at < ?")) {
-                    ps.setTimestamp(1, Timestamp.from(cutoff));
-                    try (ResultSet rs = ps.executeQuery()) {
-                        rs.next();
-                        return rs.getLong(1);
-                    }
-                }
-            }
-            long total = 0;
-            try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + table + " WHERE id = ANY (ARRAY(SELECT id FROM "
-                    + table + " WHERE parked_at < ? LIMIT " + DELETE_CHUNK + "))")) {
-                ps.setTimestamp(1, Timestamp.from(cutoff));
-                int n;
-                do {
-                    n = ps.executeUpdate();
-                    total += n;
-                } while (n == DELETE_CHUNK);
-            }
-            return total;
-        }
+        return IntentLedger.purgeOlder(producer, Identifiers.qualified(schema, "outbox_dead_letter"), "id", "parked_at",
+                cutoff, dryRun);
     }
 
     /** Counts what {@link InboxRetention#purge} would delete, with the same offset rule. */
@@ -281,7 +258,7 @@ public final class Retention {
                 throw new IllegalArgumentException("producer dataSource is required");
             }
             Identifiers.requireValid("schema", schema);
-            requirePositive("intentRetention", intentRetention);
+            Reconciler.Builder.requirePositive("intentRetention", intentRetention);
             if (intentRetention.compareTo(Duration.ofDays(1)) < 0) {
                 throw new IllegalArgumentException("intentRetention must be at least 1 day (partitions are days), got "
                         + intentRetention);
@@ -290,7 +267,7 @@ public final class Retention {
                 throw new IllegalArgumentException("partitionsAhead must be between 1 and 60, got " + partitionsAhead);
             }
             if (deadLetterRetention != null) {
-                requirePositive("deadLetterRetention", deadLetterRetention);
+                Reconciler.Builder.requirePositive("deadLetterRetention", deadLetterRetention);
             }
             if (!inboxes.isEmpty() && admin == null) {
                 throw new IllegalArgumentException("kafkaAdmin is required to purge processed_event (the committed offsets"
@@ -301,12 +278,6 @@ public final class Retention {
                 registry = new SimpleMeterRegistry();
             }
             return new Retention(this);
-        }
-
-        static void requirePositive(String name, Duration d) {
-            if (d == null || d.isNegative() || d.isZero()) {
-                throw new IllegalArgumentException(name + " must be positive, got " + d);
-            }
         }
     }
 }

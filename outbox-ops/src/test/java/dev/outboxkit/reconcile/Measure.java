@@ -13,8 +13,13 @@ import java.util.List;
 import javax.sql.DataSource;
 
 /**
- * The numbers in docs/readme/reconcile.md (not a test: run by hand, see the doc). Args: rows
- * (default 1000000).
+ * The numbers in docs/readme/reconcile.md (not a test: run by hand). Args: rows (default 1000000).
+ * <pre>
+ * ./mvnw -B -o -pl sql,outbox-ops test-compile
+ * ./mvnw -B -o -q -pl outbox-ops dependency:build-classpath -Dmdep.outputFile=/tmp/ops.cp -Dmdep.includeScope=test
+ * java -Xmx2g -cp sql/target/classes:outbox-ops/target/test-classes:outbox-ops/target/classes:$(cat /tmp/ops.cp) \
+ *      dev.outboxkit.reconcile.Measure 1000000
+ * </pre>
  */
 public final class Measure {
 
