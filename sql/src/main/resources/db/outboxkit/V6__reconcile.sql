@@ -56,6 +56,24 @@ COMMENT ON TRIGGER outbox_intent_record ON outbox_event IS 'outboxkit: fills out
 -- Off until an operator opts in with outbox intents enable (see docs/readme/reconcile.md for the measured cost).
 ALTER TABLE outbox_event DISABLE TRIGGER outbox_intent_record;
 
+-- Copies the column comments of outbox_intent to one of its partitions.
+CREATE FUNCTION outbox_intent_comment_columns(partition_name text) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path FROM CURRENT
+AS $$
+DECLARE
+    col record;
+BEGIN
+    FOR col IN SELECT a.attname, col_description(a.attrelid, a.attnum) AS descr
+                 FROM pg_attribute a
+                WHERE a.attrelid = 'outbox_intent'::regclass AND a.attnum > 0 AND NOT a.attisdropped LOOP
+        EXECUTE format('COMMENT ON COLUMN %I.%I IS %L', partition_name, col.attname, col.descr);
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION outbox_intent_comment_columns(text) IS 'outboxkit: gives a partition of outbox_intent the column comments of its parent.';
+SELECT outbox_intent_comment_columns('outbox_intent_default');
+
 -- Creates the day partitions of outbox_intent from the day of from_day for days_ahead days
 -- (idempotent). Names: outbox_intent_pYYYYMMDD, days in UTC.
 CREATE FUNCTION outbox_intent_create_partitions(from_day date, days_ahead integer) RETURNS integer
@@ -75,6 +93,7 @@ BEGIN
                            name, (d::timestamp AT TIME ZONE 'UTC'), ((d + 1)::timestamp AT TIME ZONE 'UTC'));
             EXECUTE format('COMMENT ON TABLE %I IS %L', name,
                            'outboxkit: outbox_intent rows created on ' || d || ' (UTC); dropped whole by retention.');
+            PERFORM outbox_intent_comment_columns(name);
             created := created + 1;
         END IF;
     END LOOP;
