@@ -13,16 +13,19 @@ import picocli.CommandLine.Command;
 @Command(name = "outbox", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "Transactional outbox for PostgreSQL and Kafka: relays, operations, dev stack and demo.",
         subcommands = {MigrateCommand.class, RelayCommand.class, StatusCommand.class, DeadLettersCommand.class,
+                ReconcileCommand.class, PurgeCommand.class, IntentsCommand.class,
                 DevCommand.class, DemoCommand.class, ConfigReferenceCommand.class, CommandLine.HelpCommand.class},
         footer = {"", "Every option can also come from the environment (--jdbc-url → OUTBOX_JDBC_URL) or from a "
                 + "properties file named by --config / OUTBOX_CONFIG (jdbc-url=…); flags win over the environment, "
                 + "the environment over the file.",
-                "Exit status: 0 success, 1 runtime failure, 2 usage or configuration error."})
+                "Exit status: 0 success, 1 runtime failure, 2 usage or configuration error, 3 reconcile found something."})
 public final class Main {
 
     public static final int OK = 0;
     public static final int FAILED = 1;
     public static final int USAGE = 2;
+    /** {@code reconcile} found something. */
+    public static final int FOUND = 3;
 
     @CommandLine.Option(names = "--config", paramLabel = "FILE", scope = CommandLine.ScopeType.INHERIT,
             description = "Properties file with option values (jdbc-url=…, kafka.KEY=…).")

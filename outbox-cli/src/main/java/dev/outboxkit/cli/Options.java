@@ -90,8 +90,13 @@ final class Options {
         }
 
         HikariDataSource dataSource(String poolName, int size) {
+            return pool(requireUrl(), poolName, size);
+        }
+
+        /** A pool for another database (a consumer's) with this role and password unless the URL names its own. */
+        HikariDataSource pool(String url, String poolName, int size) {
             HikariConfig config = new HikariConfig();
-            config.setJdbcUrl(requireUrl());
+            config.setJdbcUrl(url);
             if (user != null) {
                 config.setUsername(user);
             }
