@@ -7,6 +7,7 @@ import dev.outboxkit.benchmarks.MetricCatalog;
 import dev.outboxkit.benchmarks.Scenario;
 import dev.outboxkit.benchmarks.load.Await;
 import dev.outboxkit.benchmarks.load.Backlog;
+import dev.outboxkit.benchmarks.load.KafkaTopics;
 import dev.outboxkit.benchmarks.load.Relays;
 import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.relay.cdc.CdcRelay;
@@ -45,7 +46,7 @@ public final class CdcDrain implements Scenario {
         TestDatabase db = context.newDatabase();
         int backlog = context.sizes().backlogEvents();
         String topic = context.uniqueTopic("cdc-drain");
-        context.kafka().createTopic(topic, PollerDrain.PARTITIONS);
+        KafkaTopics.createReady(context.kafka(), topic, PollerDrain.PARTITIONS);
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         CdcRelay relay = Relays.cdc(db, context.kafka().bootstrapServers(), TopicRoute.of(topic), registry);
         double seconds;

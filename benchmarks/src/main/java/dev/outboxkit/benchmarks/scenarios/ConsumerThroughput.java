@@ -6,6 +6,7 @@ import dev.outboxkit.benchmarks.Metric;
 import dev.outboxkit.benchmarks.MetricCatalog;
 import dev.outboxkit.benchmarks.Scenario;
 import dev.outboxkit.benchmarks.load.Await;
+import dev.outboxkit.benchmarks.load.KafkaTopics;
 import dev.outboxkit.benchmarks.load.SyntheticEvents;
 import dev.outboxkit.benchmarks.load.TransferWorkload;
 import dev.outboxkit.consumer.DedupeConsumer;
@@ -83,7 +84,7 @@ public final class ConsumerThroughput implements Scenario {
 
     private static String produce(BenchContext context, String prefix, int count) throws Exception {
         String topic = context.uniqueTopic(prefix);
-        context.kafka().createTopic(topic, PARTITIONS);
+        KafkaTopics.createReady(context.kafka(), topic, PARTITIONS);
         KafkaRecords mapping = new KafkaRecords(TopicRoute.of(topic));
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(
                 ProducerSafety.producerConfig(context.kafka().bootstrapServers(), Map.of()))) {

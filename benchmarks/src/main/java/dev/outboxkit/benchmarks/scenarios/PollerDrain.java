@@ -7,6 +7,7 @@ import dev.outboxkit.benchmarks.MetricCatalog;
 import dev.outboxkit.benchmarks.Scenario;
 import dev.outboxkit.benchmarks.load.Await;
 import dev.outboxkit.benchmarks.load.Backlog;
+import dev.outboxkit.benchmarks.load.KafkaTopics;
 import dev.outboxkit.benchmarks.load.Relays;
 import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.relay.poller.PollingRelay;
@@ -47,7 +48,7 @@ public final class PollerDrain implements Scenario {
         TestDatabase db = context.newDatabase();
         int backlog = context.sizes().backlogEvents();
         String topic = context.uniqueTopic("poller-drain");
-        context.kafka().createTopic(topic, PARTITIONS);
+        KafkaTopics.createReady(context.kafka(), topic, PARTITIONS);
         Backlog.fill(db, PgDrainCeiling.SCHEMA, backlog, context.payloadBytes());
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         double seconds;

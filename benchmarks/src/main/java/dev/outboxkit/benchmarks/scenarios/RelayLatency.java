@@ -8,6 +8,7 @@ import dev.outboxkit.benchmarks.MetricCatalog;
 import dev.outboxkit.benchmarks.Scenario;
 import dev.outboxkit.benchmarks.load.Await;
 import dev.outboxkit.benchmarks.load.KafkaAckObserver;
+import dev.outboxkit.benchmarks.load.KafkaTopics;
 import dev.outboxkit.benchmarks.load.LatencyTracker;
 import dev.outboxkit.benchmarks.load.OpenLoopDriver;
 import dev.outboxkit.benchmarks.load.OutboxInsertTarget;
@@ -71,7 +72,7 @@ public final class RelayLatency implements Scenario {
     public Measurements run(BenchContext context) throws Exception {
         TestDatabase db = context.newDatabase();
         String topic = context.uniqueTopic(system.key + "-latency");
-        context.kafka().createTopic(topic, PollerDrain.PARTITIONS);
+        KafkaTopics.createReady(context.kafka(), topic, PollerDrain.PARTITIONS);
         String bootstrap = context.kafka().bootstrapServers();
         Relay relay = system == Kind.POLLER
                 ? Relays.poller(db, bootstrap, TopicRoute.of(topic), new SimpleMeterRegistry())

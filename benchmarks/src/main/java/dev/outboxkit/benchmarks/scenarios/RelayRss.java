@@ -7,6 +7,7 @@ import dev.outboxkit.benchmarks.MetricCatalog;
 import dev.outboxkit.benchmarks.Scenario;
 import dev.outboxkit.benchmarks.load.Await;
 import dev.outboxkit.benchmarks.load.Backlog;
+import dev.outboxkit.benchmarks.load.KafkaTopics;
 import dev.outboxkit.benchmarks.load.PollerRelayMain;
 import dev.outboxkit.benchmarks.load.ProcessMemory;
 import dev.outboxkit.benchmarks.load.Relays;
@@ -40,7 +41,7 @@ public final class RelayRss implements Scenario {
         TestDatabase db = context.newDatabase();
         int backlog = context.sizes().backlogEvents();
         String topic = context.uniqueTopic("relay-rss");
-        context.kafka().createTopic(topic, PollerDrain.PARTITIONS);
+        KafkaTopics.createReady(context.kafka(), topic, PollerDrain.PARTITIONS);
         Backlog.fill(db, PgDrainCeiling.SCHEMA, backlog, context.payloadBytes());
         double peak;
         try (JavaProcess child = JavaProcess.start("bench-poller-rss", PollerRelayMain.class,

@@ -7,6 +7,7 @@ import dev.outboxkit.benchmarks.MetricCatalog;
 import dev.outboxkit.benchmarks.Scenario;
 import dev.outboxkit.benchmarks.load.Await;
 import dev.outboxkit.benchmarks.load.Backlog;
+import dev.outboxkit.benchmarks.load.KafkaTopics;
 import dev.outboxkit.benchmarks.load.Relays;
 import dev.outboxkit.benchmarks.stock.StockDebeziumPipeline;
 import dev.outboxkit.testkit.TestDatabase;
@@ -49,7 +50,7 @@ public final class StockDebeziumDrain implements Scenario {
         int backlog = context.sizes().backlogEvents();
         String prefix = context.uniqueTopic("stock");
         String topic = prefix + ".account";
-        context.kafka().createTopic(topic, PollerDrain.PARTITIONS);
+        KafkaTopics.createReady(context.kafka(), topic, PollerDrain.PARTITIONS);
         String slot = Relays.uniqueSlot("bench_stock");
         try (Connection c = db.connect(); Statement s = c.createStatement()) {
             s.execute("CREATE PUBLICATION " + PUBLICATION + " FOR TABLE public.outbox_event");
