@@ -1,10 +1,17 @@
 package dev.outboxkit.benchmarks;
 
+import dev.outboxkit.benchmarks.scenarios.CdcDrain;
+import dev.outboxkit.benchmarks.scenarios.ConsumerThroughput;
 import dev.outboxkit.benchmarks.scenarios.JmhHotPaths;
 import dev.outboxkit.benchmarks.scenarios.KafkaLatencyFloor;
 import dev.outboxkit.benchmarks.scenarios.KafkaProduceCeiling;
 import dev.outboxkit.benchmarks.scenarios.NotifyCommitRatio;
 import dev.outboxkit.benchmarks.scenarios.PgDrainCeiling;
+import dev.outboxkit.benchmarks.scenarios.PollerDrain;
+import dev.outboxkit.benchmarks.scenarios.RelayLatency;
+import dev.outboxkit.benchmarks.scenarios.RelayRss;
+import dev.outboxkit.benchmarks.scenarios.StockDebeziumDrain;
+import dev.outboxkit.benchmarks.scenarios.WriterOutbox;
 import dev.outboxkit.benchmarks.scenarios.WriterTaxBaseline;
 import java.util.List;
 
@@ -26,15 +33,18 @@ public final class ScenarioCatalog {
     public static List<Scenario> all() {
         return List.of(
                 new PgDrainCeiling(),
-                // the poller drain scenario goes here (poller_drain_eps), next to its ceiling
+                new PollerDrain(),
                 new KafkaProduceCeiling(),
-                // the CDC and stock Debezium drain scenarios go here (cdc_drain_eps, stock_debezium_eps)
+                new CdcDrain(),
+                new StockDebeziumDrain(),
                 new WriterTaxBaseline(),
-                // the writer scenario goes here (writer_outbox_tps, same TransferWorkload with an outbox hook)
+                new WriterOutbox(),
                 new NotifyCommitRatio(),
-                // the consumer scenario goes here (consumer_eps, consumer_plain_eps)
+                new ConsumerThroughput(),
                 new KafkaLatencyFloor(),
-                // the relay latency scenarios go here (poller_/cdc_ p50/p99 at 200 and 5000), then relay_rss_mb
+                new RelayLatency(RelayLatency.Kind.POLLER),
+                new RelayLatency(RelayLatency.Kind.CDC),
+                new RelayRss(),
                 new JmhHotPaths());
     }
 }

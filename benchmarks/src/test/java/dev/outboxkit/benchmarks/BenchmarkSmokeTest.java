@@ -52,12 +52,21 @@ class BenchmarkSmokeTest {
         }
         assertThat(json.path("machine").path("cores").asInt()).isPositive();
         assertThat(json.path("machine").path("PostgreSQL").asText()).startsWith("17.");
-        assertThat(json.path("latency").size()).isEqualTo(Sizes.LATENCY_RATES.size());
+        // a latency profile per system (the Kafka floor and both relays) and rate
+        List<String> profiles = new java.util.ArrayList<>();
+        json.path("latency").forEach(p -> profiles.add(p.path("system").asText() + "@" + p.path("rate").asInt()));
+        for (String system : List.of("kafka", "poller", "cdc")) {
+            for (int rate : Sizes.LATENCY_RATES) {
+                assertThat(profiles).as("latency profiles").contains(system + "@" + rate);
+            }
+        }
 
         String md = Files.readString(outputs.markdown());
         assertThat(md).contains("| metric | value | unit | spread (min – max) | target | verdict |",
                 "**Machine:**", "cores", "**Versions:**", "PostgreSQL 17.", "Kafka", "**Method:**",
-                "`pg_drain_ceiling_eps`", "## Not measured in this run");
+                "`pg_drain_ceiling_eps`");
+        assertThat(md.contains("## Not measured in this run")).as("the Markdown lists what was not measured, if anything")
+                .isEqualTo(json.path("missing").size() > 0);
         assertThat(outputs.charts()).hasSize(3);
         for (Path chart : outputs.charts()) {
             assertThat(md).contains("](" + chart.getFileName() + ")");

@@ -29,6 +29,20 @@ public final class Backlog {
     public static void fill(TestDatabase db, String schema, int n, int payloadBytes) throws SQLException {
         String table = Identifiers.qualified(schema, "outbox_event");
         long start = System.nanoTime();
+        copy(db, schema, n, payloadBytes);
+        try (Connection c = db.connect(); Statement s = c.createStatement()) {
+            s.execute("VACUUM (ANALYZE) " + table);
+            s.execute("CHECKPOINT");
+        }
+        log.info("backlog: {} rows of {} B in {} ms", n, payloadBytes, (System.nanoTime() - start) / 1_000_000);
+    }
+
+    /**
+     * Writes {@code n} rows of {@code payloadBytes} with one COPY, in one transaction, and nothing
+     * else: for a WAL relay that streams the rows as they commit (no vacuum or checkpoint after).
+     */
+    public static void copy(TestDatabase db, String schema, int n, int payloadBytes) throws SQLException {
+        String table = Identifiers.qualified(schema, "outbox_event");
         try (Connection c = db.connect()) {
             CopyIn copy = c.unwrap(PGConnection.class).getCopyAPI().copyIn(
                     "COPY " + table + " (id, aggregate_type, aggregate_id, event_type, payload) FROM STDIN");
@@ -51,12 +65,7 @@ public final class Backlog {
                     copy.cancelCopy();
                 }
             }
-            try (Statement s = c.createStatement()) {
-                s.execute("VACUUM (ANALYZE) " + table);
-                s.execute("CHECKPOINT");
-            }
         }
-        log.info("backlog: {} rows of {} B in {} ms", n, payloadBytes, (System.nanoTime() - start) / 1_000_000);
     }
 
     /** Rows left in {@code schema.outbox_event}. */

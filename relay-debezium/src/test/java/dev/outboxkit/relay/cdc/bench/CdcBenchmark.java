@@ -13,7 +13,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -38,10 +37,10 @@ import org.apache.kafka.common.TopicPartition;
 /**
  * Side-by-side benchmark of the WAL relay, in ONE run on the same data (not run by Surefire):
  * <ol>
- *   <li>WAL backlog drain: {@code rows} events (200-byte payloads) committed while both pipelines were
- *       down, each with its slot created beforehand; then the stock Debezium pipeline
- *       ({@link StockPipelineMain}: engine + EventRouter SMT + JSON converter + send-and-wait per batch)
- *       and the relay in WAL-only mode ({@code deleteAfterPublish=false}) each stream all of them.</li>
+ *   <li>WAL backlog drain: {@code rows} events (200-byte payloads) committed while the relay was down,
+ *       its slot created beforehand; then the relay in WAL-only mode ({@code deleteAfterPublish=false})
+ *       streams all of them. (The stock Debezium pipeline it is compared with lives in {@code benchmarks}:
+ *       {@code StockDebeziumPipeline}, scenario {@code stock_debezium_drain}.)</li>
  *   <li>The relay in its default mode on the same rows: its start-up drain publishes what is in the table.</li>
  *   <li>Open-loop latency at 200 and 5,000 events/s, one event per transaction: commit (the writer's
  *       commit returned) to a consumer receiving it, and the relay's own created_at-to-ack timer.</li>
@@ -68,25 +67,15 @@ public final class CdcBenchmark {
         try (TestPostgres pg = OutboxTestkit.startEmbeddedPostgres(0, true); TestKafka kafka = new EmbeddedKafka(1)) {
             TestDatabase db = pg.newDatabase();
             kafka.createTopic("bench.order", 4);
-            kafka.createTopic("stock.event.order", 4);
-            URLParts url = URLParts.of(db.jdbcUrl());
-            Path stockOffsets = Files.createTempFile("stock-offsets", ".dat");
-            try (Connection c = db.connect(); Statement s = c.createStatement()) {
-                s.execute("CREATE PUBLICATION stock_pub FOR TABLE public.outbox_event");
-                s.execute("SELECT pg_create_logical_replication_slot('stock_slot', 'pgoutput')");
-            }
             // The relay's WAL-only instance: first start on the empty table creates its slot and offset.
             relayRun(db, kafka, "bench_wal", false, -1, "setup");
 
             insertRows(db, warmup);
-            stockRun(db, kafka, url, stockOffsets, warmup, "warm-up");
             relayRun(db, kafka, "bench_wal", false, warmup, "warm-up");
 
             insertRows(db, rows);
-            System.out.printf("%n== WAL backlog of %,d events, same rows for both ==%n", rows);
-            Result stock = stockRun(db, kafka, url, stockOffsets, rows, "measured");
+            System.out.printf("%n== WAL backlog of %,d events ==%n", rows);
             Result wal = relayRun(db, kafka, "bench_wal", false, rows, "measured");
-            dropSlot(db, "stock_slot");
             dropSlot(db, "bench_wal");
             System.out.printf("%n== Default mode (deleteAfterPublish): start-up drain of the %,d rows in the table ==%n",
                     rows + warmup);
@@ -97,9 +86,7 @@ public final class CdcBenchmark {
             Latency l5000 = latencyRun(db, kafka, 5_000, seconds);
 
             System.out.printf("%n== Summary (machine shared with other builds while measuring) ==%n");
-            System.out.printf("stock Debezium (EventRouter + JSON + send-and-wait): %s%n", stock);
-            System.out.printf("outboxkit WAL relay, WAL path:                      %s  -> %.1fx stock%n", wal,
-                    wal.rate() / stock.rate());
+            System.out.printf("outboxkit WAL relay, WAL path:                      %s%n", wal);
             System.out.printf("outboxkit WAL relay, start-up drain (default mode): %s%n", drain);
             System.out.printf("latency @200/s:  %s%n", l200);
             System.out.printf("latency @5000/s: %s%n", l5000);
@@ -170,22 +157,6 @@ public final class CdcBenchmark {
         return List.of("jdbcUrl=" + db.jdbcUrl(), "user=" + db.user(), "password=" + db.password(),
                 "bootstrap=" + kafka.bootstrapServers(), "slot=" + slot, "deleteAfterPublish=" + deleteAfterPublish,
                 "route=bench.${aggregateType}", "flush=1000", "heartbeat=5000", "lease=15000");
-    }
-
-    private static Result stockRun(TestDatabase db, TestKafka kafka, URLParts url, Path offsets, long target, String label)
-            throws Exception {
-        long start = System.currentTimeMillis();
-        try (JavaProcess child = JavaProcess.start("bench-stock", StockPipelineMain.class, List.of("host=" + url.host(),
-                "port=" + url.port(), "db=" + url.database(), "user=" + db.user(), "password=" + db.password(),
-                "bootstrap=" + kafka.bootstrapServers(), "slot=stock_slot", "publication=stock_pub",
-                "offsets=" + offsets), jvmOptions("stock-" + label), Map.of())) {
-            RssSampler rss = new RssSampler(child.pid());
-            Result result = awaitCount(child, target, start, rss);
-            child.terminate(Duration.ofSeconds(120));
-            rss.stop();
-            System.out.printf("stock               %-8s: %s%n", label, result);
-            return result;
-        }
     }
 
     private static Result awaitCount(JavaProcess child, long target, long start, RssSampler rss) throws InterruptedException {
@@ -346,16 +317,6 @@ public final class CdcBenchmark {
                 "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = ? AND NOT active")) {
             ps.setString(1, slot);
             ps.executeQuery().close();
-        }
-    }
-
-    record URLParts(String host, int port, String database) {
-        static URLParts of(String jdbcUrl) {
-            Matcher m = Pattern.compile("jdbc:postgresql://([^:/]+):(\\d+)/([^?]+)").matcher(jdbcUrl);
-            if (!m.find()) {
-                throw new IllegalArgumentException(jdbcUrl);
-            }
-            return new URLParts(m.group(1), Integer.parseInt(m.group(2)), m.group(3));
         }
     }
 

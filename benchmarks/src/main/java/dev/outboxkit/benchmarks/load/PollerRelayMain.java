@@ -1,0 +1,37 @@
+package dev.outboxkit.benchmarks.load;
+
+import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.relay.poller.PollingRelay;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * A polling relay alone in a JVM, for {@code relay_rss_mb}: started by the benchmark as a child
+ * process ({@code JavaProcess}), it runs {@link PollingRelay} with its defaults until SIGTERM.
+ * Arguments {@code key=value}: jdbcUrl, user, password, bootstrap, topic. Prints {@code READY}
+ * once started.
+ */
+public final class PollerRelayMain {
+
+    private PollerRelayMain() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> a = new HashMap<>();
+        for (String arg : args) {
+            int eq = arg.indexOf('=');
+            a.put(arg.substring(0, eq), arg.substring(eq + 1));
+        }
+        PollingRelay relay = Relays.poller(a.get("jdbcUrl"), a.get("user"), a.get("password"), a.get("bootstrap"), TopicRoute.of(a.get("topic")), new SimpleMeterRegistry());
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            relay.close();
+            stopped.countDown();
+        }));
+        relay.start();
+        System.out.println("READY");
+        stopped.await();
+    }
+}

@@ -1,0 +1,111 @@
+package dev.outboxkit.benchmarks.load;
+
+import dev.outboxkit.core.Identifiers;
+import dev.outboxkit.core.Secret;
+import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.relay.cdc.CdcRelay;
+import dev.outboxkit.relay.poller.PollingRelay;
+import dev.outboxkit.testkit.TestDatabase;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The two relays as the benchmarks run them: default settings (what a user gets), pointed at a
+ * benchmark database and topic, with a meter registry to count what Kafka acknowledged.
+ */
+public final class Relays {
+
+    /** The counter both relays increment per event Kafka acknowledged. */
+    public static final String PUBLISHED = "outbox.relay.published";
+    private static final AtomicLong SLOTS = new AtomicLong();
+
+    private Relays() {
+    }
+
+    /** A polling relay with its defaults, on its own pool, publishing to {@code route}. */
+    public static PollingRelay poller(TestDatabase db, String bootstrap, TopicRoute route, MeterRegistry registry) {
+        return poller(db.jdbcUrl(), db.user(), db.password(), bootstrap, route, registry);
+    }
+
+    /** The same, from connection settings (for a relay in a child JVM). */
+    public static PollingRelay poller(String jdbcUrl, String user, String password, String bootstrap, TopicRoute route,
+                                      MeterRegistry registry) {
+        return PollingRelay.builder()
+                .jdbcUrl(jdbcUrl).user(user).password(Secret.of(password))
+                .bootstrapServers(bootstrap)
+                .route(route)
+                .meterRegistry(registry)
+                .build();
+    }
+
+    /**
+     * A CDC relay with its defaults (table drained at start-up, then the WAL; rows deleted after
+     * publishing) and a slot name no other run uses; drop the slot with {@link #dropSlot} after
+     * closing it, or the benchmark database cannot be dropped.
+     */
+    public static CdcRelay cdc(TestDatabase db, String bootstrap, TopicRoute route, MeterRegistry registry) {
+        return CdcRelay.builder()
+                .jdbcUrl(db.jdbcUrl()).user(db.user()).password(Secret.of(db.password()))
+                .bootstrapServers(bootstrap)
+                .route(route)
+                .slotName(uniqueSlot("bench_cdc"))
+                .meterRegistry(registry)
+                .build();
+    }
+
+    /** A replication slot name unique in this benchmark run (slots are per server, not per database). */
+    public static String uniqueSlot(String prefix) {
+        return Identifiers.requireValid("slot", prefix + "_" + ProcessHandle.current().pid() + "_" + SLOTS.incrementAndGet());
+    }
+
+    /** Events Kafka acknowledged so far, by the relay's {@value #PUBLISHED} counter(s) in {@code registry}. */
+    public static double published(MeterRegistry registry) {
+        return registry.find(PUBLISHED).counters().stream().mapToDouble(Counter::count).sum();
+    }
+
+    /** Drops {@code slot} once nothing streams from it any more (waits up to 60 s for the walsender to end). */
+    public static void dropSlot(TestDatabase db, String slot) throws Exception {
+        try (Connection c = db.connect()) {
+            Await.until("drop replication slot " + slot, () -> dropIfInactive(c, slot), Duration.ofSeconds(60), 100,
+                    () -> null);
+        }
+    }
+
+    private static boolean dropIfInactive(Connection c, String slot) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT active FROM pg_replication_slots WHERE slot_name = ?")) {
+            ps.setString(1, slot);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    return true;
+                }
+                if (rs.getBoolean(1)) {
+                    return false;
+                }
+            }
+        }
+        try (PreparedStatement ps = c.prepareStatement("SELECT pg_drop_replication_slot(?)")) {
+            ps.setString(1, slot);
+            ps.execute();
+            return true;
+        } catch (SQLException e) {
+            return false; // became active again in between, or dropped by someone else: look again
+        }
+    }
+
+    /** True when {@code schema.outbox_event} holds no row. */
+    public static boolean tableEmpty(Connection c, String schema) throws SQLException {
+        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(
+                "SELECT NOT EXISTS (SELECT 1 FROM " + Identifiers.qualified(schema, "outbox_event") + ")")) {
+            rs.next();
+            return rs.getBoolean(1);
+        }
+    }
+}

@@ -1,0 +1,72 @@
+package dev.outboxkit.benchmarks.scenarios;
+
+import dev.outboxkit.benchmarks.BenchContext;
+import dev.outboxkit.benchmarks.Measurements;
+import dev.outboxkit.benchmarks.Metric;
+import dev.outboxkit.benchmarks.MetricCatalog;
+import dev.outboxkit.benchmarks.Scenario;
+import dev.outboxkit.benchmarks.load.Await;
+import dev.outboxkit.benchmarks.load.Backlog;
+import dev.outboxkit.benchmarks.load.KafkaTopics;
+import dev.outboxkit.benchmarks.load.Relays;
+import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.relay.cdc.CdcRelay;
+import dev.outboxkit.testkit.TestDatabase;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * {@code cdc_drain_eps}: the WAL relay ({@link CdcRelay}, default settings) streaming a backlog
+ * from the WAL into Kafka. The relay starts on an empty table and becomes ready; then the backlog
+ * is written with one COPY (one transaction, so logical decoding hands it over at its commit); the
+ * clock runs from that commit until the relay's {@code outbox.relay.published} counter reaches
+ * the backlog. {@link StockDebeziumDrain} measures the stock pipeline exactly the same way
+ * ({@code cdc_vs_stock_debezium}).
+ */
+public final class CdcDrain implements Scenario {
+
+    @Override
+    public String name() {
+        return "cdc_drain";
+    }
+
+    @Override
+    public List<Metric> metrics() {
+        return List.of(MetricCatalog.CDC_DRAIN_EPS);
+    }
+
+    @Override
+    public boolean payloadSensitive() {
+        return true;
+    }
+
+    @Override
+    public Measurements run(BenchContext context) throws Exception {
+        TestDatabase db = context.newDatabase();
+        int backlog = context.sizes().backlogEvents();
+        String topic = context.uniqueTopic("cdc-drain");
+        KafkaTopics.createReady(context.kafka(), topic, PollerDrain.PARTITIONS);
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        CdcRelay relay = Relays.cdc(db, context.kafka().bootstrapServers(), TopicRoute.of(topic), registry);
+        double seconds;
+        try {
+            relay.start();
+            Await.until("CDC relay ready", () -> relay.health().ready(), Duration.ofMinutes(2), 20,
+                    () -> failure(relay));
+            Backlog.copy(db, PgDrainCeiling.SCHEMA, backlog, context.payloadBytes());
+            long committed = System.nanoTime();
+            Await.until("CDC relay streaming " + backlog + " rows", () -> Relays.published(registry) >= backlog,
+                    PollerDrain.drainTimeout(backlog), 5, () -> failure(relay));
+            seconds = (System.nanoTime() - committed) / 1e9;
+        } finally {
+            relay.close();
+            Relays.dropSlot(db, relay.slotName());
+        }
+        return new Measurements().put(MetricCatalog.CDC_DRAIN_EPS.key(), backlog / seconds);
+    }
+
+    static String failure(CdcRelay relay) {
+        return relay.failure() == null ? null : "relay failed: " + relay.failure();
+    }
+}

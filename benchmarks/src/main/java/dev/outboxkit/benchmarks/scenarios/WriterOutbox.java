@@ -1,0 +1,54 @@
+package dev.outboxkit.benchmarks.scenarios;
+
+import dev.outboxkit.benchmarks.BenchContext;
+import dev.outboxkit.benchmarks.Measurements;
+import dev.outboxkit.benchmarks.Metric;
+import dev.outboxkit.benchmarks.MetricCatalog;
+import dev.outboxkit.benchmarks.Scenario;
+import dev.outboxkit.benchmarks.load.SyntheticEvents;
+import dev.outboxkit.benchmarks.load.TransferWorkload;
+import dev.outboxkit.testkit.TestDatabase;
+import dev.outboxkit.writer.OutboxMessage;
+import dev.outboxkit.writer.OutboxTransaction;
+import dev.outboxkit.writer.OutboxWriter;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * {@code writer_outbox_tps}: the {@link WriterTaxBaseline} workload (8 clients, two account
+ * updates per transfer) with one outbox event per transfer written through the writer's
+ * {@link OutboxTransaction#commit()}: the event's INSERT and the COMMIT go in one round trip, so
+ * the transfer makes as many round trips as without the outbox. The runner divides it by
+ * {@code writer_baseline_tps} of the same repeat ({@code writer_tax_ratio}).
+ */
+public final class WriterOutbox implements Scenario {
+
+    private static final OutboxWriter WRITER = OutboxWriter.builder().build();
+
+    @Override
+    public String name() {
+        return "writer_outbox";
+    }
+
+    @Override
+    public List<Metric> metrics() {
+        return List.of(MetricCatalog.WRITER_OUTBOX_TPS);
+    }
+
+    @Override
+    public Measurements run(BenchContext context) throws Exception {
+        TestDatabase db = context.newDatabase();
+        TransferWorkload.createAccounts(db);
+        AtomicLong sequence = new AtomicLong();
+        int bytes = context.payloadBytes();
+        var result = TransferWorkload.run(db, context.sizes().clients(), context.sizes().warmup(),
+                context.sizes().window(), (connection, transfer) -> {
+                    long n = sequence.getAndIncrement();
+                    OutboxTransaction tx = WRITER.begin(connection);
+                    tx.add(OutboxMessage.builder(SyntheticEvents.AGGREGATE_TYPE, "acc-" + transfer.from(),
+                            SyntheticEvents.EVENT_TYPE).payloadJson(SyntheticEvents.payload(n, bytes)).build());
+                    tx.commit(); // events + COMMIT in one round trip; the workload's own commit() then sends nothing
+                });
+        return new Measurements().put(MetricCatalog.WRITER_OUTBOX_TPS.key(), result.perSecond());
+    }
+}
