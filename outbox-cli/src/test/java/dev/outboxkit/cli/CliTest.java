@@ -133,6 +133,13 @@ class CliTest {
     }
 
     @Test
+    void theReadmesConfigurationReferenceMatchesTheOptionDefinitions() throws Exception {
+        String readme = Files.readString(Path.of("..", "README.md"));
+        String reference = CliRun.run(Map.of(), "config-reference").out();
+        assertThat(readme).as("README.md is stale: run docs/build-readme.sh").contains(reference.strip());
+    }
+
+    @Test
     void configReferenceListsEveryOptionWithItsVariable() {
         CliRun r = CliRun.run(Map.of(), "config-reference");
         assertThat(r.out()).contains("| `outbox migrate` | `--jdbc-url` | `OUTBOX_JDBC_URL` |")
