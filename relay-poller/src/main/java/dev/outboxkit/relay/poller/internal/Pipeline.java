@@ -134,6 +134,7 @@ public final class Pipeline implements Runnable {
     @Override
     public void run() {
         Batch current = null;
+        Batch next = null;
         try {
             while (true) {
                 if (current == null) {
@@ -151,7 +152,7 @@ public final class Pipeline implements Runnable {
                     send(current);
                 }
                 boolean carefulBatch = careful;
-                Batch next = stopping || carefulBatch ? null : claim();
+                next = stopping || carefulBatch ? null : claim();
                 boolean resolved = await(current);
                 boolean clean = resolved && current.count(Batch.State.FAILED) == 0;
                 if (next != null) {
@@ -169,9 +170,11 @@ public final class Pipeline implements Runnable {
                 if (clean && !carefulBatch && current.count(Batch.State.ACKED) == current.size()) {
                     // The common case, everything acknowledged: commit off the critical path, while the loop
                     // claims the next batch. (Order does not depend on it: those records are already published.)
-                    commitAsync(current);
-                    backoffMillis = 0;
+                    Batch done = current;
                     current = next;
+                    next = null;
+                    commitAsync(done);
+                    backoffMillis = 0;
                     continue;
                 }
                 awaitCommitter();
@@ -196,6 +199,7 @@ public final class Pipeline implements Runnable {
                     backoffMillis = 0;
                 }
                 current = next;
+                next = null;
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -206,9 +210,11 @@ public final class Pipeline implements Runnable {
             log.error("poll relay {}: claim loop failed unexpectedly; the batch in flight is rolled back", settings.instanceId(), e);
             throw e;
         } finally {
-            if (current != null) {
-                current.withholdAll();
-                giveBack(current);
+            for (Batch open : new Batch[] {current, next}) {
+                if (open != null) {
+                    open.withholdAll();
+                    giveBack(open);
+                }
             }
             awaitCommitterQuietly();
             committer.shutdown();
@@ -217,7 +223,12 @@ public final class Pipeline implements Runnable {
     }
 
     private void commitAsync(Batch b) throws InterruptedException {
-        awaitCommitter();
+        try {
+            awaitCommitter();
+        } catch (InterruptedException e) {
+            giveBack(b); // acknowledged but not forgotten: published again later (a duplicate)
+            throw e;
+        }
         pendingCommit = committer.submit(() -> {
             if (!finish(b, true)) {
                 asyncCommitFailed = true;
