@@ -23,7 +23,7 @@ import java.util.UUID;
  *
  * <p>The batch insert is one statement however large the batch: the ids travel as arrays. It does
  * not use {@code ON CONFLICT DO NOTHING}: speculative insertion costs an extra index probe and an
- * extra WAL record per row, about a third of the statement (measured on PostgreSQL 17). Instead
+ * extra WAL record per row, about a quarter of the statement (measured on PostgreSQL 17). Instead
  * the statement finds the ids already recorded (one index scan for the whole batch), inserts the
  * others plainly and returns the ones it found, usually none; the new ids are the rest. The
  * primary key still guards the rare race with a concurrent transaction inserting the same id (a
