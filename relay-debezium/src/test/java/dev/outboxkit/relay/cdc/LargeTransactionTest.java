@@ -23,10 +23,17 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One writer transaction of 50,000 events, the relay killed (-9) while it publishes them, then restarted:
- * none may be lost. Debezium 3.6.1 resumes after the stored change LSN, and rows that share one LSN (COPY
- * writes them in groups) after the resume point were skipped (debezium#7531, fixed in 3.7). The relay
- * stores offsets only at transaction boundaries, so a resume never lands inside the transaction. Run in the
- * WAL-only mode ({@code deleteAfterPublish(false)}): no start-up drain hides what the WAL path would lose.
+ * none may be lost. Run in the WAL-only mode ({@code deleteAfterPublish(false)}), where no start-up drain
+ * hides what the WAL path would lose. Two Debezium 3.6.1 resume bugs are in play:
+ * <ul>
+ *   <li>rows sharing one LSN (COPY writes them in groups) after the resume point were skipped
+ *       (debezium#7531, fixed in 3.7);</li>
+ *   <li>resuming from an offset stored at a COMMIT, Debezium takes the next WAL record for the stored event;
+ *       when that record is a change of a transaction that began earlier (here: another writer commits while
+ *       the big transaction is being written), it skips that transaction's earlier changes. This test lost
+ *       rows that way (about one run in five) until the relay stopped storing COMMIT positions.</li>
+ * </ul>
+ * The relay stores only the last change of a transaction known to be complete (see {@code Position}).
  */
 @ExtendWith(OutboxTestkitExtension.class)
 class LargeTransactionTest {
@@ -46,7 +53,8 @@ class LargeTransactionTest {
         History history = new History();
         long publishedBeforeKill;
         try {
-            try (ChildRelay relay = ChildRelay.start("bigtx-1", db, kafka, topic, false, "batch=2048", "instance=bigtx-relay")) {
+            try (ChildRelay relay = ChildRelay.start("bigtx-1", db, kafka, topic, false, "batch=2048", "instance=bigtx-relay",
+                    "heartbeat=100")) {
                 relay.awaitReady(Duration.ofSeconds(120));
                 writeOneTransaction(db, topic, statements, history);
                 assertThat(relay.awaitPublished(5_000, Duration.ofSeconds(180))).as(relay.output()).isTrue();
@@ -54,9 +62,11 @@ class LargeTransactionTest {
                 publishedBeforeKill = relay.published();
             }
             log.info("{}: killed the relay after it published {} of the {} events", statements, publishedBeforeKill, EVENTS);
-            try (ChildRelay relay = ChildRelay.start("bigtx-2", db, kafka, topic, false, "batch=2048", "instance=bigtx-relay")) {
+            try (ChildRelay relay = ChildRelay.start("bigtx-2", db, kafka, topic, false, "batch=2048", "instance=bigtx-relay",
+                    "heartbeat=100")) {
                 relay.awaitReady(Duration.ofSeconds(120));
-                relay.await("all events in Kafka", Duration.ofSeconds(180), db, () -> CdcTestSupport.distinctIds(kafka, topic) >= EVENTS);
+                relay.await("all events in Kafka", Duration.ofSeconds(180), db,
+                        () -> CdcTestSupport.distinctIds(kafka, topic) >= EVENTS + 1);
                 relay.terminate();
             }
         } finally {
@@ -67,7 +77,7 @@ class LargeTransactionTest {
         log.info("{} (killed after {} published): {}", statements, publishedBeforeKill, report.summary());
         assertThat(publishedBeforeKill).as("the kill came while the transaction was being published").isLessThan(EVENTS);
         assertThat(report.ok()).as(report.summary()).isTrue();
-        assertThat(report.intents()).isEqualTo(EVENTS);
+        assertThat(report.intents()).isEqualTo(EVENTS + 1);
         // the whole transaction is the replay unit: at most all of it again
         assertThat(report.duplicateDeliveries()).isLessThanOrEqualTo(EVENTS);
     }
@@ -78,6 +88,20 @@ class LargeTransactionTest {
         for (int i = 0; i < EVENTS; i++) {
             ids.add(EventIds.next());
         }
+        // Another writer commits while the big transaction is being written: in the WAL the big transaction's
+        // changes surround that commit. (Debezium 3.6.1, resuming from an offset stored at that commit, took the
+        // big transaction's next change for the stored one and skipped its earlier changes.)
+        UUID sideId = EventIds.next();
+        Thread side = new Thread(() -> {
+            try {
+                Thread.sleep(300);
+                CdcTestSupport.insertCommitted(db, List.of(new CdcTestSupport.Row(sideId, "order", "side", "Side", topic, "{}", "{}")));
+                history.committed(sideId, "side", 0);
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }, "side-writer");
+        side.start();
         try (Connection c = db.connect()) {
             c.setAutoCommit(false);
             switch (statements) {
@@ -118,6 +142,7 @@ class LargeTransactionTest {
                 }
                 default -> throw new IllegalStateException();
             }
+            side.join();
             c.commit();
         }
         for (int i = 0; i < EVENTS; i++) {

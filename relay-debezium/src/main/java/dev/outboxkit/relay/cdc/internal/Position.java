@@ -6,18 +6,22 @@ import java.util.Objects;
 /**
  * Where a Debezium record sits in the WAL stream, read from its source offset.
  *
- * <p>The relay commits offsets only at <em>transaction boundaries</em>. Debezium 3.6.1 resumes after
- * the stored change LSN, and several changes can share one LSN (COPY, multi-inserts): resuming in the
- * middle of such a group skips the rest of it (fixed upstream in 3.7, debezium#7531). An offset at a
- * boundary is never in the middle of anything:
+ * <p>The relay stores only one kind of offset: <b>the last change of a transaction that is known to be
+ * complete</b> (a later record belongs to another transaction, or Debezium's heartbeat shows the COMMIT
+ * was read). Two Debezium 3.6.1 resume bugs make every other position unsafe:
  * <ul>
- *   <li>{@link #boundary()}: a record emitted right after a COMMIT (Debezium's heartbeat carries the
- *       commit position), or a non-transactional logical message (its own commit);</li>
- *   <li>the last record of a transaction, once a record of another transaction shows it is complete
- *       ({@link #inTransaction()} and {@link #txId()} changes).</li>
+ *   <li>several changes can share one LSN (COPY writes rows in groups); an offset in the middle of such a
+ *       group makes Debezium skip the rest of it (fixed upstream in 3.7, debezium#7531). The last change of a
+ *       complete transaction has no unprocessed neighbour.</li>
+ *   <li>an offset at a COMMIT stores the commit's end LSN, which is also where the next WAL record starts;
+ *       if that record is a change of a transaction that began earlier and commits later (any concurrent
+ *       writer), Debezium takes it for the stored event and skips that transaction's earlier changes. A
+ *       change's own LSN cannot be mistaken for another transaction's change. ({@code LargeTransactionTest}
+ *       lost rows this way before the relay stopped storing COMMIT positions.)</li>
  * </ul>
- * Records without a processed position (the initial offset Debezium makes up before streaming) are
- * never used: their LSN is the WAL's end at start-up, not a point the relay has reached.
+ * {@link #boundary()} positions (after a COMMIT) only prove completion; a non-transactional logical
+ * message is its own transaction. Records without a processed position (the initial offset Debezium
+ * makes up before streaming: the WAL's end at start-up) are never used.
  */
 record Position(Long txId, String messageType, Long lsn, Long lsnProc, Long lsnCommit) {
 
@@ -39,6 +43,11 @@ record Position(Long txId, String messageType, Long lsn, Long lsnProc, Long lsnC
             return lsnCommit != null && lsnProc != null;
         }
         return "MESSAGE".equals(messageType) && txId == null && lsnCommit != null && Objects.equals(lsnCommit, lsnProc);
+    }
+
+    /** Right after a COMMIT was read (Debezium's heartbeat): the transaction before it is complete. */
+    boolean isCommit() {
+        return "COMMIT".equals(messageType);
     }
 
     /** A position inside transaction {@link #txId()}: safe as an offset only once that transaction is complete. */

@@ -126,7 +126,14 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
         for (int i = 0; i < limit; i++) {
             Position position = changes.get(i).position();
             if (position.boundary()) {
-                candidate = events.get(i);
+                if (position.isCommit()) {
+                    // proof that the open transaction is complete; its last change is the position to store
+                    if (openTail != null) {
+                        candidate = openTail;
+                    }
+                } else {
+                    candidate = events.get(i); // a non-transactional message is its own transaction
+                }
                 openTail = null;
                 openTx = null;
                 passed(position);
@@ -141,12 +148,9 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
         }
         boolean stopNow = false;
         if (stopping && limit < events.size()) {
-            // Record 'limit' shows the open transaction is complete. A position-only boundary may itself
-            // be marked; an event is never marked without being published (it is streamed again instead).
-            ChangeDecoder.Change next = decoder.decode(events.get(limit).record());
-            if (next.position().boundary() && next.kind() == ChangeDecoder.Kind.POSITION) {
-                candidate = events.get(limit);
-            } else if (openTail != null) {
+            // Record 'limit' shows the open transaction is complete: its last change is the stop position.
+            // Record 'limit' itself is neither published nor marked; it is streamed again at the next start.
+            if (openTail != null) {
                 candidate = openTail;
             }
             openTail = null;
@@ -154,6 +158,10 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
             stopNow = true;
         }
         if (candidate != null) {
+            if (log.isDebugEnabled()) {
+                log.debug("marking {} processed (batch of {}, open transaction {})", candidate.record().sourceOffset(),
+                        events.size(), openTx);
+            }
             committer.markProcessed(candidate);
         }
         batches++;

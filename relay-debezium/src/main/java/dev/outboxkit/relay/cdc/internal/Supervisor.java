@@ -36,6 +36,11 @@ public final class Supervisor implements AutoCloseable {
     /** Where the relay stands. */
     public enum Role { NEW, STANDBY, ACTIVE, STOPPED, FAILED }
 
+    /** A WAL backlog this large (and events this old) makes the relay drain the table instead (default mode). */
+    static final long CATCH_UP_LAG_BYTES = 64L << 20;
+    static final Duration CATCH_UP_AGE = Duration.ofSeconds(10);
+    static final Duration CATCH_UP_MIN_STREAMING = Duration.ofSeconds(15);
+
     private final CdcSettings settings;
     private final JdbcTarget target;
     private final CdcMetrics metrics;
@@ -160,6 +165,14 @@ public final class Supervisor implements AutoCloseable {
                         role = Role.STOPPED;
                         detail = "stopped";
                         return;
+                    }
+                    case CATCH_UP -> {
+                        long fence = next.fence;
+                        next = null;
+                        if (!closing && lease.renew(fence)) {
+                            next = new Session(fence, null);
+                            next.prepare();
+                        }
                     }
                     case LOST -> {
                         log.warn("lost lease {} (another instance took over or it could not be renewed): standing by",
@@ -338,7 +351,7 @@ public final class Supervisor implements AutoCloseable {
     /** One stretch of holding the lease: checks, drain, Debezium, until it ends. */
     private final class Session {
 
-        enum End { CLOSED, LOST, FAILED }
+        enum End { CLOSED, LOST, FAILED, CATCH_UP }
 
         final long fence;
         private final String previousHolder;
@@ -514,6 +527,7 @@ public final class Supervisor implements AutoCloseable {
                         settings.slotName());
                 engine = runner;
                 runner.start();
+                long streamingSince = System.nanoTime();
                 while (true) {
                     EngineRunner.Outcome outcome = runner.outcome(Duration.ofMillis(100));
                     if (outcome != null) {
@@ -539,9 +553,18 @@ public final class Supervisor implements AutoCloseable {
                         return End.LOST;
                     }
                     if (closing) {
-                        stopGracefully(handler, runner);
+                        stopGracefully(handler, runner, true);
                         sink.flush(Duration.ofSeconds(30));
                         return End.CLOSED;
+                    }
+                    if (catchUpDue(streamingSince)) {
+                        log.info("the WAL backlog is {} MB and the oldest unpublished event {} s old: publishing the backlog "
+                                + "from the table, then skipping the WAL it covered", metrics.slotLagBytes.get() >> 20,
+                                metrics.oldestUnackedMicros.get() == 0 ? 0
+                                        : (System.currentTimeMillis() * 1000 - metrics.oldestUnackedMicros.get()) / 1_000_000);
+                        stopGracefully(handler, runner, false);
+                        sink.flush(Duration.ofSeconds(30));
+                        return End.CATCH_UP;
                     }
                 }
             } catch (InterruptedException e) {
@@ -566,16 +589,31 @@ public final class Supervisor implements AutoCloseable {
             }
         }
 
-        private void stopGracefully(StreamHandler handler, EngineRunner runner) throws InterruptedException {
+        /**
+         * Debezium is far behind and the table holds the events (deleteAfterPublish): draining the table and
+         * fast-forwarding the slot is much faster than decoding the backlog event by event.
+         */
+        private boolean catchUpDue(long streamingSince) {
+            if (!settings.deleteAfterPublish() || System.nanoTime() - streamingSince < CATCH_UP_MIN_STREAMING.toNanos()) {
+                return false;
+            }
+            long oldest = metrics.oldestUnackedMicros.get();
+            long ageMicros = oldest == 0 ? 0 : System.currentTimeMillis() * 1000 - oldest;
+            return metrics.slotLagBytes.get() > CATCH_UP_LAG_BYTES && ageMicros > CATCH_UP_AGE.toNanos() / 1000;
+        }
+
+        private void stopGracefully(StreamHandler handler, EngineRunner runner, boolean marker) throws InterruptedException {
             phase = "stopping";
             handler.requestStop();
-            try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement(
-                    "INSERT INTO " + settings.table("outbox_cdc_heartbeat") + " (slot_name) VALUES (?)")) {
-                c.setAutoCommit(true);
-                ps.setString(1, settings.slotName());
-                ps.executeUpdate(); // a change after everything committed so far: it closes the open transaction
-            } catch (SQLException e) {
-                log.warn("could not write the stop marker ({}); waiting for the next heartbeat instead", e.toString());
+            if (marker) {
+                try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement(
+                        "INSERT INTO " + settings.table("outbox_cdc_heartbeat") + " (slot_name) VALUES (?)")) {
+                    c.setAutoCommit(true);
+                    ps.setString(1, settings.slotName());
+                    ps.executeUpdate(); // a change after everything committed so far: it closes the open transaction
+                } catch (SQLException e) {
+                    log.warn("could not write the stop marker ({}); waiting for the next heartbeat instead", e.toString());
+                }
             }
             if (!handler.awaitStopped(settings.shutdownTimeout())) {
                 log.warn("no transaction boundary reached within {}; events of the transaction in progress may be "

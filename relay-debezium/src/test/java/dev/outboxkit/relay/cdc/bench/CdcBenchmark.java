@@ -67,34 +67,41 @@ public final class CdcBenchmark {
         try (TestPostgres pg = OutboxTestkit.startEmbeddedPostgres(0, true); TestKafka kafka = new EmbeddedKafka(1)) {
             TestDatabase db = pg.newDatabase();
             kafka.createTopic("bench.order", 4);
-            // The relay's WAL-only instance: first start on the empty table creates its slot and offset.
+            // The relay's two instances (WAL-only and default mode): a first start on the empty table creates
+            // their slots and offsets, so the backlog below is in both slots. The stock Debezium comparison runs in
+            // benchmarks/ (StockDebeziumDrain), side by side with the relay.
             relayRun(db, kafka, "bench_wal", false, -1, "setup");
+            relayRun(db, kafka, "bench_def", true, -1, "setup");
 
             insertRows(db, warmup);
             relayRun(db, kafka, "bench_wal", false, warmup, "warm-up");
+            relayRun(db, kafka, "bench_def", true, warmup, "warm-up");
 
             insertRows(db, rows);
-            System.out.printf("%n== WAL backlog of %,d events ==%n", rows);
+            System.out.printf("%n== Backlog of %,d events committed while both relays were down (same rows for both) ==%n", rows);
             Result wal = relayRun(db, kafka, "bench_wal", false, rows, "measured");
+            Result drain = relayRun(db, kafka, "bench_def", true, rows, "measured");
             dropSlot(db, "bench_wal");
-            System.out.printf("%n== Default mode (deleteAfterPublish): start-up drain of the %,d rows in the table ==%n",
-                    rows + warmup);
-            Result drain = relayRun(db, kafka, "bench_lat", true, rows + warmup, "measured");
+
+            System.out.printf("%n== Burst of %,d events written while the relay (default mode) streams ==%n", rows);
+            Result burst = burstRun(db, kafka, rows);
 
             System.out.printf("%n== Open-loop latency, relay in default mode, one event per transaction ==%n");
             Latency l200 = latencyRun(db, kafka, 200, seconds);
             Latency l5000 = latencyRun(db, kafka, 5_000, seconds);
 
-            System.out.printf("%n== Summary (machine shared with other builds while measuring) ==%n");
-            System.out.printf("outboxkit WAL relay, WAL path:                      %s%n", wal);
-            System.out.printf("outboxkit WAL relay, start-up drain (default mode): %s%n", drain);
+            System.out.printf("%n== Summary (the machine was shared with other builds while measuring: load average %s) ==%n",
+                    Files.readString(Path.of("/proc/loadavg")).trim());
+            System.out.printf("outboxkit relay, default mode (table drain):        %s%n", drain);
+            System.out.printf("outboxkit relay, WAL-only mode (Debezium decoding):  %s%n", wal);
+            System.out.printf("outboxkit relay, burst while streaming:             %s%n", burst);
             System.out.printf("latency @200/s:  %s%n", l200);
             System.out.printf("latency @5000/s: %s%n", l5000);
         }
     }
 
     /** Events per second from the child's start and from its first publication, plus its largest RSS. */
-    record Result(long events, long startMillis, long firstMillis, long doneMillis, long maxRssKb) {
+    record Result(long events, long startMillis, long firstMillis, long doneMillis, long maxRssKb, double cpuSeconds) {
 
         double rate() {
             return events * 1000.0 / Math.max(1, doneMillis - firstMillis);
@@ -102,9 +109,10 @@ public final class CdcBenchmark {
 
         @Override
         public String toString() {
-            return String.format("%,d events in %,d ms from process start (%,.0f/s), %,d ms from first ack (%,.0f/s); max RSS %,d MB",
+            return String.format("%,d events in %,d ms from process start (%,.0f/s), %,d ms from first ack (%,.0f/s); "
+                            + "CPU %.1f s (%.0f µs/event incl. start-up); max RSS %,d MB",
                     events, doneMillis - startMillis, events * 1000.0 / Math.max(1, doneMillis - startMillis),
-                    doneMillis - firstMillis, rate(), maxRssKb / 1024);
+                    doneMillis - firstMillis, rate(), cpuSeconds, cpuSeconds * 1e6 / Math.max(1, events), maxRssKb / 1024);
         }
     }
 
@@ -133,7 +141,7 @@ public final class CdcBenchmark {
             if (!child.awaitOutput("READY", Duration.ofSeconds(600))) {
                 throw new IllegalStateException("relay did not become ready:\n" + child.output());
             }
-            Result result = target < 0 ? new Result(0, start, start, System.currentTimeMillis(), rss.max())
+            Result result = target < 0 ? new Result(0, start, start, System.currentTimeMillis(), rss.max(), 0)
                     : awaitCount(child, target, start, rss);
             if (target < 0) {
                 Thread.sleep(3_000); // heartbeats store the first offset
@@ -151,6 +159,26 @@ public final class CdcBenchmark {
     private static List<String> jvmOptions(String name) {
         String dir = System.getProperty("bench.jfr");
         return dir == null ? List.of() : List.of("-XX:StartFlightRecording=filename=" + dir + "/" + name + ".jfr,settings=profile");
+    }
+
+    /** The relay streams; then {@code rows} events are written as fast as one writer can: until all are published. */
+    private static Result burstRun(TestDatabase db, TestKafka kafka, int rows) throws Exception {
+        try (JavaProcess child = JavaProcess.start("bench-relay-burst", CdcRelayMain.class,
+                relayArgs(db, kafka, "bench_def", true), jvmOptions("relay-burst"), Map.of())) {
+            RssSampler rss = new RssSampler(child.pid());
+            if (!child.awaitOutput("READY", Duration.ofSeconds(300))) {
+                throw new IllegalStateException("relay did not become ready:\n" + child.output());
+            }
+            Thread.sleep(16_000); // streaming long enough for the relay to consider a catch-up
+            long start = System.currentTimeMillis();
+            insertRows(db, rows);
+            Result result = awaitCount(child, rows, start, rss);
+            child.terminate(Duration.ofSeconds(120));
+            rss.stop();
+            boolean caughtUp = child.output().contains("publishing the backlog from the table");
+            System.out.printf("relay burst (deleteAfterPublish=true%s): %s%n", caughtUp ? ", caught up from the table" : "", result);
+            return result;
+        }
     }
 
     private static List<String> relayArgs(TestDatabase db, TestKafka kafka, String slot, boolean deleteAfterPublish) {
@@ -171,7 +199,7 @@ public final class CdcBenchmark {
                     first = t;
                 }
                 if (n >= target) {
-                    return new Result(n, start, first, t, rss.max());
+                    return new Result(n, start, first, t, rss.max(), cpuSeconds(child.pid()));
                 }
             }
             if (!child.isAlive()) {
@@ -191,7 +219,7 @@ public final class CdcBenchmark {
         AtomicLong consumed = new AtomicLong();
         AtomicBoolean stop = new AtomicBoolean();
         try (JavaProcess child = JavaProcess.start("bench-relay-latency-" + rate, CdcRelayMain.class,
-                relayArgs(db, kafka, "bench_lat", true), List.of(), Map.of());
+                relayArgs(db, kafka, "bench_def", true), List.of(), Map.of());
              HikariDataSource writers = db.newPool(32)) {
             RssSampler rss = new RssSampler(child.pid());
             if (!child.awaitOutput("READY", Duration.ofSeconds(300))) {
@@ -267,6 +295,17 @@ public final class CdcBenchmark {
             Latency l = new Latency(rate, consumed.get(), commitToConsume, intendedToConsume, timer, rss.max());
             System.out.printf("@%d/s: %s%n", rate, l);
             return l;
+        }
+    }
+
+    /** utime + stime of a process, from /proc (clock ticks of 1/100 s). */
+    private static double cpuSeconds(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            return (Long.parseLong(f[11]) + Long.parseLong(f[12])) / 100.0;
+        } catch (Exception e) {
+            return -1;
         }
     }
 
