@@ -6,7 +6,6 @@ import static org.awaitility.Awaitility.await;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxkit.consumer.DedupeConsumer;
-import dev.outboxkit.consumer.InboxEvent;
 import dev.outboxkit.testkit.History;
 import dev.outboxkit.testkit.JavaProcess;
 import dev.outboxkit.testkit.TestDatabase;
@@ -114,14 +113,19 @@ final class Pipeline implements AutoCloseable {
                 .topics(List.of(topic))
                 .dataSource(consumerPool)
                 .batchHandler((connection, events) -> {
-                    try (PreparedStatement ps = connection.prepareStatement(
-                            "INSERT INTO reliability_effect (event_id, aggregate_id) VALUES (?, ?)")) {
-                        for (InboxEvent e : events) {
-                            ps.setObject(1, e.id());
-                            ps.setString(2, e.aggregateId());
-                            ps.addBatch();
-                        }
-                        ps.executeBatch();
+                    // one statement per batch (arrays), not a JDBC batch: see the note in the README
+                    UUID[] ids = new UUID[events.size()];
+                    String[] aggregates = new String[events.size()];
+                    for (int i = 0; i < ids.length; i++) {
+                        ids[i] = events.get(i).id();
+                        aggregates[i] = events.get(i).aggregateId();
+                    }
+                    try (PreparedStatement ps = connection.prepareStatement("INSERT INTO reliability_effect "
+                            + "(event_id, aggregate_id) SELECT id, agg FROM unnest(?::uuid[], ?::text[]) WITH ORDINALITY "
+                            + "AS e(id, agg, i) ORDER BY i")) {
+                        ps.setArray(1, connection.createArrayOf("uuid", ids));
+                        ps.setArray(2, connection.createArrayOf("text", aggregates));
+                        ps.executeUpdate();
                     }
                 })
                 .build();
