@@ -13,7 +13,7 @@ import picocli.CommandLine.Command;
 @Command(name = "outbox", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "Transactional outbox for PostgreSQL and Kafka: relays, operations, dev stack and demo.",
         subcommands = {MigrateCommand.class, RelayCommand.class, StatusCommand.class, DeadLettersCommand.class,
-                ReconcileCommand.class, PurgeCommand.class, IntentsCommand.class,
+                ReplayCommand.class, ReconcileCommand.class, PurgeCommand.class, IntentsCommand.class,
                 DevCommand.class, DemoCommand.class, ConfigReferenceCommand.class, CommandLine.HelpCommand.class},
         footer = {"", "Every option can also come from the environment (--jdbc-url → OUTBOX_JDBC_URL) or from a "
                 + "properties file named by --config / OUTBOX_CONFIG (jdbc-url=…); flags win over the environment, "

@@ -58,6 +58,10 @@ final class PurgeCommand implements Callable<Integer>, Main.NeedsSettings {
             description = "Purge dead letters parked longer ago than this; default: keep them for ever.")
     Duration deadLetterRetention;
 
+    @Option(names = "--archive-retention", paramLabel = "DURATION",
+            description = "Purge published rows kept by a MARK-mode relay (the archive 'outbox replay' reads) once published longer ago than this; default: keep them.")
+    Duration archiveRetention;
+
     @Option(names = "--dry-run", description = "Only report what would be purged.")
     boolean dryRun;
 
@@ -78,7 +82,8 @@ final class PurgeCommand implements Callable<Integer>, Main.NeedsSettings {
              HikariDataSource consumer = consumerJdbcUrl == null ? null : db.pool(consumerJdbcUrl, "outbox-purge-consumer", 1);
              Admin admin = groups.isEmpty() ? null : Admin.create(withBootstrap())) {
             Retention.Builder builder = Retention.builder().producer(producer, db.schema).intentRetention(intentRetention)
-                    .partitionsAhead(partitionsAhead).deadLetterRetention(deadLetterRetention).kafkaAdmin(admin);
+                    .partitionsAhead(partitionsAhead).deadLetterRetention(deadLetterRetention)
+                    .archiveRetention(archiveRetention).kafkaAdmin(admin);
             for (String group : groups) {
                 builder.inbox(consumer == null ? producer : consumer, db.schema, group, processedRetention);
             }
@@ -106,6 +111,8 @@ final class PurgeCommand implements Callable<Integer>, Main.NeedsSettings {
                         : r.idempotencyKeys() + " purged");
                 out.printf("dead letters: %s%n", deadLetterRetention == null ? "kept (no --dead-letter-retention)"
                         : r.deadLetters() + (dryRun ? " would be purged" : " purged"));
+                out.printf("outbox archive (published rows kept in MARK mode): %s%n", archiveRetention == null
+                        ? "kept (no --archive-retention)" : r.archivedEvents() + (dryRun ? " would be purged" : " purged"));
             }
             return Main.OK;
         }

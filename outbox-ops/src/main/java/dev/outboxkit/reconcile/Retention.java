@@ -70,7 +70,8 @@ public final class Retention {
      * @param deadLetters        dead letters purged (or that would be); 0 when kept for ever
      */
     public record Result(boolean dryRun, IntentLedger.Purge intents, int partitionsCreated,
-                         Map<String, InboxRetention.Result> processedEvents, long idempotencyKeys, long deadLetters) {
+                         Map<String, InboxRetention.Result> processedEvents, long idempotencyKeys, long deadLetters,
+                         long archivedEvents) {
         public Result {
             processedEvents = Map.copyOf(processedEvents);
         }
@@ -81,6 +82,7 @@ public final class Retention {
     private final Duration intentRetention;
     private final int partitionsAhead;
     private final Duration deadLetterRetention;
+    private final Duration archiveRetention;
     private final IdempotencyKeys idempotencyKeys;
     private final List<Inbox> inboxes;
     private final Admin admin;
@@ -93,6 +95,7 @@ public final class Retention {
         this.intentRetention = b.intentRetention;
         this.partitionsAhead = b.partitionsAhead;
         this.deadLetterRetention = b.deadLetterRetention;
+        this.archiveRetention = b.archiveRetention;
         this.idempotencyKeys = b.idempotencyKeys;
         this.inboxes = List.copyOf(b.inboxes);
         this.admin = b.admin;
@@ -126,14 +129,18 @@ public final class Retention {
             keys = idempotencyKeys.purgeExpired(producer);
         }
         long deadLetters = deadLetterRetention == null ? 0 : deadLetters(now.minus(deadLetterRetention), dryRun);
+        // The outbox archive: rows a MARK-mode relay kept after publishing them (unpublished rows are never touched).
+        long archived = archiveRetention == null ? 0 : IntentLedger.purgeOlder(producer,
+                Identifiers.qualified(schema, "outbox_event"), "id", "published_at", now.minus(archiveRetention), dryRun);
         if (!dryRun) {
+            count("archived_events", archived);
             count("intent_partitions", intents.dropped().size());
             count("intent_rows", intents.defaultRowsDeleted());
             processed.values().forEach(r -> count("processed_events", r.purged()));
             count("idempotency_keys", Math.max(keys, 0));
             count("dead_letters", deadLetters);
         }
-        return new Result(dryRun, intents, created, processed, keys, deadLetters);
+        return new Result(dryRun, intents, created, processed, keys, deadLetters, archived);
     }
 
     private long deadLetters(Instant cutoff, boolean dryRun) throws SQLException {
@@ -190,6 +197,7 @@ public final class Retention {
         private Duration intentRetention = DEFAULT_INTENT_RETENTION;
         private int partitionsAhead = DEFAULT_PARTITIONS_AHEAD;
         private Duration deadLetterRetention;
+        private Duration archiveRetention;
         private IdempotencyKeys idempotencyKeys;
         private final List<Inbox> inboxes = new ArrayList<>();
         private Admin admin;
@@ -225,6 +233,16 @@ public final class Retention {
         }
 
         /** Purge idempotency keys with this instance's windows (its own retention per scope). Default: not purged here. */
+        /**
+         * Purge published rows that a MARK-mode relay kept in {@code outbox_event} (the outbox
+         * archive that {@code outbox replay} reads) once published longer ago than this. Default:
+         * null, keep them; rows not yet published are never purged.
+         */
+        public Builder archiveRetention(Duration archiveRetention) {
+            this.archiveRetention = archiveRetention;
+            return this;
+        }
+
         public Builder idempotencyKeys(IdempotencyKeys idempotencyKeys) {
             this.idempotencyKeys = idempotencyKeys;
             return this;
@@ -265,6 +283,9 @@ public final class Retention {
             }
             if (partitionsAhead < 1 || partitionsAhead > 60) {
                 throw new IllegalArgumentException("partitionsAhead must be between 1 and 60, got " + partitionsAhead);
+            }
+            if (archiveRetention != null) {
+                Reconciler.Builder.requirePositive("archiveRetention", archiveRetention);
             }
             if (deadLetterRetention != null) {
                 Reconciler.Builder.requirePositive("deadLetterRetention", deadLetterRetention);
