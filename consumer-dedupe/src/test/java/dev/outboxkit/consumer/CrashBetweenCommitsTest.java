@@ -28,11 +28,9 @@ class CrashBetweenCommitsTest {
     @Test
     void killedBetweenDatabaseCommitAndOffsetCommitEveryEffectStillHappensExactlyOnce(TestDatabase db, TestKafka kafka)
             throws Exception {
-        Projection.create(db);
-        String topic = TestKafka.uniqueTopic("crash");
-        Consumers.createTopic(kafka, topic, 2);
-        List<Projection.Sent> events = Projection.events(topic, 400, 8);
-        Projection.send(kafka, events);
+        Projection.Scenario run = Projection.scenario(db, kafka, "crash", 2, 400, 8);
+        String topic = run.topic();
+        List<Projection.Sent> events = run.events();
         String group = "g-" + topic;
 
         try (JavaProcess child = JavaProcess.start("crashing-consumer", CrashingConsumerMain.class,

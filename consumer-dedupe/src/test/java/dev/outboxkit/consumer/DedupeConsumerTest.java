@@ -36,11 +36,9 @@ class DedupeConsumerTest {
 
     @Test
     void sameEventsDeliveredTwiceAreAppliedOnceAndCloseCommitsAndLeaves(TestDatabase db, TestKafka kafka) throws Exception {
-        Projection.create(db);
-        String topic = TestKafka.uniqueTopic("twice");
-        Consumers.createTopic(kafka, topic, 3);
-        List<Projection.Sent> events = Projection.events(topic, 600, 12);
-        Projection.send(kafka, events);
+        Projection.Scenario run = Projection.scenario(db, kafka, "twice", 3, 600, 12);
+        String topic = run.topic();
+        List<Projection.Sent> events = run.events();
         // a relay that crashed after publishing but before forgetting publishes the same rows again
         Projection.send(kafka, events.subList(0, 300));
 
@@ -269,11 +267,9 @@ class DedupeConsumerTest {
 
     @Test
     void anExternalEffectIsClaimedBeforeItIsDoneAndGetsTheEventIdAsItsKey(TestDatabase db, TestKafka kafka) throws Exception {
-        Projection.create(db);
-        String topic = TestKafka.uniqueTopic("external");
-        Consumers.createTopic(kafka, topic, 2);
-        List<Projection.Sent> events = Projection.events(topic, 40, 4);
-        Projection.send(kafka, events);
+        Projection.Scenario run = Projection.scenario(db, kafka, "external", 2, 40, 4);
+        String topic = run.topic();
+        List<Projection.Sent> events = run.events();
         Projection.send(kafka, events.subList(0, 20));
         ExternalEffects effects = ExternalEffects.create(db.dataSource(), "public");
         // the partner: it records every key it is called with
@@ -310,11 +306,9 @@ class DedupeConsumerTest {
 
     @Test
     void closeFinishesTheBatchInFlightAndCommitsIt(TestDatabase db, TestKafka kafka) throws Exception {
-        Projection.create(db);
-        String topic = TestKafka.uniqueTopic("close");
-        Consumers.createTopic(kafka, topic, 1);
-        List<Projection.Sent> events = Projection.events(topic, 50, 2);
-        Projection.send(kafka, events);
+        Projection.Scenario run = Projection.scenario(db, kafka, "close", 1, 50, 2);
+        String topic = run.topic();
+        List<Projection.Sent> events = run.events();
         String group = "g-" + topic;
         java.util.concurrent.CountDownLatch inFlight = new java.util.concurrent.CountDownLatch(1);
         BatchHandler projection = Projection.batchHandler();
@@ -337,11 +331,9 @@ class DedupeConsumerTest {
     @Test
     void transientDatabaseErrorsAreRetriedUntilTheyHealAndNeverDeadLettered(TestDatabase db, TestKafka kafka)
             throws Exception {
-        Projection.create(db);
-        String topic = TestKafka.uniqueTopic("transient");
-        Consumers.createTopic(kafka, topic, 2);
-        List<Projection.Sent> events = Projection.events(topic, 100, 4);
-        Projection.send(kafka, events);
+        Projection.Scenario run = Projection.scenario(db, kafka, "transient", 2, 100, 4);
+        String topic = run.topic();
+        List<Projection.Sent> events = run.events();
         java.util.concurrent.atomic.AtomicBoolean databaseDown = new java.util.concurrent.atomic.AtomicBoolean(true);
         EventHandler projection = Projection.handler();
         SimpleMeterRegistry registry = new SimpleMeterRegistry();

@@ -48,6 +48,21 @@ final class Projection {
     record Sent(OutboxEvent event, long amount, long order) {
     }
 
+    /** A topic with events already on it, for one test. */
+    record Scenario(String topic, List<Sent> events) {
+    }
+
+    /** The projection tables, a new topic, and {@code count} events for {@code accounts} accounts sent to it. */
+    static Scenario scenario(TestDatabase db, TestKafka kafka, String prefix, int partitions, int count, int accounts)
+            throws SQLException {
+        create(db);
+        String topic = TestKafka.uniqueTopic(prefix);
+        Consumers.createTopic(kafka, topic, partitions);
+        List<Sent> events = events(topic, count, accounts);
+        send(kafka, events);
+        return new Scenario(topic, events);
+    }
+
     static void create(TestDatabase db) throws SQLException {
         try (Connection c = db.connect(); Statement s = c.createStatement()) {
             s.execute("CREATE TABLE account (id text PRIMARY KEY, balance bigint NOT NULL)");

@@ -71,12 +71,10 @@ class RebalanceTest {
     @Test
     void aRevokedPartitionsBatchInFlightIsFinishedAndCommittedBeforeTheNewOwnerReadsIt(TestDatabase db, TestKafka kafka)
             throws Exception {
-        Projection.create(db);
-        String topic = TestKafka.uniqueTopic("inflight");
-        Consumers.createTopic(kafka, topic, 4);
+        Projection.Scenario run = Projection.scenario(db, kafka, "inflight", 4, 400, 8);
+        String topic = run.topic();
+        List<Projection.Sent> events = run.events();
         String group = "g-" + topic;
-        List<Projection.Sent> events = Projection.events(topic, 400, 8);
-        Projection.send(kafka, events);
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         CountDownLatch firstBatchRunning = new CountDownLatch(1);
         CountDownLatch secondMemberJoining = new CountDownLatch(1);

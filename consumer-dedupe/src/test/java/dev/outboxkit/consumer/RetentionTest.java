@@ -75,12 +75,10 @@ class RetentionTest {
 
     @Test
     void theConsumersOwnPurgeRemovesWhatItAppliedAndCommittedLongAgo(TestDatabase db, TestKafka kafka) throws Exception {
-        Projection.create(db);
-        String topic = TestKafka.uniqueTopic("retention-run");
-        Consumers.createTopic(kafka, topic, 2);
+        Projection.Scenario run = Projection.scenario(db, kafka, "retention-run", 2, 50, 3);
+        String topic = run.topic();
+        List<Projection.Sent> events = run.events();
         String group = "g-" + topic;
-        List<Projection.Sent> events = Projection.events(topic, 50, 3);
-        Projection.send(kafka, events);
         // applied "ten days ago" (the clock says so); events themselves are fresh, so not late
         Instant tenDaysAgo = Instant.now().minus(Duration.ofDays(10));
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
