@@ -514,8 +514,8 @@ public final class PollingRelay implements Relay {
                     throw new IllegalArgumentException("jdbcUrl must start with jdbc:postgresql:, got "
                             + Secret.maskUrl(jdbcUrl));
                 }
-                if (user == null || user.isBlank()) {
-                    throw new IllegalArgumentException("user must be set with jdbcUrl");
+                if ((user == null || user.isBlank()) && !jdbcUrl.contains("user=")) {
+                    throw new IllegalArgumentException("user must be set with jdbcUrl (or given in the URL as user=...)");
                 }
             }
             Identifiers.requireValid("schema", schema);
@@ -553,7 +553,9 @@ public final class PollingRelay implements Relay {
             if (ds == null) {
                 HikariConfig config = new HikariConfig();
                 config.setJdbcUrl(jdbcUrl);
-                config.setUsername(user);
+                if (user != null && !user.isBlank()) {
+                    config.setUsername(user);
+                }
                 if (password != null) {
                     config.setPassword(password.reveal());
                 }

@@ -29,6 +29,8 @@ import org.slf4j.LoggerFactory;
 public final class LeaseManager {
 
     private static final Logger log = LoggerFactory.getLogger(LeaseManager.class);
+    /** Lease, membership and probe transactions last milliseconds; one idle this long belongs to a frozen process. */
+    static final long IDLE_TRANSACTION_MILLIS = 2000;
 
     private final DataSource dataSource;
     private final PollerSql sql;
@@ -176,6 +178,7 @@ public final class LeaseManager {
 
     private List<Member> members(Connection c) throws SQLException {
         List<Member> out = new ArrayList<>();
+        setTimeouts(c, 2000);
         try (PreparedStatement purge = c.prepareStatement(sql.purgeMembers)) {
             purge.executeUpdate();
         }
@@ -274,16 +277,50 @@ public final class LeaseManager {
         }
         Map<Integer, Long> gained = new HashMap<>();
         setTimeouts(c, 2000);
-        try (PreparedStatement del = c.prepareStatement(sql.takeOverExpired);
-             PreparedStatement ins = c.prepareStatement(sql.insertLeases)) {
-            del.setArray(1, c.createArrayOf("text", keys.toArray()));
-            del.executeUpdate();
-            ins.setString(1, settings.instanceId());
-            ins.setLong(2, settings.leaseDuration().toMillis());
-            ins.setArray(3, c.createArrayOf("text", keys.toArray()));
-            try (ResultSet rs = ins.executeQuery()) {
-                while (rs.next()) {
-                    gained.put(Integer.parseInt(rs.getString(1).substring(PollerSql.LEASE_PREFIX.length())), rs.getLong(2));
+        try {
+            Array wantedKeys = c.createArrayOf("text", keys.toArray());
+            List<String> expired = new ArrayList<>();
+            try (PreparedStatement ps = c.prepareStatement(sql.lockLeases)) {
+                ps.setArray(1, wantedKeys);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        if (rs.getBoolean(2)) {
+                            expired.add(rs.getString(1));
+                        }
+                    }
+                }
+            }
+            Set<String> existing = new HashSet<>();
+            try (PreparedStatement ps = c.prepareStatement(sql.existingLeases)) {
+                ps.setArray(1, wantedKeys);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        existing.add(rs.getString(1));
+                    }
+                }
+            }
+            List<String> insertable = new ArrayList<>(expired);
+            for (String k : keys) {
+                if (!existing.contains(k)) {
+                    insertable.add(k);
+                }
+            }
+            if (!expired.isEmpty()) {
+                try (PreparedStatement del = c.prepareStatement(sql.deleteLeases)) {
+                    del.setArray(1, c.createArrayOf("text", expired.toArray()));
+                    del.executeUpdate();
+                }
+            }
+            if (!insertable.isEmpty()) {
+                try (PreparedStatement ins = c.prepareStatement(sql.insertLeases)) {
+                    ins.setString(1, settings.instanceId());
+                    ins.setLong(2, settings.leaseDuration().toMillis());
+                    ins.setArray(3, c.createArrayOf("text", insertable.toArray()));
+                    try (ResultSet rs = ins.executeQuery()) {
+                        while (rs.next()) {
+                            gained.put(Integer.parseInt(rs.getString(1).substring(PollerSql.LEASE_PREFIX.length())), rs.getLong(2));
+                        }
+                    }
                 }
             }
             c.commit();
@@ -389,11 +426,16 @@ public final class LeaseManager {
         return out.toString();
     }
 
+    /**
+     * Timeouts of the current transaction. The idle one matters most: should this instance freeze
+     * inside a lease transaction, the server ends it, so it cannot block the others' takeovers.
+     */
     static void setTimeouts(Connection c, long lockTimeoutMillis) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT set_config('lock_timeout', ?, true), "
-                + "set_config('statement_timeout', ?, true)")) {
+                + "set_config('statement_timeout', ?, true), set_config('idle_in_transaction_session_timeout', ?, true)")) {
             ps.setString(1, Long.toString(lockTimeoutMillis));
             ps.setString(2, Long.toString(lockTimeoutMillis + 10_000));
+            ps.setString(3, Long.toString(IDLE_TRANSACTION_MILLIS));
             ps.executeQuery().close();
         }
     }

@@ -43,7 +43,9 @@ public final class PollerSql {
     final String memberLeave;
     final String renew;
     final String leaseView;
-    final String takeOverExpired;
+    final String lockLeases;
+    final String existingLeases;
+    final String deleteLeases;
     final String insertLeases;
     final String release;
     final String releaseAll;
@@ -119,7 +121,8 @@ public final class PollerSql {
                 + " ON CONFLICT (member_id) DO UPDATE SET partitions = EXCLUDED.partitions,"
                 + " heartbeat_at = EXCLUDED.heartbeat_at, expires_at = EXCLUDED.expires_at";
         members = "SELECT member_id, partitions FROM " + member + " WHERE expires_at > statement_timestamp() ORDER BY member_id";
-        purgeMembers = "DELETE FROM " + member + " WHERE expires_at < statement_timestamp()";
+        purgeMembers = "DELETE FROM " + member + " WHERE member_id IN (SELECT member_id FROM " + member
+                + " WHERE expires_at < statement_timestamp() FOR UPDATE SKIP LOCKED)";
         memberLeave = "DELETE FROM " + member + " WHERE member_id = ?";
         renew = "UPDATE " + lease + " l SET renewed_at = statement_timestamp(), expires_at = " + expiresIn
                 + " FROM unnest(?::int[], ?::bigint[]) AS m(p, fence)"
@@ -127,8 +130,12 @@ public final class PollerSql {
                 + " AND l.expires_at > statement_timestamp() RETURNING m.p";
         leaseView = "SELECT lease_key, holder, expires_at > statement_timestamp() FROM " + lease
                 + " WHERE lease_key LIKE '" + LEASE_PREFIX + "%'";
-        takeOverExpired = "DELETE FROM " + lease + " WHERE lease_key IN (SELECT lease_key FROM " + lease
-                + " WHERE lease_key = ANY (?::text[]) AND expires_at <= statement_timestamp() FOR UPDATE SKIP LOCKED)";
+        // A takeover locks what it may (SKIP LOCKED: a row an old holder's claim still locks, or a paused instance
+        // is deleting, is left alone), deletes the expired rows among them, and inserts only keys that are free.
+        lockLeases = "SELECT lease_key, expires_at <= statement_timestamp() FROM " + lease
+                + " WHERE lease_key = ANY (?::text[]) FOR UPDATE SKIP LOCKED";
+        existingLeases = "SELECT lease_key FROM " + lease + " WHERE lease_key = ANY (?::text[])";
+        deleteLeases = "DELETE FROM " + lease + " WHERE lease_key = ANY (?::text[])";
         insertLeases = "INSERT INTO " + lease + " (lease_key, holder, fence, acquired_at, renewed_at, expires_at)"
                 + " SELECT k, ?, nextval('" + fenceSequence + "'), statement_timestamp(), statement_timestamp(), " + expiresIn
                 + " FROM unnest(?::text[]) AS k ON CONFLICT (lease_key) DO NOTHING RETURNING lease_key, fence";

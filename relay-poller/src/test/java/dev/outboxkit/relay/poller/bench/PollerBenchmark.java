@@ -186,9 +186,10 @@ public final class PollerBenchmark {
                     }
                 }
             }
+            // Before the connection closes: a backend that has exited but is not yet reaped is counted nowhere.
+            lastCpu = CpuMeter.perEvent(cpu0, cpu.snapshot(), n);
         }
         double secs = (System.nanoTime() - start) / 1e9;
-        lastCpu = CpuMeter.perEvent(cpu0, cpu.snapshot(), n);
         if (n != rows) {
             throw new IllegalStateException("PostgreSQL ceiling loop deleted " + n + " rows, expected " + rows);
         }
