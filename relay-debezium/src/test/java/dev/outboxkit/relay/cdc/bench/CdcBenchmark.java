@@ -301,7 +301,7 @@ public final class CdcBenchmark {
                 }
             }, "bench-consumer");
             consumer.start();
-            Thread.sleep(1_000);
+            Thread.sleep(2_000);
             ExecutorService pool = Executors.newFixedThreadPool(32);
             long t0 = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(100);
             long interval = TimeUnit.SECONDS.toNanos(1) / rate;
