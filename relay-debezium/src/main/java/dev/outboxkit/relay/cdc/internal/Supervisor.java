@@ -589,11 +589,8 @@ public final class Supervisor implements AutoCloseable {
                     PostgresOffsetStore.unregister(storeId);
                 }
                 sink.close();
-                if (renewer != null && error != null && !(error instanceof CdcStartupException)) {
-                    // the supervisor renews once more before the next session; keep renewing until then
-                    renewer.cancel(false);
-                } else if (renewer != null) {
-                    renewer.cancel(false);
+                if (renewer != null) {
+                    renewer.cancel(false); // the next session (if any) renews on its own
                 }
             }
         }
