@@ -110,6 +110,30 @@ final class LeaseKeeper {
         }
     }
 
+    /** Work done in a fenced transaction. */
+    interface SqlWork {
+        void run(Connection c) throws SQLException;
+    }
+
+    /**
+     * Runs {@code work} in one transaction on {@code c} that first checks {@code fence} ({@link #checkFence});
+     * commits, or rolls back and rethrows. The connection's auto-commit setting is restored.
+     */
+    void inFencedTransaction(Connection c, long fence, SqlWork work) throws SQLException {
+        boolean autoCommit = c.getAutoCommit();
+        c.setAutoCommit(false);
+        try {
+            checkFence(c, fence);
+            work.run(c);
+            c.commit();
+        } catch (SQLException | RuntimeException e) {
+            c.rollback();
+            throw e;
+        } finally {
+            c.setAutoCommit(autoCommit);
+        }
+    }
+
     /**
      * Inside the caller's transaction: throws {@link FencedWriteException} unless {@code fence} is still the
      * lease's token. It takes no lock on purpose: a holder frozen in the middle of a transaction must not

@@ -39,7 +39,6 @@ final class RowSink implements AutoCloseable {
     private final CdcMetrics metrics;
     private final String deleteSql;
     private final String parkSql;
-    private final String parkDeleteSql;
     private final LinkedBlockingQueue<long[]> pending = new LinkedBlockingQueue<>();
     private final AtomicLong queued = new AtomicLong();
     private final AtomicLong done = new AtomicLong();
@@ -56,7 +55,6 @@ final class RowSink implements AutoCloseable {
         this.metrics = metrics;
         String outbox = settings.outboxTable();
         deleteSql = "DELETE FROM " + outbox + " WHERE seq = ANY (?)";
-        parkDeleteSql = deleteSql;
         parkSql = "INSERT INTO " + settings.table("outbox_dead_letter") + " (id, seq, aggregate_type, aggregate_id, event_type, "
                 + "payload, headers, topic, created_at, error_class, error_message, attempts, parked_by) "
                 + "VALUES (?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, coalesce(?, now()), ?, ?, 1, ?) ON CONFLICT (id) DO NOTHING";
@@ -76,11 +74,9 @@ final class RowSink implements AutoCloseable {
             return;
         }
         try (Connection c = dataSource.getConnection()) {
-            c.setAutoCommit(false);
-            try {
-                lease.checkFence(c, fence.getAsLong());
+            lease.inFencedTransaction(c, fence.getAsLong(), tx -> {
                 List<Long> seqs = new ArrayList<>();
-                try (PreparedStatement ps = c.prepareStatement(parkSql)) {
+                try (PreparedStatement ps = tx.prepareStatement(parkSql)) {
                     for (Publisher.DeadLetter letter : letters) {
                         bindDeadLetter(ps, letter);
                         ps.addBatch();
@@ -91,20 +87,16 @@ final class RowSink implements AutoCloseable {
                     ps.executeBatch();
                 }
                 if (settings.deleteAfterPublish() && !seqs.isEmpty()) {
-                    try (PreparedStatement ps = c.prepareStatement(parkDeleteSql)) {
-                        ps.setArray(1, c.createArrayOf("bigint", seqs.toArray()));
+                    try (PreparedStatement ps = tx.prepareStatement(deleteSql)) {
+                        ps.setArray(1, tx.createArrayOf("bigint", seqs.toArray()));
                         ps.executeUpdate();
                     }
                 }
-                c.commit();
-            } catch (SQLException | RuntimeException e) {
-                c.rollback();
-                if (e instanceof FencedWriteException) {
-                    metrics.fenceRejections.increment();
-                    onFenced.accept(e);
-                }
-                throw e;
-            }
+            });
+        } catch (FencedWriteException e) {
+            metrics.fenceRejections.increment();
+            onFenced.accept(e);
+            throw e;
         }
         metrics.deadLettered.increment(letters.size());
         for (Publisher.DeadLetter letter : letters) {
@@ -223,23 +215,17 @@ final class RowSink implements AutoCloseable {
 
     private void delete(long[] seqs) throws SQLException {
         Arrays.sort(seqs);
+        Long[] boxed = new Long[seqs.length];
+        for (int i = 0; i < seqs.length; i++) {
+            boxed[i] = seqs[i];
+        }
         try (Connection c = dataSource.getConnection()) {
-            c.setAutoCommit(false);
-            try {
-                lease.checkFence(c, fence.getAsLong());
-                try (PreparedStatement ps = c.prepareStatement(deleteSql)) {
-                    Long[] boxed = new Long[seqs.length];
-                    for (int i = 0; i < seqs.length; i++) {
-                        boxed[i] = seqs[i];
-                    }
-                    ps.setArray(1, c.createArrayOf("bigint", boxed));
+            lease.inFencedTransaction(c, fence.getAsLong(), tx -> {
+                try (PreparedStatement ps = tx.prepareStatement(deleteSql)) {
+                    ps.setArray(1, tx.createArrayOf("bigint", boxed));
                     ps.executeUpdate();
                 }
-                c.commit();
-            } catch (SQLException | RuntimeException e) {
-                c.rollback();
-                throw e;
-            }
+            });
         }
     }
 

@@ -61,41 +61,25 @@ final class StateTables {
     }
 
     void recordSlot(Connection c, long fence, long baseLsn) throws SQLException {
-        c.setAutoCommit(false);
-        try {
-            lease.checkFence(c, fence);
-            try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + slotTable
+        lease.inFencedTransaction(c, fence, tx -> {
+            try (PreparedStatement ps = tx.prepareStatement("INSERT INTO " + slotTable
                     + " (slot_name, base_lsn, created_by) VALUES (?, ?::pg_lsn, ?) ON CONFLICT (slot_name) DO NOTHING")) {
                 ps.setString(1, settings.slotName());
                 ps.setString(2, Lsns.format(baseLsn));
                 ps.setString(3, settings.instanceId());
                 ps.executeUpdate();
             }
-            c.commit();
-        } catch (SQLException | RuntimeException e) {
-            c.rollback();
-            throw e;
-        } finally {
-            c.setAutoCommit(true);
-        }
+        });
     }
 
     void markDrained(Connection c, long fence) throws SQLException {
-        c.setAutoCommit(false);
-        try {
-            lease.checkFence(c, fence);
-            try (PreparedStatement ps = c.prepareStatement(
+        lease.inFencedTransaction(c, fence, tx -> {
+            try (PreparedStatement ps = tx.prepareStatement(
                     "UPDATE " + slotTable + " SET drained_at = now() WHERE slot_name = ? AND drained_at IS NULL")) {
                 ps.setString(1, settings.slotName());
                 ps.executeUpdate();
             }
-            c.commit();
-        } catch (SQLException | RuntimeException e) {
-            c.rollback();
-            throw e;
-        } finally {
-            c.setAutoCommit(true);
-        }
+        });
     }
 
     /**
@@ -105,26 +89,18 @@ final class StateTables {
      * never ahead of it.
      */
     void rebase(Connection c, long fence, long lsn) throws SQLException {
-        c.setAutoCommit(false);
-        try {
-            lease.checkFence(c, fence);
-            try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + offsetTable + " WHERE slot_name = ?")) {
+        lease.inFencedTransaction(c, fence, tx -> {
+            try (PreparedStatement ps = tx.prepareStatement("DELETE FROM " + offsetTable + " WHERE slot_name = ?")) {
                 ps.setString(1, settings.slotName());
                 ps.executeUpdate();
             }
-            try (PreparedStatement ps = c.prepareStatement(
+            try (PreparedStatement ps = tx.prepareStatement(
                     "UPDATE " + slotTable + " SET base_lsn = ?::pg_lsn WHERE slot_name = ?")) {
                 ps.setString(1, Lsns.format(lsn));
                 ps.setString(2, settings.slotName());
                 ps.executeUpdate();
             }
-            c.commit();
-        } catch (SQLException | RuntimeException e) {
-            c.rollback();
-            throw e;
-        } finally {
-            c.setAutoCommit(true);
-        }
+        });
     }
 
     /** The stored offset of this slot, or null before the first one was written. */
@@ -176,8 +152,8 @@ final class StateTables {
     }
 
     /**
-     * Kafka Connect's write, under the fencing token: one transaction that first locks the lease row
-     * and checks the token, then upserts. A smaller token never overwrites a larger one.
+     * Kafka Connect's write, under the fencing token: one transaction that first checks the token, then
+     * upserts. A smaller token never overwrites a larger one.
      *
      * @throws FencedWriteException when another instance holds the lease
      */
@@ -185,10 +161,8 @@ final class StateTables {
         long token = fence.getAsLong();
         List<Map.Entry<ByteBuffer, ByteBuffer>> entries = new ArrayList<>(values.entrySet());
         try (Connection c = dataSource.getConnection()) {
-            c.setAutoCommit(false);
-            try {
-                lease.checkFence(c, token);
-                try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + offsetTable + " AS o "
+            lease.inFencedTransaction(c, token, tx -> {
+                try (PreparedStatement ps = tx.prepareStatement("INSERT INTO " + offsetTable + " AS o "
                         + "(slot_name, offset_key, offset_value, fence, updated_at, updated_by) VALUES (?, ?, ?, ?, now(), ?) "
                         + "ON CONFLICT (slot_name, offset_key) DO UPDATE SET offset_value = EXCLUDED.offset_value, "
                         + "fence = EXCLUDED.fence, updated_at = now(), updated_by = EXCLUDED.updated_by "
@@ -205,11 +179,7 @@ final class StateTables {
                         }
                     }
                 }
-                c.commit();
-            } catch (SQLException | RuntimeException e) {
-                c.rollback();
-                throw e;
-            }
+            });
         }
     }
 

@@ -57,6 +57,8 @@ public final class Supervisor implements AutoCloseable {
     private volatile Session session;
     private volatile boolean standbyHealthy;
     private volatile RuntimeException failure;
+    /** The slot had a walsender at the monitor's last look (Debezium is really streaming, not just started). */
+    private volatile boolean slotStreamed;
 
     public Supervisor(CdcSettings settings) {
         this.settings = settings;
@@ -259,16 +261,18 @@ public final class Supervisor implements AutoCloseable {
         try (Connection c = pool.getConnection()) {
             SlotGuard.SlotState slot = guard.slot(c);
             if (slot == null) {
+                slotStreamed = false;
                 metrics.walStatus.set(CdcMetrics.WAL_NO_SLOT);
                 metrics.slotLagBytes.set(0);
                 metrics.retainedWalBytes.set(0);
             } else {
+                slotStreamed = slot.active();
                 metrics.walStatus.set(CdcMetrics.walStatusCode(slot.walStatus()));
                 metrics.slotLagBytes.set(slot.lagBytes());
                 metrics.retainedWalBytes.set(slot.retainedBytes());
             }
             Session s = session;
-            if (role == Role.ACTIVE && s != null && s.streaming() && (slot == null || slot.invalidated())) {
+            if (role == Role.ACTIVE && s != null && s.enginePolling() && (slot == null || slot.invalidated())) {
                 s.fail(new CdcStartupException("replication slot " + settings.slotName() + (slot == null
                         ? " was dropped while the relay streamed from it" : " was invalidated (wal_status " + slot.walStatus() + ")")
                         + ". " + guard.recoveryAdvice()));
@@ -368,9 +372,14 @@ public final class Supervisor implements AutoCloseable {
             this.previousHolder = previousHolder;
         }
 
+        boolean enginePolling() {
+            EngineRunner e = engine;
+            return e != null && e.polling();
+        }
+
         boolean streaming() {
             EngineRunner e = engine;
-            return e != null && e.polling() && !lost;
+            return e != null && e.polling() && !lost && slotStreamed;
         }
 
         boolean authority() {
@@ -580,11 +589,8 @@ public final class Supervisor implements AutoCloseable {
                     PostgresOffsetStore.unregister(storeId);
                 }
                 sink.close();
-                if (renewer != null && error != null && !(error instanceof CdcStartupException)) {
-                    // the supervisor renews once more before the next session; keep renewing until then
-                    renewer.cancel(false);
-                } else if (renewer != null) {
-                    renewer.cancel(false);
+                if (renewer != null) {
+                    renewer.cancel(false); // the next session (if any) renews on its own
                 }
             }
         }

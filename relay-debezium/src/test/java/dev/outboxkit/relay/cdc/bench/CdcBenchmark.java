@@ -59,6 +59,10 @@ public final class CdcBenchmark {
     }
 
     public static void main(String[] args) throws Exception {
+        if (args.length > 0 && args[0].equals("latency")) {
+            latencyOnly(args.length > 1 ? Integer.parseInt(args[1]) : 30);
+            return;
+        }
         int rows = args.length > 0 ? Integer.parseInt(args[0]) : 200_000;
         int seconds = args.length > 1 ? Integer.parseInt(args[1]) : 30;
         int warmup = Math.max(10_000, rows / 10);
@@ -95,6 +99,21 @@ public final class CdcBenchmark {
             System.out.printf("outboxkit relay, default mode (table drain):        %s%n", drain);
             System.out.printf("outboxkit relay, WAL-only mode (Debezium decoding):  %s%n", wal);
             System.out.printf("outboxkit relay, burst while streaming:             %s%n", burst);
+            System.out.printf("latency @200/s:  %s%n", l200);
+            System.out.printf("latency @5000/s: %s%n", l5000);
+        }
+    }
+
+    /** Only the open-loop latency runs (to repeat them when the machine is quieter). */
+    private static void latencyOnly(int seconds) throws Exception {
+        try (TestPostgres pg = OutboxTestkit.startEmbeddedPostgres(0, true); TestKafka kafka = new EmbeddedKafka(1)) {
+            TestDatabase db = pg.newDatabase();
+            kafka.createTopic("bench.order", 4);
+            relayRun(db, kafka, "bench_def", true, -1, "setup");
+            latencyRun(db, kafka, 200, Math.min(seconds, 10)); // warm-up of broker and writers
+            Latency l200 = latencyRun(db, kafka, 200, seconds);
+            Latency l5000 = latencyRun(db, kafka, 5_000, seconds);
+            System.out.printf("%n== Latency (load average while measuring: %s) ==%n", Files.readString(Path.of("/proc/loadavg")).trim());
             System.out.printf("latency @200/s:  %s%n", l200);
             System.out.printf("latency @5000/s: %s%n", l5000);
         }
@@ -253,7 +272,7 @@ public final class CdcBenchmark {
                 }
             }, "bench-consumer");
             consumer.start();
-            Thread.sleep(1_000);
+            Thread.sleep(2_000);
             ExecutorService pool = Executors.newFixedThreadPool(32);
             long t0 = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(100);
             long interval = TimeUnit.SECONDS.toNanos(1) / rate;
