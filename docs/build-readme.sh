@@ -10,7 +10,7 @@ reference=$(java -jar outbox-cli/target/outbox.jar config-reference)
 {
   printf '%s\n%s\n\n' "$head" "$marker"
   for section in guarantees outbox-writer relay-poller relay-debezium consumer-dedupe outbox-cli reconcile \
-                 reliability outbox-testkit-faults benchmarks; do
+                 reliability outbox-testkit-faults performance benchmarks; do
     file="docs/readme/$section.md"
     [ -f "$file" ] || continue
     if [ "$section" = outbox-cli ]; then
