@@ -341,6 +341,7 @@ public final class PollingRelay implements Relay {
         private ParkPolicy parkPolicy = ParkPolicy.CONTINUE;
         private int maxAttempts = 10;
         private Duration maxPollDelay = Duration.ofMillis(100);
+        private boolean pipelineClaims = false;
         private MeterRegistry meterRegistry;
         private Clock clock = Clock.systemUTC();
         private Function<Map<String, Object>, Producer<byte[], byte[]>> producerFactory;
@@ -479,6 +480,18 @@ public final class PollingRelay implements Relay {
             return this;
         }
 
+        /**
+         * Claim the next batch while the current one waits for Kafka's acknowledgements. Default
+         * false: that claim has to step over the in-flight batch's locked rows, which cost
+         * PostgreSQL 20 to 40 % more CPU per event than it saved here (Kafka on the same host acks in
+         * about a millisecond). Turn it on when acknowledgements are slow compared with a claim
+         * (remote, replicated brokers): the claim then hides the wait.
+         */
+        public Builder pipelineClaims(boolean pipelineClaims) {
+            this.pipelineClaims = pipelineClaims;
+            return this;
+        }
+
         /** Where the {@code outbox.relay.*} meters go. Default a private {@code SimpleMeterRegistry}. */
         public Builder meterRegistry(MeterRegistry meterRegistry) {
             this.meterRegistry = meterRegistry;
@@ -547,7 +560,7 @@ public final class PollingRelay implements Relay {
             producer.putAll(producerOverrides);
             Map<String, Object> producerConfig = ProducerSafety.producerConfig(bootstrapServers, producer);
             PollerSettings settings = new PollerSettings(schema, producerConfig, route, partitions, id, leaseDuration,
-                    batchSize, listenNotify, afterPublish, parkPolicy, maxAttempts, maxPollDelay, clock);
+                    batchSize, listenNotify, afterPublish, parkPolicy, maxAttempts, maxPollDelay, pipelineClaims, clock);
             HikariDataSource pool = null;
             DataSource ds = dataSource;
             if (ds == null) {

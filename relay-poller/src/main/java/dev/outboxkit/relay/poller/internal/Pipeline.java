@@ -40,6 +40,9 @@ public final class Pipeline implements Runnable {
 
     private static final Logger log = LoggerFactory.getLogger(Pipeline.class);
     private static final long MIN_IDLE_NANOS = TimeUnit.MICROSECONDS.toNanos(1000);
+    /** For a second after rows were found, polls come at least this often (traffic is likely to go on). */
+    private static final long ACTIVE_MAX_IDLE_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
+    private static final long ACTIVE_PERIOD_NANOS = TimeUnit.SECONDS.toNanos(1);
     private static final long MIN_BACKOFF_MILLIS = 100;
     private static final long MAX_BACKOFF_MILLIS = 10_000;
     /** Rows per claim in careful mode (after a failure: one record at a time). */
@@ -61,6 +64,7 @@ public final class Pipeline implements Runnable {
 
     private volatile boolean stopping;
     private int emptyStreak;
+    private long activeUntilNanos;
     private long backoffMillis;
     private boolean failedSinceLastSleep;
     private final Flusher flusher;
@@ -152,7 +156,9 @@ public final class Pipeline implements Runnable {
                     send(current);
                 }
                 boolean carefulBatch = careful;
-                next = stopping || carefulBatch ? null : claim();
+                // Pipelining: claim the next batch while this one waits for Kafka (only when configured: that claim
+                // must step over this batch's locked rows, which costs PostgreSQL more than it saves on a fast Kafka).
+                next = stopping || carefulBatch || !settings.pipelineClaims() ? null : claim();
                 boolean resolved = await(current);
                 boolean clean = resolved && current.count(Batch.State.FAILED) == 0;
                 if (next != null) {
@@ -276,6 +282,9 @@ public final class Pipeline implements Runnable {
         if (emptyStreak > 0) {
             long max = settings.maxPollDelay().toNanos();
             long delay = emptyStreak > 30 ? max : Math.min(max, MIN_IDLE_NANOS << (emptyStreak - 1));
+            if (System.nanoTime() < activeUntilNanos) {
+                delay = Math.min(delay, ACTIVE_MAX_IDLE_NANOS);
+            }
             waker.sleep(delay);
         }
     }
@@ -290,6 +299,15 @@ public final class Pipeline implements Runnable {
         Connection c = null;
         try {
             c = dataSource.getConnection();
+            if (emptyStreak > 0 && !anyRow(c)) {
+                // Idle: a cheap look at the index instead of a claim transaction that locks the leases.
+                databaseTroubleSinceNanos = 0;
+                c.close();
+                c = null;
+                emptyStreak++;
+                lastProgressNanos = System.nanoTime();
+                return null;
+            }
             c.setAutoCommit(false);
             List<ClaimedRow> rows = new ArrayList<>();
             // One round trip: the transaction's timeouts, then the claim.
@@ -320,6 +338,7 @@ public final class Pipeline implements Runnable {
                 return null;
             }
             emptyStreak = 0;
+            activeUntilNanos = System.nanoTime() + ACTIVE_PERIOD_NANOS;
             metrics.batch(rows.size());
             lastBatchSize = rows.size();
             Batch b = new Batch(c, own, rows, hold, careful, settings.clock());
@@ -334,6 +353,13 @@ public final class Pipeline implements Runnable {
                 LeaseManager.rollbackQuietly(c);
                 closeQuietly(c);
             }
+        }
+    }
+
+    private boolean anyRow(Connection c) throws SQLException {
+        c.setAutoCommit(true);
+        try (PreparedStatement ps = c.prepareStatement(sql.anyRow); ResultSet rs = ps.executeQuery()) {
+            return rs.next();
         }
     }
 
