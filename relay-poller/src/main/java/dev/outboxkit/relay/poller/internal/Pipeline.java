@@ -366,9 +366,10 @@ public final class Pipeline implements Runnable {
     private void send(Batch b) {
         b.ackDeadlineNanos = System.nanoTime() + settings.ackTimeout().toNanos();
         b.sendWave(producer, records, hold);
-        // A full batch means a backlog: let the producer linger and fill its batches. Anything less means
-        // the relay is caught up: send now.
-        if (b.size() < settings.batchSize() || b.hasMoreWaves()) {
+        // Send now unless something useful overlaps the linger: only a pipelined claim does, and only while a
+        // backlog drains (a full batch). Every record of the batch is appended already, so the producer's
+        // batches are as full as they will get.
+        if (!settings.pipelineClaims() || b.size() < settings.batchSize() || b.hasMoreWaves()) {
             flusher.request();
         }
     }

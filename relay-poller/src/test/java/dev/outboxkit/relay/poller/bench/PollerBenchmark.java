@@ -92,7 +92,7 @@ public final class PollerBenchmark {
             double kafkaCeiling = 0;
             if (only.equals("all") || only.contains("pg")) {
                 fill(db, rows, payloadBytes);
-                pgCeiling = postgresCeiling(db, Integer.getInteger("bench.batch", 5000), rows);
+                pgCeiling = postgresCeiling(db, Integer.getInteger("bench.batch", 10_000), rows);
                 report.add(String.format("ceiling: PostgreSQL claim/delete loop alone      %,10.0f rows/s   (load %.2f)", pgCeiling, load()));
                 report.add("         " + lastCpu);
             }
@@ -252,7 +252,7 @@ public final class PollerBenchmark {
                     .meterRegistry(registry)
                     .instanceId("bench-" + i)
                     .pipelineClaims(Boolean.getBoolean("bench.pipeline"))
-                    .batchSize(Integer.getInteger("bench.batch", 5000))
+                    .batchSize(Integer.getInteger("bench.batch", 10_000))
                     .build());
         }
         Map<String, Long> cpu0 = cpu.snapshot();
