@@ -330,6 +330,9 @@ public final class PollerBenchmark {
         stop.set(true);
         consumer.join();
         Timer timer = registry.find("outbox.relay.commit_to_ack").timer();
+        var batches = registry.find("outbox.relay.batch.size").summary();
+        String batching = batches == null ? "" : String.format(" | %,d batches of %.1f rows on average (max %.0f)",
+                batches.count(), batches.mean(), batches.max());
         relay.close();
         Map<Double, Double> p = new LinkedHashMap<>();
         long count = 0;
@@ -341,11 +344,11 @@ public final class PollerBenchmark {
         }
         return String.format("latency at %,5d events/s offered (%d s, %,d acked): created_at->ack p50 %.2f ms p99 %.2f ms "
                         + "p99.9 %.2f ms | created_at->consumer p50 %.2f ms p99 %.2f ms | writer INSERT+COMMIT p50 %.2f ms "
-                        + "p99 %.2f ms (load %.2f)",
+                        + "p99 %.2f ms%s (load %.2f)",
                 rate, seconds, count, p.getOrDefault(0.5, Double.NaN), p.getOrDefault(0.99, Double.NaN),
                 p.getOrDefault(0.999, Double.NaN), endToEnd.getValueAtPercentile(50) / 1000.0,
                 endToEnd.getValueAtPercentile(99) / 1000.0, commits.getValueAtPercentile(50) / 1000.0,
-                commits.getValueAtPercentile(99) / 1000.0, load());
+                commits.getValueAtPercentile(99) / 1000.0, batching, load());
     }
 
     private static void write(TestDatabase db, double rate, int writer, long phaseStart, long durationNanos,
