@@ -49,7 +49,7 @@ import org.slf4j.LoggerFactory;
  * them in a transaction that stays open, sends every record asynchronously through
  * {@link dev.outboxkit.core.KafkaRecords}, waits for every acknowledgement and only then commits.
  * A crash before the commit rolls the claim back, so rows are published again (at least once),
- * never lost. The next batch is claimed while the current one waits for Kafka.
+ * never lost. A fully acknowledged batch is committed while the next one is claimed.
  *
  * <p>Several instances share the work: aggregates hash into {@code partitions} partitions, and
  * each instance takes its fair share of them through leases in {@code outbox_relay_lease}, each

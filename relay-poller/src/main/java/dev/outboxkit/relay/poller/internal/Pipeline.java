@@ -23,15 +23,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The claim loop: claim → publish → wait for every acknowledgement → forget (commit), with the
- * next claim overlapping the current batch's acknowledgements.
+ * The claim loop: claim → publish → wait for every acknowledgement → forget (commit). A fully
+ * acknowledged batch is committed on the committer thread while the loop claims the next one.
  *
  * <p>A claim deletes (or marks) its rows inside a transaction that stays open until Kafka
  * acknowledged them; the commit is the "forget". Crash anywhere before it and the database rolls
  * the claim back: the rows are published again (a duplicate), never lost.
  *
- * <p>Order: batch N+1 is claimed while N waits for Kafka, but it is sent only after every record
- * of N has its outcome, and only if none of N's records failed retriably; otherwise N+1 is rolled
+ * <p>Order, with {@code pipelineClaims}: batch N+1 is claimed while N waits for Kafka, but it is
+ * sent only after every record of N has its outcome, and only if none of N's records failed retriably; otherwise N+1 is rolled
  * back unsent. So a later row of an aggregate is never first-published while an earlier one may
  * still be retried. (Rows Kafka refuses for good are parked; {@code ParkPolicy} decides whether
  * their aggregate's later rows wait.)
