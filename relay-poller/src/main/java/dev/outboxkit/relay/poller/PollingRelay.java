@@ -49,7 +49,7 @@ import org.slf4j.LoggerFactory;
  * them in a transaction that stays open, sends every record asynchronously through
  * {@link dev.outboxkit.core.KafkaRecords}, waits for every acknowledgement and only then commits.
  * A crash before the commit rolls the claim back, so rows are published again (at least once),
- * never lost. The next batch is claimed while the current one waits for Kafka.
+ * never lost. A fully acknowledged batch is committed while the next one is claimed.
  *
  * <p>Several instances share the work: aggregates hash into {@code partitions} partitions, and
  * each instance takes its fair share of them through leases in {@code outbox_relay_lease}, each
@@ -335,12 +335,13 @@ public final class PollingRelay implements Relay {
         private int partitions = 64;
         private String instanceId;
         private Duration leaseDuration = Duration.ofSeconds(15);
-        private int batchSize = 5000;
+        private int batchSize = 10_000;
         private boolean listenNotify = false;
         private AfterPublish afterPublish = AfterPublish.DELETE;
         private ParkPolicy parkPolicy = ParkPolicy.CONTINUE;
         private int maxAttempts = 10;
         private Duration maxPollDelay = Duration.ofMillis(100);
+        private boolean pipelineClaims = false;
         private MeterRegistry meterRegistry;
         private Clock clock = Clock.systemUTC();
         private Function<Map<String, Object>, Producer<byte[], byte[]>> producerFactory;
@@ -427,7 +428,11 @@ public final class PollingRelay implements Relay {
             return this;
         }
 
-        /** Rows per claim. Default 5000 (measured: fewer, larger produce requests), from 1 to 20000. */
+        /**
+         * Rows per claim. Default 10000, from 1 to 50000. Larger batches drain a backlog faster
+         * (measured: 5000 → 10000 → 20000 rows gave about 0.66 → 0.70 → 0.73 of the PostgreSQL
+         * ceiling) and hold about batchSize × (payload + 1 KiB) of memory, twice while a commit runs.
+         */
         public Builder batchSize(int batchSize) {
             this.batchSize = batchSize;
             return this;
@@ -479,6 +484,18 @@ public final class PollingRelay implements Relay {
             return this;
         }
 
+        /**
+         * Claim the next batch while the current one waits for Kafka's acknowledgements. Default
+         * false: that claim has to step over the in-flight batch's locked rows, which cost
+         * PostgreSQL 20 to 40 % more CPU per event than it saved here (Kafka on the same host acks in
+         * about a millisecond). Turn it on when acknowledgements are slow compared with a claim
+         * (remote, replicated brokers): the claim then hides the wait.
+         */
+        public Builder pipelineClaims(boolean pipelineClaims) {
+            this.pipelineClaims = pipelineClaims;
+            return this;
+        }
+
         /** Where the {@code outbox.relay.*} meters go. Default a private {@code SimpleMeterRegistry}. */
         public Builder meterRegistry(MeterRegistry meterRegistry) {
             this.meterRegistry = meterRegistry;
@@ -524,7 +541,7 @@ public final class PollingRelay implements Relay {
             }
             Objects.requireNonNull(route, "route must not be null");
             range("partitions", partitions, 1, 4096);
-            range("batchSize", batchSize, 1, 20_000);
+            range("batchSize", batchSize, 1, 50_000);
             range("maxAttempts", maxAttempts, 1, 1000);
             duration("leaseDuration", leaseDuration, Duration.ofSeconds(2), Duration.ofMinutes(10));
             duration("maxPollDelay", maxPollDelay, Duration.ofMillis(1), Duration.ofMinutes(1));
@@ -547,7 +564,7 @@ public final class PollingRelay implements Relay {
             producer.putAll(producerOverrides);
             Map<String, Object> producerConfig = ProducerSafety.producerConfig(bootstrapServers, producer);
             PollerSettings settings = new PollerSettings(schema, producerConfig, route, partitions, id, leaseDuration,
-                    batchSize, listenNotify, afterPublish, parkPolicy, maxAttempts, maxPollDelay, clock);
+                    batchSize, listenNotify, afterPublish, parkPolicy, maxAttempts, maxPollDelay, pipelineClaims, clock);
             HikariDataSource pool = null;
             DataSource ds = dataSource;
             if (ds == null) {

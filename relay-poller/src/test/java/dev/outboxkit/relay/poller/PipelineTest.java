@@ -88,7 +88,7 @@ class PipelineTest {
         UUID b1 = insert(db, "B");
         UUID a2 = insert(db, "A");
         UUID b2 = insert(db, "B");
-        try (PollingRelay relay = relay(db).batchSize(2).build()) {
+        try (PollingRelay relay = relay(db).batchSize(2).pipelineClaims(true).build()) {
             relay.start();
             await().atMost(Duration.ofSeconds(30)).until(() -> kafka.history().size() == 2);
             assertThat(sentIds()).containsExactly(a1, b1);

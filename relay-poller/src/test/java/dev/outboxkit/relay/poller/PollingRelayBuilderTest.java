@@ -41,7 +41,7 @@ class PollingRelayBuilderTest {
 
     @Test
     void settingsOutOfRangeAreRefusedNamingTheSetting() {
-        assertThatThrownBy(() -> valid().batchSize(0).build()).hasMessage("batchSize must be between 1 and 20000, got 0");
+        assertThatThrownBy(() -> valid().batchSize(0).build()).hasMessage("batchSize must be between 1 and 50000, got 0");
         assertThatThrownBy(() -> valid().partitions(0).build()).hasMessageStartingWith("partitions must be between 1 and 4096");
         assertThatThrownBy(() -> valid().maxAttempts(0).build()).hasMessageStartingWith("maxAttempts must be");
         assertThatThrownBy(() -> valid().leaseDuration(Duration.ofMillis(500)).build())

@@ -23,15 +23,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The claim loop: claim → publish → wait for every acknowledgement → forget (commit), with the
- * next claim overlapping the current batch's acknowledgements.
+ * The claim loop: claim → publish → wait for every acknowledgement → forget (commit). A fully
+ * acknowledged batch is committed on the committer thread while the loop claims the next one.
  *
  * <p>A claim deletes (or marks) its rows inside a transaction that stays open until Kafka
  * acknowledged them; the commit is the "forget". Crash anywhere before it and the database rolls
  * the claim back: the rows are published again (a duplicate), never lost.
  *
- * <p>Order: batch N+1 is claimed while N waits for Kafka, but it is sent only after every record
- * of N has its outcome, and only if none of N's records failed retriably; otherwise N+1 is rolled
+ * <p>Order, with {@code pipelineClaims}: batch N+1 is claimed while N waits for Kafka, but it is
+ * sent only after every record of N has its outcome, and only if none of N's records failed retriably; otherwise N+1 is rolled
  * back unsent. So a later row of an aggregate is never first-published while an earlier one may
  * still be retried. (Rows Kafka refuses for good are parked; {@code ParkPolicy} decides whether
  * their aggregate's later rows wait.)
@@ -40,6 +40,9 @@ public final class Pipeline implements Runnable {
 
     private static final Logger log = LoggerFactory.getLogger(Pipeline.class);
     private static final long MIN_IDLE_NANOS = TimeUnit.MICROSECONDS.toNanos(1000);
+    /** For a second after rows were found, polls come at least this often (traffic is likely to go on). */
+    private static final long ACTIVE_MAX_IDLE_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
+    private static final long ACTIVE_PERIOD_NANOS = TimeUnit.SECONDS.toNanos(1);
     private static final long MIN_BACKOFF_MILLIS = 100;
     private static final long MAX_BACKOFF_MILLIS = 10_000;
     /** Rows per claim in careful mode (after a failure: one record at a time). */
@@ -61,6 +64,7 @@ public final class Pipeline implements Runnable {
 
     private volatile boolean stopping;
     private int emptyStreak;
+    private long activeUntilNanos;
     private long backoffMillis;
     private boolean failedSinceLastSleep;
     private final Flusher flusher;
@@ -152,7 +156,9 @@ public final class Pipeline implements Runnable {
                     send(current);
                 }
                 boolean carefulBatch = careful;
-                next = stopping || carefulBatch ? null : claim();
+                // Pipelining: claim the next batch while this one waits for Kafka (only when configured: that claim
+                // must step over this batch's locked rows, which costs PostgreSQL more than it saves on a fast Kafka).
+                next = stopping || carefulBatch || !settings.pipelineClaims() ? null : claim();
                 boolean resolved = await(current);
                 boolean clean = resolved && current.count(Batch.State.FAILED) == 0;
                 if (next != null) {
@@ -276,6 +282,9 @@ public final class Pipeline implements Runnable {
         if (emptyStreak > 0) {
             long max = settings.maxPollDelay().toNanos();
             long delay = emptyStreak > 30 ? max : Math.min(max, MIN_IDLE_NANOS << (emptyStreak - 1));
+            if (System.nanoTime() < activeUntilNanos) {
+                delay = Math.min(delay, ACTIVE_MAX_IDLE_NANOS);
+            }
             waker.sleep(delay);
         }
     }
@@ -290,6 +299,15 @@ public final class Pipeline implements Runnable {
         Connection c = null;
         try {
             c = dataSource.getConnection();
+            if (emptyStreak > 0 && !anyRow(c)) {
+                // Idle: a cheap look at the index instead of a claim transaction that locks the leases.
+                databaseTroubleSinceNanos = 0;
+                c.close();
+                c = null;
+                emptyStreak++;
+                lastProgressNanos = System.nanoTime();
+                return null;
+            }
             c.setAutoCommit(false);
             List<ClaimedRow> rows = new ArrayList<>();
             // One round trip: the transaction's timeouts, then the claim.
@@ -320,6 +338,7 @@ public final class Pipeline implements Runnable {
                 return null;
             }
             emptyStreak = 0;
+            activeUntilNanos = System.nanoTime() + ACTIVE_PERIOD_NANOS;
             metrics.batch(rows.size());
             lastBatchSize = rows.size();
             Batch b = new Batch(c, own, rows, hold, careful, settings.clock());
@@ -337,12 +356,20 @@ public final class Pipeline implements Runnable {
         }
     }
 
+    private boolean anyRow(Connection c) throws SQLException {
+        c.setAutoCommit(true);
+        try (PreparedStatement ps = c.prepareStatement(sql.anyRow); ResultSet rs = ps.executeQuery()) {
+            return rs.next();
+        }
+    }
+
     private void send(Batch b) {
         b.ackDeadlineNanos = System.nanoTime() + settings.ackTimeout().toNanos();
         b.sendWave(producer, records, hold);
-        // A full batch means a backlog: let the producer linger and fill its batches. Anything less means
-        // the relay is caught up: send now.
-        if (b.size() < settings.batchSize() || b.hasMoreWaves()) {
+        // Send now unless something useful overlaps the linger: only a pipelined claim does, and only while a
+        // backlog drains (a full batch). Every record of the batch is appended already, so the producer's
+        // batches are as full as they will get.
+        if (!settings.pipelineClaims() || b.size() < settings.batchSize() || b.hasMoreWaves()) {
             flusher.request();
         }
     }

@@ -25,6 +25,7 @@ public record PollerSettings(
         ParkPolicy parkPolicy,
         int maxAttempts,
         Duration maxPollDelay,
+        boolean pipelineClaims,
         Clock clock) {
 
     /** How often leases and membership are renewed: a third of the lease. */

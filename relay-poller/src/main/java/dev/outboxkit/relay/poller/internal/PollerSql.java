@@ -32,6 +32,8 @@ public final class PollerSql {
     final String timeouts;
     final String claimSome;
     final String claimAll;
+    /** Idle polls ask this first (no transaction, no locks): is there any row at all? */
+    final String anyRow;
     final String requeue;
     final String park;
     final String deleteParked;
@@ -94,6 +96,7 @@ public final class PollerSql {
         claimAll = timeouts + ";\n" + held + forget.formatted(candidates.formatted(
                 "(SELECT count(*) FROM held) = " + partitions)) + returning;
 
+        anyRow = "SELECT seq FROM " + event + (mark ? " WHERE published_at IS NULL" : "") + " ORDER BY seq LIMIT 1";
         requeue = mark
                 ? "UPDATE " + event + " e SET published_at = NULL, attempts = r.attempts"
                         + " FROM unnest(?::bigint[], ?::int[]) AS r(seq, attempts) WHERE e.seq = r.seq"
