@@ -181,9 +181,33 @@ public final class PollingRelay implements Relay {
                     }
                 }
             }
+            if (settings.afterPublish() == AfterPublish.MARK) {
+                requireUnpublishedIndex(c);
+            }
         } catch (SQLException e) {
             throw new IllegalStateException("poll relay " + settings.instanceId() + " cannot reach the database: "
                     + e.getMessage() + " (check the JDBC URL, credentials and network)", e);
+        }
+    }
+
+    /**
+     * MARK mode keeps published rows, so claims must find the unpublished ones through the partial
+     * index the schema creates only for MARK mode (V9 dropped it where every row is unpublished):
+     * without it every claim would walk the whole archive.
+     */
+    private void requireUnpublishedIndex(Connection c) throws SQLException {
+        String table = Identifiers.qualified(settings.schema(), "outbox_event");
+        try (PreparedStatement ps = c.prepareStatement(sql.unpublishedIndexPresent())) {
+            ps.setString(1, table);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                if (!rs.getBoolean(1)) {
+                    throw new IllegalStateException("poll relay " + settings.instanceId() + ": afterPublish MARK keeps "
+                            + "published rows and needs an index on the unpublished ones, which " + table + " lacks. "
+                            + "Create it as the schema owner: CREATE INDEX CONCURRENTLY outbox_event_unpublished ON "
+                            + table + " (seq) WHERE published_at IS NULL");
+                }
+            }
         }
     }
 

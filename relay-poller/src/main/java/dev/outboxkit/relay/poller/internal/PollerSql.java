@@ -56,6 +56,7 @@ public final class PollerSql {
     final String oldestAge;
     final String tablesPresent;
     final String notifyTriggerPresent;
+    final String unpublishedIndexPresent;
 
     public PollerSql(String schema, int partitions, AfterPublish afterPublish, ParkPolicy parkPolicy) {
         this.event = Identifiers.qualified(schema, "outbox_event");
@@ -154,6 +155,14 @@ public final class PollerSql {
                 + " to_regclass(?) IS NOT NULL";
         notifyTriggerPresent = "SELECT EXISTS (SELECT 1 FROM pg_trigger t JOIN pg_proc p ON p.oid = t.tgfoid"
                 + " WHERE t.tgrelid = to_regclass(?) AND p.proname = 'outbox_event_notify' AND t.tgenabled <> 'D')";
+        unpublishedIndexPresent = "SELECT EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = to_regclass(?) AND i.indisvalid"
+                + " AND i.indkey[0] = (SELECT attnum FROM pg_attribute WHERE attrelid = i.indrelid AND attname = 'seq')"
+                + " AND pg_get_expr(i.indpred, i.indrelid) = '(published_at IS NULL)')";
+    }
+
+    /** Whether outbox_event has an index on seq for unpublished rows only (one parameter: the table); MARK mode needs it. */
+    public String unpublishedIndexPresent() {
+        return unpublishedIndexPresent;
     }
 
     /** Four to_regclass checks: outbox_event, outbox_dead_letter, outbox_relay_lease, outbox_relay_member. */
