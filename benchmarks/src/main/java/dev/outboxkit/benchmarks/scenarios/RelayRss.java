@@ -20,11 +20,17 @@ import java.util.Map;
 
 /**
  * {@code relay_rss_mb}: peak resident memory ({@code VmHWM}) of the polling relay running alone in
- * its own JVM ({@link PollerRelayMain} through the testkit's {@link JavaProcess}: {@code -Xmx512m
- * -XX:+UseSerialGC}, default relay settings) while it drains the backlog, read from
+ * its own JVM ({@link PollerRelayMain} through the testkit's {@link JavaProcess} with the sidecar's JVM
+ * options, default relay settings) while it drains the backlog, read from
  * {@code /proc/<pid>/status} just before the child is stopped.
  */
 public final class RelayRss implements Scenario {
+
+    /**
+     * The JVM options {@code bin/outbox} runs the sidecar with (its {@code default_java_opts}; a test
+     * keeps the two equal). {@link JavaProcess} adds {@code -Xmx512m}.
+     */
+    public static final List<String> SIDECAR_JVM_OPTIONS = List.of("-XX:+UseSerialGC", "-Xms32m");
 
     @Override
     public String name() {
@@ -47,7 +53,7 @@ public final class RelayRss implements Scenario {
         try (JavaProcess child = JavaProcess.start("bench-poller-rss", PollerRelayMain.class,
                 List.of("jdbcUrl=" + db.jdbcUrl(), "user=" + db.user(), "password=" + db.password(),
                         "bootstrap=" + context.kafka().bootstrapServers(), "topic=" + topic),
-                List.of(), Map.of());
+                SIDECAR_JVM_OPTIONS, Map.of());
              Connection c = db.connect()) {
             Await.until("child relay drains " + backlog + " rows", () -> Relays.tableEmpty(c, PgDrainCeiling.SCHEMA),
                     PollerDrain.drainTimeout(backlog).plusMinutes(1), 20,
