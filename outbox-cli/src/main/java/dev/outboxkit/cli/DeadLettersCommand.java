@@ -80,15 +80,15 @@ final class DeadLettersCommand {
             PrintWriter out = spec.commandLine().getOut();
             try (HikariDataSource ds = db.dataSource("outbox-dead-letters", 1); Connection c = ds.getConnection();
                  PreparedStatement ps = c.prepareStatement("SELECT id, aggregate_type, aggregate_id, event_type, attempts, parked_at, "
-                         + "parked_by, error_class, error_message, octet_length(payload::text) FROM "
+                         + "parked_by, error_class, error_message, octet_length(payload::text), seq FROM "
                          + Identifiers.qualified(db.schema, "outbox_dead_letter") + " ORDER BY parked_at, seq LIMIT ?")) {
                 ps.setInt(1, limit);
                 int n = 0;
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
                         n++;
-                        out.printf("%s %s/%s %s attempts=%d parked_at=%s by=%s payload=%d bytes%n  %s: %s%n",
-                                rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getInt(5),
+                        out.printf("%s %s/%s %s seq=%d attempts=%d parked_at=%s by=%s payload=%d bytes%n  %s: %s%n",
+                                rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getLong(11), rs.getInt(5),
                                 rs.getObject(6), rs.getString(7), rs.getLong(10), rs.getString(8), rs.getString(9));
                     }
                 }
@@ -100,7 +100,8 @@ final class DeadLettersCommand {
 
     @Command(name = "retry", mixinStandardHelpOptions = true,
             description = {"Move parked rows back into outbox_event so the relay tries them again.",
-                    "They get a new seq: a retried event is published after events of its aggregate written since."})
+                    "They keep their original seq: under the polling relay's HOLD_AGGREGATE policy a retried event is "
+                            + "published before the events of its aggregate that waited behind it."})
     static final class RetryCommand implements Callable<Integer> {
         @Spec
         CommandLine.Model.CommandSpec spec;
@@ -112,14 +113,49 @@ final class DeadLettersCommand {
         @Override
         public Integer call() throws SQLException {
             selection.require(spec.commandLine());
-            String dl = Identifiers.qualified(db.schema, "outbox_dead_letter");
-            String outbox = Identifiers.qualified(db.schema, "outbox_event");
-            String sql = "WITH moved AS (DELETE FROM " + dl + selection.where() + " RETURNING *) "
-                    + "INSERT INTO " + outbox + " (id, aggregate_type, aggregate_id, event_type, payload, headers, topic, created_at) "
-                    + "SELECT id, aggregate_type, aggregate_id, event_type, payload, headers, topic, created_at FROM moved ORDER BY seq "
-                    + "RETURNING id, aggregate_type, aggregate_id";
-            return move(spec, db, selection, sql, "retry");
+            try {
+                return move(spec, db, selection, retrySql(db.schema, selection.where()), "retry");
+            } catch (SQLException e) {
+                if (UNIQUE_VIOLATION.equals(e.getSQLState())) {
+                    // Described with the database's message (which names the key) by Main.
+                    throw new IllegalStateException("nothing was moved: an event with the same seq or id is still in "
+                            + "outbox_event. That row either waits for the relay already (then discard the dead letter) or "
+                            + "is a copy inserted by hand (delete it, then retry)", e);
+                }
+                throw e;
+            }
         }
+    }
+
+    static final String UNIQUE_VIOLATION = "23505";
+
+    /**
+     * Moves the selected dead letters back into {@code outbox_event} in one statement, each at its original
+     * {@code seq} ({@code OVERRIDING SYSTEM VALUE}), because the polling relay publishes in seq order: with a
+     * new seq a retried event would go out after the events of its aggregate that HOLD_AGGREGATE kept waiting
+     * behind it.
+     *
+     * <p>Reusing the seq cannot collide with another event: {@code seq} is an identity column, whose sequence
+     * never hands a value out twice, and a relay removes the row from {@code outbox_event} in the transaction
+     * that parks it (the polling relay always; the CDC relay with {@code deleteAfterPublish}, and otherwise the
+     * writer's transient and emit-message modes never keep the row). If the row is there all the same (a CDC
+     * relay with {@code deleteAfterPublish(false)} on a table that keeps its rows, or a copy inserted by hand),
+     * the primary key or the unique id refuses the insert, the whole statement rolls back and the dead letters
+     * stay parked. Dead letters without a row ({@code seq} 0: the CDC relay parked a logical decoding message)
+     * get a new seq, in the order they were created.
+     */
+    static String retrySql(String schema, String where) {
+        String dl = Identifiers.qualified(schema, "outbox_dead_letter");
+        String outbox = Identifiers.qualified(schema, "outbox_event");
+        String columns = "id, aggregate_type, aggregate_id, event_type, payload, headers, topic, created_at";
+        String returning = " RETURNING id, aggregate_type, aggregate_id, seq";
+        return "WITH moved AS (DELETE FROM " + dl + where + " RETURNING *), "
+                + "kept AS (INSERT INTO " + outbox + " (seq, " + columns + ") OVERRIDING SYSTEM VALUE "
+                + "SELECT seq, " + columns + " FROM moved WHERE seq > 0" + returning + "), "
+                + "renumbered AS (INSERT INTO " + outbox + " (" + columns + ") "
+                + "SELECT " + columns + " FROM moved WHERE seq <= 0 ORDER BY created_at, id" + returning + ") "
+                + "SELECT id, aggregate_type, aggregate_id, seq FROM kept UNION ALL SELECT id, aggregate_type, aggregate_id, seq "
+                + "FROM renumbered ORDER BY seq";
     }
 
     @Command(name = "discard", mixinStandardHelpOptions = true,
@@ -142,7 +178,7 @@ final class DeadLettersCommand {
                         "discard deletes events for good: add --yes to confirm");
             }
             String sql = "DELETE FROM " + Identifiers.qualified(db.schema, "outbox_dead_letter") + selection.where()
-                    + " RETURNING id, aggregate_type, aggregate_id";
+                    + " RETURNING id, aggregate_type, aggregate_id, seq";
             return move(spec, db, selection, sql, "discard");
         }
     }
@@ -159,9 +195,10 @@ final class DeadLettersCommand {
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
                         n++;
-                        AUDIT.info("dead-letter {} id={} aggregate={}/{} by={}", action, rs.getString(1), rs.getString(2),
-                                rs.getString(3), who);
-                        out.printf("%s %s (%s/%s)%n", action, rs.getString(1), rs.getString(2), rs.getString(3));
+                        AUDIT.info("dead-letter {} id={} aggregate={}/{} seq={} by={}", action, rs.getString(1),
+                                rs.getString(2), rs.getString(3), rs.getLong(4), who);
+                        out.printf("%s %s (%s/%s) seq %d%n", action, rs.getString(1), rs.getString(2), rs.getString(3),
+                                rs.getLong(4));
                     }
                 }
                 c.commit();

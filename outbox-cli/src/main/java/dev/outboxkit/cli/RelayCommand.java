@@ -1,8 +1,8 @@
 package dev.outboxkit.cli;
 
 import dev.outboxkit.core.Relay;
-import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.core.internal.RelayBuilder;
 import dev.outboxkit.relay.cdc.CdcRelay;
 import dev.outboxkit.relay.poller.AfterPublish;
 import dev.outboxkit.relay.poller.ParkPolicy;
@@ -71,9 +71,8 @@ final class RelayCommand {
         return Main.OK;
     }
 
-    @Command(name = "poll", mixinStandardHelpOptions = true, showDefaultValues = true,
-            description = "The polling relay: claims rows with FOR UPDATE SKIP LOCKED, publishes, deletes after the acks.")
-    static final class Poll implements Callable<Integer>, Main.NeedsSettings {
+    /** What both relay subcommands share: their options, the builder settings those map to, and serving. */
+    abstract static class Sidecar implements Callable<Integer>, Main.NeedsSettings {
         @Spec
         CommandLine.Model.CommandSpec spec;
         @Mixin
@@ -86,6 +85,48 @@ final class RelayCommand {
         Common common;
         Settings settings;
 
+        @Override
+        public void settings(Settings settings) {
+            this.settings = settings;
+        }
+
+        /** "poll" or "cdc". */
+        abstract String kind();
+
+        /** What the start-up log line says about the source beyond the database. */
+        String source() {
+            return "";
+        }
+
+        /** The relay, from {@link #shared} plus its own options. */
+        abstract Relay relay(Map<String, Object> producer, PrometheusMeterRegistry registry);
+
+        /** The options both relays take the same way, applied to the relay's builder. */
+        <B extends RelayBuilder<B>> B shared(B builder, Map<String, Object> producer) {
+            return builder.jdbcUrl(db.requireUrl())
+                    .user(db.user)
+                    .password(db.secretPassword())
+                    .schema(db.schema)
+                    .bootstrapServers(kafka.requireBootstrap())
+                    .producerOverrides(producer)
+                    .route(common.route)
+                    .leaseDuration(common.leaseDuration)
+                    .instanceId(common.instanceId);
+        }
+
+        @Override
+        public Integer call() throws Exception {
+            Map<String, Object> producer = kafka.clientProperties(settings, true);
+            PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+            Relay relay = build(() -> relay(producer, registry));
+            log.info("relay {}: {}{} → {}", kind(), db.describe(), source(), kafka.bootstrapServers);
+            return serve(kind(), relay, registry, http.httpPort, spec.commandLine().getOut());
+        }
+    }
+
+    @Command(name = "poll", mixinStandardHelpOptions = true, showDefaultValues = true,
+            description = "The polling relay: claims rows with FOR UPDATE SKIP LOCKED, publishes, deletes after the acks.")
+    static final class Poll extends Sidecar {
         @Option(names = "--partitions", defaultValue = "64", description = "Lease units that aggregates hash into (the same on every instance).")
         int partitions;
 
@@ -100,56 +141,25 @@ final class RelayCommand {
         ParkPolicy parkPolicy;
 
         @Override
-        public void settings(Settings settings) {
-            this.settings = settings;
+        String kind() {
+            return "poll";
         }
 
         @Override
-        public Integer call() throws Exception {
-            Map<String, Object> producer = kafka.clientProperties(settings, true);
-            PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-            PollingRelay.Builder builder = PollingRelay.builder()
-                    .jdbcUrl(db.requireUrl())
-                    .schema(db.schema)
-                    .bootstrapServers(kafka.requireBootstrap())
-                    .producerOverrides(producer)
-                    .route(common.route)
+        Relay relay(Map<String, Object> producer, PrometheusMeterRegistry registry) {
+            return shared(PollingRelay.builder(), producer)
                     .partitions(partitions)
                     .batchSize(batchSize)
-                    .leaseDuration(common.leaseDuration)
                     .afterPublish(afterPublish)
                     .parkPolicy(parkPolicy)
-                    .meterRegistry(registry);
-            if (db.user != null) {
-                builder.user(db.user);
-            }
-            Secret password = db.secretPassword();
-            if (password != null) {
-                builder.password(password);
-            }
-            if (common.instanceId != null) {
-                builder.instanceId(common.instanceId);
-            }
-            log.info("relay poll: {} → {}", db.describe(), kafka.bootstrapServers);
-            return serve("poll", build(builder::build), registry, http.httpPort, spec.commandLine().getOut());
+                    .meterRegistry(registry)
+                    .build();
         }
     }
 
     @Command(name = "cdc", mixinStandardHelpOptions = true, showDefaultValues = true,
             description = "The WAL relay: Debezium Embedded reads the outbox table's inserts from a logical replication slot.")
-    static final class Cdc implements Callable<Integer>, Main.NeedsSettings {
-        @Spec
-        CommandLine.Model.CommandSpec spec;
-        @Mixin
-        Options.Database db;
-        @Mixin
-        Options.Kafka kafka;
-        @Mixin
-        Options.Http http;
-        @Mixin
-        Common common;
-        Settings settings;
-
+    static final class Cdc extends Sidecar {
         @Option(names = "--slot", defaultValue = "outboxkit_slot", converter = Options.IdentifierConverter.class,
                 description = "Logical replication slot (created if missing, never dropped on stop).")
         String slot;
@@ -159,36 +169,22 @@ final class RelayCommand {
         String publication;
 
         @Override
-        public void settings(Settings settings) {
-            this.settings = settings;
+        String kind() {
+            return "cdc";
         }
 
         @Override
-        public Integer call() throws Exception {
-            Map<String, Object> producer = kafka.clientProperties(settings, true);
-            PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-            CdcRelay.Builder builder = CdcRelay.builder()
-                    .jdbcUrl(db.requireUrl())
-                    .schema(db.schema)
+        String source() {
+            return " slot " + slot;
+        }
+
+        @Override
+        Relay relay(Map<String, Object> producer, PrometheusMeterRegistry registry) {
+            return shared(CdcRelay.builder(), producer)
                     .slotName(slot)
                     .publicationName(publication)
-                    .bootstrapServers(kafka.requireBootstrap())
-                    .producerOverrides(producer)
-                    .route(common.route)
-                    .leaseDuration(common.leaseDuration)
-                    .meterRegistry(registry);
-            if (db.user != null) {
-                builder.user(db.user);
-            }
-            Secret password = db.secretPassword();
-            if (password != null) {
-                builder.password(password);
-            }
-            if (common.instanceId != null) {
-                builder.instanceId(common.instanceId);
-            }
-            log.info("relay cdc: {} slot {} → {}", db.describe(), slot, kafka.bootstrapServers);
-            return serve("cdc", build(builder::build), registry, http.httpPort, spec.commandLine().getOut());
+                    .meterRegistry(registry)
+                    .build();
         }
     }
 

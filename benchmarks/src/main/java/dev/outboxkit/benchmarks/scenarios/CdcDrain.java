@@ -1,10 +1,7 @@
 package dev.outboxkit.benchmarks.scenarios;
 
 import dev.outboxkit.benchmarks.BenchContext;
-import dev.outboxkit.benchmarks.Measurements;
-import dev.outboxkit.benchmarks.Metric;
 import dev.outboxkit.benchmarks.MetricCatalog;
-import dev.outboxkit.benchmarks.Scenario;
 import dev.outboxkit.benchmarks.load.Await;
 import dev.outboxkit.benchmarks.load.Backlog;
 import dev.outboxkit.benchmarks.load.KafkaTopics;
@@ -14,7 +11,6 @@ import dev.outboxkit.relay.cdc.CdcRelay;
 import dev.outboxkit.testkit.TestDatabase;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
-import java.util.List;
 
 /**
  * {@code cdc_drain_eps}: the WAL relay ({@link CdcRelay}, default settings) streaming a backlog
@@ -24,29 +20,16 @@ import java.util.List;
  * the backlog. {@link StockDebeziumDrain} measures the stock pipeline exactly the same way
  * ({@code cdc_vs_stock_debezium}).
  */
-public final class CdcDrain implements Scenario {
+public final class CdcDrain extends BacklogDrain {
 
-    @Override
-    public String name() {
-        return "cdc_drain";
+    public CdcDrain() {
+        super("cdc_drain", MetricCatalog.CDC_DRAIN_EPS);
     }
 
     @Override
-    public List<Metric> metrics() {
-        return List.of(MetricCatalog.CDC_DRAIN_EPS);
-    }
-
-    @Override
-    public boolean payloadSensitive() {
-        return true;
-    }
-
-    @Override
-    public Measurements run(BenchContext context) throws Exception {
-        TestDatabase db = context.newDatabase();
-        int backlog = context.sizes().backlogEvents();
+    double drain(BenchContext context, TestDatabase db, int backlog) throws Exception {
         String topic = context.uniqueTopic("cdc-drain");
-        KafkaTopics.createReady(context.kafka(), topic, PollerDrain.PARTITIONS);
+        KafkaTopics.createReady(context.kafka(), topic, PARTITIONS);
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         CdcRelay relay = Relays.cdc(db, context.kafka().bootstrapServers(), TopicRoute.of(topic), registry);
         double seconds;
@@ -54,16 +37,16 @@ public final class CdcDrain implements Scenario {
             relay.start();
             Await.until("CDC relay ready", () -> relay.health().ready(), Duration.ofMinutes(2), 20,
                     () -> failure(relay));
-            Backlog.copy(db, PgDrainCeiling.SCHEMA, backlog, context.payloadBytes());
+            Backlog.copy(db, SCHEMA, backlog, context.payloadBytes());
             long committed = System.nanoTime();
             Await.until("CDC relay streaming " + backlog + " rows", () -> Relays.published(registry) >= backlog,
-                    PollerDrain.drainTimeout(backlog), 5, () -> failure(relay));
-            seconds = (System.nanoTime() - committed) / 1e9;
+                    drainTimeout(backlog), 5, () -> failure(relay));
+            seconds = secondsSince(committed);
         } finally {
             relay.close();
             Relays.dropSlot(db, relay.slotName());
         }
-        return new Measurements().put(MetricCatalog.CDC_DRAIN_EPS.key(), backlog / seconds);
+        return seconds;
     }
 
     static String failure(CdcRelay relay) {

@@ -1,10 +1,7 @@
 package dev.outboxkit.benchmarks.scenarios;
 
 import dev.outboxkit.benchmarks.BenchContext;
-import dev.outboxkit.benchmarks.Measurements;
-import dev.outboxkit.benchmarks.Metric;
 import dev.outboxkit.benchmarks.MetricCatalog;
-import dev.outboxkit.benchmarks.Scenario;
 import dev.outboxkit.benchmarks.load.Backlog;
 import dev.outboxkit.core.Identifiers;
 import dev.outboxkit.core.OutboxEvent;
@@ -24,31 +21,17 @@ import java.util.UUID;
  * {@value #BATCH} rows with {@code FOR UPDATE SKIP LOCKED}, delete them returning the contract
  * columns, read each row into an {@link OutboxEvent}, commit; until the table is empty. No Kafka.
  */
-public final class PgDrainCeiling implements Scenario {
+public final class PgDrainCeiling extends BacklogDrain {
 
     /** Rows per claim, as in the naive poller that FACTS.md measured. */
     public static final int BATCH = 1000;
-    static final String SCHEMA = "public";
 
-    @Override
-    public String name() {
-        return "pg_drain_ceiling";
+    public PgDrainCeiling() {
+        super("pg_drain_ceiling", MetricCatalog.PG_DRAIN_CEILING_EPS);
     }
 
     @Override
-    public List<Metric> metrics() {
-        return List.of(MetricCatalog.PG_DRAIN_CEILING_EPS);
-    }
-
-    @Override
-    public boolean payloadSensitive() {
-        return true;
-    }
-
-    @Override
-    public Measurements run(BenchContext context) throws Exception {
-        TestDatabase db = context.newDatabase();
-        int backlog = context.sizes().backlogEvents();
+    double drain(BenchContext context, TestDatabase db, int backlog) throws Exception {
         Backlog.fill(db, SCHEMA, backlog, context.payloadBytes());
         long drained = 0;
         long start = System.nanoTime();
@@ -63,11 +46,11 @@ public final class PgDrainCeiling implements Scenario {
                 drained += batch.size();
             } while (!batch.isEmpty());
         }
-        double seconds = (System.nanoTime() - start) / 1e9;
+        double seconds = secondsSince(start);
         if (drained != backlog) {
             throw new IllegalStateException("drained " + drained + " rows of a backlog of " + backlog);
         }
-        return new Measurements().put(MetricCatalog.PG_DRAIN_CEILING_EPS.key(), drained / seconds);
+        return seconds;
     }
 
     /** The claim-and-delete statement: the batch size is its one parameter. */

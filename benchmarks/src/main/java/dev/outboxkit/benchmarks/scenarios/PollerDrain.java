@@ -1,10 +1,7 @@
 package dev.outboxkit.benchmarks.scenarios;
 
 import dev.outboxkit.benchmarks.BenchContext;
-import dev.outboxkit.benchmarks.Measurements;
-import dev.outboxkit.benchmarks.Metric;
 import dev.outboxkit.benchmarks.MetricCatalog;
-import dev.outboxkit.benchmarks.Scenario;
 import dev.outboxkit.benchmarks.load.Await;
 import dev.outboxkit.benchmarks.load.Backlog;
 import dev.outboxkit.benchmarks.load.KafkaTopics;
@@ -14,8 +11,6 @@ import dev.outboxkit.relay.poller.PollingRelay;
 import dev.outboxkit.testkit.TestDatabase;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.sql.Connection;
-import java.time.Duration;
-import java.util.List;
 
 /**
  * {@code poller_drain_eps}: the polling relay ({@link PollingRelay}, default settings) draining the
@@ -24,52 +19,32 @@ import java.util.List;
  * and the relay's {@code outbox.relay.published} counter must then account for every row.
  * The runner divides it by {@code pg_drain_ceiling_eps} of the same repeat ({@code poller_vs_pg_ceiling}).
  */
-public final class PollerDrain implements Scenario {
+public final class PollerDrain extends BacklogDrain {
 
-    static final int PARTITIONS = 8;
-
-    @Override
-    public String name() {
-        return "poller_drain";
+    public PollerDrain() {
+        super("poller_drain", MetricCatalog.POLLER_DRAIN_EPS);
     }
 
     @Override
-    public List<Metric> metrics() {
-        return List.of(MetricCatalog.POLLER_DRAIN_EPS);
-    }
-
-    @Override
-    public boolean payloadSensitive() {
-        return true;
-    }
-
-    @Override
-    public Measurements run(BenchContext context) throws Exception {
-        TestDatabase db = context.newDatabase();
-        int backlog = context.sizes().backlogEvents();
+    double drain(BenchContext context, TestDatabase db, int backlog) throws Exception {
         String topic = context.uniqueTopic("poller-drain");
         KafkaTopics.createReady(context.kafka(), topic, PARTITIONS);
-        Backlog.fill(db, PgDrainCeiling.SCHEMA, backlog, context.payloadBytes());
+        Backlog.fill(db, SCHEMA, backlog, context.payloadBytes());
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         double seconds;
         try (PollingRelay relay = Relays.poller(db, context.kafka().bootstrapServers(), TopicRoute.of(topic), registry);
              Connection c = db.connect()) {
             long start = System.nanoTime();
             relay.start();
-            Await.until("poller drain of " + backlog + " rows", () -> Relays.tableEmpty(c, PgDrainCeiling.SCHEMA),
+            Await.until("poller drain of " + backlog + " rows", () -> Relays.tableEmpty(c, SCHEMA),
                     drainTimeout(backlog), 5, () -> relay.health().live() ? null : "relay down: " + relay.health().detail());
-            seconds = (System.nanoTime() - start) / 1e9;
+            seconds = secondsSince(start);
         }
         double published = Relays.published(registry);
         if (published < backlog) {
             throw new IllegalStateException("the poller emptied the table but Kafka acknowledged only " + published
                     + " of " + backlog + " events");
         }
-        return new Measurements().put(MetricCatalog.POLLER_DRAIN_EPS.key(), backlog / seconds);
-    }
-
-    /** Generous: 2 minutes plus 1 ms per row (a relay at 1,000 events/s still finishes). */
-    static Duration drainTimeout(int rows) {
-        return Duration.ofMinutes(2).plusMillis(rows);
+        return seconds;
     }
 }

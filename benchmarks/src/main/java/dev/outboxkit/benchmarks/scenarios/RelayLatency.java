@@ -72,7 +72,7 @@ public final class RelayLatency implements Scenario {
     public Measurements run(BenchContext context) throws Exception {
         TestDatabase db = context.newDatabase();
         String topic = context.uniqueTopic(system.key + "-latency");
-        KafkaTopics.createReady(context.kafka(), topic, PollerDrain.PARTITIONS);
+        KafkaTopics.createReady(context.kafka(), topic, BacklogDrain.PARTITIONS);
         String bootstrap = context.kafka().bootstrapServers();
         Relay relay = system == Kind.POLLER
                 ? Relays.poller(db, bootstrap, TopicRoute.of(topic), new SimpleMeterRegistry())
@@ -99,7 +99,7 @@ public final class RelayLatency implements Scenario {
         try (KafkaAckObserver acks = KafkaAckObserver.start(context.kafka().bootstrapServers(), List.of(topic), tracker)) {
             OpenLoopDriver.Result result = OpenLoopDriver.run(rate, context.sizes().warmup(),
                     context.sizes().latencyWindow(), Duration.ofSeconds(30), WRITERS,
-                    OutboxInsertTarget.factory(db, PgDrainCeiling.SCHEMA, context.payloadBytes()), tracker);
+                    OutboxInsertTarget.factory(db, BacklogDrain.SCHEMA, context.payloadBytes()), tracker);
             if (acks.failure() != null) {
                 throw new IllegalStateException("the ack observer failed: " + acks.failure(), acks.failure());
             }

@@ -47,16 +47,16 @@ public final class RelayRss implements Scenario {
         TestDatabase db = context.newDatabase();
         int backlog = context.sizes().backlogEvents();
         String topic = context.uniqueTopic("relay-rss");
-        KafkaTopics.createReady(context.kafka(), topic, PollerDrain.PARTITIONS);
-        Backlog.fill(db, PgDrainCeiling.SCHEMA, backlog, context.payloadBytes());
+        KafkaTopics.createReady(context.kafka(), topic, BacklogDrain.PARTITIONS);
+        Backlog.fill(db, BacklogDrain.SCHEMA, backlog, context.payloadBytes());
         double peak;
         try (JavaProcess child = JavaProcess.start("bench-poller-rss", PollerRelayMain.class,
                 List.of("jdbcUrl=" + db.jdbcUrl(), "user=" + db.user(), "password=" + db.password(),
                         "bootstrap=" + context.kafka().bootstrapServers(), "topic=" + topic),
                 SIDECAR_JVM_OPTIONS, Map.of());
              Connection c = db.connect()) {
-            Await.until("child relay drains " + backlog + " rows", () -> Relays.tableEmpty(c, PgDrainCeiling.SCHEMA),
-                    PollerDrain.drainTimeout(backlog).plusMinutes(1), 20,
+            Await.until("child relay drains " + backlog + " rows", () -> Relays.tableEmpty(c, BacklogDrain.SCHEMA),
+                    BacklogDrain.drainTimeout(backlog).plusMinutes(1), 20,
                     () -> child.isAlive() ? null : "the child relay exited:\n" + child.output());
             peak = ProcessMemory.peakRssMb(child.pid());
             child.terminate(Duration.ofSeconds(60));

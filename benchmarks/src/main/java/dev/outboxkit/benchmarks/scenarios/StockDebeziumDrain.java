@@ -1,10 +1,7 @@
 package dev.outboxkit.benchmarks.scenarios;
 
 import dev.outboxkit.benchmarks.BenchContext;
-import dev.outboxkit.benchmarks.Measurements;
-import dev.outboxkit.benchmarks.Metric;
 import dev.outboxkit.benchmarks.MetricCatalog;
-import dev.outboxkit.benchmarks.Scenario;
 import dev.outboxkit.benchmarks.load.Await;
 import dev.outboxkit.benchmarks.load.Backlog;
 import dev.outboxkit.benchmarks.load.KafkaTopics;
@@ -17,7 +14,6 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.Statement;
-import java.util.List;
 
 /**
  * {@code stock_debezium_eps}: the stock Debezium outbox pipeline ({@link StockDebeziumPipeline}:
@@ -25,32 +21,19 @@ import java.util.List;
  * {@link CdcDrain}: it streams from its own slot and publication, created on the empty table; the
  * backlog is written with one COPY; the clock runs from that commit until every event is acknowledged.
  */
-public final class StockDebeziumDrain implements Scenario {
+public final class StockDebeziumDrain extends BacklogDrain {
 
     static final String PUBLICATION = "stock_pub";
 
-    @Override
-    public String name() {
-        return "stock_debezium_drain";
+    public StockDebeziumDrain() {
+        super("stock_debezium_drain", MetricCatalog.STOCK_DEBEZIUM_EPS);
     }
 
     @Override
-    public List<Metric> metrics() {
-        return List.of(MetricCatalog.STOCK_DEBEZIUM_EPS);
-    }
-
-    @Override
-    public boolean payloadSensitive() {
-        return true;
-    }
-
-    @Override
-    public Measurements run(BenchContext context) throws Exception {
-        TestDatabase db = context.newDatabase();
-        int backlog = context.sizes().backlogEvents();
+    double drain(BenchContext context, TestDatabase db, int backlog) throws Exception {
         String prefix = context.uniqueTopic("stock");
         String topic = prefix + ".account";
-        KafkaTopics.createReady(context.kafka(), topic, PollerDrain.PARTITIONS);
+        KafkaTopics.createReady(context.kafka(), topic, PARTITIONS);
         String slot = Relays.uniqueSlot("bench_stock");
         try (Connection c = db.connect(); Statement s = c.createStatement()) {
             s.execute("CREATE PUBLICATION " + PUBLICATION + " FOR TABLE public.outbox_event");
@@ -65,14 +48,14 @@ public final class StockDebeziumDrain implements Scenario {
         try (StockDebeziumPipeline stock = StockDebeziumPipeline.start(new StockDebeziumPipeline.Settings(
                 url.getHost(), url.getPort(), url.getPath().substring(1), db.user(), db.password(),
                 context.kafka().bootstrapServers(), slot, PUBLICATION, prefix + ".${routedByValue}", offsets))) {
-            Backlog.copy(db, PgDrainCeiling.SCHEMA, backlog, context.payloadBytes());
+            Backlog.copy(db, SCHEMA, backlog, context.payloadBytes());
             long committed = System.nanoTime();
             Await.until("stock Debezium streaming " + backlog + " rows", () -> stock.acked() >= backlog,
-                    PollerDrain.drainTimeout(backlog).multipliedBy(4), 5, stock::failure);
-            seconds = (System.nanoTime() - committed) / 1e9;
+                    drainTimeout(backlog).multipliedBy(4), 5, stock::failure);
+            seconds = secondsSince(committed);
         } finally {
             Relays.dropSlot(db, slot);
         }
-        return new Measurements().put(MetricCatalog.STOCK_DEBEZIUM_EPS.key(), backlog / seconds);
+        return seconds;
     }
 }

@@ -1,20 +1,14 @@
 package dev.outboxkit.relay.cdc;
 
 import dev.outboxkit.core.Identifiers;
-import dev.outboxkit.core.ProducerSafety;
 import dev.outboxkit.core.Relay;
-import dev.outboxkit.core.Secret;
-import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.core.internal.RelayBuilder;
 import dev.outboxkit.relay.cdc.internal.CdcSettings;
 import dev.outboxkit.relay.cdc.internal.Supervisor;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.net.InetAddress;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
-import java.util.Objects;
-import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * The WAL relay: reads the outbox table's inserts (and the writer's logical decoding messages) from a
@@ -131,21 +125,21 @@ public final class CdcRelay implements Relay {
 
     /**
      * Configuration, validated in {@link #build()}. Required: {@link #jdbcUrl}, {@link #user},
-     * {@link #bootstrapServers}.
+     * {@link #bootstrapServers}. The database, Kafka, route, instance, lease and clock settings are shared with
+     * the polling relay ({@link RelayBuilder}); for this relay:
+     * <ul>
+     *   <li>{@code jdbcUrl} names one host, the primary. Debezium opens its own connections from it (SSL
+     *       options are passed on); the relay also keeps a small pool for leases, offsets, deletes and dead
+     *       letters.</li>
+     *   <li>{@code user} needs {@code REPLICATION} (see the README for the least-privilege grants).</li>
+     *   <li>{@code leaseDuration}: a standby takes over this long after the active instance died; a paused
+     *       instance stops publishing once it passed.</li>
+     * </ul>
      */
-    public static final class Builder {
+    public static final class Builder extends RelayBuilder<Builder> {
 
-        private String jdbcUrl;
-        private String user;
-        private Secret password;
-        private String schema = "public";
         private String slotName = "outboxkit_slot";
         private String publicationName = "outboxkit_pub";
-        private String bootstrapServers;
-        private Map<String, ?> producerOverrides = Map.of();
-        private TopicRoute route = TopicRoute.defaultRoute();
-        private String instanceId;
-        private Duration leaseDuration = Duration.ofSeconds(15);
         private boolean deleteAfterPublish = true;
         private Duration heartbeatInterval = Duration.ofSeconds(5);
         private Duration offsetFlushInterval = Duration.ofSeconds(1);
@@ -153,36 +147,8 @@ public final class CdcRelay implements Relay {
         private Duration pollInterval = Duration.ofMillis(5);
         private Duration shutdownTimeout = Duration.ofSeconds(30);
         private MeterRegistry meterRegistry;
-        private Clock clock = Clock.systemUTC();
 
         private Builder() {
-        }
-
-        /**
-         * The database with the outbox ({@code jdbc:postgresql://host:port/db}, one host: the primary).
-         * Debezium opens its own connections from it (SSL options are passed on); the relay also keeps a
-         * small pool for leases, offsets, deletes and dead letters.
-         */
-        public Builder jdbcUrl(String jdbcUrl) {
-            this.jdbcUrl = jdbcUrl;
-            return this;
-        }
-
-        /** Role to connect as; needs {@code REPLICATION} (see the README for the least-privilege grants). */
-        public Builder user(String user) {
-            this.user = user;
-            return this;
-        }
-
-        public Builder password(Secret password) {
-            this.password = password;
-            return this;
-        }
-
-        /** Schema holding the outboxkit tables. Default {@code public}. */
-        public Builder schema(String schema) {
-            this.schema = schema;
-            return this;
         }
 
         /** Logical replication slot (pgoutput); also names the lease {@code cdc/<slotName>}. Default {@code outboxkit_slot}. */
@@ -198,43 +164,6 @@ public final class CdcRelay implements Relay {
          */
         public Builder publicationName(String publicationName) {
             this.publicationName = publicationName;
-            return this;
-        }
-
-        /** Kafka bootstrap servers. */
-        public Builder bootstrapServers(String bootstrapServers) {
-            this.bootstrapServers = bootstrapServers;
-            return this;
-        }
-
-        /**
-         * Producer settings on top of {@link ProducerSafety#defaults()} (SASL, SSL, tuning). Settings that
-         * would weaken the guarantees (acks, idempotence, in-flight > 5, transactions) are refused.
-         */
-        public Builder producerOverrides(Map<String, ?> producerOverrides) {
-            this.producerOverrides = producerOverrides == null ? Map.of() : producerOverrides;
-            return this;
-        }
-
-        /** Topic for rows without a {@code topic}. Default {@code outbox.event.${aggregateType}}. */
-        public Builder route(TopicRoute route) {
-            this.route = route;
-            return this;
-        }
-
-        /** This instance's name in the lease table and in {@code parked_by}. Default: host, pid and a random suffix. */
-        public Builder instanceId(String instanceId) {
-            this.instanceId = instanceId;
-            return this;
-        }
-
-        /**
-         * How long the lease lasts without renewal (renewed every third of it). A standby takes over this
-         * long after the active instance died; a paused instance stops publishing once it passed.
-         * Default 15 s; 2 s to 10 min.
-         */
-        public Builder leaseDuration(Duration leaseDuration) {
-            this.leaseDuration = leaseDuration;
             return this;
         }
 
@@ -295,12 +224,6 @@ public final class CdcRelay implements Relay {
             return this;
         }
 
-        /** Clock for the commit-to-ack metric. Default UTC system clock. */
-        public Builder clock(Clock clock) {
-            this.clock = clock;
-            return this;
-        }
-
         /**
          * Validates and builds.
          *
@@ -309,54 +232,30 @@ public final class CdcRelay implements Relay {
          */
         public CdcRelay build() {
             require("jdbcUrl", jdbcUrl);
-            if (!jdbcUrl.startsWith("jdbc:postgresql:")) {
-                throw new IllegalArgumentException("jdbcUrl must start with jdbc:postgresql:, got '" + Secret.maskUrl(jdbcUrl) + "'");
-            }
             require("user", user);
             require("bootstrapServers", bootstrapServers);
-            Identifiers.requireValid("schema", schema);
+            checkShared();
             Identifiers.requireValid("slotName", slotName);
             Identifiers.requireValid("publicationName", publicationName);
-            Objects.requireNonNull(route, "route must not be null");
-            within("leaseDuration", leaseDuration, Duration.ofSeconds(2), Duration.ofMinutes(10));
-            within("heartbeatInterval", heartbeatInterval, Duration.ofMillis(100), Duration.ofMinutes(10));
-            within("offsetFlushInterval", offsetFlushInterval, Duration.ofMillis(10), Duration.ofMinutes(10));
-            within("pollInterval", pollInterval, Duration.ofMillis(1), Duration.ofSeconds(10));
-            within("shutdownTimeout", shutdownTimeout, Duration.ofSeconds(1), Duration.ofMinutes(30));
-            if (maxBatchSize < 1 || maxBatchSize > 100_000) {
-                throw new IllegalArgumentException("maxBatchSize must be between 1 and 100000, got " + maxBatchSize);
-            }
-            String id = instanceId == null ? defaultInstanceId() : instanceId;
+            between("heartbeatInterval", heartbeatInterval, Duration.ofMillis(100), Duration.ofMinutes(10));
+            between("offsetFlushInterval", offsetFlushInterval, Duration.ofMillis(10), Duration.ofMinutes(10));
+            between("pollInterval", pollInterval, Duration.ofMillis(1), Duration.ofSeconds(10));
+            between("shutdownTimeout", shutdownTimeout, Duration.ofSeconds(1), Duration.ofMinutes(30));
+            between("maxBatchSize", maxBatchSize, 1, 100_000);
+            String id = instanceIdOrDefault();
             if (id.isBlank() || id.length() > 200) {
                 throw new IllegalArgumentException("instanceId must be 1 to 200 characters, got '" + id + "'");
             }
-            Map<String, Object> producer = ProducerSafety.producerConfig(bootstrapServers, producerOverrides);
+            Map<String, Object> producer = producerConfig(Map.of());
             return new CdcRelay(new CdcSettings(jdbcUrl, user, password, schema, slotName, publicationName, producer, route,
                     id, leaseDuration, deleteAfterPublish, heartbeatInterval, offsetFlushInterval, maxBatchSize, pollInterval,
-                    shutdownTimeout, meterRegistry == null ? new SimpleMeterRegistry() : meterRegistry,
-                    Objects.requireNonNull(clock, "clock must not be null")));
+                    shutdownTimeout, meterRegistry == null ? new SimpleMeterRegistry() : meterRegistry, clock));
         }
 
         private static void require(String name, String value) {
             if (value == null || value.isBlank()) {
                 throw new IllegalArgumentException(name + " is required");
             }
-        }
-
-        private static void within(String name, Duration value, Duration min, Duration max) {
-            if (value == null || value.compareTo(min) < 0 || value.compareTo(max) > 0) {
-                throw new IllegalArgumentException(name + " must be between " + min + " and " + max + ", got " + value);
-            }
-        }
-
-        private static String defaultInstanceId() {
-            String host;
-            try {
-                host = InetAddress.getLocalHost().getHostName();
-            } catch (Exception e) {
-                host = "unknown-host";
-            }
-            return host + "-" + ProcessHandle.current().pid() + "-" + Integer.toHexString(ThreadLocalRandom.current().nextInt(0x10000));
         }
     }
 }

@@ -3,10 +3,9 @@ package dev.outboxkit.relay.poller;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxkit.core.Identifiers;
-import dev.outboxkit.core.ProducerSafety;
 import dev.outboxkit.core.Relay;
 import dev.outboxkit.core.Secret;
-import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.core.internal.RelayBuilder;
 import dev.outboxkit.relay.poller.internal.BacklogProbe;
 import dev.outboxkit.relay.poller.internal.LeaseManager;
 import dev.outboxkit.relay.poller.internal.NotifyListener;
@@ -18,18 +17,14 @@ import dev.outboxkit.relay.poller.internal.RelayMetrics;
 import dev.outboxkit.relay.poller.internal.Waker;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.net.InetAddress;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
-import java.util.UUID;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -344,21 +339,16 @@ public final class PollingRelay implements Relay {
     /**
      * Configuration of a {@link PollingRelay}. Every setting has a default except the database
      * ({@link #dataSource} or {@link #jdbcUrl}) and {@link #bootstrapServers}. {@link #build()}
-     * validates everything and names the setting it refuses.
+     * validates everything and names the setting it refuses. The database, Kafka, route, instance, lease and
+     * clock settings are shared with the WAL relay ({@link RelayBuilder}); for this relay {@code jdbcUrl} is the
+     * alternative to {@link #dataSource}: the relay then opens (and closes) its own small HikariCP pool, with
+     * {@code user} (required unless the URL has {@code user=}) and {@code password}. Leases are renewed every
+     * third of {@code leaseDuration}, at least every second.
      */
-    public static final class Builder {
+    public static final class Builder extends RelayBuilder<Builder> {
 
         private DataSource dataSource;
-        private String jdbcUrl;
-        private String user;
-        private Secret password;
-        private String schema = "public";
-        private String bootstrapServers;
-        private Map<String, ?> producerOverrides = Map.of();
-        private TopicRoute route = TopicRoute.defaultRoute();
         private int partitions = 64;
-        private String instanceId;
-        private Duration leaseDuration = Duration.ofSeconds(15);
         private int batchSize = 10_000;
         private boolean listenNotify = false;
         private AfterPublish afterPublish = AfterPublish.DELETE;
@@ -367,7 +357,6 @@ public final class PollingRelay implements Relay {
         private Duration maxPollDelay = Duration.ofMillis(100);
         private boolean pipelineClaims = false;
         private MeterRegistry meterRegistry;
-        private Clock clock = Clock.systemUTC();
         private Function<Map<String, Object>, Producer<byte[], byte[]>> producerFactory;
 
         private Builder() {
@@ -379,53 +368,6 @@ public final class PollingRelay implements Relay {
             return this;
         }
 
-        /** Instead of {@link #dataSource}: the relay opens (and closes) its own small HikariCP pool. */
-        public Builder jdbcUrl(String jdbcUrl) {
-            this.jdbcUrl = jdbcUrl;
-            return this;
-        }
-
-        /** Database user for {@link #jdbcUrl}. */
-        public Builder user(String user) {
-            this.user = user;
-            return this;
-        }
-
-        /** Database password for {@link #jdbcUrl}; never logged. */
-        public Builder password(Secret password) {
-            this.password = password;
-            return this;
-        }
-
-        /** PostgreSQL schema holding the outboxkit tables. Default {@code public}. */
-        public Builder schema(String schema) {
-            this.schema = schema;
-            return this;
-        }
-
-        /** Kafka bootstrap servers, for example {@code broker1:9092,broker2:9092}. Required. */
-        public Builder bootstrapServers(String bootstrapServers) {
-            this.bootstrapServers = bootstrapServers;
-            return this;
-        }
-
-        /**
-         * Kafka producer settings on top of the relay's tuned defaults (SASL/SSL, timeouts, …).
-         * Settings that would lose or reorder events ({@code acks} other than all, idempotence off,
-         * more than 5 requests in flight, {@code retries=0}, a transactional id) are refused with an
-         * {@link dev.outboxkit.core.UnsafeConfigurationException} naming the key.
-         */
-        public Builder producerOverrides(Map<String, ?> producerOverrides) {
-            this.producerOverrides = producerOverrides == null ? Map.of() : producerOverrides;
-            return this;
-        }
-
-        /** Topic for rows without their own topic. Default {@code outbox.event.${aggregateType}}. */
-        public Builder route(TopicRoute route) {
-            this.route = route;
-            return this;
-        }
-
         /**
          * Number of partitions aggregates hash into; the unit of leases and of parallelism across
          * instances. Default 64, from 1 to 4096. All instances must use the same value (an instance
@@ -433,22 +375,6 @@ public final class PollingRelay implements Relay {
          */
         public Builder partitions(int partitions) {
             this.partitions = partitions;
-            return this;
-        }
-
-        /** This instance's name in the lease table. Default host name, process id and a random suffix. */
-        public Builder instanceId(String instanceId) {
-            this.instanceId = instanceId;
-            return this;
-        }
-
-        /**
-         * How long a lease lasts without renewal (renewed every third of it, at least every
-         * second). After a crash or a pause, other instances take over after about this long.
-         * Default 15 s, from 2 s to 10 min.
-         */
-        public Builder leaseDuration(Duration leaseDuration) {
-            this.leaseDuration = leaseDuration;
             return this;
         }
 
@@ -526,12 +452,6 @@ public final class PollingRelay implements Relay {
             return this;
         }
 
-        /** Clock of the commit-to-ack timer. Default UTC system clock. (Leases use the database clock.) */
-        public Builder clock(Clock clock) {
-            this.clock = clock;
-            return this;
-        }
-
         /** Tests: a producer of their own (for example Kafka's MockProducer). */
         Builder producerFactory(Function<Map<String, Object>, Producer<byte[], byte[]>> producerFactory) {
             this.producerFactory = producerFactory;
@@ -550,29 +470,20 @@ public final class PollingRelay implements Relay {
                         ? "set either dataSource or jdbcUrl (with user and password)"
                         : "set dataSource or jdbcUrl, not both");
             }
-            if (jdbcUrl != null) {
-                if (!jdbcUrl.startsWith("jdbc:postgresql:")) {
-                    throw new IllegalArgumentException("jdbcUrl must start with jdbc:postgresql:, got "
-                            + Secret.maskUrl(jdbcUrl));
-                }
-                if ((user == null || user.isBlank()) && !jdbcUrl.contains("user=")) {
-                    throw new IllegalArgumentException("user must be set with jdbcUrl (or given in the URL as user=...)");
-                }
+            checkShared();
+            if (jdbcUrl != null && (user == null || user.isBlank()) && !jdbcUrl.contains("user=")) {
+                throw new IllegalArgumentException("user must be set with jdbcUrl (or given in the URL as user=...)");
             }
-            Identifiers.requireValid("schema", schema);
             if (bootstrapServers == null || bootstrapServers.isBlank()) {
                 throw new IllegalArgumentException("bootstrapServers must be set (for example localhost:9092)");
             }
-            Objects.requireNonNull(route, "route must not be null");
-            range("partitions", partitions, 1, 4096);
-            range("batchSize", batchSize, 1, 50_000);
-            range("maxAttempts", maxAttempts, 1, 1000);
-            duration("leaseDuration", leaseDuration, Duration.ofSeconds(2), Duration.ofMinutes(10));
-            duration("maxPollDelay", maxPollDelay, Duration.ofMillis(1), Duration.ofMinutes(1));
+            between("partitions", partitions, 1, 4096);
+            between("batchSize", batchSize, 1, 50_000);
+            between("maxAttempts", maxAttempts, 1, 1000);
+            between("maxPollDelay", maxPollDelay, Duration.ofMillis(1), Duration.ofMinutes(1));
             Objects.requireNonNull(afterPublish, "afterPublish must not be null");
             Objects.requireNonNull(parkPolicy, "parkPolicy must not be null");
-            Objects.requireNonNull(clock, "clock must not be null");
-            String id = instanceId == null ? defaultInstanceId() : instanceId;
+            String id = instanceIdOrDefault();
             if (id.isBlank() || id.length() > 200 || !id.chars().allMatch(ch -> ch > 0x20 && ch < 0x7f)) {
                 throw new IllegalArgumentException("instanceId must be 1 to 200 printable ASCII characters without "
                         + "spaces, got '" + id + "'");
@@ -585,8 +496,7 @@ public final class PollingRelay implements Relay {
             producer.put(ProducerConfig.MAX_BLOCK_MS_CONFIG,
                     Long.toString(Math.max(1000, Math.min(10_000, leaseDuration.dividedBy(3).toMillis()))));
             producer.put(ProducerConfig.CLIENT_ID_CONFIG, "outboxkit-poll-" + id);
-            producer.putAll(producerOverrides);
-            Map<String, Object> producerConfig = ProducerSafety.producerConfig(bootstrapServers, producer);
+            Map<String, Object> producerConfig = producerConfig(producer);
             PollerSettings settings = new PollerSettings(schema, producerConfig, route, partitions, id, leaseDuration,
                     batchSize, listenNotify, afterPublish, parkPolicy, maxAttempts, maxPollDelay, pipelineClaims, clock);
             HikariDataSource pool = null;
@@ -612,30 +522,6 @@ public final class PollingRelay implements Relay {
                 ds = pool;
             }
             return new PollingRelay(this, settings, ds, pool);
-        }
-
-        private static void range(String name, int value, int min, int max) {
-            if (value < min || value > max) {
-                throw new IllegalArgumentException(name + " must be between " + min + " and " + max + ", got " + value);
-            }
-        }
-
-        private static void duration(String name, Duration value, Duration min, Duration max) {
-            if (value == null || value.compareTo(min) < 0 || value.compareTo(max) > 0) {
-                throw new IllegalArgumentException(name + " must be between " + min + " and " + max + ", got " + value);
-            }
-        }
-
-        private static String defaultInstanceId() {
-            String host;
-            try {
-                host = InetAddress.getLocalHost().getHostName();
-            } catch (Exception e) {
-                host = System.getenv().getOrDefault("HOSTNAME", "host");
-            }
-            host = host.replaceAll("[^A-Za-z0-9._-]", "_");
-            return host + "-" + ProcessHandle.current().pid() + "-"
-                    + UUID.randomUUID().toString().substring(0, 6).toLowerCase(Locale.ROOT);
         }
     }
 }

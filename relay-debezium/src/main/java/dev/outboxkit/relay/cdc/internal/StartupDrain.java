@@ -33,8 +33,15 @@ final class StartupDrain {
     /** What the drain did; {@code snapshotLsn} is the WAL position every drained row committed before. */
     record Result(long[] drainedSeqs, long snapshotLsn, long published, long parked) {
 
-        boolean drained(long seq) {
-            return Arrays.binarySearch(drainedSeqs, seq) >= 0;
+        /**
+         * Whether a streamed insert (seq {@code seq}, written at WAL position {@code lsn}, null when unknown) is the
+         * WAL copy of a row this drain already handled. The seq alone no longer says so: {@code outbox dead-letters
+         * retry} puts a parked row back under its original seq, and a row the drain parked may be retried at once.
+         * That insert is written after the drain's snapshot, so at or after {@code snapshotLsn}, whereas every row
+         * the drain saw was written before it.
+         */
+        boolean drained(long seq, Long lsn) {
+            return (lsn == null || lsn < snapshotLsn) && Arrays.binarySearch(drainedSeqs, seq) >= 0;
         }
     }
 

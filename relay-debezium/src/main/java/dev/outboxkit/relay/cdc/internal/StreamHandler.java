@@ -102,7 +102,7 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
             changes.add(change);
             if (change.kind() == ChangeDecoder.Kind.OUTBOX_ROW) {
                 StartupDrain.Result d = drained;
-                if (d != null && d.drained(change.row().seq())) {
+                if (d != null && d.drained(change.row().seq(), change.position().lsn())) {
                     metrics.duplicatesSkipped.increment();
                     continue;
                 }
