@@ -11,7 +11,6 @@ import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.testkit.TestKafka;
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.Map;
@@ -24,13 +23,6 @@ import org.junit.jupiter.params.provider.EnumSource;
 /** Schema version 7: outbox_intent.published_at follows what the relays do, without relay code. */
 @ExtendWith(OutboxTestkitExtension.class)
 class IntentPublishedTest {
-
-    private static long count(DataSource ds, String sql) throws Exception {
-        try (Connection c = ds.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
-            rs.next();
-            return rs.getLong(1);
-        }
-    }
 
     @ParameterizedTest
     @EnumSource(AfterPublish.class)
@@ -46,7 +38,7 @@ class IntentPublishedTest {
         // "<prefix>.bad type" is not a legal topic: Kafka refuses it for good and the relay parks it.
         Anomalies.execute(ds, "INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload)"
                 + " VALUES (gen_random_uuid(), 'bad type', 'x-1', 'Created', '{}')");
-        assertThat(count(ds, "SELECT count(*) FROM outbox_intent WHERE published_at IS NULL")).isEqualTo(201);
+        assertThat(Anomalies.count(ds, "SELECT count(*) FROM outbox_intent WHERE published_at IS NULL")).isEqualTo(201);
 
         try (PollingRelay relay = PollingRelay.builder()
                 .jdbcUrl(db.jdbcUrl()).user(db.user()).password(Secret.of(db.password()))
@@ -55,21 +47,21 @@ class IntentPublishedTest {
                 .afterPublish(mode)
                 .build()) {
             relay.start();
-            await().atMost(Duration.ofSeconds(120)).until(() -> count(ds, "SELECT count(*) FROM outbox_dead_letter") == 1
-                    && count(ds, "SELECT count(*) FROM outbox_event WHERE published_at IS NULL") == 0);
+            await().atMost(Duration.ofSeconds(120)).until(() -> Anomalies.count(ds, "SELECT count(*) FROM outbox_dead_letter") == 1
+                    && Anomalies.count(ds, "SELECT count(*) FROM outbox_event WHERE published_at IS NULL") == 0);
         }
         assertThat(kafka.readAll(java.util.List.of(prefix + ".order"))).hasSizeGreaterThanOrEqualTo(200);
-        assertThat(count(ds, "SELECT count(*) FROM outbox_intent WHERE aggregate_type = 'order'"
+        assertThat(Anomalies.count(ds, "SELECT count(*) FROM outbox_intent WHERE aggregate_type = 'order'"
                 + " AND published_at BETWEEN created_at AND now()")).isEqualTo(200);
-        assertThat(count(ds, "SELECT count(*) FROM outbox_intent i JOIN outbox_dead_letter d ON d.id = i.event_id"
+        assertThat(Anomalies.count(ds, "SELECT count(*) FROM outbox_intent i JOIN outbox_dead_letter d ON d.id = i.event_id"
                 + " WHERE i.published_at IS NULL")).as("the parked event was claimed, never published").isEqualTo(1);
         if (mode == AfterPublish.MARK) {
-            assertThat(count(ds, "SELECT count(*) FROM outbox_intent i JOIN outbox_event e ON e.id = i.event_id"
+            assertThat(Anomalies.count(ds, "SELECT count(*) FROM outbox_intent i JOIN outbox_event e ON e.id = i.event_id"
                     + " AND e.created_at = i.created_at WHERE i.published_at = e.published_at")).isEqualTo(200);
             // outbox replay clears published_at: the ledger follows until the next publication
             Anomalies.execute(ds, "UPDATE outbox_event SET published_at = NULL, attempts = 0 WHERE aggregate_id = 'o-3'");
-            assertThat(count(ds, "SELECT count(*) FROM outbox_intent WHERE published_at IS NULL AND aggregate_id = 'o-3'"))
-                    .isEqualTo(count(ds, "SELECT count(*) FROM outbox_event WHERE aggregate_id = 'o-3'")).isPositive();
+            assertThat(Anomalies.count(ds, "SELECT count(*) FROM outbox_intent WHERE published_at IS NULL AND aggregate_id = 'o-3'"))
+                    .isEqualTo(Anomalies.count(ds, "SELECT count(*) FROM outbox_event WHERE aggregate_id = 'o-3'")).isPositive();
         }
     }
 
@@ -95,7 +87,7 @@ class IntentPublishedTest {
             s.execute("DELETE FROM outbox_event WHERE id = '018f3a5e-7b2c-7d11-8a00-000000000002'");
             s.execute(insert.formatted("018f3a5e-7b2c-7d11-8a00-000000000002"));
             c.commit();
-            assertThat(count(ds, "SELECT count(*) FROM outbox_intent WHERE published_at IS NULL")).isEqualTo(2);
+            assertThat(Anomalies.count(ds, "SELECT count(*) FROM outbox_intent WHERE published_at IS NULL")).isEqualTo(2);
 
             // parked (CDC order: dead letter first, then the delete), then retried, then published
             s.execute("INSERT INTO outbox_dead_letter (id, seq, aggregate_type, aggregate_id, event_type, payload, headers,"
@@ -103,7 +95,7 @@ class IntentPublishedTest {
                     + " event_type, payload, headers, created_at, 'E', 'm', 1, 'r' FROM outbox_event");
             s.execute("DELETE FROM outbox_event");
             c.commit();
-            assertThat(count(ds, "SELECT count(*) FROM outbox_intent WHERE published_at IS NULL")).isEqualTo(2);
+            assertThat(Anomalies.count(ds, "SELECT count(*) FROM outbox_intent WHERE published_at IS NULL")).isEqualTo(2);
             s.execute("WITH moved AS (DELETE FROM outbox_dead_letter RETURNING *) INSERT INTO outbox_event"
                     + " (id, aggregate_type, aggregate_id, event_type, payload, headers, topic, created_at)"
                     + " SELECT id, aggregate_type, aggregate_id, event_type, payload, headers, topic, created_at FROM moved");
@@ -111,17 +103,22 @@ class IntentPublishedTest {
             s.execute("DELETE FROM outbox_event");
             c.commit();
         }
-        assertThat(count(ds, "SELECT count(*) FROM outbox_intent")).isEqualTo(2);
-        assertThat(count(ds, "SELECT count(*) FROM outbox_intent WHERE published_at IS NOT NULL"
+        assertThat(Anomalies.count(ds, "SELECT count(*) FROM outbox_intent")).isEqualTo(2);
+        assertThat(Anomalies.count(ds, "SELECT count(*) FROM outbox_intent WHERE published_at IS NOT NULL"
                 + " AND event_id = '018f3a5e-7b2c-7d11-8a00-000000000002'")).isEqualTo(1);
-        assertThat(count(ds, "SELECT count(*) FROM outbox_intent WHERE published_at IS NULL"
+        assertThat(Anomalies.count(ds, "SELECT count(*) FROM outbox_intent WHERE published_at IS NULL"
                 + " AND event_id = '018f3a5e-7b2c-7d11-8a00-000000000001'")).isEqualTo(1);
+
+        // room on each page for the published_at update (HOT): every day partition, old and new
+        ledger.createPartitions(java.time.LocalDate.now(java.time.ZoneOffset.UTC).plusDays(20), 1);
+        assertThat(Anomalies.count(ds, "SELECT count(*) FROM pg_class c JOIN pg_inherits h ON h.inhrelid = c.oid"
+                + " WHERE h.inhparent = 'outbox_intent'::regclass AND NOT c.reloptions @> '{fillfactor=50}'")).isZero();
 
         ledger.disable();
         assertThat(ledger.triggers()).doesNotContainValue(true);
         Anomalies.execute(ds, insert.formatted("018f3a5e-7b2c-7d11-8a00-000000000003"));
         Anomalies.execute(ds, "DELETE FROM outbox_event");
-        assertThat(count(ds, "SELECT count(*) FROM outbox_intent")).isEqualTo(2);
+        assertThat(Anomalies.count(ds, "SELECT count(*) FROM outbox_intent")).isEqualTo(2);
     }
 
     @Test

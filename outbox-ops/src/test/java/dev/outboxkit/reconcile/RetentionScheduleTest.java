@@ -9,7 +9,6 @@ import dev.outboxkit.testkit.TestDatabase;
 import com.zaxxer.hikari.HikariDataSource;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -22,13 +21,6 @@ class RetentionScheduleTest {
 
     private static final String ADVISORY = "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"
             + " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())";
-
-    private static long count(DataSource ds, String sql) throws Exception {
-        try (Connection c = ds.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
-            rs.next();
-            return rs.getLong(1);
-        }
-    }
 
     private static void expiredDeadLetter(DataSource ds) throws Exception {
         Anomalies.execute(ds, "INSERT INTO outbox_dead_letter (id, seq, aggregate_type, aggregate_id, event_type, payload, headers,"
@@ -54,9 +46,9 @@ class RetentionScheduleTest {
             blocker.setAutoCommit(false);
             s.execute("LOCK TABLE outbox_dead_letter IN ACCESS EXCLUSIVE MODE");
             CompletableFuture<RetentionSchedule.Outcome> running = CompletableFuture.supplyAsync(first::runOnce);
-            await().atMost(Duration.ofSeconds(60)).until(() -> count(db.dataSource(),
+            await().atMost(Duration.ofSeconds(60)).until(() -> Anomalies.count(db.dataSource(),
                     ADVISORY + " AND granted") == 1
-                    && count(db.dataSource(), "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                    && Anomalies.count(db.dataSource(), "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
                     + " AND datname = current_database()") == 1);
             assertThat(second.runOnce()).isEqualTo(RetentionSchedule.Outcome.SKIPPED);
             assertThat(second.runOnce()).isEqualTo(RetentionSchedule.Outcome.SKIPPED);
@@ -65,13 +57,13 @@ class RetentionScheduleTest {
             blocker.commit();
 
             assertThat(running.get()).isEqualTo(RetentionSchedule.Outcome.SUCCESS);
-            assertThat(count(db.dataSource(), "SELECT count(*) FROM outbox_dead_letter")).isZero();
+            assertThat(Anomalies.count(db.dataSource(), "SELECT count(*) FROM outbox_dead_letter")).isZero();
             assertThat(registryA.get("outbox.retention.purged").tag("what", "dead_letters").counter().count()).isEqualTo(1);
             assertThat(registryA.get("outbox.retention.since_last_success").gauge().value()).isLessThan(60);
             assertThat(registryA.get("outbox.retention.duration").tag("outcome", "success").timer().count()).isEqualTo(1);
             // the lock is released after the round: the other instance runs the next one
             assertThat(second.runOnce()).isEqualTo(RetentionSchedule.Outcome.SUCCESS);
-            assertThat(count(db.dataSource(), ADVISORY)).isZero();
+            assertThat(Anomalies.count(db.dataSource(), ADVISORY)).isZero();
         }
     }
 
@@ -87,7 +79,7 @@ class RetentionScheduleTest {
                     .counter().count() >= 2);
             assertThat(registry.get("outbox.retention.runs").tag("outcome", "success").counter().count()).isZero();
             Anomalies.execute(ds, "ALTER TABLE outbox_dead_letter_away RENAME TO outbox_dead_letter");
-            await().atMost(Duration.ofSeconds(60)).until(() -> count(ds, "SELECT count(*) FROM outbox_dead_letter") == 0);
+            await().atMost(Duration.ofSeconds(60)).until(() -> Anomalies.count(ds, "SELECT count(*) FROM outbox_dead_letter") == 0);
             await().atMost(Duration.ofSeconds(60)).until(() -> registry.get("outbox.retention.runs").tag("outcome", "success")
                     .counter().count() >= 1);
         }
