@@ -13,7 +13,7 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 @Command(name = "intents", mixinStandardHelpOptions = true,
-        description = "The intent ledger (outbox_intent): enable or disable the trigger that fills it, or show its state and partitions.")
+        description = "The intent ledger (outbox_intent): enable or disable the triggers that fill it (intents and their published_at), or show their state and the partitions.")
 final class IntentsCommand implements Callable<Integer> {
 
     enum Action { enable, disable, status }

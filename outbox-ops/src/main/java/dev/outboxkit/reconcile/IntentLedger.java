@@ -23,7 +23,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The intent ledger {@code outbox_intent}: switching its trigger on and off, creating day
+ * The intent ledger {@code outbox_intent}: switching its triggers on and off, creating day
  * partitions ahead, and dropping expired ones whole. Day partitions are named
  * {@code outbox_intent_pYYYYMMDD} (UTC days); rows for a day without a partition land in
  * {@code outbox_intent_default}, so a producer never fails because of the ledger.
