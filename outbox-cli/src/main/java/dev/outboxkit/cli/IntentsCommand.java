@@ -13,7 +13,7 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 @Command(name = "intents", mixinStandardHelpOptions = true,
-        description = "The intent ledger (outbox_intent): enable or disable the trigger that fills it, or show its state and partitions.")
+        description = "The intent ledger (outbox_intent): enable or disable the triggers that fill it (intents and their published_at), or show their state and the partitions.")
 final class IntentsCommand implements Callable<Integer> {
 
     enum Action { enable, disable, status }
@@ -26,9 +26,8 @@ final class IntentsCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "ACTION", description = "${COMPLETION-CANDIDATES}")
     Action action;
 
-    @CommandLine.Option(names = "--partitions-ahead", defaultValue = "3", showDefaultValue = CommandLine.Help.Visibility.ALWAYS,
-            description = "With enable: day partitions created from today.")
-    int partitionsAhead;
+    @Mixin
+    Options.PartitionsAhead ahead;
 
     @Override
     public Integer call() throws Exception {
@@ -37,7 +36,8 @@ final class IntentsCommand implements Callable<Integer> {
             IntentLedger ledger = new IntentLedger(ds, db.schema);
             switch (action) {
                 case enable -> {
-                    int created = ledger.createPartitions(LocalDate.now(ZoneOffset.UTC), partitionsAhead);
+                    // one transaction: the intent trigger and the three that record publication (schema version 7)
+                    int created = ledger.createPartitions(LocalDate.now(ZoneOffset.UTC), ahead.partitionsAhead);
                     ledger.enable();
                     out.printf("intent ledger enabled on %s (%d partition(s) created)%n", db.describe(), created);
                 }
@@ -46,8 +46,8 @@ final class IntentsCommand implements Callable<Integer> {
                     out.printf("intent ledger disabled on %s; stop scheduled reconcile runs too (every new effect would look like a phantom)%n",
                             db.describe());
                 }
-                case status -> out.printf("intent ledger %s, day partitions %s%n", ledger.enabled() ? "enabled" : "disabled",
-                        ledger.partitions());
+                case status -> out.printf("intent ledger %s (triggers %s), day partitions %s%n",
+                        ledger.enabled() ? "enabled" : "disabled", ledger.triggers(), ledger.partitions());
             }
         }
         return Main.OK;

@@ -6,10 +6,18 @@ import dev.outboxkit.core.Identifiers;
 import dev.outboxkit.core.ProducerSafety;
 import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.reconcile.Retention;
+import dev.outboxkit.writer.IdempotencyKeys;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import org.apache.kafka.clients.admin.Admin;
 import picocli.CommandLine;
 import picocli.CommandLine.Help.Visibility;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
@@ -154,5 +162,108 @@ final class Options {
         @Option(names = "--http-port", paramLabel = "PORT", defaultValue = "8080",
                 description = "Port for /health/live, /health/ready and /metrics; 0 picks a free port, -1 turns HTTP off.")
         int httpPort;
+    }
+
+    /** How many day partitions of the intent ledger are created ahead ({@code intents enable}, {@code purge}, sidecar retention). */
+    static final class PartitionsAhead {
+        @Option(names = "--partitions-ahead", paramLabel = "DAYS", defaultValue = "3",
+                description = "Day partitions of the intent ledger created ahead, from today (UTC).")
+        int partitionsAhead;
+    }
+
+    /**
+     * The retention windows, shared by {@code outbox purge} and the sidecars' scheduled retention
+     * ({@code relay poll|cdc --retention-interval}): one definition for each window.
+     */
+    static final class RetentionWindows {
+        @Mixin
+        PartitionsAhead ahead;
+
+        @Option(names = "--intent-retention", paramLabel = "DURATION", defaultValue = "P8D",
+                description = "Keep intents this long (whole UTC days are dropped); longer than reconcile's --lookback and --dedupe-window.")
+        Duration intentRetention;
+
+        @Option(names = "--group", paramLabel = "GROUP",
+                description = "Purge this consumer group's processed_event ids (repeatable); needs --bootstrap-servers to check committed offsets.")
+        List<String> groups = new ArrayList<>();
+
+        @Option(names = "--consumer-jdbc-url", paramLabel = "URL", showDefaultValue = Visibility.NEVER,
+                description = "Database holding processed_event; default: --jdbc-url.")
+        String consumerJdbcUrl;
+
+        @Option(names = "--processed-retention", paramLabel = "DURATION", defaultValue = "P7D",
+                description = "Dedupe window of the groups: ids younger than this are kept whatever the offsets.")
+        Duration processedRetention;
+
+        @Option(names = "--idempotency-retention", paramLabel = "DURATION",
+                description = "Purge idempotency keys older than this (tombstones kept); default: not purged here (the writer's sidecar does it with its per-scope windows).")
+        Duration idempotencyRetention;
+
+        @Option(names = "--dead-letter-retention", paramLabel = "DURATION",
+                description = "Purge dead letters parked longer ago than this; default: keep them for ever.")
+        Duration deadLetterRetention;
+
+        @Option(names = "--archive-retention", paramLabel = "DURATION",
+                description = "Purge published rows kept by a MARK-mode relay (the archive 'outbox replay' reads) once published longer ago than this; default: keep them.")
+        Duration archiveRetention;
+
+        /**
+         * Opens what the job needs (a producer pool of three: the sidecar's lock, the job; a consumer
+         * pool when --consumer-jdbc-url is set; a Kafka admin when groups are purged) and builds it.
+         * Builder refusals are configuration errors (exit 2).
+         */
+        RetentionJob open(Database db, Kafka kafka, Settings settings, String poolName, MeterRegistry registry) {
+            Map<String, Object> adminProps = null;
+            if (!groups.isEmpty()) {
+                adminProps = kafka.clientProperties(settings, false);
+                adminProps.put("bootstrap.servers", kafka.requireBootstrap());
+            }
+            db.requireUrl();
+            RetentionJob job = new RetentionJob();
+            try {
+                job.producer = db.dataSource(poolName, 3);
+                job.consumer = consumerJdbcUrl == null ? null : db.pool(consumerJdbcUrl, poolName + "-consumer", 1);
+                job.admin = adminProps == null ? null : Admin.create(adminProps);
+                Retention.Builder builder = Retention.builder().producer(job.producer, db.schema).intentRetention(intentRetention)
+                        .partitionsAhead(ahead.partitionsAhead).deadLetterRetention(deadLetterRetention)
+                        .archiveRetention(archiveRetention).kafkaAdmin(job.admin).meterRegistry(registry);
+                for (String group : groups) {
+                    builder.inbox(job.consumer == null ? job.producer : job.consumer, db.schema, group, processedRetention);
+                }
+                try {
+                    if (idempotencyRetention != null) {
+                        builder.idempotencyKeys(IdempotencyKeys.builder().schema(db.schema).retention(idempotencyRetention).build());
+                    }
+                    job.retention = builder.build();
+                } catch (IllegalArgumentException e) {
+                    throw new ConfigurationException(e.getMessage());
+                }
+                return job;
+            } catch (RuntimeException e) {
+                job.close();
+                throw e;
+            }
+        }
+    }
+
+    /** A built Retention with the pools and admin it runs on; closing it closes them. */
+    static final class RetentionJob implements AutoCloseable {
+        HikariDataSource producer;
+        HikariDataSource consumer;
+        Admin admin;
+        Retention retention;
+
+        @Override
+        public void close() {
+            if (admin != null) {
+                admin.close(Duration.ofSeconds(5));
+            }
+            if (consumer != null) {
+                consumer.close();
+            }
+            if (producer != null) {
+                producer.close();
+            }
+        }
     }
 }

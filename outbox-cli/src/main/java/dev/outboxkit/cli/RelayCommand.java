@@ -3,6 +3,7 @@ package dev.outboxkit.cli;
 import dev.outboxkit.core.Relay;
 import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.core.internal.RelayBuilder;
+import dev.outboxkit.reconcile.RetentionSchedule;
 import dev.outboxkit.relay.cdc.CdcRelay;
 import dev.outboxkit.relay.poller.AfterPublish;
 import dev.outboxkit.relay.poller.ParkPolicy;
@@ -42,10 +43,65 @@ final class RelayCommand {
         @Option(names = "--lease-duration", paramLabel = "DURATION", defaultValue = "PT10S",
                 description = "How long a lease lasts without renewal (ISO-8601, e.g. PT10S); a paused instance is fenced after it.")
         Duration leaseDuration;
+
+        @Option(names = "--retention-interval", paramLabel = "DURATION",
+                description = "Run the retention job of 'outbox purge' (same windows and options) every DURATION, e.g. PT1H; "
+                        + "one sidecar per schema at a time (advisory lock). Default: off (it needs the ledger owner's rights).")
+        Duration retentionInterval;
+
+        @Mixin
+        Options.RetentionWindows retention;
     }
 
-    /** Runs a started relay until SIGTERM/SIGINT, serving health and metrics; exit 0 after a graceful stop. */
-    static int serve(String kind, Relay relay, PrometheusMeterRegistry registry, int httpPort, PrintWriter out) throws Exception {
+    /** The retention job on its schedule, with the pools it runs on. */
+    private static final class SidecarRetention implements AutoCloseable {
+        private final Options.RetentionJob job;
+        private final RetentionSchedule schedule;
+
+        private SidecarRetention(Options.RetentionJob job, RetentionSchedule schedule) {
+            this.job = job;
+            this.schedule = schedule;
+        }
+
+        /** Null when --retention-interval is not set; configuration errors exit 2 before the relay starts. */
+        static SidecarRetention of(Common common, Options.Database db, Options.Kafka kafka, Settings settings,
+                                   PrometheusMeterRegistry registry) {
+            if (common.retentionInterval == null) {
+                return null;
+            }
+            Options.RetentionJob job = common.retention.open(db, kafka, settings, "outbox-retention", registry);
+            try {
+                return new SidecarRetention(job, RetentionSchedule.builder().retention(job.retention)
+                        .interval(common.retentionInterval).meterRegistry(registry).build());
+            } catch (IllegalArgumentException e) {
+                job.close();
+                throw new ConfigurationException("Invalid value for option '--retention-interval': " + e.getMessage());
+            }
+        }
+
+        @Override
+        public void close() {
+            try {
+                schedule.close();
+            } finally {
+                job.close();
+            }
+        }
+    }
+
+    /**
+     * Runs a relay (and, with --retention-interval, the retention schedule) until SIGTERM/SIGINT,
+     * serving health and metrics; exit 0 after a graceful stop. Retention never affects health.
+     */
+    static int serve(String kind, Relay relay, PrometheusMeterRegistry registry, int httpPort, PrintWriter out,
+                     java.util.function.Supplier<SidecarRetention> retentionSetup) throws Exception {
+        SidecarRetention retention;
+        try {
+            retention = retentionSetup.get();
+        } catch (RuntimeException e) {
+            relay.close();
+            throw e;
+        }
         Shutdown shutdown = Shutdown.onSignals();
         SidecarServer http = null;
         try {
@@ -53,16 +109,25 @@ final class RelayCommand {
             if (httpPort >= 0) {
                 http = new SidecarServer(httpPort, relay::health, registry);
             }
+            if (retention != null) {
+                retention.schedule.start();
+            }
             out.println("relay " + kind + " started" + (http == null ? "" : "; health and metrics on http://0.0.0.0:" + http.port()));
             out.flush();
             shutdown.await();
             log.info("relay {}: stop requested, finishing the batch in flight and releasing leases", kind);
         } finally {
             try {
-                relay.close();
+                if (retention != null) {
+                    retention.close();
+                }
             } finally {
-                if (http != null) {
-                    http.close();
+                try {
+                    relay.close();
+                } finally {
+                    if (http != null) {
+                        http.close();
+                    }
                 }
             }
         }
@@ -120,7 +185,8 @@ final class RelayCommand {
             PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
             Relay relay = build(() -> relay(producer, registry));
             log.info("relay {}: {}{} → {}", kind(), db.describe(), source(), kafka.bootstrapServers);
-            return serve(kind(), relay, registry, http.httpPort, spec.commandLine().getOut());
+            return serve(kind(), relay, registry, http.httpPort, spec.commandLine().getOut(),
+                    () -> SidecarRetention.of(common, db, kafka, settings, registry));
         }
     }
 
@@ -130,7 +196,7 @@ final class RelayCommand {
         @Option(names = "--partitions", defaultValue = "64", description = "Lease units that aggregates hash into (the same on every instance).")
         int partitions;
 
-        @Option(names = "--batch-size", defaultValue = "2000", description = "Rows claimed per batch.")
+        @Option(names = "--batch-size", defaultValue = "10000", description = "Rows claimed per batch (1-50000; memory about batch size × (payload + 1 KiB)).")
         int batchSize;
 
         @Option(names = "--after-publish", defaultValue = "DELETE", description = "What happens to a published row: ${COMPLETION-CANDIDATES}.")

@@ -12,7 +12,9 @@ import java.time.LocalDate;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -21,7 +23,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The intent ledger {@code outbox_intent}: switching its trigger on and off, creating day
+ * The intent ledger {@code outbox_intent}: switching its triggers on and off, creating day
  * partitions ahead, and dropping expired ones whole. Day partitions are named
  * {@code outbox_intent_pYYYYMMDD} (UTC days); rows for a day without a partition land in
  * {@code outbox_intent_default}, so a producer never fails because of the ledger.
@@ -32,6 +34,10 @@ public final class IntentLedger {
     private static final Pattern DAY = Pattern.compile("outbox_intent_p(\\d{8})");
     private static final DateTimeFormatter BASIC = DateTimeFormatter.BASIC_ISO_DATE;
     private static final int DELETE_CHUNK = 10_000;
+
+    private static final String RECORD_TRIGGER = "outbox_intent_record";
+    private static final List<String> EVENT_TRIGGERS = List.of(RECORD_TRIGGER, "outbox_intent_forgotten", "outbox_intent_marked");
+    private static final String PARKED_TRIGGER = "outbox_intent_parked";
 
     private final DataSource dataSource;
     private final String schema;
@@ -49,38 +55,72 @@ public final class IntentLedger {
         }
     }
 
-    /** Switches the ledger on: {@code ALTER TABLE outbox_event ENABLE TRIGGER outbox_intent_record}. */
+    /**
+     * Switches the ledger on: the V6 trigger that records intents and the V7 triggers that record
+     * publication ({@code outbox_intent_forgotten}, {@code outbox_intent_marked} on
+     * {@code outbox_event}, {@code outbox_intent_parked} on {@code outbox_dead_letter}), all in one
+     * transaction.
+     */
     public void enable() throws SQLException {
-        alterTrigger("ENABLE");
+        alterTriggers("ENABLE");
     }
 
-    /** Switches the ledger off; reconcile then reports every new effect as a phantom, so stop it too. */
+    /** Switches the ledger off (all four triggers); reconcile then reports every new effect as a phantom, so stop it too. */
     public void disable() throws SQLException {
-        alterTrigger("DISABLE");
+        alterTriggers("DISABLE");
     }
 
-    private void alterTrigger(String action) throws SQLException {
-        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
-            s.execute("ALTER TABLE " + Identifiers.qualified(schema, "outbox_event") + " " + action
-                    + " TRIGGER outbox_intent_record");
+    private void alterTriggers(String action) throws SQLException {
+        StringBuilder events = new StringBuilder();
+        for (String trigger : EVENT_TRIGGERS) {
+            events.append(events.length() == 0 ? " " : ", ").append(action).append(" TRIGGER ").append(trigger);
         }
-    }
-
-    /** Whether the trigger filling the ledger is enabled. */
-    public boolean enabled() throws SQLException {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(
-                "SELECT t.tgenabled <> 'D' FROM pg_trigger t JOIN pg_class r ON r.oid = t.tgrelid"
-                        + " JOIN pg_namespace n ON n.oid = r.relnamespace"
-                        + " WHERE n.nspname = ? AND r.relname = 'outbox_event' AND t.tgname = 'outbox_intent_record'")) {
-            ps.setString(1, schema);
-            try (ResultSet rs = ps.executeQuery()) {
-                if (!rs.next()) {
-                    throw new IllegalStateException("trigger outbox_intent_record is missing on " + schema
-                            + ".outbox_event: run outbox migrate (schema version 6)");
-                }
-                return rs.getBoolean(1);
+        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+            c.setAutoCommit(false);
+            try {
+                s.execute("ALTER TABLE " + Identifiers.qualified(schema, "outbox_event") + events);
+                s.execute("ALTER TABLE " + Identifiers.qualified(schema, "outbox_dead_letter") + " " + action
+                        + " TRIGGER " + PARKED_TRIGGER);
+                c.commit();
+            } catch (SQLException e) {
+                c.rollback();
+                throw e;
+            } finally {
+                c.setAutoCommit(true);
             }
         }
+    }
+
+    /** Whether the trigger filling the ledger is enabled (the publication triggers follow it: {@link #triggers()}). */
+    public boolean enabled() throws SQLException {
+        Boolean record = triggers().get(RECORD_TRIGGER);
+        if (record == null) {
+            throw new IllegalStateException("trigger " + RECORD_TRIGGER + " is missing on " + schema
+                    + ".outbox_event: run outbox migrate (schema version 6)");
+        }
+        return record;
+    }
+
+    /**
+     * Each ledger trigger with whether it is enabled: {@code outbox_intent_record} (V6, intents),
+     * {@code outbox_intent_forgotten}, {@code outbox_intent_marked}, {@code outbox_intent_parked}
+     * (V7, published_at). A trigger missing from the map is missing from the schema.
+     */
+    public Map<String, Boolean> triggers() throws SQLException {
+        Map<String, Boolean> state = new LinkedHashMap<>();
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(
+                "SELECT t.tgname, t.tgenabled <> 'D' FROM pg_trigger t JOIN pg_class r ON r.oid = t.tgrelid"
+                        + " JOIN pg_namespace n ON n.oid = r.relnamespace"
+                        + " WHERE n.nspname = ? AND r.relname IN ('outbox_event', 'outbox_dead_letter')"
+                        + " AND t.tgname LIKE 'outbox\\_intent\\_%' ORDER BY t.tgname")) {
+            ps.setString(1, schema);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    state.put(rs.getString(1), rs.getBoolean(2));
+                }
+            }
+        }
+        return state;
     }
 
     /** Creates the day partitions from {@code today} for {@code days} days (existing ones are kept); returns how many were created. */

@@ -270,7 +270,8 @@ public final class Reconciler {
         Map<UUID, String> state = outboxState(lost.keySet());
         lost.forEach((id, created) -> run.add(new Finding(Finding.Kind.LOST, where, id.toString(),
                 "created " + created + ", no effect after the " + grace + " grace period; "
-                        + state.getOrDefault(id, "no longer in the outbox (published or deleted)"))));
+                        + state.getOrDefault(id, "no longer in the outbox and no publication recorded (never published,"
+                        + " or written in INSERT_AND_DELETE mode, or forgotten while the ledger triggers were off)"))));
     }
 
     /** Whether lost intents are still waiting in the outbox or parked as dead letters: stuck rather than lost. */
@@ -279,6 +280,9 @@ public final class Reconciler {
         try (Connection p = producer.getConnection();
              PreparedStatement ps = p.prepareStatement("SELECT id, published_at IS NULL FROM "
                      + Identifiers.qualified(schema, "outbox_event") + " WHERE id = ANY (?)");
+             PreparedStatement ledger = p.prepareStatement("SELECT event_id, max(published_at) FROM "
+                     + Identifiers.qualified(schema, "outbox_intent") + " WHERE event_id = ANY (?) AND published_at IS NOT NULL"
+                     + " GROUP BY event_id");
              PreparedStatement dl = p.prepareStatement("SELECT id FROM "
                      + Identifiers.qualified(schema, "outbox_dead_letter") + " WHERE id = ANY (?)")) {
             java.sql.Array array = p.createArrayOf("uuid", ids.toArray());
@@ -287,6 +291,14 @@ public final class Reconciler {
                 while (rs.next()) {
                     state.put(rs.getObject(1, UUID.class), rs.getBoolean(2)
                             ? "stuck: still unpublished in outbox_event" : "published (marked) but never applied");
+                }
+            }
+            // The ledger's published_at (schema version 7): published, so the effect is what went missing.
+            ledger.setArray(1, array);
+            try (ResultSet rs = ledger.executeQuery()) {
+                while (rs.next()) {
+                    state.putIfAbsent(rs.getObject(1, UUID.class), "published " + rs.getTimestamp(2).toInstant()
+                            + " but never applied");
                 }
             }
             dl.setArray(1, array);

@@ -39,7 +39,9 @@ import org.apache.kafka.common.TopicPartition;
  *   <li>idempotency keys: delegated to {@link IdempotencyKeys#purgeExpired} (tombstones kept);</li>
  *   <li>dead letters: only when {@code deadLetterRetention} is set (default: keep for ever).</li>
  * </ul>
- * Run it from a scheduler (hourly is plenty), the sidecar, or {@code outbox purge}.
+ * Run it from a scheduler (hourly is plenty; {@link RetentionSchedule} runs it periodically, one
+ * instance per schema at a time), the sidecar ({@code outbox relay … --retention-interval}), or
+ * {@code outbox purge}.
  */
 public final class Retention {
 
@@ -105,6 +107,18 @@ public final class Retention {
 
     public static Builder builder() {
         return new Builder();
+    }
+
+    DataSource producer() {
+        return producer;
+    }
+
+    String schema() {
+        return schema;
+    }
+
+    MeterRegistry registry() {
+        return registry;
     }
 
     private void count(String what, long n) {
@@ -232,7 +246,6 @@ public final class Retention {
             return this;
         }
 
-        /** Purge idempotency keys with this instance's windows (its own retention per scope). Default: not purged here. */
         /**
          * Purge published rows that a MARK-mode relay kept in {@code outbox_event} (the outbox
          * archive that {@code outbox replay} reads) once published longer ago than this. Default:
@@ -243,6 +256,7 @@ public final class Retention {
             return this;
         }
 
+        /** Purge idempotency keys with this instance's windows (its own retention per scope). Default: not purged here. */
         public Builder idempotencyKeys(IdempotencyKeys idempotencyKeys) {
             this.idempotencyKeys = idempotencyKeys;
             return this;

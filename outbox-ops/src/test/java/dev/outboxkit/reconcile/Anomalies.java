@@ -48,6 +48,14 @@ final class Anomalies {
         }
     }
 
+    /** The first column of the first row of {@code sql}, as a long (a count). */
+    static long count(DataSource ds, String sql) throws SQLException {
+        try (Connection c = ds.getConnection(); Statement s = c.createStatement(); java.sql.ResultSet rs = s.executeQuery(sql)) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
     static void execute(DataSource ds, String sql) throws SQLException {
         try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
             s.execute(sql);

@@ -8,9 +8,6 @@ import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.testkit.TestKafka;
 import dev.outboxkit.writer.IdempotencyKeys;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
@@ -27,13 +24,6 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(OutboxTestkitExtension.class)
 class RetentionTest {
 
-    private static long count(DataSource ds, String sql) throws Exception {
-        try (Connection c = ds.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
-            rs.next();
-            return rs.getLong(1);
-        }
-    }
-
     private static LocalDate today() {
         return LocalDate.now(ZoneOffset.UTC);
     }
@@ -48,20 +38,20 @@ class RetentionTest {
         Anomalies.publish(ds, 30, today().minusDays(19).atStartOfDay(ZoneOffset.UTC).toInstant().plusSeconds(3600));
         Anomalies.publish(ds, 4, Instant.now().minus(40, ChronoUnit.DAYS)); // no partition: default
         Anomalies.publish(ds, 6, Instant.now().minusSeconds(60));
-        assertThat(count(ds, "SELECT count(*) FROM outbox_intent_p" + today().minusDays(19).toString().replace("-", ""))).isEqualTo(30);
+        assertThat(Anomalies.count(ds, "SELECT count(*) FROM outbox_intent_p" + today().minusDays(19).toString().replace("-", ""))).isEqualTo(30);
 
         Retention retention = Retention.builder().producer(ds, "public").intentRetention(Duration.ofDays(8)).build();
         Retention.Result dry = retention.purge(true);
         assertThat(dry.intents().dropped()).hasSize(5);
         assertThat(dry.intents().defaultRowsDeleted()).isEqualTo(4);
-        assertThat(count(ds, "SELECT count(*) FROM outbox_intent")).isEqualTo(40); // a dry run changes nothing
+        assertThat(Anomalies.count(ds, "SELECT count(*) FROM outbox_intent")).isEqualTo(40); // a dry run changes nothing
 
         Retention.Result done = retention.purge(false);
         assertThat(done.intents().dropped()).hasSize(5);
         assertThat(done.intents().defaultRowsDeleted()).isEqualTo(4);
         assertThat(ledger.partitions()).allMatch(d -> !d.isBefore(today().minusDays(1)));
         assertThat(ledger.partitions()).contains(today().plusDays(Retention.DEFAULT_PARTITIONS_AHEAD - 1));
-        assertThat(count(ds, "SELECT count(*) FROM outbox_intent")).isEqualTo(6);
+        assertThat(Anomalies.count(ds, "SELECT count(*) FROM outbox_intent")).isEqualTo(6);
     }
 
     @Test
@@ -75,7 +65,7 @@ class RetentionTest {
         IntentLedger.Purge purge = ledger.purge(Instant.now().minus(8, ChronoUnit.DAYS), false);
         assertThat(purge.dropped()).containsExactly(name(20), name(19));
         assertThat(purge.keptForBacklog()).containsExactly(name(18), name(17), name(16));
-        assertThat(count(ds, "SELECT count(*) FROM outbox_intent")).isEqualTo(1);
+        assertThat(Anomalies.count(ds, "SELECT count(*) FROM outbox_intent")).isEqualTo(1);
     }
 
     private static String name(int daysAgo) {
@@ -92,11 +82,11 @@ class RetentionTest {
         ledger.disable();
         assertThat(ledger.enabled()).isFalse();
         Anomalies.publish(ds, 3, Instant.now());
-        assertThat(count(ds, "SELECT count(*) FROM outbox_intent")).isZero();
+        assertThat(Anomalies.count(ds, "SELECT count(*) FROM outbox_intent")).isZero();
         ledger.enable();
         Anomalies.publish(ds, 2, Instant.now());
-        assertThat(count(ds, "SELECT count(*) FROM outbox_intent")).isEqualTo(2);
-        assertThat(count(ds, "SELECT count(*) FROM outbox_intent i JOIN outbox_intent_p"
+        assertThat(Anomalies.count(ds, "SELECT count(*) FROM outbox_intent")).isEqualTo(2);
+        assertThat(Anomalies.count(ds, "SELECT count(*) FROM outbox_intent i JOIN outbox_intent_p"
                 + today().toString().replace("-", "") + " p USING (event_id)"
                 + " WHERE i.payload_hash = sha256(convert_to(jsonb_build_object('n', 1)::text, 'UTF8'))")).isEqualTo(1);
     }
@@ -121,13 +111,13 @@ class RetentionTest {
 
             InboxRetention.Result dry = retention.purge(true).processedEvents().get("billing");
             assertThat(dry).isEqualTo(new InboxRetention.Result(5, 5, 1));
-            assertThat(count(ds, "SELECT count(*) FROM processed_event")).isEqualTo(12);
+            assertThat(Anomalies.count(ds, "SELECT count(*) FROM processed_event")).isEqualTo(12);
 
             InboxRetention.Result done = retention.purge(false).processedEvents().get("billing");
             assertThat(done).isEqualTo(new InboxRetention.Result(5, 5, 1));
-            assertThat(count(ds, "SELECT count(*) FROM processed_event WHERE kafka_offset < 5 AND processed_at < now() - interval '1 day'"))
+            assertThat(Anomalies.count(ds, "SELECT count(*) FROM processed_event WHERE kafka_offset < 5 AND processed_at < now() - interval '1 day'"))
                     .isZero();
-            assertThat(count(ds, "SELECT count(*) FROM processed_event")).isEqualTo(7);
+            assertThat(Anomalies.count(ds, "SELECT count(*) FROM processed_event")).isEqualTo(7);
         }
     }
 
@@ -142,14 +132,14 @@ class RetentionTest {
                 + " VALUES ('p', 'old', '\\x00', 'completed', 200, now() - interval '3 days', now() - interval '3 days'),"
                 + "        ('p', 'new', '\\x00', 'completed', 200, now(), now())");
         assertThat(Retention.builder().producer(ds, "public").build().purge(false).deadLetters()).isZero();
-        assertThat(count(ds, "SELECT count(*) FROM outbox_dead_letter")).isEqualTo(10);
+        assertThat(Anomalies.count(ds, "SELECT count(*) FROM outbox_dead_letter")).isEqualTo(10);
 
         Retention.Result r = Retention.builder().producer(ds, "public").deadLetterRetention(Duration.ofDays(7).plusHours(12))
                 .idempotencyKeys(IdempotencyKeys.builder().retention(Duration.ofDays(1)).build()).build().purge(false);
         assertThat(r.deadLetters()).isEqualTo(3);
         assertThat(r.idempotencyKeys()).isEqualTo(1);
-        assertThat(count(ds, "SELECT count(*) FROM outbox_dead_letter")).isEqualTo(7);
-        assertThat(count(ds, "SELECT count(*) FROM idempotency_key_tombstone WHERE idem_key = 'old'")).isEqualTo(1);
+        assertThat(Anomalies.count(ds, "SELECT count(*) FROM outbox_dead_letter")).isEqualTo(7);
+        assertThat(Anomalies.count(ds, "SELECT count(*) FROM idempotency_key_tombstone WHERE idem_key = 'old'")).isEqualTo(1);
     }
 
     @Test
