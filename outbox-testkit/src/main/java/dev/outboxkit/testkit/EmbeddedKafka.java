@@ -4,12 +4,28 @@ import java.util.Map;
 import kafka.server.BrokerServer;
 import org.apache.kafka.common.test.KafkaClusterTestKit;
 import org.apache.kafka.common.test.TestKitNodes;
+import org.apache.kafka.common.utils.Exit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * KRaft brokers inside this JVM (Kafka's own test kit): about 2.5 s to start one, 3 s for three.
  * Combined broker+controller nodes.
  */
 public final class EmbeddedKafka extends TestKafka {
+
+    private static final Logger log = LoggerFactory.getLogger(EmbeddedKafka.class);
+
+    static {
+        // A broker halts its JVM on what it takes for a fatal fault (every log directory failed, an Error in a request
+        // handler). In a shared JVM - a test runner's fork, the benchmark, 'outbox dev' - that ends the host with
+        // status 1, for example when the broker is still closing while the JVM exits, and the test runner then fails
+        // a build whose tests all passed. Here the fault is logged loudly instead; the host decides when to exit.
+        Exit.setHaltProcedure((status, message) -> log.error("in-JVM Kafka asked to halt the JVM (status {}): {}; "
+                + "not halted, the broker is left as it is", status, message));
+        Exit.setExitProcedure((status, message) -> log.error("in-JVM Kafka asked to exit the JVM (status {}): {}; "
+                + "not exited, the broker is left as it is", status, message));
+    }
 
     private final KafkaClusterTestKit cluster;
     private final int brokers;
