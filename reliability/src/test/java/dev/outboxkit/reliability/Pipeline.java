@@ -392,23 +392,20 @@ final class Pipeline implements AutoCloseable {
             }
         }
         long start = System.nanoTime();
-        await("outbox drained by the relays").atMost(Duration.ofMinutes(4)).pollInterval(Duration.ofMillis(500))
-                .until(() -> {
-                    assertNoRelayFailed();
-                    return count("SELECT count(*) FROM outbox_event") == 0;
-                });
+        awaitDrain("outbox drained by the relays", () -> {
+            assertNoRelayFailed();
+            return count("SELECT count(*) FROM outbox_event") == 0;
+        });
         if (kind.cdc()) {
             // the slot confirmed (i.e. the relay stored an offset at or past) all WAL written up to now: every
             // committed event before it was acknowledged by Kafka (in the WAL-only mode the table says nothing)
             String end = walPosition();
-            await("slot " + slot + " confirmed " + end).atMost(Duration.ofMinutes(4)).pollInterval(Duration.ofMillis(500))
-                    .until(() -> {
-                        assertNoRelayFailed();
-                        return slotConfirmed(end);
-                    });
+            awaitDrain("slot " + slot + " confirmed " + end, () -> {
+                assertNoRelayFailed();
+                return slotConfirmed(end);
+            });
         }
-        await("consumer caught up").atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofMillis(500))
-                .until(this::consumerLag, lag -> lag == 0);
+        awaitDrain("consumer caught up", () -> consumerLag() == 0);
         long drainMillis = (System.nanoTime() - start) / 1_000_000;
         assertThat(count("SELECT count(*) FROM outbox_dead_letter")).as("parked events").isZero();
         for (JavaProcess p : relays.values()) {
@@ -434,6 +431,82 @@ final class Pipeline implements AutoCloseable {
         log.info(line);
         assertNoSecretsInRelayOutput();
         return report;
+    }
+
+    /** Waits up to 4 minutes; on timeout fails with what the relays and the database were doing. */
+    private void awaitDrain(String what, java.util.concurrent.Callable<Boolean> done) {
+        try {
+            await(what).atMost(Duration.ofMinutes(4)).pollInterval(Duration.ofMillis(500)).until(done);
+        } catch (org.awaitility.core.ConditionTimeoutException e) {
+            String state = diagnose();
+            System.out.println("RELIABILITY " + name + ": " + what + " did not happen within 4 minutes\n" + state);
+            throw new AssertionError(what + " did not happen within 4 minutes; " + state, e);
+        }
+    }
+
+    /** Rows left, whether Kafka has them, the slot, the relays' sessions and threads. */
+    private String diagnose() {
+        StringBuilder out = new StringBuilder();
+        try {
+            java.util.Set<String> delivered = new java.util.HashSet<>();
+            for (ConsumerRecord<byte[], byte[]> r : readTopic()) {
+                delivered.add(new String(r.headers().lastHeader("id").value(), StandardCharsets.UTF_8));
+            }
+            int left = 0;
+            int leftDelivered = 0;
+            try (Connection c = db.connect(); Statement s = c.createStatement();
+                 ResultSet rs = s.executeQuery("SELECT id::text FROM outbox_event")) {
+                while (rs.next()) {
+                    left++;
+                    if (delivered.contains(rs.getString(1))) {
+                        leftDelivered++;
+                    }
+                }
+            }
+            out.append("outbox rows left ").append(left).append(", of them in the topic ").append(leftDelivered)
+                    .append("; records in the topic ").append(delivered.size()).append('\n');
+        } catch (Exception e) {
+            out.append("outbox/topic: ").append(e).append('\n');
+        }
+        for (String sql : new String[] {
+                "SELECT slot_name, active, active_pid, confirmed_flush_lsn, restart_lsn, pg_current_wal_lsn() "
+                        + "FROM pg_replication_slots",
+                "SELECT lease_key, holder, fence, expires_at > now() AS live FROM outbox_relay_lease",
+                "SELECT pid, usename, backend_type, application_name, state, wait_event_type, wait_event, "
+                        + "now() - state_change AS in_state, left(query, 100) FROM pg_stat_activity WHERE usename = '"
+                        + relayRole + "'"}) {
+            try (Connection c = db.connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+                int n = rs.getMetaData().getColumnCount();
+                while (rs.next()) {
+                    for (int i = 1; i <= n; i++) {
+                        out.append(rs.getMetaData().getColumnName(i)).append('=').append(rs.getString(i)).append(' ');
+                    }
+                    out.append('\n');
+                }
+            } catch (SQLException e) {
+                out.append(sql).append(": ").append(e).append('\n');
+            }
+        }
+        synchronized (allRelayProcesses) {
+            for (JavaProcess p : allRelayProcesses) {
+                if (p.isAlive()) {
+                    out.append("threads of ").append(p.name()).append(":\n").append(threadDump(p)).append('\n');
+                }
+            }
+        }
+        return out.toString();
+    }
+
+    private static String threadDump(JavaProcess p) {
+        try {
+            Process jstack = new ProcessBuilder(java.nio.file.Path.of(System.getProperty("java.home"), "bin", "jstack")
+                    .toString(), Long.toString(p.pid())).redirectErrorStream(true).start();
+            String text = new String(jstack.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            jstack.waitFor(60, java.util.concurrent.TimeUnit.SECONDS);
+            return text;
+        } catch (Exception e) {
+            return "no thread dump: " + e;
+        }
     }
 
     private List<ConsumerRecord<byte[], byte[]>> readTopic() {
