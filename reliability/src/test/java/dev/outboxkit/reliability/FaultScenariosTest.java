@@ -118,8 +118,9 @@ class FaultScenariosTest {
 
     /**
      * The active WAL relay is killed with SIGKILL while it streams under four writers, and started again
-     * (a new instance id: it waits for the dead one's lease to expire), twice. In the WAL-only mode every
-     * event after the stored offset must come back from the slot, through Debezium's resume.
+     * (a new instance id: it waits for the dead one's lease to expire); twice in the WAL-only mode, where
+     * every event after the stored offset must come back from the slot through Debezium's resume (in the
+     * default mode the restart drains the table first).
      */
     @ParameterizedTest
     @EnumSource(value = RelayKind.class, names = {"CDC", "CDC_WAL"})
@@ -127,7 +128,8 @@ class FaultScenariosTest {
         try (Pipeline p = new Pipeline("cdc-kill9-" + kind.label(), 1, kind)) {
             p.startWriters(4, Duration.ofMillis(5));
             await().atMost(Duration.ofMinutes(2)).until(() -> p.appliedCount() > 200);
-            for (int i = 0; i < 2; i++) {
+            int kills = kind == RelayKind.CDC_WAL ? 2 : 1;
+            for (int i = 0; i < kills; i++) {
                 assertThat(p.relay("relay-1").awaitOutput("READY", Duration.ofMinutes(2)))
                         .as("relay streams before kill %d:%n%s", i + 1, p.relay("relay-1").output()).isTrue();
                 awaitProgress(p, "before kill " + (i + 1));       // mid-stream: events are flowing right now
