@@ -490,23 +490,11 @@ final class Pipeline implements AutoCloseable {
         synchronized (allRelayProcesses) {
             for (JavaProcess p : allRelayProcesses) {
                 if (p.isAlive()) {
-                    out.append("threads of ").append(p.name()).append(":\n").append(threadDump(p)).append('\n');
+                    out.append("threads of ").append(p.name()).append(":\n").append(p.threadDump()).append('\n');
                 }
             }
         }
         return out.toString();
-    }
-
-    private static String threadDump(JavaProcess p) {
-        try {
-            Process jstack = new ProcessBuilder(java.nio.file.Path.of(System.getProperty("java.home"), "bin", "jstack")
-                    .toString(), Long.toString(p.pid())).redirectErrorStream(true).start();
-            String text = new String(jstack.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            jstack.waitFor(60, java.util.concurrent.TimeUnit.SECONDS);
-            return text;
-        } catch (Exception e) {
-            return "no thread dump: " + e;
-        }
     }
 
     private List<ConsumerRecord<byte[], byte[]>> readTopic() {
@@ -544,25 +532,10 @@ final class Pipeline implements AutoCloseable {
 
     /** Drops the scenario's replication slot (server-wide: left behind it would pin WAL for the whole suite). */
     private void dropSlot() {
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (true) {
-            try (Connection c = db.connect(); PreparedStatement ps = c.prepareStatement(
-                    "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = ? AND active")) {
-                ps.setString(1, slot);
-                ps.executeQuery().close();
-                try (PreparedStatement drop = c.prepareStatement(
-                        "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = ?")) {
-                    drop.setString(1, slot);
-                    drop.executeQuery().close();
-                }
-                return;
-            } catch (SQLException e) {
-                if (System.nanoTime() > deadline) {
-                    log.warn("scenario {}: could not drop slot {}: {}", name, slot, e.toString());
-                    return;
-                }
-                sleep(Duration.ofMillis(200));
-            }
+        try {
+            db.dropReplicationSlot(slot);
+        } catch (IllegalStateException e) {
+            log.warn("scenario {}: {}", name, e.getMessage());
         }
     }
 
