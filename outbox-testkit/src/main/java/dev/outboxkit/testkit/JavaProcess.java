@@ -121,6 +121,22 @@ public final class JavaProcess implements AutoCloseable {
         return false;
     }
 
+    /** The child's threads ({@code jstack}), for a test that timed out waiting for it. */
+    public String threadDump() {
+        try {
+            Process jstack = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jstack").toString(),
+                    Long.toString(pid())).redirectErrorStream(true).start();
+            String text = new String(jstack.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            jstack.waitFor(60, TimeUnit.SECONDS);
+            return text;
+        } catch (IOException e) {
+            return "no thread dump of " + name + ": " + e;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "no thread dump of " + name + ": interrupted";
+        }
+    }
+
     /** SIGKILL: no shutdown hook, no finally block, no flush. */
     public void kill9() {
         signal("KILL");

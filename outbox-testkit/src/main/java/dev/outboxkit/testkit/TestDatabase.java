@@ -4,8 +4,10 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.Properties;
+import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 
 /**
@@ -64,6 +66,41 @@ public final class TestDatabase implements AutoCloseable {
         props.setProperty("user", user);
         props.setProperty("password", password);
         return DriverManager.getConnection(jdbcUrl, props);
+    }
+
+    /**
+     * Drops the logical replication slot {@code slot} if it exists (slots are server-wide: one left
+     * behind pins WAL for every later test), ending the session that streams from it first. Retried
+     * for up to 30 s, since an ended walsender takes a moment to release the slot.
+     *
+     * @throws IllegalStateException when the slot could not be dropped in time
+     */
+    public void dropReplicationSlot(String slot) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (true) {
+            try (Connection c = connect();
+                 PreparedStatement end = c.prepareStatement("SELECT pg_terminate_backend(active_pid) "
+                         + "FROM pg_replication_slots WHERE slot_name = ? AND active");
+                 PreparedStatement drop = c.prepareStatement("SELECT pg_drop_replication_slot(slot_name) "
+                         + "FROM pg_replication_slots WHERE slot_name = ?")) {
+                end.setString(1, slot);
+                end.executeQuery().close();
+                drop.setString(1, slot);
+                drop.executeQuery().close();
+                return;
+            } catch (SQLException e) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("cannot drop replication slot " + slot + " in " + name + ": "
+                            + e.getMessage(), e);
+                }
+                try {
+                    TimeUnit.MILLISECONDS.sleep(200);
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+        }
     }
 
     /** A shared pool of up to 10 connections, created on first use. */

@@ -4,18 +4,23 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.outboxkit.testkit.History;
+import dev.outboxkit.testkit.JavaProcess;
 import dev.outboxkit.writer.OutboxMessage;
 import dev.outboxkit.writer.OutboxTransaction;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Issue 8's scenarios that the module suites do not already cover, end to end (writers →
- * polling relay in a child JVM → Kafka → dedupe consumer → effect table), each checked with
- * {@link History} after heal and drain. The checker's figures are printed per scenario
- * ({@code RELIABILITY <scenario>: …}).
+ * relay in a child JVM → Kafka → dedupe consumer → effect table), each checked with
+ * {@link History} after heal and drain. The PostgreSQL crash and the network faults run once with
+ * the polling relay and once with the WAL relay; kill -9 and SIGSTOP past the lease run with the
+ * WAL relay (the polling relay's are in its own suite). The checker's figures are printed per
+ * scenario ({@code RELIABILITY <scenario>: …}).
  */
 class FaultScenariosTest {
 
@@ -27,10 +32,11 @@ class FaultScenariosTest {
         assertThat(report.orderViolations()).isZero();
     }
 
-    /** Issue 8 scenario 4: {@code pg_ctl stop -m immediate} twice under writers and the poller. */
-    @Test
-    void postgresCrashedAndRestartedUnderWritersAndRelay() throws Exception {
-        try (Pipeline p = new Pipeline("pg-restart", 1)) {
+    /** Issue 8 scenario 4: {@code pg_ctl stop -m immediate} twice under writers and the relay. */
+    @ParameterizedTest
+    @EnumSource(RelayKind.class)
+    void postgresCrashedAndRestartedUnderWritersAndRelay(RelayKind kind) throws Exception {
+        try (Pipeline p = new Pipeline("pg-restart-" + kind.label(), 1, kind)) {
             p.startWriters(4, Duration.ofMillis(5));
             await().atMost(Duration.ofMinutes(2)).until(() -> p.appliedCount() > 200);
             for (int i = 0; i < 2; i++) {
@@ -49,9 +55,10 @@ class FaultScenariosTest {
     }
 
     /** Issue 8 scenario 5: blackhole and reset between the relay and PostgreSQL, then between the relay and Kafka. */
-    @Test
-    void networkBlackholeAndResetBetweenRelayAndPostgresAndKafka() throws Exception {
-        try (Pipeline p = new Pipeline("network", 1)) {
+    @ParameterizedTest
+    @EnumSource(value = RelayKind.class, names = {"POLL", "CDC"})
+    void networkBlackholeAndResetBetweenRelayAndPostgresAndKafka(RelayKind kind) throws Exception {
+        try (Pipeline p = new Pipeline("network-" + kind.label(), 1, kind)) {
             p.startWriters(3, Duration.ofMillis(10));
             await().atMost(Duration.ofMinutes(2)).until(() -> p.appliedCount() > 200);
 
@@ -107,6 +114,91 @@ class FaultScenariosTest {
             assertThat(p.count("SELECT count(*) FROM reliability_effect WHERE event_id = '" + held + "'"))
                     .as("the long transaction's event, committed late with a low seq").isEqualTo(1);
         }
+    }
+
+    /**
+     * The active WAL relay is killed with SIGKILL while it streams under four writers, and started again
+     * (a new instance id: it waits for the dead one's lease to expire); twice in the WAL-only mode, where
+     * every event after the stored offset must come back from the slot through Debezium's resume (in the
+     * default mode the restart drains the table first).
+     */
+    @ParameterizedTest
+    @EnumSource(value = RelayKind.class, names = {"CDC", "CDC_WAL"})
+    void cdcRelayKilledMidStreamAndRestarted(RelayKind kind) throws Exception {
+        try (Pipeline p = new Pipeline("cdc-kill9-" + kind.label(), 1, kind)) {
+            p.startWriters(4, Duration.ofMillis(5));
+            await().atMost(Duration.ofMinutes(2)).until(() -> p.appliedCount() > 200);
+            int kills = kind == RelayKind.CDC_WAL ? 2 : 1;
+            for (int i = 0; i < kills; i++) {
+                assertThat(p.relay("relay-1").awaitOutput("READY", Duration.ofMinutes(2)))
+                        .as("relay streams before kill %d:%n%s", i + 1, p.relay("relay-1").output()).isTrue();
+                awaitProgress(p, "before kill " + (i + 1));       // mid-stream: events are flowing right now
+                p.kill9Relay("relay-1");
+                p.startRelay("relay-1");
+                awaitProgress(p, "after kill " + (i + 1) + " and restart");
+            }
+            History.Report report = p.healDrainAndCheck();
+            assertClean(report, 1000);
+        }
+    }
+
+    /**
+     * Two WAL relays on one slot. The active one is frozen with SIGSTOP past its lease (its sockets stay
+     * open, as in a long GC pause); the standby takes over (new fencing token, ends the frozen one's
+     * walsender) and streams. Then the frozen one resumes: its late offset writes are refused, it steps
+     * down to standby, and the stored offset stays the new holder's.
+     */
+    @Test
+    void pausedCdcRelayIsFencedAfterAStandbyTookOver() throws Exception {
+        try (Pipeline p = new Pipeline("cdc-sigstop", 2, RelayKind.CDC)) {
+            p.startWriters(3, Duration.ofMillis(10));
+            await().atMost(Duration.ofMinutes(2)).until(() -> p.appliedCount() > 200);
+            String active = await().atMost(Duration.ofMinutes(1)).until(p::activeCdcRelay, a -> a != null);
+            String standby = active.equals("relay-1") ? "relay-2" : "relay-1";
+            JavaProcess stale = p.relay(active);
+            assertThat(stale.awaitOutput("READY", Duration.ofMinutes(2))).as(stale.output()).isTrue();
+            assertThat(p.relay(standby).awaitOutput("ROLE STANDBY", Duration.ofMinutes(2)))
+                    .as(p.relay(standby).output()).isTrue();
+            Pipeline.LeaseState before = p.cdcLease();
+
+            stale.pause();
+            long pausedAt = System.nanoTime();
+            Pipeline.LeaseState taken = await("the standby takes the lease").atMost(Duration.ofMinutes(2))
+                    .until(p::cdcLease, l -> l.fence() > before.fence());
+            assertThat(p.relay(standby).awaitOutput("READY", Duration.ofMinutes(2)))
+                    .as("the standby streams:%n%s", p.relay(standby).output()).isTrue();
+            awaitProgress(p, "with the standby streaming and the old holder frozen");
+            // frozen longer than a whole lease: by its own clock too, its authority ran out while it slept
+            Duration frozen = Duration.ofNanos(System.nanoTime() - pausedAt);
+            Duration atLeast = Pipeline.RELAY_LEASE.plusSeconds(2);
+            if (frozen.compareTo(atLeast) < 0) {
+                Pipeline.sleep(atLeast.minus(frozen));
+            }
+            long pausedSeconds = (System.nanoTime() - pausedAt) / 1_000_000_000L;
+
+            int mark = stale.output().length();
+            stale.resume();
+            await("the stale instance notices it lost the lease").atMost(Duration.ofMinutes(2))
+                    .until(() -> since(stale, mark).contains("lost lease") || since(stale, mark).contains("offset write refused"));
+            await("the stale instance steps down").atMost(Duration.ofMinutes(2))
+                    .until(() -> since(stale, mark).contains("ROLE STANDBY"));
+            awaitProgress(p, "after the stale instance woke up");
+            assertThat(p.cdcLease()).as("the lease stays the new holder's").isEqualTo(taken);
+            Pipeline.LeaseState offset = p.cdcOffsetWriter();
+            assertThat(offset).as("the stored offset was last written by the new holder, under its token").isEqualTo(taken);
+            System.out.printf("RELIABILITY cdc-sigstop: %s paused %d s (lease %d s), %s took over with token %d "
+                            + "(was %d); the woken instance had %s offset write(s) refused, logged the lost lease: %s, "
+                            + "stepped down to standby%n", active, pausedSeconds, Pipeline.RELAY_LEASE.toSeconds(), standby,
+                    taken.fence(), before.fence(), since(stale, mark).lines().filter(l -> l.startsWith("FENCE_REJECTIONS "))
+                            .reduce((x, y) -> y).map(l -> l.substring("FENCE_REJECTIONS ".length())).orElse("0"),
+                    since(stale, mark).contains("lost lease"));
+            History.Report report = p.healDrainAndCheck();
+            assertClean(report, 500);
+        }
+    }
+
+    private static String since(JavaProcess process, int mark) {
+        return process.output().substring(mark);
     }
 
     private static void awaitProgress(Pipeline p, String what) throws Exception {

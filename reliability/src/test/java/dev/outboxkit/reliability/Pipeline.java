@@ -14,6 +14,7 @@ import dev.outboxkit.writer.CommitOutcomeUnknownException;
 import dev.outboxkit.writer.OutboxMessage;
 import dev.outboxkit.writer.OutboxTransaction;
 import dev.outboxkit.writer.OutboxWriter;
+import dev.outboxkit.writer.WriteMode;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -44,8 +45,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The one end-to-end harness of the suite. Writers commit events through {@link OutboxWriter}
  * (recording {@link History#committed}, {@link History#inDoubt} or {@link History#rolledBack});
- * polling relays run in child JVMs (killable, pausable) and reach PostgreSQL and Kafka through
- * the environment's fault proxies; a {@link DedupeConsumer} applies every new event by inserting
+ * relays of one {@link RelayKind} (polling relays, or WAL relays on one replication slot) run in
+ * child JVMs (killable, pausable) and reach PostgreSQL and Kafka through the environment's fault
+ * proxies; a {@link DedupeConsumer} applies every new event by inserting
  * a row into {@code reliability_effect}. Relays, consumer and writers each run as a
  * least-privileged role with exactly the grants their README documents, so a missing grant fails
  * the suite. {@link #healDrainAndCheck()} heals every fault, waits until the outbox is empty and
@@ -59,6 +61,9 @@ final class Pipeline implements AutoCloseable {
     static final Duration RELAY_LEASE = Duration.ofSeconds(6);
 
     final String name;
+    final RelayKind kind;
+    /** The WAL relays' replication slot (server-wide, so one per scenario); null for polling relays. */
+    final String slot;
     final Environment env;
     final TestDatabase db;
     final String topic;
@@ -69,11 +74,12 @@ final class Pipeline implements AutoCloseable {
     final String relayRole;
     final String consumerRole;
     final String appRole;
-    final OutboxWriter writer = OutboxWriter.builder().schema("public").build();
+    final OutboxWriter writer;
     private final HikariDataSource appPool;
     private final HikariDataSource consumerPool;
     private final DedupeConsumer consumer;
     private final Map<String, JavaProcess> relays = new ConcurrentHashMap<>();
+    private final Map<String, String> targetOfInstance = new ConcurrentHashMap<>();
     private final List<JavaProcess> allRelayProcesses = new ArrayList<>();
     private final AtomicInteger relayStarts = new AtomicInteger();
     private final List<Thread> writerThreads = new ArrayList<>();
@@ -85,12 +91,17 @@ final class Pipeline implements AutoCloseable {
     private final Map<String, Long> nextOrder = new ConcurrentHashMap<>();
 
     Pipeline(String name, int relayCount) throws SQLException {
-        this(name, relayCount, Map.of());
+        this(name, relayCount, RelayKind.POLL);
+    }
+
+    Pipeline(String name, int relayCount, RelayKind kind) throws SQLException {
+        this(name, relayCount, kind, Map.of());
     }
 
     /** {@code consumerKafkaProperties}: extra Kafka consumer settings (e.g. a {@code sasl.jaas.config} the log check looks for). */
-    Pipeline(String name, int relayCount, Map<String, ?> consumerKafkaProperties) throws SQLException {
+    Pipeline(String name, int relayCount, RelayKind kind, Map<String, ?> consumerKafkaProperties) throws SQLException {
         this.name = name;
+        this.kind = kind;
         this.env = Environment.get();
         env.healAll();
         this.db = env.pg.newDatabase();
@@ -98,6 +109,9 @@ final class Pipeline implements AutoCloseable {
         relayRole = ("rel_relay_" + suffix);
         consumerRole = ("rel_consumer_" + suffix);
         appRole = ("rel_app_" + suffix);
+        slot = kind.cdc() ? "rel_slot_" + suffix : null;
+        writer = OutboxWriter.builder().schema("public")
+                .mode(kind == RelayKind.CDC_WAL ? WriteMode.INSERT_AND_DELETE : WriteMode.KEEP).build();
         createRolesAndTables();
         topic = TestKafka.uniqueTopic("reliability-" + name);
         env.kafka.createTopic(topic, PARTITIONS);
@@ -130,31 +144,59 @@ final class Pipeline implements AutoCloseable {
                 })
                 .build();
         consumer.start();
-        log.info("scenario {}: database {}, topic {}, roles {}/{}/{}", name, db.name(), topic, appRole, relayRole,
-                consumerRole);
+        if (kind.cdc() && relayCount > 0) {
+            // A slot sees only what is committed after it was created. In the WAL-only mode nothing else
+            // keeps an event (the first runs lost every event written during the relay JVM's start-up), so
+            // writers start once the first relay has created the slot, as an operator must do.
+            await("slot " + slot + " created").atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(200))
+                    .until(() -> {
+                        assertNoRelayFailed();
+                        return count("SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" + slot + "'") == 1;
+                    });
+        }
+        log.info("scenario {} ({} relay): database {}, topic {}, roles {}/{}/{}", name, kind.label(), db.name(), topic,
+                appRole, relayRole, consumerRole);
     }
 
-    /** The documented least-privilege grants (relay-poller, consumer-dedupe, outbox-writer READMEs), nothing more. */
+    /**
+     * The documented least-privilege grants (relay-poller or relay-debezium, consumer-dedupe,
+     * outbox-writer READMEs), nothing more.
+     */
     private void createRolesAndTables() throws SQLException {
         try (Connection c = db.connect(); Statement s = c.createStatement()) {
-            s.execute("CREATE ROLE " + relayRole + " LOGIN PASSWORD '" + relayPassword + "'");
+            s.execute("CREATE ROLE " + relayRole + " LOGIN " + (kind.cdc() ? "REPLICATION " : "")
+                    + "PASSWORD '" + relayPassword + "'");
             s.execute("CREATE ROLE " + consumerRole + " LOGIN PASSWORD '" + consumerPassword + "'");
             s.execute("CREATE ROLE " + appRole + " LOGIN PASSWORD '" + appPassword + "'");
             s.execute("CREATE TABLE reliability_effect (n bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "
                     + "event_id uuid NOT NULL, aggregate_id text NOT NULL)");
-            // relay-poller README, "Least-privilege grants"
             s.execute("GRANT USAGE ON SCHEMA public TO " + relayRole);
-            s.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON outbox_event TO " + relayRole);
-            s.execute("GRANT SELECT, INSERT, UPDATE ON outbox_dead_letter TO " + relayRole);
-            s.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON outbox_relay_lease, outbox_relay_member TO " + relayRole);
-            s.execute("GRANT USAGE ON SEQUENCE outbox_fence_seq TO " + relayRole);
+            if (kind.cdc()) {
+                // relay-debezium README, "Least-privilege role" (REPLICATION above); DELETE on the outbox only
+                // with deleteAfterPublish; the publication created by an administrator, as documented
+                s.execute("GRANT SELECT" + (kind == RelayKind.CDC ? ", DELETE" : "") + " ON outbox_event TO " + relayRole);
+                s.execute("GRANT SELECT, INSERT ON outbox_dead_letter TO " + relayRole);
+                s.execute("GRANT SELECT, INSERT, UPDATE ON outbox_relay_lease TO " + relayRole);
+                s.execute("GRANT USAGE ON SEQUENCE outbox_fence_seq TO " + relayRole);
+                s.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON outbox_cdc_offset, outbox_cdc_slot TO " + relayRole);
+                s.execute("GRANT SELECT, INSERT, DELETE ON outbox_cdc_heartbeat TO " + relayRole);
+                s.execute("CREATE PUBLICATION outboxkit_pub FOR TABLE outbox_event, outbox_cdc_heartbeat "
+                        + "WITH (publish = 'insert')");
+            } else {
+                // relay-poller README, "Least-privilege grants"
+                s.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON outbox_event TO " + relayRole);
+                s.execute("GRANT SELECT, INSERT, UPDATE ON outbox_dead_letter TO " + relayRole);
+                s.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON outbox_relay_lease, outbox_relay_member TO " + relayRole);
+                s.execute("GRANT USAGE ON SEQUENCE outbox_fence_seq TO " + relayRole);
+            }
             // consumer-dedupe README, plus what its handler needs on the service's own table
             s.execute("GRANT USAGE ON SCHEMA public TO " + consumerRole);
             s.execute("GRANT SELECT, INSERT, DELETE ON processed_event TO " + consumerRole);
             s.execute("GRANT INSERT ON reliability_effect TO " + consumerRole);
-            // outbox-writer README, default mode
+            // outbox-writer README: INSERT in the default mode, also SELECT and DELETE for INSERT_AND_DELETE
             s.execute("GRANT USAGE ON SCHEMA public TO " + appRole);
-            s.execute("GRANT INSERT ON outbox_event TO " + appRole);
+            s.execute("GRANT " + (kind == RelayKind.CDC_WAL ? "INSERT, SELECT, DELETE" : "INSERT")
+                    + " ON outbox_event TO " + appRole);
         }
     }
 
@@ -175,14 +217,67 @@ final class Pipeline implements AutoCloseable {
     /** Starts (or restarts) the relay {@code target} in a child JVM, reaching PostgreSQL and Kafka through the proxies. */
     void startRelay(String target) {
         String instance = target + "-" + relayStarts.incrementAndGet();
-        JavaProcess p = JavaProcess.start(name + "-" + instance, PollRelayMain.class,
-                List.of(db.jdbcUrlVia(env.pgProxy.host(), env.pgProxy.port()), relayRole, env.kafka.bootstrapServers(),
-                        topic, instance, Long.toString(RELAY_LEASE.toMillis())),
-                List.of(), Map.of("RELAY_DB_PASSWORD", relayPassword));
+        List<String> args = new ArrayList<>(List.of(db.jdbcUrlVia(env.pgProxy.host(), env.pgProxy.port()), relayRole,
+                env.kafka.bootstrapServers(), topic, instance, Long.toString(RELAY_LEASE.toMillis())));
+        if (kind.cdc()) {
+            args.add(slot);
+            args.add(Boolean.toString(kind == RelayKind.CDC));
+        }
+        JavaProcess p = JavaProcess.start(name + "-" + instance, kind.cdc() ? CdcRelayMain.class : PollRelayMain.class,
+                args, List.of(), Map.of("RELAY_DB_PASSWORD", relayPassword));
         synchronized (allRelayProcesses) {
             allRelayProcesses.add(p);
         }
+        targetOfInstance.put(instance, target);
         relays.put(target, p);
+    }
+
+    /** The WAL relay ({@code relay-1}, ...) whose instance holds the lease {@code cdc/<slot>} now, or null. */
+    String activeCdcRelay() throws SQLException {
+        try (Connection c = db.connect(); PreparedStatement ps = c.prepareStatement(
+                "SELECT holder FROM outbox_relay_lease WHERE lease_key = ? AND expires_at > now()")) {
+            ps.setString(1, "cdc/" + slot);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? targetOfInstance.get(rs.getString(1)) : null;
+            }
+        }
+    }
+
+    /** The WAL relays' lease: its fencing token and holder (instance id). */
+    record LeaseState(long fence, String holder) {
+    }
+
+    LeaseState cdcLease() throws SQLException {
+        try (Connection c = db.connect(); PreparedStatement ps = c.prepareStatement(
+                "SELECT fence, holder FROM outbox_relay_lease WHERE lease_key = ?")) {
+            ps.setString(1, "cdc/" + slot);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? new LeaseState(rs.getLong(1), rs.getString(2)) : null;
+            }
+        }
+    }
+
+    /** The fencing token and writer of the WAL relays' stored offset. */
+    LeaseState cdcOffsetWriter() throws SQLException {
+        try (Connection c = db.connect(); PreparedStatement ps = c.prepareStatement(
+                "SELECT fence, updated_by FROM outbox_cdc_offset WHERE slot_name = ? ORDER BY updated_at DESC LIMIT 1")) {
+            ps.setString(1, slot);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? new LeaseState(rs.getLong(1), rs.getString(2)) : null;
+            }
+        }
+    }
+
+    /** Fails at once when a relay stopped for good (a WAL relay's start-up check, e.g. a missing grant). */
+    private void assertNoRelayFailed() {
+        synchronized (allRelayProcesses) {
+            for (JavaProcess p : allRelayProcesses) {
+                String out = p.output();
+                if (out.contains("\nFAILED ") || out.startsWith("FAILED ")) {
+                    throw new AssertionError(p.name() + " stopped for good:\n" + out);
+                }
+            }
+        }
     }
 
     int relayStartsCount() {
@@ -297,10 +392,20 @@ final class Pipeline implements AutoCloseable {
             }
         }
         long start = System.nanoTime();
-        await("outbox drained by the relays").atMost(Duration.ofMinutes(4)).pollInterval(Duration.ofMillis(500))
-                .until(() -> count("SELECT count(*) FROM outbox_event") == 0);
-        await("consumer caught up").atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofMillis(500))
-                .until(this::consumerLag, lag -> lag == 0);
+        awaitDrain("outbox drained by the relays", () -> {
+            assertNoRelayFailed();
+            return count("SELECT count(*) FROM outbox_event") == 0;
+        });
+        if (kind.cdc()) {
+            // the slot confirmed (i.e. the relay stored an offset at or past) all WAL written up to now: every
+            // committed event before it was acknowledged by Kafka (in the WAL-only mode the table says nothing)
+            String end = walPosition();
+            awaitDrain("slot " + slot + " confirmed " + end, () -> {
+                assertNoRelayFailed();
+                return slotConfirmed(end);
+            });
+        }
+        awaitDrain("consumer caught up", () -> consumerLag() == 0);
         long drainMillis = (System.nanoTime() - start) / 1_000_000;
         assertThat(count("SELECT count(*) FROM outbox_dead_letter")).as("parked events").isZero();
         for (JavaProcess p : relays.values()) {
@@ -318,13 +423,78 @@ final class Pipeline implements AutoCloseable {
             history.delivered(UUID.fromString(new String(h.value(), StandardCharsets.UTF_8).replace("\"", "")));
         }
         History.Report report = history.check();
-        String line = String.format("RELIABILITY %s: %s | writer commits=%d inDoubt=%d failed=%d connectionFailures=%d "
-                        + "relayStarts=%d drain=%dms", name, report.summary(), commits.get(), inDoubtCommits.get(),
-                failedCommits.get(), connectionFailures.get(), relayStarts.get(), drainMillis);
+        String line = String.format("RELIABILITY %s: %s | relay=%s writer commits=%d inDoubt=%d failed=%d "
+                        + "connectionFailures=%d relayStarts=%d drain=%dms", name, report.summary(), kind.label(),
+                commits.get(), inDoubtCommits.get(), failedCommits.get(), connectionFailures.get(), relayStarts.get(),
+                drainMillis);
         System.out.println(line);
         log.info(line);
         assertNoSecretsInRelayOutput();
         return report;
+    }
+
+    /** Waits up to 4 minutes; on timeout fails with what the relays and the database were doing. */
+    private void awaitDrain(String what, java.util.concurrent.Callable<Boolean> done) {
+        try {
+            await(what).atMost(Duration.ofMinutes(4)).pollInterval(Duration.ofMillis(500)).until(done);
+        } catch (org.awaitility.core.ConditionTimeoutException e) {
+            String state = diagnose();
+            System.out.println("RELIABILITY " + name + ": " + what + " did not happen within 4 minutes\n" + state);
+            throw new AssertionError(what + " did not happen within 4 minutes; " + state, e);
+        }
+    }
+
+    /** Rows left, whether Kafka has them, the slot, the relays' sessions and threads. */
+    private String diagnose() {
+        StringBuilder out = new StringBuilder();
+        try {
+            java.util.Set<String> delivered = new java.util.HashSet<>();
+            for (ConsumerRecord<byte[], byte[]> r : readTopic()) {
+                delivered.add(new String(r.headers().lastHeader("id").value(), StandardCharsets.UTF_8));
+            }
+            int left = 0;
+            int leftDelivered = 0;
+            try (Connection c = db.connect(); Statement s = c.createStatement();
+                 ResultSet rs = s.executeQuery("SELECT id::text FROM outbox_event")) {
+                while (rs.next()) {
+                    left++;
+                    if (delivered.contains(rs.getString(1))) {
+                        leftDelivered++;
+                    }
+                }
+            }
+            out.append("outbox rows left ").append(left).append(", of them in the topic ").append(leftDelivered)
+                    .append("; records in the topic ").append(delivered.size()).append('\n');
+        } catch (Exception e) {
+            out.append("outbox/topic: ").append(e).append('\n');
+        }
+        for (String sql : new String[] {
+                "SELECT slot_name, active, active_pid, confirmed_flush_lsn, restart_lsn, pg_current_wal_lsn() "
+                        + "FROM pg_replication_slots",
+                "SELECT lease_key, holder, fence, expires_at > now() AS live FROM outbox_relay_lease",
+                "SELECT pid, usename, backend_type, application_name, state, wait_event_type, wait_event, "
+                        + "now() - state_change AS in_state, left(query, 100) FROM pg_stat_activity WHERE usename = '"
+                        + relayRole + "'"}) {
+            try (Connection c = db.connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+                int n = rs.getMetaData().getColumnCount();
+                while (rs.next()) {
+                    for (int i = 1; i <= n; i++) {
+                        out.append(rs.getMetaData().getColumnName(i)).append('=').append(rs.getString(i)).append(' ');
+                    }
+                    out.append('\n');
+                }
+            } catch (SQLException e) {
+                out.append(sql).append(": ").append(e).append('\n');
+            }
+        }
+        synchronized (allRelayProcesses) {
+            for (JavaProcess p : allRelayProcesses) {
+                if (p.isAlive()) {
+                    out.append("threads of ").append(p.name()).append(":\n").append(p.threadDump()).append('\n');
+                }
+            }
+        }
+        return out.toString();
     }
 
     private List<ConsumerRecord<byte[], byte[]>> readTopic() {
@@ -338,6 +508,34 @@ final class Pipeline implements AutoCloseable {
                 assertThat(p.output()).as("output of " + p.name())
                         .doesNotContain(relayPassword).doesNotContain(PAYLOAD_MARKER);
             }
+        }
+    }
+
+    private String walPosition() throws SQLException {
+        try (Connection c = db.connect(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT pg_current_wal_lsn()::text")) {
+            rs.next();
+            return rs.getString(1);
+        }
+    }
+
+    private boolean slotConfirmed(String lsn) throws SQLException {
+        try (Connection c = db.connect(); PreparedStatement ps = c.prepareStatement(
+                "SELECT confirmed_flush_lsn >= ?::pg_lsn FROM pg_replication_slots WHERE slot_name = ?")) {
+            ps.setString(1, lsn);
+            ps.setString(2, slot);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() && rs.getBoolean(1);
+            }
+        }
+    }
+
+    /** Drops the scenario's replication slot (server-wide: left behind it would pin WAL for the whole suite). */
+    private void dropSlot() {
+        try {
+            db.dropReplicationSlot(slot);
+        } catch (IllegalStateException e) {
+            log.warn("scenario {}: {}", name, e.getMessage());
         }
     }
 
@@ -402,5 +600,8 @@ final class Pipeline implements AutoCloseable {
         appPool.close();
         consumerPool.close();
         env.healAll();
+        if (kind.cdc()) {
+            dropSlot();
+        }
     }
 }

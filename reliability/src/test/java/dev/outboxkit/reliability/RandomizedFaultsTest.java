@@ -20,11 +20,13 @@ import org.junit.jupiter.api.Test;
 /**
  * The randomized mode: a seeded {@link FaultSchedule} mixing relay kill -9, relay SIGSTOP (past
  * the lease at times), blackholes and resets between the relays and PostgreSQL / Kafka, and
- * PostgreSQL crashes, against two polling relays, writers and the dedupe consumer.
+ * PostgreSQL crashes, against two relays, writers and the dedupe consumer. The relays are polling
+ * relays by default; {@code -Dreliability.relay=cdc} runs two WAL relays on one slot instead (one
+ * streams, one stands by), {@code cdc-wal} the same in the WAL-only mode ({@link RelayKind}).
  *
- * <p>CI runs 60 s with seed 42. The soak is the same test, longer, and writes a report:
+ * <p>CI runs 60 s with seed 42 (polling relays). The soak is the same test, longer, and writes a report:
  * <pre>
- * ./mvnw -B -o -pl reliability verify -Dtest=RandomizedFaultsTest -Dreliability.soak.minutes=20 [-Dreliability.seed=7]
+ * ./mvnw -B -o -pl reliability verify -Dtest=RandomizedFaultsTest -Dreliability.soak.minutes=20 [-Dreliability.seed=7] [-Dreliability.relay=cdc]
  * </pre>
  * The report goes to {@code docs/soak/soak-<UTC time>-seed<seed>.md} (directory:
  * {@code -Dreliability.report.dir}).
@@ -35,9 +37,11 @@ class RandomizedFaultsTest {
     void randomFaultMixWithFixedSeed() throws Exception {
         long seed = Long.getLong("reliability.seed", 42L);
         long soakMinutes = Long.getLong("reliability.soak.minutes", 0L);
+        RelayKind kind = RelayKind.fromSystemProperty();
         Duration duration = soakMinutes > 0 ? Duration.ofMinutes(soakMinutes) : Duration.ofSeconds(60);
         Instant started = Instant.now();
-        try (Pipeline p = new Pipeline(soakMinutes > 0 ? "soak" : "random", 2)) {
+        String name = (soakMinutes > 0 ? "soak" : "random") + (kind == RelayKind.POLL ? "" : "-" + kind.label());
+        try (Pipeline p = new Pipeline(name, 2, kind)) {
             Map<String, TcpFaultProxy> proxies = Map.of("relay-pg", p.env.pgProxy, "relay-kafka", p.env.kafkaProxy);
             FaultSchedule schedule = FaultSchedule.builder(seed)
                     .duration(duration)
@@ -61,7 +65,7 @@ class RandomizedFaultsTest {
             System.out.println("RELIABILITY faults: " + faults.summary());
             History.Report report = p.healDrainAndCheck();
             if (soakMinutes > 0) {
-                writeSoakReport(p, seed, duration, started, schedule, faults, report);
+                writeSoakReport(p, seed, kind, duration, started, schedule, faults, report);
             }
             assertThat(report.ok()).as(report.summary()).isTrue();
             assertThat(report.intents()).isGreaterThan(1000);
@@ -70,21 +74,28 @@ class RandomizedFaultsTest {
         }
     }
 
-    private static void writeSoakReport(Pipeline p, long seed, Duration duration, Instant started,
+    private static void writeSoakReport(Pipeline p, long seed, RelayKind kind, Duration duration, Instant started,
                                         FaultSchedule schedule, FaultSchedule.Report faults, History.Report report)
             throws Exception {
         Path dir = Path.of(System.getProperty("reliability.report.dir", "../docs/soak"));
         Files.createDirectories(dir);
         String stamp = DateTimeFormatter.ofPattern("yyyyMMdd-HHmm").withZone(ZoneOffset.UTC).format(started);
-        Path file = dir.resolve("soak-" + stamp + "-seed" + seed + ".md");
+        String relaySuffix = kind == RelayKind.POLL ? "" : "-" + kind.label();
+        Path file = dir.resolve("soak-" + stamp + "-seed" + seed + relaySuffix + ".md");
         StringBuilder md = new StringBuilder();
-        md.append("# Soak: randomized faults, seed ").append(seed).append("\n\n");
+        md.append("# Soak: randomized faults, seed ").append(seed).append(", ").append(kind.label()).append(" relays\n\n");
         md.append("Command: `./mvnw -B -o -pl reliability verify -Dtest=RandomizedFaultsTest -Dreliability.soak.minutes=")
-                .append(duration.toMinutes()).append(" -Dreliability.seed=").append(seed).append("`\n\n");
+                .append(duration.toMinutes()).append(" -Dreliability.seed=").append(seed)
+                .append(kind == RelayKind.POLL ? "" : " -Dreliability.relay=" + kind.label()).append("`\n\n");
         md.append("Started ").append(started).append(", fault phase ").append(duration.toMinutes())
                 .append(" min, finished ").append(Instant.now()).append(" (2-core machine, shared with other builds).\n\n");
-        md.append("Pipeline: 3 writer threads (OutboxWriter, role with INSERT only) → 2 polling relays in child JVMs ")
-                .append("(least-privileged role, lease ").append(Pipeline.RELAY_LEASE.toSeconds())
+        md.append("Pipeline: 3 writer threads (OutboxWriter ")
+                .append(kind == RelayKind.CDC_WAL ? "in INSERT_AND_DELETE mode" : "in KEEP mode, role with INSERT only")
+                .append(") → 2 ").append(switch (kind) {
+                    case POLL -> "polling relays";
+                    case CDC -> "WAL relays (Debezium, deleteAfterPublish, one slot: one streams, one stands by)";
+                    case CDC_WAL -> "WAL relays (Debezium, WAL-only mode, one slot: one streams, one stands by)";
+                }).append(" in child JVMs (least-privileged role, lease ").append(Pipeline.RELAY_LEASE.toSeconds())
                 .append(" s, through fault proxies to PostgreSQL 17 and a Kafka node) → DedupeConsumer → effect table.\n\n");
         md.append("## Result\n\n| figure | value |\n|---|---|\n");
         p.figures(report).forEach((k, v) -> md.append("| ").append(k).append(" | ").append(v).append(" |\n"));

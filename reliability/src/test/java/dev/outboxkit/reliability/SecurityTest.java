@@ -134,7 +134,7 @@ class SecurityTest {
         kafkaLogger.setLevel(Level.INFO);   // ProducerConfig/ConsumerConfig dumps include sasl.jaas.config
         List<String> leaks = new ArrayList<>();
         int checkedEvents = 0;
-        try (Pipeline p = new Pipeline("security", 0, Map.of("sasl.jaas.config", jaas))) {
+        try (Pipeline p = new Pipeline("security", 0, RelayKind.POLL, Map.of("sasl.jaas.config", jaas))) {
             try (PollingRelay relay = PollingRelay.builder()
                     .jdbcUrl(p.db.jdbcUrl()).user(p.relayRole).password(Secret.of(p.relayPassword))
                     .bootstrapServers(p.env.kafka.bootstrapServers())

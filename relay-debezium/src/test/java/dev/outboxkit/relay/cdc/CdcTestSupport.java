@@ -16,7 +16,6 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -98,31 +97,7 @@ final class CdcTestSupport {
 
     /** Drops the test's slot (after the relay closed) so the database can be dropped. */
     static void dropSlot(TestDatabase db) {
-        String slot = slotFor(db);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (true) {
-            try (Connection c = db.connect(); PreparedStatement ps = c.prepareStatement(
-                    "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = ? AND active")) {
-                ps.setString(1, slot);
-                ps.executeQuery().close();
-                try (PreparedStatement drop = c.prepareStatement(
-                        "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = ?")) {
-                    drop.setString(1, slot);
-                    drop.executeQuery().close();
-                }
-                return;
-            } catch (SQLException e) {
-                if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException("cannot drop slot " + slot + ": " + e.getMessage(), e);
-                }
-                try {
-                    TimeUnit.MILLISECONDS.sleep(200);
-                } catch (InterruptedException ie) {
-                    Thread.currentThread().interrupt();
-                    return;
-                }
-            }
-        }
+        db.dropReplicationSlot(slotFor(db));
     }
 
     /** A consumer reading {@code topic} from the beginning by assignment (no group join). */

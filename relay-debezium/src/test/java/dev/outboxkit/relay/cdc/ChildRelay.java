@@ -72,15 +72,7 @@ final class ChildRelay implements AutoCloseable {
 
     /** The child's threads (jstack), for a test that timed out waiting for it. */
     String threadDump() {
-        try {
-            Process p = new ProcessBuilder(java.nio.file.Path.of(System.getProperty("java.home"), "bin", "jstack").toString(),
-                    Long.toString(process.pid())).redirectErrorStream(true).start();
-            String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-            p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS);
-            return out;
-        } catch (Exception e) {
-            return "no thread dump: " + e;
-        }
+        return process.threadDump();
     }
 
     /** Waits for {@code condition}; on timeout fails with the child's output, threads and the server's view. */
