@@ -81,7 +81,7 @@ public final class ConsumerBenchmark {
                 s.execute("INSERT INTO bench_account SELECT 'acct-' || g, 0 FROM generate_series(0, " + (ACCOUNTS - 1) + ") g");
             }
             String topic = "bench-" + System.currentTimeMillis();
-            Consumers.createTopic(kafka, topic, PARTITIONS);
+            kafka.createTopic(topic, PARTITIONS);
             long produceStart = System.nanoTime();
             produce(kafka, topic, records);
             System.out.printf(Locale.ROOT, "produced %,d records in %.1f s; durable PostgreSQL (%s), in-JVM Kafka, "

@@ -60,17 +60,6 @@ final class Consumers {
         return out;
     }
 
-    /**
-     * Creates the topic and waits until its leader answers for every partition: a producer that
-     * writes into a partition in the instant its leadership is set up can be stuck retrying an
-     * out-of-order sequence on the in-JVM broker.
-     */
-    static void createTopic(TestKafka kafka, String topic, int partitions) {
-        kafka.createTopic(topic, partitions);
-        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(60)).ignoreExceptions()
-                .until(() -> endOffsets(kafka, topic, partitions).size() == partitions);
-    }
-
     /** Every partition's end offset. */
     static Map<TopicPartition, Long> endOffsets(TestKafka kafka, String topic, int partitions) throws Exception {
         Map<TopicPartition, OffsetSpec> request = new HashMap<>();

@@ -83,8 +83,8 @@ class DedupeConsumerTest {
         Projection.create(db);
         String topic = TestKafka.uniqueTopic("poison");
         String dlq = topic + ".dlq";
-        Consumers.createTopic(kafka, topic, 1);
-        Consumers.createTopic(kafka, dlq, 1);
+        kafka.createTopic(topic, 1);
+        kafka.createTopic(dlq, 1);
         List<Projection.Sent> good = Projection.events(topic, 5, 2);
         OutboxEvent failing = new OutboxEvent(EventIds.next(), "account", "acct-0", "deposited", topic,
                 "{\"amount\":13}", Map.of(), Instant.now());
@@ -160,7 +160,7 @@ class DedupeConsumerTest {
         Projection.create(db);
         String prefix = TestKafka.uniqueTopic("dbz");
         String topic = prefix + ".outbox.event.account";
-        Consumers.createTopic(kafka, topic, 2);
+        kafka.createTopic(topic, 2);
         // EventRouter: key = aggregate id, value = the payload column, header id only. Behind
         // JsonConverter the jsonb payload arrives as a JSON string and the header in quotes.
         List<Projection.Sent> events = Projection.events(topic, 200, 5);
@@ -207,8 +207,8 @@ class DedupeConsumerTest {
         Projection.create(db);
         String topic = TestKafka.uniqueTopic("late");
         String review = topic + ".review";
-        Consumers.createTopic(kafka, topic, 1);
-        Consumers.createTopic(kafka, review, 1);
+        kafka.createTopic(topic, 1);
+        kafka.createTopic(review, 1);
         Instant now = Instant.now().truncatedTo(ChronoUnit.MICROS);
         Instant old = now.minus(Duration.ofHours(3));
         OutboxEvent lateNew = new OutboxEvent(EventIds.next(), "account", "acct-1", "deposited", topic,

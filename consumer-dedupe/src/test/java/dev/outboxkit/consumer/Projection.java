@@ -57,7 +57,7 @@ final class Projection {
             throws SQLException {
         create(db);
         String topic = TestKafka.uniqueTopic(prefix);
-        Consumers.createTopic(kafka, topic, partitions);
+        kafka.createTopic(topic, partitions);
         List<Sent> events = events(topic, count, accounts);
         send(kafka, events);
         return new Scenario(topic, events);

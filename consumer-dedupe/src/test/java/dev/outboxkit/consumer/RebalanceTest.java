@@ -29,7 +29,7 @@ class RebalanceTest {
     void threeInstancesWithRebalancesDuringTheRunApplyEveryEventExactlyOnce(TestDatabase db, TestKafka kafka) throws Exception {
         Projection.create(db);
         String topic = TestKafka.uniqueTopic("rebalance");
-        Consumers.createTopic(kafka, topic, 6);
+        kafka.createTopic(topic, 6);
         String group = "g-" + topic;
         List<Projection.Sent> events = Projection.events(topic, 6000, 30);
         SimpleMeterRegistry registry = new SimpleMeterRegistry();

@@ -32,7 +32,7 @@ class RetentionTest {
     @Test
     void purgesOnlyOldIdsTheGroupHasCommittedPast(TestDatabase db, TestKafka kafka) throws Exception {
         String topic = TestKafka.uniqueTopic("retention");
-        Consumers.createTopic(kafka, topic, 3);
+        kafka.createTopic(topic, 3);
         String group = "g-" + topic;
         Instant now = Instant.now();
         Instant old = now.minus(Duration.ofDays(10));

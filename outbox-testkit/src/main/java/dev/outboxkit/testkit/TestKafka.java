@@ -1,5 +1,6 @@
 package dev.outboxkit.testkit;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -12,6 +13,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -43,24 +45,60 @@ public abstract class TestKafka implements AutoCloseable {
         return Admin.create(p);
     }
 
-    /** Creates {@code topic} (no error when it exists) with broker-default replication. */
+    /** Creates {@code topic} (no error when it exists) with broker-default replication; see {@link #createTopic(String, int, short, Map)}. */
     public void createTopic(String topic, int partitions) {
         createTopic(topic, partitions, (short) -1, Map.of());
     }
 
+    /**
+     * Creates {@code topic} (no error when it exists) and returns once the leader of every partition
+     * serves it. Why wait: a broker lists a new partition's leader a moment before it serves the
+     * partition, and an idempotent producer with several requests in flight whose first batch meets that
+     * moment gets NOT_LEADER_OR_FOLLOWER while its next batch is appended; the first batch then retries
+     * into OUT_OF_ORDER_SEQUENCE_NUMBER until delivery.timeout.ms (KAFKA-14359). A test producing right
+     * after creating its topic would hang for two minutes, now and then.
+     */
     public void createTopic(String topic, int partitions, short replicationFactor, Map<String, String> configs) {
         try (Admin admin = admin()) {
             NewTopic t = replicationFactor > 0
                     ? new NewTopic(topic, partitions, replicationFactor)
                     : new NewTopic(topic, java.util.Optional.of(partitions), java.util.Optional.empty());
-            admin.createTopics(List.of(t.configs(configs))).all().get(60, TimeUnit.SECONDS);
-        } catch (ExecutionException e) {
-            if (!(e.getCause() instanceof TopicExistsException)) {
-                throw new IllegalStateException("cannot create topic " + topic + ": " + e.getCause(), e.getCause());
+            try {
+                admin.createTopics(List.of(t.configs(configs))).all().get(60, TimeUnit.SECONDS);
+            } catch (ExecutionException e) {
+                if (!(e.getCause() instanceof TopicExistsException)) {
+                    throw new IllegalStateException("cannot create topic " + topic + ": " + e.getCause(), e.getCause());
+                }
             }
+            awaitServed(admin, topic, Duration.ofSeconds(60));
+        } catch (IllegalStateException e) {
+            throw e;
         } catch (Exception e) {
             throw new IllegalStateException("cannot create topic " + topic + ": " + e, e);
         }
+    }
+
+    /**
+     * Returns once every partition of {@code topic} answers a ListOffsets request from its leader, which
+     * the broker refuses (NOT_LEADER_OR_FOLLOWER) exactly while it would refuse a produce request.
+     */
+    private static void awaitServed(Admin admin, String topic, Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        Exception last = null;
+        while (System.nanoTime() < deadline) {
+            try {
+                Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+                admin.describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS).get(topic).partitions()
+                        .forEach(p -> latest.put(new TopicPartition(topic, p.partition()), OffsetSpec.latest()));
+                admin.listOffsets(latest).all().get(10, TimeUnit.SECONDS);
+                return;
+            } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
+                last = e; // not known or not served yet: ask again
+                Thread.sleep(50);
+            }
+        }
+        throw new IllegalStateException("the partitions of topic " + topic + " were not served by their leaders within "
+                + timeout + ": " + last, last);
     }
 
     /** Consumer properties for reading raw bytes (no group; use {@link #readAll}). */

@@ -4,7 +4,6 @@ import dev.outboxkit.benchmarks.BenchContext;
 import dev.outboxkit.benchmarks.MetricCatalog;
 import dev.outboxkit.benchmarks.load.Await;
 import dev.outboxkit.benchmarks.load.Backlog;
-import dev.outboxkit.benchmarks.load.KafkaTopics;
 import dev.outboxkit.benchmarks.load.Relays;
 import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.relay.cdc.CdcRelay;
@@ -29,7 +28,7 @@ public final class CdcDrain extends BacklogDrain {
     @Override
     double drain(BenchContext context, TestDatabase db, int backlog) throws Exception {
         String topic = context.uniqueTopic("cdc-drain");
-        KafkaTopics.createReady(context.kafka(), topic, PARTITIONS);
+        context.kafka().createTopic(topic, PARTITIONS);
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         CdcRelay relay = Relays.cdc(db, context.kafka().bootstrapServers(), TopicRoute.of(topic), registry);
         double seconds;

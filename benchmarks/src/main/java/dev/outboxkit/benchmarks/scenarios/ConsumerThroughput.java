@@ -6,7 +6,6 @@ import dev.outboxkit.benchmarks.Metric;
 import dev.outboxkit.benchmarks.MetricCatalog;
 import dev.outboxkit.benchmarks.Scenario;
 import dev.outboxkit.benchmarks.load.Await;
-import dev.outboxkit.benchmarks.load.KafkaTopics;
 import dev.outboxkit.benchmarks.load.SyntheticEvents;
 import dev.outboxkit.benchmarks.load.TransferWorkload;
 import dev.outboxkit.consumer.DedupeConsumer;
@@ -84,7 +83,7 @@ public final class ConsumerThroughput implements Scenario {
 
     private static String produce(BenchContext context, String prefix, int count) throws Exception {
         String topic = context.uniqueTopic(prefix);
-        KafkaTopics.createReady(context.kafka(), topic, PARTITIONS);
+        context.kafka().createTopic(topic, PARTITIONS);
         KafkaRecords mapping = new KafkaRecords(TopicRoute.of(topic));
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(
                 ProducerSafety.producerConfig(context.kafka().bootstrapServers(), Map.of()))) {

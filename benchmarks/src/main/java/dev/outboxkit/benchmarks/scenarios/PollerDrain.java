@@ -4,7 +4,6 @@ import dev.outboxkit.benchmarks.BenchContext;
 import dev.outboxkit.benchmarks.MetricCatalog;
 import dev.outboxkit.benchmarks.load.Await;
 import dev.outboxkit.benchmarks.load.Backlog;
-import dev.outboxkit.benchmarks.load.KafkaTopics;
 import dev.outboxkit.benchmarks.load.Relays;
 import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.relay.poller.PollingRelay;
@@ -28,7 +27,7 @@ public final class PollerDrain extends BacklogDrain {
     @Override
     double drain(BenchContext context, TestDatabase db, int backlog) throws Exception {
         String topic = context.uniqueTopic("poller-drain");
-        KafkaTopics.createReady(context.kafka(), topic, PARTITIONS);
+        context.kafka().createTopic(topic, PARTITIONS);
         Backlog.fill(db, SCHEMA, backlog, context.payloadBytes());
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         double seconds;

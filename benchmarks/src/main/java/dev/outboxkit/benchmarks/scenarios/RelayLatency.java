@@ -8,7 +8,6 @@ import dev.outboxkit.benchmarks.MetricCatalog;
 import dev.outboxkit.benchmarks.Scenario;
 import dev.outboxkit.benchmarks.load.Await;
 import dev.outboxkit.benchmarks.load.KafkaAckObserver;
-import dev.outboxkit.benchmarks.load.KafkaTopics;
 import dev.outboxkit.benchmarks.load.LatencyTracker;
 import dev.outboxkit.benchmarks.load.OpenLoopDriver;
 import dev.outboxkit.benchmarks.load.OutboxInsertTarget;
@@ -72,7 +71,7 @@ public final class RelayLatency implements Scenario {
     public Measurements run(BenchContext context) throws Exception {
         TestDatabase db = context.newDatabase();
         String topic = context.uniqueTopic(system.key + "-latency");
-        KafkaTopics.createReady(context.kafka(), topic, BacklogDrain.PARTITIONS);
+        context.kafka().createTopic(topic, BacklogDrain.PARTITIONS);
         String bootstrap = context.kafka().bootstrapServers();
         Relay relay = system == Kind.POLLER
                 ? Relays.poller(db, bootstrap, TopicRoute.of(topic), new SimpleMeterRegistry())

@@ -7,7 +7,6 @@ import dev.outboxkit.benchmarks.MetricCatalog;
 import dev.outboxkit.benchmarks.Scenario;
 import dev.outboxkit.benchmarks.load.Await;
 import dev.outboxkit.benchmarks.load.Backlog;
-import dev.outboxkit.benchmarks.load.KafkaTopics;
 import dev.outboxkit.benchmarks.load.PollerRelayMain;
 import dev.outboxkit.benchmarks.load.ProcessMemory;
 import dev.outboxkit.benchmarks.load.Relays;
@@ -47,7 +46,7 @@ public final class RelayRss implements Scenario {
         TestDatabase db = context.newDatabase();
         int backlog = context.sizes().backlogEvents();
         String topic = context.uniqueTopic("relay-rss");
-        KafkaTopics.createReady(context.kafka(), topic, BacklogDrain.PARTITIONS);
+        context.kafka().createTopic(topic, BacklogDrain.PARTITIONS);
         Backlog.fill(db, BacklogDrain.SCHEMA, backlog, context.payloadBytes());
         double peak;
         try (JavaProcess child = JavaProcess.start("bench-poller-rss", PollerRelayMain.class,

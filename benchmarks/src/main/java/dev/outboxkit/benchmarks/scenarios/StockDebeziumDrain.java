@@ -4,7 +4,6 @@ import dev.outboxkit.benchmarks.BenchContext;
 import dev.outboxkit.benchmarks.MetricCatalog;
 import dev.outboxkit.benchmarks.load.Await;
 import dev.outboxkit.benchmarks.load.Backlog;
-import dev.outboxkit.benchmarks.load.KafkaTopics;
 import dev.outboxkit.benchmarks.load.Relays;
 import dev.outboxkit.benchmarks.stock.StockDebeziumPipeline;
 import dev.outboxkit.testkit.TestDatabase;
@@ -33,7 +32,7 @@ public final class StockDebeziumDrain extends BacklogDrain {
     double drain(BenchContext context, TestDatabase db, int backlog) throws Exception {
         String prefix = context.uniqueTopic("stock");
         String topic = prefix + ".account";
-        KafkaTopics.createReady(context.kafka(), topic, PARTITIONS);
+        context.kafka().createTopic(topic, PARTITIONS);
         String slot = Relays.uniqueSlot("bench_stock");
         try (Connection c = db.connect(); Statement s = c.createStatement()) {
             s.execute("CREATE PUBLICATION " + PUBLICATION + " FOR TABLE public.outbox_event");
