@@ -9,6 +9,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.Map;
+import org.apache.kafka.clients.producer.ProducerConfig;
 
 /**
  * The WAL relay: reads the outbox table's inserts (and the writer's logical decoding messages) from a
@@ -246,7 +247,10 @@ public final class CdcRelay implements Relay {
             if (id.isBlank() || id.length() > 200) {
                 throw new IllegalArgumentException("instanceId must be 1 to 200 characters, got '" + id + "'");
             }
-            Map<String, Object> producer = producerConfig(Map.of());
+            // One request in flight per broker, as in the polling relay. With more, a producer's first batch to a partition
+            // its leader does not serve yet (a topic created, or auto-created, a moment ago) is refused while the next
+            // batch is appended, and then lands after it (KAFKA-14359): events of one aggregate out of order.
+            Map<String, Object> producer = producerConfig(Map.of(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "1"));
             return new CdcRelay(new CdcSettings(jdbcUrl, user, password, schema, slotName, publicationName, producer, route,
                     id, leaseDuration, deleteAfterPublish, heartbeatInterval, offsetFlushInterval, maxBatchSize, pollInterval,
                     shutdownTimeout, meterRegistry == null ? new SimpleMeterRegistry() : meterRegistry, clock));

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.testkit.History;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.testkit.TestKafka;
@@ -11,8 +12,11 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -73,5 +77,83 @@ class PoisonTest {
         assertThat(reasons.get("Huge")).startsWith("org.apache.kafka.common.errors.RecordTooLargeException");
         assertThat(reasons.get("unknown")).startsWith("dev.outboxkit.core.InvalidEventException");
         assertThat(List.copyOf(reasons.keySet())).hasSize(4);
+    }
+
+    /**
+     * The broker (not the producer) refuses batches: the topic takes 10 kB per batch, the producer sends up to
+     * 256 KiB, so Kafka splits batches again and again. Every event arrives in its aggregate's order, and the one
+     * record that is too large on its own is parked with Kafka's reason.
+     */
+    @Test
+    void batchesTheBrokerRefusesAreSplitInOrderAndARecordTooLargeAloneIsParked(TestDatabase db, TestKafka kafka) throws Exception {
+        String topic = TestKafka.uniqueTopic("cdc-split");
+        kafka.createTopic(topic, 2, (short) -1, Map.of("max.message.bytes", "10000"));
+        SecureRandom random = new SecureRandom();
+        byte[] noise = new byte[20_000];
+        random.nextBytes(noise);
+        String oversized = "{\"blob\": \"" + HexFormat.of().formatHex(noise) + "\"}"; // random hex: lz4 cannot shrink it
+        History history = new History();
+        List<CdcTestSupport.Row> rows = new ArrayList<>();
+        for (int i = 0; i < 1500; i++) {
+            String aggregate = "o-" + (i % 40);
+            byte[] filler = new byte[200];
+            random.nextBytes(filler);
+            // 400 incompressible characters: batches outgrow the topic's limit and Kafka splits them again and again
+            CdcTestSupport.Row row = new CdcTestSupport.Row(dev.outboxkit.core.EventIds.next(), "order", aggregate, "OrderPlaced",
+                    topic, "{\"n\": " + i + ", \"filler\": \"" + HexFormat.of().formatHex(filler) + "\"}", "{}");
+            if (i == 20) {
+                row = new CdcTestSupport.Row(row.id(), row.aggregateType(), aggregate, "Huge", topic, oversized, "{}");
+            } else {
+                history.committed(row.id(), aggregate, i);
+            }
+            rows.add(row);
+        }
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (CdcRelay relay = CdcTestSupport.relay(db, kafka).route(TopicRoute.of(topic)).meterRegistry(registry)
+                .build()) {
+            relay.start();
+            await().atMost(Duration.ofSeconds(90)).until(() -> relay.health().ready());
+            CdcTestSupport.insertCommitted(db, rows);
+            await().atMost(Duration.ofSeconds(120)).until(() -> CdcTestSupport.count(db, "SELECT count(*) FROM outbox_event") == 0);
+            assertThat(registry.get("outbox.relay.dead_lettered").counter().count()).isEqualTo(1);
+        } finally {
+            CdcTestSupport.dropSlot(db);
+        }
+        assertThat(CdcTestSupport.count(db, "SELECT count(*) FROM outbox_dead_letter WHERE event_type = 'Huge' AND error_class = "
+                + "'org.apache.kafka.common.errors.RecordTooLargeException'")).isEqualTo(1);
+        CdcTestSupport.consume(kafka, topic, history);
+        History.Report report = history.check();
+        assertThat(report.ok()).as(report.summary()).isTrue();
+    }
+
+    /**
+     * A topic that does not exist yet: the broker creates it on the relay's first record and lists its leader a
+     * moment before it serves the partition. With several requests in flight the relay's first batch could meet that
+     * moment, be refused while the next batch is appended, and land after it (KAFKA-14359): an aggregate's events out
+     * of order, and a two-minute stall. The relay keeps one request in flight, so the first batch is retried before
+     * anything behind it is sent.
+     */
+    @Test
+    void aTopicTheBrokerCreatesOnTheFirstRecordGetsEveryAggregateInOrder(TestDatabase db, TestKafka kafka) throws Exception {
+        String topic = TestKafka.uniqueTopic("cdc-autocreated"); // never created here: auto.create.topics.enable
+        History history = new History();
+        List<CdcTestSupport.Row> rows = new ArrayList<>();
+        for (int i = 0; i < 5000; i++) {
+            CdcTestSupport.Row row = CdcTestSupport.Row.of(topic, "o-" + (i % 50), i);
+            history.committed(row.id(), row.aggregateId(), i);
+            rows.add(row);
+        }
+        try (CdcRelay relay = CdcTestSupport.relay(db, kafka).route(TopicRoute.of(topic)).build()) {
+            relay.start();
+            await().atMost(Duration.ofSeconds(90)).until(() -> relay.health().ready());
+            CdcTestSupport.insertCommitted(db, rows);
+            // with five requests in flight this stalled for the producer's delivery timeout (120 s) in 1 of 4 runs here
+            await().atMost(Duration.ofSeconds(60)).until(() -> CdcTestSupport.count(db, "SELECT count(*) FROM outbox_event") == 0);
+        } finally {
+            CdcTestSupport.dropSlot(db);
+        }
+        CdcTestSupport.consume(kafka, topic, history);
+        History.Report report = history.check();
+        assertThat(report.ok()).as(report.summary()).isTrue();
     }
 }
