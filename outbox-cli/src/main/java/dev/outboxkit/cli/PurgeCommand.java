@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import dev.outboxkit.reconcile.Retention;
 import java.io.PrintWriter;
+import java.time.Duration;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -14,7 +15,9 @@ import picocli.CommandLine.Spec;
 @Command(name = "purge", mixinStandardHelpOptions = true, showDefaultValues = true,
         description = {"Retention: drop expired intent-ledger partitions (and create them ahead), purge processed_event ids "
                 + "no redelivery can reach, expired idempotency keys and old dead letters, each with its window.",
-                "With --dry-run nothing is changed: what would be purged is printed."})
+                "With --dry-run nothing is changed: what would be purged is printed.",
+                "Without it, the purge takes the schema's retention lock (the one every sidecar's schedule takes), so it never"
+                        + " runs beside a scheduled round."})
 final class PurgeCommand implements Callable<Integer>, Main.NeedsSettings {
 
     @Spec
@@ -34,6 +37,11 @@ final class PurgeCommand implements Callable<Integer>, Main.NeedsSettings {
     @Option(names = "--json", description = "Print JSON instead of text.")
     boolean json;
 
+    @Option(names = "--lock-wait", paramLabel = "DURATION", defaultValue = "PT1M",
+            description = "How long to wait for a retention round running elsewhere (a relay sidecar's --retention-interval"
+                    + " schedule or another purge) to end; then the command fails (exit 1) and changes nothing.")
+    Duration lockWait;
+
     @Override
     public void settings(Settings settings) {
         this.settings = settings;
@@ -42,7 +50,7 @@ final class PurgeCommand implements Callable<Integer>, Main.NeedsSettings {
     @Override
     public Integer call() throws Exception {
         try (Options.RetentionJob job = windows.open(db, kafka, settings, "outbox-purge", null)) {
-            Retention.Result r = job.retention.purge(dryRun);
+            Retention.Result r = dryRun ? job.retention.purge(true) : job.retention.purgeExclusively(lockWait);
             PrintWriter out = spec.commandLine().getOut();
             if (json) {
                 out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(r));

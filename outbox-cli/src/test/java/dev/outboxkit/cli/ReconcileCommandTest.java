@@ -97,6 +97,28 @@ class ReconcileCommandTest {
         assertThat(noKafka.err()).contains("--bootstrap-servers");
     }
 
+    @Test
+    void purgeWaitsForTheSchemasRetentionLockAndFailsWithoutChangingAnythingWhenItStaysHeld(TestDatabase db) throws Exception {
+        Map<String, String> env = Map.of("OUTBOX_JDBC_URL", db.jdbcUrl(), "OUTBOX_USER", db.user(), "OUTBOX_PASSWORD", db.password());
+        sql(db, "INSERT INTO outbox_dead_letter (id, seq, aggregate_type, aggregate_id, event_type, payload, headers,"
+                + " created_at, error_class, error_message, attempts, parked_at, parked_by)"
+                + " VALUES (gen_random_uuid(), 1, 'order', 'o', 'T', '{}', '{}', now(), 'E', 'm', 1, now() - interval '40 days', 'r')");
+        try (Connection sidecar = db.connect(); Statement s = sidecar.createStatement()) {
+            // the key the README documents for the sidecars' schedule
+            s.execute("SELECT pg_advisory_lock(hashtext('outboxkit.retention'), hashtext('public'))");
+            CliRun held = CliRun.run(env, "purge", "--dead-letter-retention", "P30D", "--lock-wait", "PT0.5S");
+            assertThat(held.exitCode()).as(held.all()).isEqualTo(1);
+            assertThat(held.err()).contains("another instance is running retention on schema public");
+            CliRun dry = CliRun.run(env, "purge", "--dead-letter-retention", "P30D", "--dry-run");
+            assertThat(dry.exitCode()).as("a dry run takes no lock: " + dry.all()).isZero();
+            assertThat(dry.out()).contains("dead letters: 1 would be purged");
+            s.execute("SELECT pg_advisory_unlock(hashtext('outboxkit.retention'), hashtext('public'))");
+        }
+        CliRun free = CliRun.run(env, "purge", "--dead-letter-retention", "P30D");
+        assertThat(free.exitCode()).as(free.all()).isZero();
+        assertThat(free.out()).contains("dead letters: 1 purged");
+    }
+
     private static String[] append(String[] args, String extra) {
         String[] all = java.util.Arrays.copyOf(args, args.length + 1);
         all[args.length] = extra;

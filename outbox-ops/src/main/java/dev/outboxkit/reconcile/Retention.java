@@ -126,6 +126,25 @@ public final class Retention {
                 .tag("what", what).register(registry).increment(n);
     }
 
+    /**
+     * {@link #purge purge(false)} under the schema's retention lock, the one every relay sidecar's
+     * {@link RetentionSchedule} takes, so a manual or cron purge never runs beside a scheduled round:
+     * waits up to {@code wait} for a round running elsewhere to end. Needs two connections of the
+     * producer DataSource (the lock's and the job's).
+     *
+     * @throws IllegalStateException when another session still held the lock after {@code wait}
+     */
+    public Result purgeExclusively(Duration wait) throws SQLException, InterruptedException {
+        try (Connection c = producer.getConnection(); RetentionLock lock = RetentionLock.acquire(c, schema, wait)) {
+            if (lock == null) {
+                throw new IllegalStateException("another instance is running retention on schema " + schema + " (a relay"
+                        + " sidecar's --retention-interval schedule or another 'outbox purge'); waited " + wait
+                        + ". It is doing this work already: run again later, or with --dry-run to see what is due.");
+            }
+            return purge(false);
+        }
+    }
+
     /** Purges (or, with {@code dryRun}, only counts) everything configured. */
     public Result purge(boolean dryRun) throws SQLException {
         Instant now = clock.instant();

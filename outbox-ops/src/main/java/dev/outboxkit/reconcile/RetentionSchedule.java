@@ -5,8 +5,6 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
@@ -24,8 +22,8 @@ import org.slf4j.LoggerFactory;
  * every relay sidecar ({@code outbox relay … --retention-interval PT1H}).
  * <p>
  * Several instances run side by side against one schema; only one runs a round at a time: a
- * round starts with {@code pg_try_advisory_lock} on a key derived from the schema name (on a
- * connection of the job's producer pool, held for the round) and an instance that does not get
+ * round starts by trying the schema's retention lock (the one {@code outbox purge} takes too; on
+ * a connection of the job's producer pool, held for the round) and an instance that does not get
  * it skips the round quietly (DEBUG). If that connection dies the server releases the lock and
  * another instance may start a round while the first one's last statement finishes: harmless,
  * since every step of a purge is idempotent and chunked — the lock saves work and noise, safety
@@ -48,10 +46,6 @@ public final class RetentionSchedule implements AutoCloseable {
         /** Another instance holds the schema's retention lock: nothing was done. */
         SKIPPED
     }
-
-    /** The advisory lock key: a fixed class id and the schema name, hashed by the server (the same on every instance). */
-    private static final String TRY_LOCK = "SELECT pg_try_advisory_lock(hashtext('outboxkit.retention'), hashtext(?))";
-    private static final String UNLOCK = "SELECT pg_advisory_unlock(hashtext('outboxkit.retention'), hashtext(?))";
 
     private final Retention retention;
     private final Duration interval;
@@ -116,26 +110,18 @@ public final class RetentionSchedule implements AutoCloseable {
     public Outcome runOnce() {
         String schema = retention.schema();
         long t0 = System.nanoTime();
-        try (Connection lock = retention.producer().getConnection()) {
-            if (!call(lock, TRY_LOCK, schema)) {
+        try (Connection c = retention.producer().getConnection(); RetentionLock lock = RetentionLock.tryAcquire(c, schema)) {
+            if (lock == null) {
                 skipped.increment();
                 log.debug("retention on schema {}: another instance runs this round", schema);
                 return Outcome.SKIPPED;
             }
-            try {
-                Retention.Result r = retention.purge(false);
-                succeeded.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
-                count("success");
-                lastSuccess.set(clock.instant());
-                log(r);
-                return Outcome.SUCCESS;
-            } finally {
-                try {
-                    call(lock, UNLOCK, schema);
-                } catch (SQLException e) {
-                    log.debug("retention on schema {}: unlock failed (the session ends with the connection)", schema, e);
-                }
-            }
+            Retention.Result r = retention.purge(false);
+            succeeded.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
+            count("success");
+            lastSuccess.set(clock.instant());
+            log(r);
+            return Outcome.SUCCESS;
         } catch (Exception e) {
             failed.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
             count("failure");
@@ -148,16 +134,6 @@ public final class RetentionSchedule implements AutoCloseable {
 
     private void count(String outcome) {
         registry.counter("outbox.retention.runs", "outcome", outcome).increment();
-    }
-
-    private static boolean call(Connection c, String sql, String schema) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql)) {
-            ps.setString(1, schema);
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getBoolean(1);
-            }
-        }
     }
 
     private void log(Retention.Result r) {

@@ -92,4 +92,37 @@ class RetentionScheduleTest {
         assertThatThrownBy(() -> RetentionSchedule.builder().retention(retention).interval(Duration.ofMillis(10)).build())
                 .hasMessageContaining("interval must be at least 1 second");
     }
+
+    @Test
+    void aManualPurgeWaitsForTheScheduledRoundAndFailsLoudlyWhenItDoesNotEnd(TestDatabase db) throws Exception {
+        expiredDeadLetter(db.dataSource());
+        try (HikariDataSource pool = db.newPool(3); Connection sidecar = db.connect()) {
+            Retention manual = Retention.builder().producer(pool, "public").deadLetterRetention(Duration.ofDays(30)).build();
+            RetentionLock held = RetentionLock.tryAcquire(sidecar, "public"); // a sidecar's round in progress
+            assertThat(held).isNotNull();
+            try (Connection other = pool.getConnection()) {
+                assertThat(RetentionLock.tryAcquire(other, "public")).as("one holder at a time").isNull();
+            }
+
+            assertThatThrownBy(() -> manual.purgeExclusively(Duration.ofMillis(400)))
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("another instance is running retention on schema public")
+                    .hasMessageContaining("--dry-run");
+            assertThat(Anomalies.count(db.dataSource(), "SELECT count(*) FROM outbox_dead_letter")).as("nothing purged").isEqualTo(1);
+
+            CompletableFuture<Retention.Result> waiting = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return manual.purgeExclusively(Duration.ofSeconds(30));
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            Thread.sleep(300); // deliberate: the purge must be waiting when the round ends
+            assertThat(waiting).isNotDone();
+            held.close();
+            assertThat(waiting.get().deadLetters()).isEqualTo(1);
+            assertThat(Anomalies.count(db.dataSource(), "SELECT count(*) FROM outbox_dead_letter")).isZero();
+            assertThat(Anomalies.count(db.dataSource(), ADVISORY)).as("the purge released the lock").isZero();
+        }
+    }
 }
