@@ -71,10 +71,21 @@ class FaultScenariosTest {
             p.env.pgProxy.heal();
             awaitProgress(p, "after the PostgreSQL reset");
 
+            if (kind.cdc()) {
+                await("WAL relay streaming and ready before the Kafka blackhole").atMost(Duration.ofMinutes(2)).until(p::relayReady);
+            }
             p.env.kafkaProxy.blackhole();
-            Pipeline.sleep(Duration.ofSeconds(8));
+            if (kind.cdc()) {
+                // Kafka acknowledges nothing while events wait: past twice the lease the WAL relay must not look ready.
+                await("WAL relay not ready while Kafka is unreachable").atMost(Duration.ofSeconds(30)).until(() -> !p.relayReady());
+            } else {
+                Pipeline.sleep(Duration.ofSeconds(8));
+            }
             p.env.kafkaProxy.heal();
             awaitProgress(p, "after the Kafka blackhole");
+            if (kind.cdc()) {
+                await("WAL relay ready again once Kafka answers").atMost(Duration.ofMinutes(2)).until(p::relayReady);
+            }
             p.env.kafkaProxy.reset();
             awaitProgress(p, "after the Kafka reset");
 

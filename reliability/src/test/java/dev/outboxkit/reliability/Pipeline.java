@@ -280,6 +280,19 @@ final class Pipeline implements AutoCloseable {
         }
     }
 
+    /** True when the newest relay process's last readiness line is READY (a WAL relay prints READY / NOT READY on change). */
+    boolean relayReady() {
+        JavaProcess newest;
+        synchronized (allRelayProcesses) {
+            newest = allRelayProcesses.isEmpty() ? null : allRelayProcesses.get(allRelayProcesses.size() - 1);
+        }
+        if (newest == null) {
+            return false;
+        }
+        List<String> states = newest.output().lines().filter(l -> l.equals("READY") || l.equals("NOT READY")).toList();
+        return !states.isEmpty() && states.get(states.size() - 1).equals("READY");
+    }
+
     int relayStartsCount() {
         return relayStarts.get();
     }

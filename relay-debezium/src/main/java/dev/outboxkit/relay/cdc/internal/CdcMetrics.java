@@ -32,6 +32,8 @@ final class CdcMetrics {
     final AtomicLong walStatus = new AtomicLong(WAL_NO_SLOT);
     final AtomicLong oldestUnackedMicros = new AtomicLong();
     final AtomicLong active = new AtomicLong();
+    /** When Kafka last answered a whole batch (System.nanoTime); readiness reads it, no meter. */
+    final AtomicLong lastAckNanos = new AtomicLong(System.nanoTime());
 
     CdcMetrics(MeterRegistry registry, String slot) {
         Tags tags = Tags.of("relay", "cdc", "slot", slot);

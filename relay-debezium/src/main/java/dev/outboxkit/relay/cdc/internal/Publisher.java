@@ -96,6 +96,7 @@ final class Publisher {
                 }
             }
         }
+        metrics.lastAckNanos.set(System.nanoTime());
         metrics.published.increment(acked.size());
         metrics.batchSize.record(futures.size());
         return new Outcome(acked, dead);

@@ -293,6 +293,29 @@ public final class Supervisor implements AutoCloseable {
         }
     }
 
+    /**
+     * Not ready, though streaming, when events wait and Kafka acknowledged nothing for {@link #stallAfter()}: a
+     * producer stuck on a partition, or an engine that stopped handing over rows, must not look healthy.
+     */
+    private String stall(Session s) {
+        long oldest = metrics.oldestUnackedMicros.get();
+        if (oldest <= 0) {
+            return null;
+        }
+        long limit = stallAfter().toSeconds();
+        long waited = (System.currentTimeMillis() * 1000 - oldest) / 1_000_000;
+        long quiet = (System.nanoTime() - Math.max(metrics.lastAckNanos.get(), s.startedNanos)) / 1_000_000_000L;
+        return waited >= limit && quiet >= limit
+                ? "stalled: the oldest event has waited " + waited + " s and Kafka acknowledged nothing for " + quiet + " s"
+                : null;
+    }
+
+    /** Twice the lease (at least 10 s): far beyond a healthy relay's gap between acknowledgements under load. */
+    Duration stallAfter() {
+        Duration twice = settings.leaseDuration().multipliedBy(2);
+        return twice.compareTo(Duration.ofSeconds(10)) < 0 ? Duration.ofSeconds(10) : twice;
+    }
+
     public Relay.Health health() {
         Role r = role;
         return switch (r) {
@@ -301,9 +324,10 @@ public final class Supervisor implements AutoCloseable {
             case ACTIVE -> {
                 Session s = session;
                 boolean streaming = s != null && s.streaming();
-                yield new Relay.Health(true, streaming, streaming
-                        ? "active: streaming slot " + settings.slotName() + " (lease token " + s.fence + ", slot lag "
-                        + metrics.slotLagBytes.get() + " bytes)"
+                String stall = streaming ? stall(s) : null;
+                yield new Relay.Health(true, streaming && stall == null, streaming
+                        ? "active: " + (stall != null ? stall + "; " : "") + "streaming slot " + settings.slotName()
+                        + " (lease token " + s.fence + ", slot lag " + metrics.slotLagBytes.get() + " bytes)"
                         : "active: " + (s == null ? "starting" : s.phase));
             }
             case STOPPED -> new Relay.Health(false, false, "stopped");
@@ -366,6 +390,8 @@ public final class Supervisor implements AutoCloseable {
         private boolean firstStart;
         private ScheduledFuture<?> renewer;
         private volatile EngineRunner engine;
+
+        final long startedNanos = System.nanoTime();
 
         Session(long fence, String previousHolder) {
             this.fence = fence;
