@@ -82,10 +82,7 @@ class ReconcileCommandTest {
 
     @Test
     void purgeDryRunChangesNothingAndGroupsNeedKafka(TestDatabase db) throws Exception {
-        Map<String, String> env = Map.of("OUTBOX_JDBC_URL", db.jdbcUrl(), "OUTBOX_USER", db.user(), "OUTBOX_PASSWORD", db.password());
-        sql(db, "INSERT INTO outbox_dead_letter (id, seq, aggregate_type, aggregate_id, event_type, payload, headers,"
-                + " created_at, error_class, error_message, attempts, parked_at, parked_by)"
-                + " VALUES (gen_random_uuid(), 1, 'order', 'o', 'T', '{}', '{}', now(), 'E', 'm', 1, now() - interval '40 days', 'r')");
+        Map<String, String> env = withExpiredDeadLetter(db);
         CliRun dry = CliRun.run(env, "purge", "--dry-run", "--dead-letter-retention", "P30D");
         assertThat(dry.exitCode()).as(dry.all()).isZero();
         assertThat(dry.out()).contains("dead letters: 1 would be purged");
@@ -99,10 +96,7 @@ class ReconcileCommandTest {
 
     @Test
     void purgeWaitsForTheSchemasRetentionLockAndFailsWithoutChangingAnythingWhenItStaysHeld(TestDatabase db) throws Exception {
-        Map<String, String> env = Map.of("OUTBOX_JDBC_URL", db.jdbcUrl(), "OUTBOX_USER", db.user(), "OUTBOX_PASSWORD", db.password());
-        sql(db, "INSERT INTO outbox_dead_letter (id, seq, aggregate_type, aggregate_id, event_type, payload, headers,"
-                + " created_at, error_class, error_message, attempts, parked_at, parked_by)"
-                + " VALUES (gen_random_uuid(), 1, 'order', 'o', 'T', '{}', '{}', now(), 'E', 'm', 1, now() - interval '40 days', 'r')");
+        Map<String, String> env = withExpiredDeadLetter(db);
         try (Connection sidecar = db.connect(); Statement s = sidecar.createStatement()) {
             // the key the README documents for the sidecars' schedule
             s.execute("SELECT pg_advisory_lock(hashtext('outboxkit.retention'), hashtext('public'))");
@@ -117,6 +111,14 @@ class ReconcileCommandTest {
         CliRun free = CliRun.run(env, "purge", "--dead-letter-retention", "P30D");
         assertThat(free.exitCode()).as(free.all()).isZero();
         assertThat(free.out()).contains("dead letters: 1 purged");
+    }
+
+    /** One dead letter parked 40 days ago; returns the CLI environment for {@code db}. */
+    private static Map<String, String> withExpiredDeadLetter(TestDatabase db) throws Exception {
+        sql(db, "INSERT INTO outbox_dead_letter (id, seq, aggregate_type, aggregate_id, event_type, payload, headers,"
+                + " created_at, error_class, error_message, attempts, parked_at, parked_by)"
+                + " VALUES (gen_random_uuid(), 1, 'order', 'o', 'T', '{}', '{}', now(), 'E', 'm', 1, now() - interval '40 days', 'r')");
+        return Map.of("OUTBOX_JDBC_URL", db.jdbcUrl(), "OUTBOX_USER", db.user(), "OUTBOX_PASSWORD", db.password());
     }
 
     private static String[] append(String[] args, String extra) {
