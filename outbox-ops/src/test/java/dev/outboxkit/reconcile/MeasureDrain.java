@@ -83,12 +83,12 @@ public final class MeasureDrain {
         }
         for (int round = 1; round <= 2; round++) {
             for (String variant : List.of("off", "V6", "V7")) {
-                exec(ds, "TRUNCATE outbox_event, outbox_intent");
+                Anomalies.execute(ds, "TRUNCATE outbox_event, outbox_intent");
                 if (variant.equals("off")) {
                     ledger.disable();
                 } else {
                     ledger.enable();
-                    exec(ds, variant.equals("V6") ? V6_RECORD : v7);
+                    Anomalies.execute(ds, variant.equals("V6") ? V6_RECORD : v7);
                 }
                 long t0 = System.nanoTime();
                 fill(ds, rows);
@@ -96,11 +96,11 @@ public final class MeasureDrain {
                         rows / ((System.nanoTime() - t0) / 1e9));
             }
         }
-        exec(ds, v7);
+        Anomalies.execute(ds, v7);
     }
 
     private static void fill(DataSource ds, int rows) throws Exception {
-        exec(ds, "INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload)"
+        Anomalies.execute(ds, "INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload)"
                 + " SELECT gen_random_uuid(), 'order', 'o-' || (g % 1000), 'OrderPlaced',"
                 + " jsonb_build_object('orderId', g, 'customer', 'c-42', 'amount', '129.90', 'note', repeat('x', 120))"
                 + " FROM generate_series(1, " + rows + ") g");
@@ -108,7 +108,7 @@ public final class MeasureDrain {
 
     private static double drain(TestDatabase db, DataSource ds, IntentLedger ledger, TestKafka kafka, String prefix,
                                 AfterPublish mode, boolean intents, int rows) throws Exception {
-        exec(ds, "TRUNCATE outbox_event, outbox_intent, outbox_dead_letter, outbox_relay_lease, outbox_relay_member");
+        Anomalies.execute(ds, "TRUNCATE outbox_event, outbox_intent, outbox_dead_letter, outbox_relay_lease, outbox_relay_member");
         if (intents) {
             ledger.enable();
         } else {
@@ -116,8 +116,8 @@ public final class MeasureDrain {
         }
         // the backlog, written with the ledger in the state it is measured in (the ledger rows must exist to be updated)
         fill(ds, rows);
-        exec(ds, "VACUUM ANALYZE outbox_event");
-        exec(ds, "VACUUM ANALYZE outbox_intent");
+        Anomalies.execute(ds, "VACUUM ANALYZE outbox_event");
+        Anomalies.execute(ds, "VACUUM ANALYZE outbox_intent");
         String left = mode == AfterPublish.MARK
                 ? "SELECT EXISTS (SELECT 1 FROM outbox_event WHERE published_at IS NULL)"
                 : "SELECT EXISTS (SELECT 1 FROM outbox_event)";
@@ -148,12 +148,6 @@ public final class MeasureDrain {
         try (Connection c = ds.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
             rs.next();
             return rs.getBoolean(1);
-        }
-    }
-
-    private static void exec(DataSource ds, String sql) throws Exception {
-        try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
-            s.execute(sql);
         }
     }
 }

@@ -9,11 +9,9 @@ import dev.outboxkit.testkit.TestDatabase;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -47,8 +45,8 @@ public final class Relays {
 
     /**
      * A CDC relay with its defaults (table drained at start-up, then the WAL; rows deleted after
-     * publishing) and a slot name no other run uses; drop the slot with {@link #dropSlot} after
-     * closing it, or the benchmark database cannot be dropped.
+     * publishing) and a slot name no other run uses; drop the slot with {@code TestDatabase.dropReplicationSlot}
+     * after closing it, or the benchmark database cannot be dropped.
      */
     public static CdcRelay cdc(TestDatabase db, String bootstrap, TopicRoute route, MeterRegistry registry) {
         return CdcRelay.builder()
@@ -65,41 +63,6 @@ public final class Relays {
         return Identifiers.requireValid("slot", prefix + "_" + ProcessHandle.current().pid() + "_" + SLOTS.incrementAndGet());
     }
 
-    /** Events Kafka acknowledged so far, by the relay's {@value #PUBLISHED} counter(s) in {@code registry}. */
-    public static double published(MeterRegistry registry) {
-        return registry.find(PUBLISHED).counters().stream().mapToDouble(Counter::count).sum();
-    }
-
-    /** Drops {@code slot} once nothing streams from it any more (waits up to 60 s for the walsender to end). */
-    public static void dropSlot(TestDatabase db, String slot) throws Exception {
-        try (Connection c = db.connect()) {
-            Await.until("drop replication slot " + slot, () -> dropIfInactive(c, slot), Duration.ofSeconds(60), 100,
-                    () -> null);
-        }
-    }
-
-    private static boolean dropIfInactive(Connection c, String slot) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(
-                "SELECT active FROM pg_replication_slots WHERE slot_name = ?")) {
-            ps.setString(1, slot);
-            try (ResultSet rs = ps.executeQuery()) {
-                if (!rs.next()) {
-                    return true;
-                }
-                if (rs.getBoolean(1)) {
-                    return false;
-                }
-            }
-        }
-        try (PreparedStatement ps = c.prepareStatement("SELECT pg_drop_replication_slot(?)")) {
-            ps.setString(1, slot);
-            ps.execute();
-            return true;
-        } catch (SQLException e) {
-            return false; // became active again in between, or dropped by someone else: look again
-        }
-    }
-
     /** True when {@code schema.outbox_event} holds no row. */
     public static boolean tableEmpty(Connection c, String schema) throws SQLException {
         try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(
@@ -107,5 +70,10 @@ public final class Relays {
             rs.next();
             return rs.getBoolean(1);
         }
+    }
+
+    /** Events Kafka acknowledged so far, by the relay's {@value #PUBLISHED} counter(s) in {@code registry}. */
+    public static double published(MeterRegistry registry) {
+        return registry.find(PUBLISHED).counters().stream().mapToDouble(Counter::count).sum();
     }
 }

@@ -43,7 +43,7 @@ public final class CdcDrain extends BacklogDrain {
             seconds = secondsSince(committed);
         } finally {
             relay.close();
-            Relays.dropSlot(db, relay.slotName());
+            db.dropReplicationSlot(relay.slotName());
         }
         return seconds;
     }

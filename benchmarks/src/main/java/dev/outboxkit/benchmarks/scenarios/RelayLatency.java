@@ -87,7 +87,7 @@ public final class RelayLatency implements Scenario {
         } finally {
             relay.close();
             if (relay instanceof CdcRelay cdc) {
-                Relays.dropSlot(db, cdc.slotName());
+                db.dropReplicationSlot(cdc.slotName());
             }
         }
         return m;

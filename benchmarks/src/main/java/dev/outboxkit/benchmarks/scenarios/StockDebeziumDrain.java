@@ -53,7 +53,7 @@ public final class StockDebeziumDrain extends BacklogDrain {
                     drainTimeout(backlog).multipliedBy(4), 5, stock::failure);
             seconds = secondsSince(committed);
         } finally {
-            Relays.dropSlot(db, slot);
+            db.dropReplicationSlot(slot);
         }
         return seconds;
     }
