@@ -1,4 +1,4 @@
-package dev.outboxkit.writer.example;
+package dev.outboxkit.examples.transfer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
