@@ -133,6 +133,11 @@ public final class DedupeConsumer implements AutoCloseable {
         return settings.group();
     }
 
+    /** What {@link Builder#build()} resolved (for this package's tests: e.g. the Kafka config it will use). */
+    ConsumerSettings settings() {
+        return settings;
+    }
+
     /**
      * Purges old processed ids now, as the retention job does every {@code retentionCheckInterval}.
      *
@@ -248,7 +253,7 @@ public final class DedupeConsumer implements AutoCloseable {
         private Builder() {
         }
 
-        /** Kafka's {@code bootstrap.servers}. Required unless {@link #kafkaProperties} has it. */
+        /** Kafka's {@code bootstrap.servers}. Required unless {@link #kafkaProperties} has it; wins over it when both do. */
         public Builder bootstrapServers(String bootstrapServers) {
             this.bootstrapServers = bootstrapServers;
             return this;

@@ -83,7 +83,21 @@ class DedupeConsumerBuilderTest {
 
     @Test
     void bootstrapServersMayComeFromTheKafkaProperties() {
-        valid().bootstrapServers(null).kafkaProperties(Map.of("bootstrap.servers", "127.0.0.1:9")).build().close();
+        try (DedupeConsumer consumer = valid().bootstrapServers(null)
+                .kafkaProperties(Map.of("bootstrap.servers", "127.0.0.1:19092")).build()) {
+            // the consumer's config, and the servers its dead-letter producer and retention admin client use
+            assertThat(consumer.settings().consumerConfig()).containsEntry("bootstrap.servers", "127.0.0.1:19092");
+            assertThat(consumer.settings().bootstrapServers()).isEqualTo("127.0.0.1:19092");
+        }
+        try (DedupeConsumer consumer = valid().bootstrapServers("127.0.0.1:29092")
+                .kafkaProperties(Map.of("bootstrap.servers", "127.0.0.1:19092")).build()) {
+            assertThat(consumer.settings().consumerConfig()).as("the builder's own setting wins")
+                    .containsEntry("bootstrap.servers", "127.0.0.1:29092");
+            assertThat(consumer.settings().bootstrapServers()).isEqualTo("127.0.0.1:29092");
+        }
+        assertThatThrownBy(() -> valid().bootstrapServers(null).kafkaProperties(Map.of("bootstrap.servers", " ")).build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("bootstrapServers must be set (or bootstrap.servers in kafkaProperties)");
     }
 
     @Test

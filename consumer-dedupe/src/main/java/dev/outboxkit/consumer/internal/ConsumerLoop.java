@@ -38,7 +38,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The consumer's two threads. The <em>poll thread</em> ({@link #run()}) owns the Kafka consumer:
+ * Not API: public for {@code dev.outboxkit.consumer.DedupeConsumer}.
+ *
+ * <p>The consumer's two threads. The <em>poll thread</em> ({@link #run()}) owns the Kafka consumer:
  * it polls, decodes, hands a batch to the worker, commits finished offsets and serves rebalances.
  * The <em>worker</em> owns the database connection: per batch one transaction (record ids, handler
  * for the new ones, commit), then it forwards what must not be applied (poison, late arrivals) and

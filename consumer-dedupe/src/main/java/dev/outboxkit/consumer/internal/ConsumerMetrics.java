@@ -12,7 +12,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The consumer's meters, all tagged with {@code group}. Instances of one group that share a
+ * Not API: public for {@code dev.outboxkit.consumer.DedupeConsumer}.
+ *
+ * <p>The consumer's meters, all tagged with {@code group}. Instances of one group that share a
  * registry share the counters (they add up) and one lag gauge that sums the lag of every running
  * instance.
  */

@@ -12,7 +12,11 @@ import java.util.function.Function;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
 
-/** A validated, immutable consumer configuration (built by {@code DedupeConsumer.Builder}). */
+/**
+ * Not API: public for {@code dev.outboxkit.consumer.DedupeConsumer}.
+ *
+ * <p>A validated, immutable consumer configuration (built by {@code DedupeConsumer.Builder}).
+ */
 public record ConsumerSettings(
         String clientId,
         String bootstrapServers,

@@ -19,7 +19,9 @@ import java.util.Set;
 import java.util.UUID;
 
 /**
- * The statements on {@code processed_event}, for one validated schema.
+ * Not API: public for {@code dev.outboxkit.consumer.Inbox}.
+ *
+ * <p>The statements on {@code processed_event}, for one validated schema.
  *
  * <p>The batch insert is one statement however large the batch: the ids travel as arrays. It does
  * not use {@code ON CONFLICT DO NOTHING}: speculative insertion costs an extra index probe and an

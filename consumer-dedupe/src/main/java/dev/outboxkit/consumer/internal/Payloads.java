@@ -7,7 +7,9 @@ import dev.outboxkit.core.InvalidEventException;
 import java.io.IOException;
 
 /**
- * Reads a record value as JSON, whichever way the producer wrote it: our relays write the payload
+ * Not API: public for {@code dev.outboxkit.consumer.InboxEvent}.
+ *
+ * <p>Reads a record value as JSON, whichever way the producer wrote it: our relays write the payload
  * as it is; a stock Debezium outbox router behind Kafka Connect's {@code JsonConverter} writes the
  * jsonb column as a JSON <em>string</em> (the payload's text in quotes) and, with schemas enabled,
  * wraps it in a {@code {"schema": …, "payload": …}} envelope. Both wrappers are taken off here.

@@ -13,7 +13,11 @@ import java.util.UUID;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
 
-/** Turns a Kafka record into an {@link InboxEvent}, or says why it cannot (poison). */
+/**
+ * Not API: public for {@code dev.outboxkit.consumer.Inbox}.
+ *
+ * <p>Turns a Kafka record into an {@link InboxEvent}, or says why it cannot (poison).
+ */
 public final class RecordDecoder {
 
     private final String idHeader;

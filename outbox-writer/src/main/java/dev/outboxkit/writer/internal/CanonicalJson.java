@@ -22,7 +22,9 @@ import java.util.Iterator;
 import java.util.List;
 
 /**
- * Canonical JSON for request hashing: object members sorted by name (UTF-16 order), no
+ * Not API: public for {@code dev.outboxkit.writer.IdempotencyKeys}.
+ *
+ * <p>Canonical JSON for request hashing: object members sorted by name (UTF-16 order), no
  * insignificant whitespace, numbers compared by value ({@code 1}, {@code 1.0} and {@code 1e0} are
  * the same), strings with JSON's minimal escaping. When a name repeats, the last member wins.
  */

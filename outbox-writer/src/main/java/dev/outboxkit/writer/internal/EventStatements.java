@@ -9,7 +9,9 @@ import java.sql.Types;
 import java.util.List;
 
 /**
- * The SQL each write mode sends: one statement per event (one WAL record, one LSN each), never a
+ * Not API: public for {@code dev.outboxkit.writer.OutboxWriter}.
+ *
+ * <p>The SQL each write mode sends: one statement per event (one WAL record, one LSN each), never a
  * multi-row statement.
  */
 public final class EventStatements {

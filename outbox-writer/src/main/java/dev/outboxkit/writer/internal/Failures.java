@@ -7,7 +7,11 @@ import java.util.Set;
 import org.postgresql.core.BaseConnection;
 import org.postgresql.core.TransactionState;
 
-/** How the writer tells a refused statement from a lost connection. */
+/**
+ * Not API: public for the writer and idempotency keys in {@code dev.outboxkit.writer}.
+ *
+ * <p>How the writer tells a refused statement from a lost connection.
+ */
 public final class Failures {
 
     /** admin_shutdown, crash_shutdown, cannot_connect_now, idle_in_transaction_session_timeout, idle_session_timeout. */

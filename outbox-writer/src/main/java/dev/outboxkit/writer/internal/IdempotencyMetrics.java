@@ -4,7 +4,11 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 
-/** The idempotency keys' meters; names are listed in the module's README. */
+/**
+ * Not API: public for {@code dev.outboxkit.writer.IdempotencyKeys}.
+ *
+ * <p>The idempotency keys' meters; names are listed in the module's README.
+ */
 public final class IdempotencyMetrics {
 
     public final Counter executed;

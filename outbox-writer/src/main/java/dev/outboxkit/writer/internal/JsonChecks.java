@@ -7,7 +7,11 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import java.io.IOException;
 
-/** Checks JSON text before it is sent to a jsonb column, so PostgreSQL never has to refuse it. */
+/**
+ * Not API: public for {@code OutboxWriter} and {@code OutboxMessage} in {@code dev.outboxkit.writer}.
+ *
+ * <p>Checks JSON text before it is sent to a jsonb column, so PostgreSQL never has to refuse it.
+ */
 public final class JsonChecks {
 
     private static final JsonFactory FACTORY = new JsonFactory();

@@ -7,7 +7,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Several SQL statements sent as one prepared, multi-statement query: pgjdbc sends them with the
+ * Not API: public for the writer and idempotency keys in {@code dev.outboxkit.writer}.
+ *
+ * <p>Several SQL statements sent as one prepared, multi-statement query: pgjdbc sends them with the
  * extended protocol and a single Sync, so they cost one network round trip. PostgreSQL runs them
  * in order; after the first error it skips the rest up to the Sync, so a trailing COMMIT never
  * runs after a failed statement.

@@ -3,7 +3,9 @@ package dev.outboxkit.writer.internal;
 import java.util.UUID;
 
 /**
- * An event ready for the database: validated, payload and headers rendered as JSON text.
+ * Not API: public for {@code OutboxWriter} and {@code OutboxTransaction} in {@code dev.outboxkit.writer}.
+ *
+ * <p>An event ready for the database: validated, payload and headers rendered as JSON text.
  *
  * @param topic   null for the relay's route
  * @param payload JSON text, checked

@@ -3,7 +3,11 @@ package dev.outboxkit.writer.internal;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-/** The W3C Trace Context {@code traceparent} header (https://www.w3.org/TR/trace-context/). */
+/**
+ * Not API: public for {@code dev.outboxkit.writer.OutboxMessage}.
+ *
+ * <p>The W3C Trace Context {@code traceparent} header (https://www.w3.org/TR/trace-context/).
+ */
 public final class Traceparent {
 
     public static final String HEADER = "traceparent";

@@ -7,7 +7,11 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.util.Locale;
 
-/** The writer's meters; names are listed in the module's README. */
+/**
+ * Not API: public for {@code dev.outboxkit.writer.OutboxWriter}.
+ *
+ * <p>The writer's meters; names are listed in the module's README.
+ */
 public final class WriterMetrics {
 
     public final Counter events;

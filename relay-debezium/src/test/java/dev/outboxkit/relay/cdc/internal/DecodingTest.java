@@ -5,8 +5,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.outboxkit.core.InvalidEventException;
 import java.nio.charset.StandardCharsets;
+import java.time.DateTimeException;
 import java.time.Instant;
 import java.time.OffsetDateTime;
+import java.time.format.DateTimeParseException;
 import java.util.HashMap;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -27,8 +29,14 @@ class DecodingTest {
     @Test
     void unusualTimestampShapesFallBackToJavaTime() {
         assertThat(Timestamps.parse("+12024-05-06T07:08:09Z")).isEqualTo(OffsetDateTime.parse("+12024-05-06T07:08:09Z").toInstant());
-        assertThatThrownBy(() -> Timestamps.parse("2024-02-30T00:00:00Z")).isInstanceOf(RuntimeException.class);
-        assertThatThrownBy(() -> Timestamps.parse("yesterday")).isInstanceOf(RuntimeException.class);
+        // the fast path's shape but no such day
+        assertThatThrownBy(() -> Timestamps.parse("2024-02-30T00:00:00Z")).isExactlyInstanceOf(DateTimeParseException.class)
+                .hasMessage("not a date: 2024-02-30T00:00:00Z")
+                .hasCauseExactlyInstanceOf(DateTimeException.class)
+                .satisfies(e -> assertThat(((DateTimeParseException) e).getParsedString()).isEqualTo("2024-02-30T00:00:00Z"));
+        // not the fast path's shape: java.time's own refusal
+        assertThatThrownBy(() -> Timestamps.parse("yesterday")).isExactlyInstanceOf(DateTimeParseException.class)
+                .hasMessage("Text 'yesterday' could not be parsed at index 0");
     }
 
     @Test
@@ -80,13 +88,31 @@ class DecodingTest {
 
     @Test
     void aMessageThatIsNotAnEventIsRefusedForTheDeadLetterTable() {
+        // a message that is not a JSON object decodes to a row of nulls: refused for its missing id (seq 0: no row)
         OutboxRow garbage = ChangeDecoder.fromMessage("not json at all".getBytes(StandardCharsets.UTF_8));
-        assertThatThrownBy(garbage::toEvent).isInstanceOf(InvalidEventException.class);
+        assertThatThrownBy(garbage::toEvent).isExactlyInstanceOf(InvalidEventException.class)
+                .hasMessage("event at seq 0 has no id");
         OutboxRow noId = ChangeDecoder.fromMessage("{\"payload\": {}}".getBytes(StandardCharsets.UTF_8));
-        assertThatThrownBy(noId::toEvent).isInstanceOf(InvalidEventException.class).hasMessageContaining("has no id");
-        OutboxRow badId = ChangeDecoder.fromMessage(("{\"id\": \"nope\", \"aggregate_type\": \"t\", \"aggregate_id\": \"1\", "
-                + "\"event_type\": \"E\", \"payload\": {}, \"created_at\": \"2024-05-06T07:08:09Z\"}").getBytes(StandardCharsets.UTF_8));
-        assertThatThrownBy(badId::toEvent).isInstanceOf(InvalidEventException.class).hasMessageContaining("not a UUID");
+        assertThatThrownBy(noId::toEvent).isExactlyInstanceOf(InvalidEventException.class)
+                .hasMessage("event at seq 0 has no id");
+        OutboxRow badId = ChangeDecoder.fromMessage(message("\"nope\"", "\"2024-05-06T07:08:09Z\""));
+        assertThatThrownBy(badId::toEvent).isExactlyInstanceOf(InvalidEventException.class)
+                .hasMessage("event id 'nope' is not a UUID")
+                .hasCauseExactlyInstanceOf(IllegalArgumentException.class);
+        OutboxRow noEventType = ChangeDecoder.fromMessage(("{\"id\": \"0191f0a4-1c2b-7d3e-8f40-123456789abc\", "
+                + "\"aggregate_type\": \"t\", \"aggregate_id\": \"1\", \"payload\": {}}").getBytes(StandardCharsets.UTF_8));
+        assertThatThrownBy(noEventType::toEvent).isExactlyInstanceOf(InvalidEventException.class)
+                .hasMessage("event 0191f0a4-1c2b-7d3e-8f40-123456789abc has no event_type");
+        OutboxRow badTime = ChangeDecoder.fromMessage(message("\"0191f0a4-1c2b-7d3e-8f40-123456789abc\"", "\"last tuesday\""));
+        assertThatThrownBy(badTime::toEvent).isExactlyInstanceOf(InvalidEventException.class)
+                .hasMessage("created_at 'last tuesday' is not an ISO-8601 timestamp with offset")
+                .hasCauseExactlyInstanceOf(DateTimeParseException.class);
+    }
+
+    /** A writer's message with every contract column, the given id and created_at (JSON values). */
+    private static byte[] message(String id, String createdAt) {
+        return ("{\"id\": " + id + ", \"aggregate_type\": \"t\", \"aggregate_id\": \"1\", \"event_type\": \"E\", "
+                + "\"payload\": {}, \"created_at\": " + createdAt + "}").getBytes(StandardCharsets.UTF_8);
     }
 
     @Test

@@ -1,10 +1,11 @@
-package dev.outboxkit.writer.example;
+package dev.outboxkit.examples.transfer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.writer.IdempotencyKeys;
+import dev.outboxkit.writer.IdempotentResult;
 import dev.outboxkit.writer.StoredResponse;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -98,7 +99,8 @@ class TransferHttpServerTest {
             assertThat(busy.statusCode()).isEqualTo(409);
             assertThat(busy.headers().firstValue("Retry-After")).hasValueSatisfying(s -> assertThat(Long.parseLong(s)).isPositive());
             release.countDown();
-            holder.get(60, TimeUnit.SECONDS);
+            assertThat(holder.get(60, TimeUnit.SECONDS)).as("the first request with key-5 finished, not replayed")
+                    .isEqualTo(new IdempotentResult(StoredResponse.json(201, "{}"), false));
             assertThat(post(server, "key-5", slow).headers().firstValue("Idempotent-Replayed")).hasValue("true");
         }
         assertThat(value(db, "SELECT balance FROM example_account WHERE id = 'alice'")).isEqualTo(70);

@@ -1,4 +1,4 @@
-package dev.outboxkit.writer.example;
+package dev.outboxkit.examples.transfer;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -7,6 +7,7 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import dev.outboxkit.core.EventIds;
 import dev.outboxkit.core.InvalidEventException;
+import dev.outboxkit.sql.Migrations;
 import dev.outboxkit.writer.CommitOutcomeUnknownException;
 import dev.outboxkit.writer.IdempotencyKeyExpiredException;
 import dev.outboxkit.writer.IdempotencyKeys;
@@ -263,7 +264,10 @@ public final class TransferHttpServer implements AutoCloseable {
         executor.shutdownNow();
     }
 
-    /** {@code TransferHttpServer <jdbc-url> <user> <password> [port]}: serves until killed. */
+    /**
+     * {@code TransferHttpServer <jdbc-url> <user> <password> [port]}: applies the outboxkit schema, opens
+     * the accounts alice and bob with 1000 each, and serves until killed.
+     */
     public static void main(String[] args) throws Exception {
         if (args.length < 3) {
             System.err.println("usage: TransferHttpServer <jdbc-url> <user> <password> [port]");
@@ -273,6 +277,8 @@ public final class TransferHttpServer implements AutoCloseable {
         ds.setURL(args[0]);
         ds.setUser(args[1]);
         ds.setPassword(args[2]);
+        // the outboxkit tables (outbox_event, idempotency_key, ...) in the default schema; idempotent
+        Migrations.migrate(ds, Migrations.DEFAULT_SCHEMA);
         openAccount(ds, "alice", 1000);
         openAccount(ds, "bob", 1000);
         TransferHttpServer s = start(ds, IdempotencyKeys.builder().build(), args.length > 3 ? Integer.parseInt(args[3]) : 8080);
