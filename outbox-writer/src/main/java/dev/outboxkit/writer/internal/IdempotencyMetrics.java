@@ -4,7 +4,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 
-/** The idempotency keys' meters; names are listed in the module's README. */
+/** The idempotency keys' meters; names are listed in outbox-writer/README.md, "Metrics". */
 public final class IdempotencyMetrics {
 
     public final Counter executed;

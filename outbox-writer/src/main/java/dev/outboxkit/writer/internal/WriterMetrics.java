@@ -7,7 +7,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.util.Locale;
 
-/** The writer's meters; names are listed in the module's README. */
+/** The writer's meters; names are listed in outbox-writer/README.md, "Metrics". */
 public final class WriterMetrics {
 
     public final Counter events;
