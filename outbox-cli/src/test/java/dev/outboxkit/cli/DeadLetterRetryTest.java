@@ -36,7 +36,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 /**
  * {@code outbox dead-letters retry} puts a parked event back at its original {@code seq}, so under
  * {@link ParkPolicy#HOLD_AGGREGATE} it is published before the events of its aggregate that waited behind it.
- * The retry runs as a role with exactly the grants of docs/readme/outbox-cli.md.
+ * The retry runs as a role with exactly the grants of outbox-cli/README.md ("Dead letters").
  */
 @ExtendWith(OutboxTestkitExtension.class)
 class DeadLetterRetryTest {
@@ -152,7 +152,7 @@ class DeadLetterRetryTest {
         assertThat(discard.out()).contains("discard " + clash + " (account/c) seq 3");
     }
 
-    /** A login role with exactly the dead-letters grants of docs/readme/outbox-cli.md. */
+    /** A login role with exactly the dead-letters grants of outbox-cli/README.md. */
     private static String leastPrivilegedRole(TestDatabase db) throws Exception {
         String role = "dead_letters_" + Long.toHexString(System.nanoTime());
         try (Connection c = db.connect(); Statement s = c.createStatement()) {

@@ -98,7 +98,7 @@ class ReconcileCommandTest {
     void purgeWaitsForTheSchemasRetentionLockAndFailsWithoutChangingAnythingWhenItStaysHeld(TestDatabase db) throws Exception {
         Map<String, String> env = withExpiredDeadLetter(db);
         try (Connection sidecar = db.connect(); Statement s = sidecar.createStatement()) {
-            // the key the README documents for the sidecars' schedule
+            // the key outbox-ops/README.md documents for the sidecars' schedule
             s.execute("SELECT pg_advisory_lock(hashtext('outboxkit.retention'), hashtext('public'))");
             CliRun held = CliRun.run(env, "purge", "--dead-letter-retention", "P30D", "--lock-wait", "PT0.5S");
             assertThat(held.exitCode()).as(held.all()).isEqualTo(1);

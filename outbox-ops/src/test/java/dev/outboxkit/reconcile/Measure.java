@@ -13,7 +13,7 @@ import java.util.List;
 import javax.sql.DataSource;
 
 /**
- * The numbers in docs/readme/reconcile.md (not a test: run by hand). Args: rows (default 1000000).
+ * The numbers in docs/performance.md, "outbox-ops" (not a test: run by hand). Args: rows (default 1000000).
  * <pre>
  * ./mvnw -B -o -pl sql,outbox-ops test-compile
  * ./mvnw -B -o -q -pl outbox-ops dependency:build-classpath -Dmdep.outputFile=/tmp/ops.cp -Dmdep.includeScope=test

@@ -17,7 +17,7 @@ import java.util.Map;
 import javax.sql.DataSource;
 
 /**
- * What the schema version 7 triggers cost the polling relay's drain (docs/readme/reconcile.md; not a
+ * What the schema version 7 triggers cost the polling relay's drain (docs/performance.md, "outbox-ops"; not a
  * test: run by hand). A backlog of {@code rows} outbox rows is drained by a fresh PollingRelay with
  * the intent ledger off and on, in DELETE and MARK mode, alternating, {@code rounds} times; the
  * first drain warms up and is not reported. Before that, the insert rate of the backlog statement

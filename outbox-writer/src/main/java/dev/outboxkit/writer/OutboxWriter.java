@@ -363,7 +363,7 @@ public final class OutboxWriter {
          * Also runs {@code pg_notify(channel, '')} in the same round trip as the events, so a relay
          * that LISTENs wakes up at commit instead of at its next poll. Default: none. NOTIFY
          * serialises committing transactions on a global lock: measure before enabling it (see
-         * the module README). A legal, lower-case identifier.
+         * docs/performance.md, "outbox-writer: what the outbox costs"). A legal, lower-case identifier.
          */
         public Builder notifyChannel(String channel) {
             this.notifyChannel = channel;

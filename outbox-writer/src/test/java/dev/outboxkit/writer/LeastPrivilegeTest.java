@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.postgresql.ds.PGSimpleDataSource;
 
-/** The grants documented in docs/readme/outbox-writer.md are enough, and the extra ones are needed. */
+/** The grants documented in outbox-writer/README.md are enough, and the extra ones are needed. */
 @ExtendWith(OutboxTestkitExtension.class)
 class LeastPrivilegeTest {
 

@@ -35,7 +35,8 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * slices.
  *
  * <p>Not a JUnit test. Run: {@code java -cp <test class path> dev.outboxkit.writer.WriterTaxBenchmark
- * [seconds per slice, default 2] [cycles, default 8]}; see the module README for the command.
+ * [seconds per slice, default 2] [cycles, default 8]}; the command and the results are in
+ * docs/performance.md, "outbox-writer: what the outbox costs".
  */
 public final class WriterTaxBenchmark {
 

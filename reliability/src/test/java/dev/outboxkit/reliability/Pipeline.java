@@ -49,7 +49,7 @@ import org.slf4j.LoggerFactory;
  * child JVMs (killable, pausable) and reach PostgreSQL and Kafka through the environment's fault
  * proxies; a {@link DedupeConsumer} applies every new event by inserting
  * a row into {@code reliability_effect}. Relays, consumer and writers each run as a
- * least-privileged role with exactly the grants their README documents, so a missing grant fails
+ * least-privileged role with exactly the grants their module README documents, so a missing grant fails
  * the suite. {@link #healDrainAndCheck()} heals every fault, waits until the outbox is empty and
  * the consumer has no lag, then feeds the applied effects (from the table, i.e. only committed
  * effects) and the delivered records (from the topic) into the history and checks it.
@@ -127,7 +127,7 @@ final class Pipeline implements AutoCloseable {
                 .topics(List.of(topic))
                 .dataSource(consumerPool)
                 .batchHandler((connection, events) -> {
-                    // one statement per batch (arrays), not a JDBC batch: see the note in the README
+                    // one statement per batch (arrays), not a JDBC batch: see the finding in docs/reliability.md
                     UUID[] ids = new UUID[events.size()];
                     String[] aggregates = new String[events.size()];
                     for (int i = 0; i < ids.length; i++) {
@@ -159,8 +159,8 @@ final class Pipeline implements AutoCloseable {
     }
 
     /**
-     * The documented least-privilege grants (relay-poller or relay-debezium, consumer-dedupe,
-     * outbox-writer READMEs), nothing more.
+     * The documented least-privilege grants (the module READMEs of relay-poller or relay-debezium,
+     * consumer-dedupe and outbox-writer), nothing more.
      */
     private void createRolesAndTables() throws SQLException {
         try (Connection c = db.connect(); Statement s = c.createStatement()) {
@@ -172,7 +172,7 @@ final class Pipeline implements AutoCloseable {
                     + "event_id uuid NOT NULL, aggregate_id text NOT NULL)");
             s.execute("GRANT USAGE ON SCHEMA public TO " + relayRole);
             if (kind.cdc()) {
-                // relay-debezium README, "Least-privilege role" (REPLICATION above); DELETE on the outbox only
+                // relay-debezium/README.md, "Least-privilege role" (REPLICATION above); DELETE on the outbox only
                 // with deleteAfterPublish; the publication created by an administrator, as documented
                 s.execute("GRANT SELECT" + (kind == RelayKind.CDC ? ", DELETE" : "") + " ON outbox_event TO " + relayRole);
                 s.execute("GRANT SELECT, INSERT ON outbox_dead_letter TO " + relayRole);
@@ -183,17 +183,17 @@ final class Pipeline implements AutoCloseable {
                 s.execute("CREATE PUBLICATION outboxkit_pub FOR TABLE outbox_event, outbox_cdc_heartbeat "
                         + "WITH (publish = 'insert')");
             } else {
-                // relay-poller README, "Least-privilege grants"
+                // relay-poller/README.md, "Least-privilege grants"
                 s.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON outbox_event TO " + relayRole);
                 s.execute("GRANT SELECT, INSERT, UPDATE ON outbox_dead_letter TO " + relayRole);
                 s.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON outbox_relay_lease, outbox_relay_member TO " + relayRole);
                 s.execute("GRANT USAGE ON SEQUENCE outbox_fence_seq TO " + relayRole);
             }
-            // consumer-dedupe README, plus what its handler needs on the service's own table
+            // consumer-dedupe/README.md, plus what its handler needs on the service's own table
             s.execute("GRANT USAGE ON SCHEMA public TO " + consumerRole);
             s.execute("GRANT SELECT, INSERT, DELETE ON processed_event TO " + consumerRole);
             s.execute("GRANT INSERT ON reliability_effect TO " + consumerRole);
-            // outbox-writer README: INSERT in the default mode, also SELECT and DELETE for INSERT_AND_DELETE
+            // outbox-writer/README.md: INSERT in the default mode, also SELECT and DELETE for INSERT_AND_DELETE
             s.execute("GRANT USAGE ON SCHEMA public TO " + appRole);
             s.execute("GRANT " + (kind == RelayKind.CDC_WAL ? "INSERT, SELECT, DELETE" : "INSERT")
                     + " ON outbox_event TO " + appRole);

@@ -7,7 +7,7 @@ import io.micrometer.core.instrument.Timer;
 /**
  * Not API: public for {@code dev.outboxkit.writer.IdempotencyKeys}.
  *
- * <p>The idempotency keys' meters; names are listed in the module's README.
+ * <p>The idempotency keys' meters; names are listed in outbox-writer/README.md, "Metrics".
  */
 public final class IdempotencyMetrics {
 

@@ -10,7 +10,7 @@ import java.util.Locale;
 /**
  * Not API: public for {@code dev.outboxkit.writer.OutboxWriter}.
  *
- * <p>The writer's meters; names are listed in the module's README.
+ * <p>The writer's meters; names are listed in outbox-writer/README.md, "Metrics".
  */
 public final class WriterMetrics {
 

@@ -132,7 +132,7 @@ public final class CdcRelay implements Relay {
      *   <li>{@code jdbcUrl} names one host, the primary. Debezium opens its own connections from it (SSL
      *       options are passed on); the relay also keeps a small pool for leases, offsets, deletes and dead
      *       letters.</li>
-     *   <li>{@code user} needs {@code REPLICATION} (see the README for the least-privilege grants).</li>
+     *   <li>{@code user} needs {@code REPLICATION} (see relay-debezium/README.md, "Least-privilege role").</li>
      *   <li>{@code leaseDuration}: a standby takes over this long after the active instance died; a paused
      *       instance stops publishing once it passed.</li>
      * </ul>

@@ -392,7 +392,8 @@ public final class PollingRelay implements Relay {
          * Wake up on {@code LISTEN outbox_event} instead of waiting for the next poll. Default
          * false: NOTIFY serialises the writers' commits on one global lock (measured here: 8
          * writers lost 60 to 75 % of their commit rate with the trigger attached). Needs the
-         * {@code outbox_event_notify} trigger attached to {@code outbox_event} (see the README).
+         * {@code outbox_event_notify} trigger attached to {@code outbox_event} (see
+         * relay-poller/README.md, "Schema additions (V3)").
          */
         public Builder listenNotify(boolean listenNotify) {
             this.listenNotify = listenNotify;

@@ -248,7 +248,7 @@ class PipelineTest {
         String role = "relay_" + Long.toHexString(System.nanoTime());
         try (Connection c = db.connect(); Statement s = c.createStatement()) {
             s.execute("CREATE ROLE " + role + " LOGIN PASSWORD 'relay-pw'");
-            // Exactly the grants of docs/readme/relay-poller.md.
+            // Exactly the grants of relay-poller/README.md.
             s.execute("GRANT USAGE ON SCHEMA public TO " + role);
             s.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON outbox_event TO " + role);
             s.execute("GRANT SELECT, INSERT, UPDATE ON outbox_dead_letter TO " + role);
