@@ -13,7 +13,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 /**
- * The polling relay's meters, tagged {@code relay=poll}, registered from the {@link RelayMetric} catalog (the WAL
+ * Not API: public for {@code dev.outboxkit.relay.poller.PollingRelay}.
+ *
+ * <p>The polling relay's meters, tagged {@code relay=poll}, registered from the {@link RelayMetric} catalog (the WAL
  * relay registers the same names where they mean the same, so one dashboard serves both).
  */
 public final class RelayMetrics {
