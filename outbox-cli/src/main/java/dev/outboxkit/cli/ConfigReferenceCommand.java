@@ -23,7 +23,7 @@ final class ConfigReferenceCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
-        out.print(markdown(new CommandLine(new Main()).getCommandSpec()));
+        out.print(markdown(Main.commandLine(Settings.load(new String[0], java.util.Map.of())).getCommandSpec()));
         out.flush();
         return Main.OK;
     }

@@ -53,6 +53,7 @@ public final class Main {
 
     static CommandLine commandLine(Settings settings) {
         CommandLine cli = new CommandLine(new Main(), new Factory(settings));
+        RelayCommand.addRelayOptions(cli);
         cli.setDefaultValueProvider(settings);
         cli.setCaseInsensitiveEnumValuesAllowed(true);
         cli.setExecutionExceptionHandler((e, commandLine, parseResult) -> {

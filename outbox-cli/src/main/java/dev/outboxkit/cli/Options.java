@@ -5,7 +5,6 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxkit.core.Identifiers;
 import dev.outboxkit.core.ProducerSafety;
 import dev.outboxkit.core.Secret;
-import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.reconcile.Retention;
 import dev.outboxkit.writer.IdempotencyKeys;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -44,17 +43,6 @@ final class Options {
         public String convert(String value) {
             try {
                 return Identifiers.requireValid("name", value);
-            } catch (IllegalArgumentException e) {
-                throw new CommandLine.TypeConversionException(e.getMessage());
-            }
-        }
-    }
-
-    static final class RouteConverter implements CommandLine.ITypeConverter<TopicRoute> {
-        @Override
-        public TopicRoute convert(String value) {
-            try {
-                return TopicRoute.of(value);
             } catch (IllegalArgumentException e) {
                 throw new CommandLine.TypeConversionException(e.getMessage());
             }

@@ -1,17 +1,19 @@
 package dev.outboxkit.cli;
 
 import dev.outboxkit.core.Relay;
-import dev.outboxkit.core.TopicRoute;
-import dev.outboxkit.core.internal.RelayBuilder;
+import dev.outboxkit.core.RelayBuilder;
+import dev.outboxkit.core.RelayOption;
+import dev.outboxkit.core.RelayOptions;
 import dev.outboxkit.reconcile.RetentionSchedule;
 import dev.outboxkit.relay.cdc.CdcRelay;
-import dev.outboxkit.relay.poller.AfterPublish;
-import dev.outboxkit.relay.poller.ParkPolicy;
 import dev.outboxkit.relay.poller.PollingRelay;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.PrintWriter;
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import org.slf4j.Logger;
@@ -29,21 +31,11 @@ final class RelayCommand {
 
     private static final Logger log = LoggerFactory.getLogger(RelayCommand.class);
 
-    /** Options both relays share. */
+    /**
+     * The sidecar options that are not relay settings (the relay settings are added from their definitions, see
+     * {@link #addRelayOptions}).
+     */
     static final class Common {
-        @Option(names = "--instance-id", paramLabel = "ID", description = "Name of this instance in leases and logs (default: host, pid and a random suffix).")
-        String instanceId;
-
-        // $${…} keeps picocli from expanding the placeholders itself.
-        @Option(names = "--route", paramLabel = "TEMPLATE", defaultValue = "outbox.event.$${aggregateType}",
-                converter = Options.RouteConverter.class,
-                description = "Topic for rows without one; $${aggregateType} and $${eventType} are filled in.")
-        TopicRoute route;
-
-        @Option(names = "--lease-duration", paramLabel = "DURATION", defaultValue = "PT10S",
-                description = "How long a lease lasts without renewal (ISO-8601, e.g. PT10S); a paused instance is fenced after it.")
-        Duration leaseDuration;
-
         @Option(names = "--retention-interval", paramLabel = "DURATION",
                 description = "Run the retention job of 'outbox purge' (same windows and options) every DURATION, e.g. PT1H; "
                         + "one sidecar per schema at a time (advisory lock). Default: off (it needs the ledger owner's rights).")
@@ -166,17 +158,26 @@ final class RelayCommand {
         /** The relay, from {@link #shared} plus its own options. */
         abstract Relay relay(Map<String, Object> producer, PrometheusMeterRegistry registry);
 
-        /** The options both relays take the same way, applied to the relay's builder. */
-        <B extends RelayBuilder<B>> B shared(B builder, Map<String, Object> producer) {
-            return builder.jdbcUrl(db.requireUrl())
+        /**
+         * The connection options, then every relay option the command line, environment or config file gave (their
+         * defaults are the definitions' own, so setting them changes nothing).
+         */
+        <B extends RelayBuilder<B>> B configured(B builder, Map<String, Object> producer) {
+            builder.jdbcUrl(db.requireUrl())
                     .user(db.user)
                     .password(db.secretPassword())
                     .schema(db.schema)
                     .bootstrapServers(kafka.requireBootstrap())
-                    .producerOverrides(producer)
-                    .route(common.route)
-                    .leaseDuration(common.leaseDuration)
-                    .instanceId(common.instanceId);
+                    .producerOverrides(producer);
+            for (RelayOption<?> option : builder.options()) {
+                if (option != RelayOptions.SCHEMA) {
+                    Object value = spec.findOption(flag(option)).getValue();
+                    if (value != null) {
+                        set(builder, option, value);
+                    }
+                }
+            }
+            return builder;
         }
 
         @Override
@@ -193,19 +194,6 @@ final class RelayCommand {
     @Command(name = "poll", mixinStandardHelpOptions = true, showDefaultValues = true,
             description = "The polling relay: claims rows with FOR UPDATE SKIP LOCKED, publishes, deletes after the acks.")
     static final class Poll extends Sidecar {
-        @Option(names = "--partitions", defaultValue = "64", description = "Lease units that aggregates hash into (the same on every instance).")
-        int partitions;
-
-        @Option(names = "--batch-size", defaultValue = "10000", description = "Rows claimed per batch (1-50000; memory about batch size × (payload + 1 KiB)).")
-        int batchSize;
-
-        @Option(names = "--after-publish", defaultValue = "DELETE", description = "What happens to a published row: ${COMPLETION-CANDIDATES}.")
-        AfterPublish afterPublish;
-
-        @Option(names = "--park-policy", defaultValue = "CONTINUE",
-                description = "After a row is parked: CONTINUE publishing its aggregate (liveness) or HOLD_AGGREGATE (order).")
-        ParkPolicy parkPolicy;
-
         @Override
         String kind() {
             return "poll";
@@ -213,27 +201,13 @@ final class RelayCommand {
 
         @Override
         Relay relay(Map<String, Object> producer, PrometheusMeterRegistry registry) {
-            return shared(PollingRelay.builder(), producer)
-                    .partitions(partitions)
-                    .batchSize(batchSize)
-                    .afterPublish(afterPublish)
-                    .parkPolicy(parkPolicy)
-                    .meterRegistry(registry)
-                    .build();
+            return configured(PollingRelay.builder(), producer).meterRegistry(registry).build();
         }
     }
 
     @Command(name = "cdc", mixinStandardHelpOptions = true, showDefaultValues = true,
             description = "The WAL relay: Debezium Embedded reads the outbox table's inserts from a logical replication slot.")
     static final class Cdc extends Sidecar {
-        @Option(names = "--slot", defaultValue = "outboxkit_slot", converter = Options.IdentifierConverter.class,
-                description = "Logical replication slot (created if missing, never dropped on stop).")
-        String slot;
-
-        @Option(names = "--publication", defaultValue = "outboxkit_pub", converter = Options.IdentifierConverter.class,
-                description = "Publication on the outbox table (created if missing, or pre-created by an admin).")
-        String publication;
-
         @Override
         String kind() {
             return "cdc";
@@ -241,17 +215,90 @@ final class RelayCommand {
 
         @Override
         String source() {
-            return " slot " + slot;
+            return " slot " + spec.findOption(flag(dev.outboxkit.relay.cdc.CdcOptions.SLOT_NAME)).getValue();
         }
 
         @Override
         Relay relay(Map<String, Object> producer, PrometheusMeterRegistry registry) {
-            return shared(CdcRelay.builder(), producer)
-                    .slotName(slot)
-                    .publicationName(publication)
-                    .meterRegistry(registry)
-                    .build();
+            return configured(CdcRelay.builder(), producer).meterRegistry(registry).build();
         }
+    }
+
+    /**
+     * Adds every relay setting to {@code relay poll} and {@code relay cdc} as an option derived from its definition:
+     * flag {@code --kebab-name}, its environment variable and config-file key (by {@link Settings}' rule), default,
+     * converter with the definition's check, and description. {@code --schema} comes with the database options
+     * every command takes; a test keeps its default equal to the definition's.
+     */
+    static void addRelayOptions(CommandLine root) {
+        CommandLine relay = root.getSubcommands().get("relay");
+        add(relay.getSubcommands().get("poll").getCommandSpec(), PollingRelay.builder().options());
+        add(relay.getSubcommands().get("cdc").getCommandSpec(), CdcRelay.builder().options());
+    }
+
+    private static void add(CommandLine.Model.CommandSpec command, List<RelayOption<?>> options) {
+        for (RelayOption<?> option : options) {
+            if (option != RelayOptions.SCHEMA) {
+                command.addOption(optionSpec(option));
+            }
+        }
+    }
+
+    static String flag(RelayOption<?> option) {
+        return "--" + option.kebabName();
+    }
+
+    private static CommandLine.Model.OptionSpec optionSpec(RelayOption<?> option) {
+        CommandLine.Model.OptionSpec.Builder b = CommandLine.Model.OptionSpec.builder(flag(option))
+                .type(option.type())
+                .paramLabel(paramLabel(option))
+                .description(literal(option.description()))
+                .converters(text -> {
+                    try {
+                        return option.parse(text);
+                    } catch (IllegalArgumentException e) {
+                        throw new CommandLine.TypeConversionException(e.getMessage());
+                    }
+                });
+        if (option.defaultValue() != null) {
+            b.defaultValue(literal(option.defaultText()));
+        } else if (!option.defaultText().isEmpty()) {
+            b.description(literal(option.description() + " Default: " + option.defaultText() + "."));
+        }
+        if (option.type() == Boolean.class) {
+            b.arity("0..1").fallbackValue("true"); // --flag alone means true; --flag=false turns it off
+        }
+        if (option.type().isEnum()) {
+            b.completionCandidates(Arrays.stream(option.type().getEnumConstants()).map(String::valueOf).toList());
+        }
+        return b.build();
+    }
+
+    private static String paramLabel(RelayOption<?> option) {
+        Class<?> type = option.type();
+        if (type == Duration.class) {
+            return "DURATION";
+        }
+        if (type == Integer.class) {
+            return "N";
+        }
+        if (type == Boolean.class) {
+            return "true|false";
+        }
+        if (type.isEnum()) {
+            return String.join("|", Arrays.stream(type.getEnumConstants()).map(String::valueOf).toList());
+        }
+        return option.kebabName().replace('-', '_').toUpperCase(Locale.ROOT);
+    }
+
+    /** Picocli expands ${…} in descriptions and defaults; the definitions mean them literally. */
+    private static String literal(String text) {
+        return text.replace("${", "$${").replace("%", "%%");
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T> void set(RelayBuilder<?> builder, RelayOption<T> option, Object value) {
+        builder.set(option, (T) value);
     }
 
     /** Builder validation failures are configuration errors (exit 2). */

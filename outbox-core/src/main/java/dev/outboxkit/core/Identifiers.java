@@ -24,7 +24,27 @@ public final class Identifiers {
             "then", "to", "trailing", "true", "union", "unique", "user", "using", "variadic", "when", "where",
             "window", "with");
 
+    /** The rule {@link #requireValid} enforces, for references. */
+    public static final String RULE = "1 to 63 lower-case letters, digits and underscores, starting with a letter or "
+            + "underscore, not a reserved SQL word";
+
+    /** The rule {@link #requireInstanceId} enforces, for references. */
+    public static final String INSTANCE_ID_RULE = "1 to 200 printable ASCII characters without spaces";
+
     private Identifiers() {
+    }
+
+    /**
+     * Returns {@code value} if it can name a relay instance (in leases, dead letters and logs): 1 to 200 printable
+     * ASCII characters without spaces. Both relays check the same rule.
+     */
+    public static String requireInstanceId(String what, String value) {
+        if (value == null || value.isBlank() || value.length() > 200
+                || !value.chars().allMatch(ch -> ch > 0x20 && ch < 0x7f)) {
+            throw new IllegalArgumentException(what + " must be " + INSTANCE_ID_RULE + ", got '"
+                    + (value == null ? "null" : printable(value)) + "'");
+        }
+        return value;
     }
 
     /**

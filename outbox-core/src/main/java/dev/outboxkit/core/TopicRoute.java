@@ -64,6 +64,17 @@ public final class TopicRoute {
         return topic;
     }
 
+    /** Routes are equal when their templates are. */
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof TopicRoute other && other.template.equals(template);
+    }
+
+    @Override
+    public int hashCode() {
+        return template.hashCode();
+    }
+
     @Override
     public String toString() {
         return template;

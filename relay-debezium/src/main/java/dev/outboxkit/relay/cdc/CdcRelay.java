@@ -1,13 +1,15 @@
 package dev.outboxkit.relay.cdc;
 
-import dev.outboxkit.core.Identifiers;
 import dev.outboxkit.core.Relay;
-import dev.outboxkit.core.internal.RelayBuilder;
+import dev.outboxkit.core.RelayBuilder;
+import dev.outboxkit.core.RelayOption;
+import dev.outboxkit.core.RelayOptions;
 import dev.outboxkit.relay.cdc.internal.CdcSettings;
 import dev.outboxkit.relay.cdc.internal.Supervisor;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.producer.ProducerConfig;
 
@@ -139,84 +141,83 @@ public final class CdcRelay implements Relay {
      */
     public static final class Builder extends RelayBuilder<Builder> {
 
-        private String slotName = "outboxkit_slot";
-        private String publicationName = "outboxkit_pub";
-        private boolean deleteAfterPublish = true;
-        private Duration heartbeatInterval = Duration.ofSeconds(5);
-        private Duration offsetFlushInterval = Duration.ofSeconds(1);
-        private int maxBatchSize = 4096;
-        private Duration pollInterval = Duration.ofMillis(5);
-        private Duration shutdownTimeout = Duration.ofSeconds(30);
         private MeterRegistry meterRegistry;
 
         private Builder() {
         }
 
-        /** Logical replication slot (pgoutput); also names the lease {@code cdc/<slotName>}. Default {@code outboxkit_slot}. */
-        public Builder slotName(String slotName) {
-            this.slotName = slotName;
-            return this;
+        @Override
+        protected List<RelayOption<?>> ownOptions() {
+            return CdcOptions.all();
         }
 
         /**
-         * Publication to stream. Created when missing as {@code FOR TABLE <schema>.outbox_event,
-         * <schema>.outbox_cdc_heartbeat WITH (publish = 'insert')}; an administrator may create it instead
-         * (then the relay's role needs no CREATE privilege). Default {@code outboxkit_pub}.
+         * {@link CdcOptions#SLOT_NAME}: logical replication slot (pgoutput); also names the lease
+         * {@code cdc/<slotName>}. Default {@code outboxkit_slot}.
+         */
+        public Builder slotName(String slotName) {
+            return set(CdcOptions.SLOT_NAME, slotName);
+        }
+
+        /**
+         * {@link CdcOptions#PUBLICATION_NAME}: publication to stream. Created when missing as {@code FOR TABLE
+         * <schema>.outbox_event, <schema>.outbox_cdc_heartbeat WITH (publish = 'insert')}; an administrator may
+         * create it instead (then the relay's role needs no CREATE privilege). Default {@code outboxkit_pub}.
          */
         public Builder publicationName(String publicationName) {
-            this.publicationName = publicationName;
-            return this;
+            return set(CdcOptions.PUBLICATION_NAME, publicationName);
         }
 
         /**
-         * Default true: after Kafka acknowledged them, published rows are deleted in batches, so the table
-         * holds exactly what is unpublished and every start publishes it (nothing the WAL path might miss
-         * stays behind). Use false only with the writer's transient (insert and delete in one transaction)
-         * or emit-message modes: then the relay never touches {@code outbox_event}, and the WAL is the
-         * only copy of an event until Kafka has it.
+         * {@link CdcOptions#DELETE_AFTER_PUBLISH}. Default true: after Kafka acknowledged them, published rows are
+         * deleted in batches, so the table holds exactly what is unpublished and every start publishes it (nothing
+         * the WAL path might miss stays behind). Use false only with the writer's transient (insert and delete in
+         * one transaction) or emit-message modes: then the relay never touches {@code outbox_event}, and the WAL is
+         * the only copy of an event until Kafka has it.
          */
         public Builder deleteAfterPublish(boolean deleteAfterPublish) {
-            this.deleteAfterPublish = deleteAfterPublish;
-            return this;
+            return set(CdcOptions.DELETE_AFTER_PUBLISH, deleteAfterPublish);
         }
 
         /**
-         * How often Debezium writes a beat into {@code outbox_cdc_heartbeat}, so the slot advances while the
-         * outbox is idle and the database busy. Default 5 s; 100 ms to 10 min.
+         * {@link CdcOptions#HEARTBEAT_INTERVAL}: how often Debezium writes a beat into {@code outbox_cdc_heartbeat},
+         * so the slot advances while the outbox is idle and the database busy. Default 5 s; 100 ms to 10 min.
          */
         public Builder heartbeatInterval(Duration heartbeatInterval) {
-            this.heartbeatInterval = heartbeatInterval;
-            return this;
+            return set(CdcOptions.HEARTBEAT_INTERVAL, heartbeatInterval);
         }
 
         /**
-         * How often acknowledged positions are stored. It bounds what a crash replays (duplicates, never
-         * loss). Default 1 s; 10 ms to 10 min.
+         * {@link CdcOptions#OFFSET_FLUSH_INTERVAL}: how often acknowledged positions are stored. It bounds what a
+         * crash replays (duplicates, never loss). Default 1 s; 10 ms to 10 min.
          */
         public Builder offsetFlushInterval(Duration offsetFlushInterval) {
-            this.offsetFlushInterval = offsetFlushInterval;
-            return this;
-        }
-
-        /** Most events per batch (Debezium's {@code max.batch.size}; its queue holds four batches). Default 4096. */
-        public Builder maxBatchSize(int maxBatchSize) {
-            this.maxBatchSize = maxBatchSize;
-            return this;
+            return set(CdcOptions.OFFSET_FLUSH_INTERVAL, offsetFlushInterval);
         }
 
         /**
-         * The longest a lone event waits in Debezium's queue before its batch is handed over
-         * ({@code poll.interval.ms}). Lower means lower latency and more wake-ups when idle. Default 5 ms.
+         * {@link CdcOptions#MAX_BATCH_SIZE}: most events per batch (Debezium's {@code max.batch.size}; its queue
+         * holds four batches). Default 4096; 1 to 100000.
          */
-        public Builder pollInterval(Duration pollInterval) {
-            this.pollInterval = pollInterval;
-            return this;
+        public Builder maxBatchSize(int maxBatchSize) {
+            return set(CdcOptions.MAX_BATCH_SIZE, maxBatchSize);
         }
 
-        /** How long {@link CdcRelay#close()} waits for the transaction being published to finish. Default 30 s. */
+        /**
+         * {@link CdcOptions#POLL_INTERVAL}: the longest a lone event waits in Debezium's queue before its batch is
+         * handed over ({@code poll.interval.ms}). Lower means lower latency and more wake-ups when idle. Default
+         * 5 ms; 1 ms to 10 s.
+         */
+        public Builder pollInterval(Duration pollInterval) {
+            return set(CdcOptions.POLL_INTERVAL, pollInterval);
+        }
+
+        /**
+         * {@link CdcOptions#SHUTDOWN_TIMEOUT}: how long {@link CdcRelay#close()} waits for the transaction being
+         * published to finish. Default 30 s; 1 s to 30 min.
+         */
         public Builder shutdownTimeout(Duration shutdownTimeout) {
-            this.shutdownTimeout = shutdownTimeout;
-            return this;
+            return set(CdcOptions.SHUTDOWN_TIMEOUT, shutdownTimeout);
         }
 
         /** Where the metrics go. Default: a private {@code SimpleMeterRegistry}. */
@@ -236,24 +237,17 @@ public final class CdcRelay implements Relay {
             require("user", user);
             require("bootstrapServers", bootstrapServers);
             checkShared();
-            Identifiers.requireValid("slotName", slotName);
-            Identifiers.requireValid("publicationName", publicationName);
-            between("heartbeatInterval", heartbeatInterval, Duration.ofMillis(100), Duration.ofMinutes(10));
-            between("offsetFlushInterval", offsetFlushInterval, Duration.ofMillis(10), Duration.ofMinutes(10));
-            between("pollInterval", pollInterval, Duration.ofMillis(1), Duration.ofSeconds(10));
-            between("shutdownTimeout", shutdownTimeout, Duration.ofSeconds(1), Duration.ofMinutes(30));
-            between("maxBatchSize", maxBatchSize, 1, 100_000);
             String id = instanceIdOrDefault();
-            if (id.isBlank() || id.length() > 200) {
-                throw new IllegalArgumentException("instanceId must be 1 to 200 characters, got '" + id + "'");
-            }
             // One request in flight per broker, as in the polling relay. With more, a producer's first batch to a partition
             // its leader does not serve yet (a topic created, or auto-created, a moment ago) is refused while the next
             // batch is appended, and then lands after it (KAFKA-14359): events of one aggregate out of order.
             Map<String, Object> producer = producerConfig(Map.of(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "1"));
-            return new CdcRelay(new CdcSettings(jdbcUrl, user, password, schema, slotName, publicationName, producer, route,
-                    id, leaseDuration, deleteAfterPublish, heartbeatInterval, offsetFlushInterval, maxBatchSize, pollInterval,
-                    shutdownTimeout, meterRegistry == null ? new SimpleMeterRegistry() : meterRegistry, clock));
+            return new CdcRelay(new CdcSettings(jdbcUrl, user, password, get(RelayOptions.SCHEMA), get(CdcOptions.SLOT_NAME),
+                    get(CdcOptions.PUBLICATION_NAME), producer, get(RelayOptions.ROUTE), id, get(RelayOptions.LEASE_DURATION),
+                    get(CdcOptions.DELETE_AFTER_PUBLISH), get(CdcOptions.HEARTBEAT_INTERVAL),
+                    get(CdcOptions.OFFSET_FLUSH_INTERVAL), get(CdcOptions.MAX_BATCH_SIZE), get(CdcOptions.POLL_INTERVAL),
+                    get(CdcOptions.SHUTDOWN_TIMEOUT), meterRegistry == null ? new SimpleMeterRegistry() : meterRegistry,
+                    clock));
         }
 
         private static void require(String name, String value) {

@@ -5,7 +5,9 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxkit.core.Identifiers;
 import dev.outboxkit.core.Relay;
 import dev.outboxkit.core.Secret;
-import dev.outboxkit.core.internal.RelayBuilder;
+import dev.outboxkit.core.RelayBuilder;
+import dev.outboxkit.core.RelayOption;
+import dev.outboxkit.core.RelayOptions;
 import dev.outboxkit.relay.poller.internal.BacklogProbe;
 import dev.outboxkit.relay.poller.internal.LeaseManager;
 import dev.outboxkit.relay.poller.internal.NotifyListener;
@@ -23,8 +25,8 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -348,18 +350,15 @@ public final class PollingRelay implements Relay {
     public static final class Builder extends RelayBuilder<Builder> {
 
         private DataSource dataSource;
-        private int partitions = 64;
-        private int batchSize = 10_000;
-        private boolean listenNotify = false;
-        private AfterPublish afterPublish = AfterPublish.DELETE;
-        private ParkPolicy parkPolicy = ParkPolicy.CONTINUE;
-        private int maxAttempts = 10;
-        private Duration maxPollDelay = Duration.ofMillis(100);
-        private boolean pipelineClaims = false;
         private MeterRegistry meterRegistry;
         private Function<Map<String, Object>, Producer<byte[], byte[]>> producerFactory;
 
         private Builder() {
+        }
+
+        @Override
+        protected List<RelayOption<?>> ownOptions() {
+            return PollerOptions.all();
         }
 
         /** A pool the caller owns (and closes after the relay). It needs 5 connections (6 with listenNotify). */
@@ -369,82 +368,73 @@ public final class PollingRelay implements Relay {
         }
 
         /**
-         * Number of partitions aggregates hash into; the unit of leases and of parallelism across
-         * instances. Default 64, from 1 to 4096. All instances must use the same value (an instance
-         * that disagrees with the live ones takes no leases).
+         * {@link PollerOptions#PARTITIONS}: number of partitions aggregates hash into; the unit of leases and of
+         * parallelism across instances. Default 64, from 1 to 4096. All instances must use the same value (an
+         * instance that disagrees with the live ones takes no leases).
          */
         public Builder partitions(int partitions) {
-            this.partitions = partitions;
-            return this;
+            return set(PollerOptions.PARTITIONS, partitions);
         }
 
         /**
-         * Rows per claim. Default 10000, from 1 to 50000. Larger batches drain a backlog faster
-         * (measured: 5000 → 10000 → 20000 rows gave about 0.66 → 0.70 → 0.73 of the PostgreSQL
+         * {@link PollerOptions#BATCH_SIZE}: rows per claim. Default 10000, from 1 to 50000. Larger batches drain a
+         * backlog faster (measured: 5000 → 10000 → 20000 rows gave about 0.66 → 0.70 → 0.73 of the PostgreSQL
          * ceiling) and hold about batchSize × (payload + 1 KiB) of memory, twice while a commit runs.
          */
         public Builder batchSize(int batchSize) {
-            this.batchSize = batchSize;
-            return this;
+            return set(PollerOptions.BATCH_SIZE, batchSize);
         }
 
         /**
-         * Wake up on {@code LISTEN outbox_event} instead of waiting for the next poll. Default
-         * false: NOTIFY serialises the writers' commits on one global lock (measured here: 8
+         * {@link PollerOptions#LISTEN_NOTIFY}: wake up on {@code LISTEN outbox_event} instead of waiting for the
+         * next poll. Default false: NOTIFY serialises the writers' commits on one global lock (measured here: 8
          * writers lost 60 to 75 % of their commit rate with the trigger attached). Needs the
          * {@code outbox_event_notify} trigger attached to {@code outbox_event} (see
          * relay-poller/README.md, "Schema additions (V3)").
          */
         public Builder listenNotify(boolean listenNotify) {
-            this.listenNotify = listenNotify;
-            return this;
+            return set(PollerOptions.LISTEN_NOTIFY, listenNotify);
         }
 
-        /** Delete published rows (default) or mark them ({@code published_at}). */
+        /** {@link PollerOptions#AFTER_PUBLISH}: delete published rows (default) or mark them ({@code published_at}). */
         public Builder afterPublish(AfterPublish afterPublish) {
-            this.afterPublish = afterPublish;
-            return this;
+            return set(PollerOptions.AFTER_PUBLISH, afterPublish);
         }
 
         /**
-         * Whether an aggregate's later events wait behind a parked one. Default
+         * {@link PollerOptions#PARK_POLICY}: whether an aggregate's later events wait behind a parked one. Default
          * {@link ParkPolicy#CONTINUE} (liveness: poison never blocks); see {@link ParkPolicy}.
          */
         public Builder parkPolicy(ParkPolicy parkPolicy) {
-            this.parkPolicy = parkPolicy;
-            return this;
+            return set(PollerOptions.PARK_POLICY, parkPolicy);
         }
 
         /**
-         * A row whose record fails with a retriable error this many times while Kafka accepts
-         * other records is parked. Timeouts and failures during an outage (nothing acknowledged)
-         * do not count.
-         * Default 10, from 1 to 1000.
+         * {@link PollerOptions#MAX_ATTEMPTS}: a row whose record fails with a retriable error this many times while
+         * Kafka accepts other records is parked. Timeouts and failures during an outage (nothing acknowledged) do not
+         * count. Default 10, from 1 to 1000.
          */
         public Builder maxAttempts(int maxAttempts) {
-            this.maxAttempts = maxAttempts;
-            return this;
+            return set(PollerOptions.MAX_ATTEMPTS, maxAttempts);
         }
 
         /**
-         * Longest wait between polls when idle. After an empty poll the relay waits 1 ms, then
-         * doubles up to this. Default 100 ms, from 1 ms to 1 min.
+         * {@link PollerOptions#MAX_POLL_DELAY}: longest wait between polls when idle. After an empty poll the relay
+         * waits 1 ms, then doubles up to this. Default 100 ms, from 1 ms to 1 min.
          */
         public Builder maxPollDelay(Duration maxPollDelay) {
-            this.maxPollDelay = maxPollDelay;
-            return this;
+            return set(PollerOptions.MAX_POLL_DELAY, maxPollDelay);
         }
 
         /**
-         * Claim the next batch while the current one waits for Kafka's acknowledgements. Default
-         * false: that claim has to step over the in-flight batch's locked rows, which cost
-         * PostgreSQL 20 to 40 % more CPU per event than it saved here (Kafka on the same host acks in
-         * about a millisecond). Turn it on when acknowledgements are slow compared with a claim
-         * (remote, replicated brokers): the claim then hides the wait.
+         * {@link PollerOptions#PIPELINE_CLAIMS}: claim the next batch while the current one waits for Kafka's
+         * acknowledgements. Default false: that claim has to step over the in-flight batch's locked rows, which cost
+         * PostgreSQL 20 to 40 % more CPU per event than it saved here (Kafka on the same host acks in about a
+         * millisecond). Turn it on when acknowledgements are slow compared with a claim (remote, replicated
+         * brokers): the claim then hides the wait.
          */
         public Builder pipelineClaims(boolean pipelineClaims) {
-            this.pipelineClaims = pipelineClaims;
-            return this;
+            return set(PollerOptions.PIPELINE_CLAIMS, pipelineClaims);
         }
 
         /** Where the {@code outbox.relay.*} meters go. Default a private {@code SimpleMeterRegistry}. */
@@ -478,17 +468,9 @@ public final class PollingRelay implements Relay {
             if (bootstrapServers == null || bootstrapServers.isBlank()) {
                 throw new IllegalArgumentException("bootstrapServers must be set (for example localhost:9092)");
             }
-            between("partitions", partitions, 1, 4096);
-            between("batchSize", batchSize, 1, 50_000);
-            between("maxAttempts", maxAttempts, 1, 1000);
-            between("maxPollDelay", maxPollDelay, Duration.ofMillis(1), Duration.ofMinutes(1));
-            Objects.requireNonNull(afterPublish, "afterPublish must not be null");
-            Objects.requireNonNull(parkPolicy, "parkPolicy must not be null");
             String id = instanceIdOrDefault();
-            if (id.isBlank() || id.length() > 200 || !id.chars().allMatch(ch -> ch > 0x20 && ch < 0x7f)) {
-                throw new IllegalArgumentException("instanceId must be 1 to 200 printable ASCII characters without "
-                        + "spaces, got '" + id + "'");
-            }
+            Duration leaseDuration = get(RelayOptions.LEASE_DURATION);
+            boolean listenNotify = get(PollerOptions.LISTEN_NOTIFY);
             Map<String, Object> producer = new LinkedHashMap<>();
             // One request in flight per broker: a batch Kafka refuses (too large, split; or a retriable error on a
             // producer's first batch to a partition, KAFKA-14359) can then never be overtaken by the next one.
@@ -498,8 +480,10 @@ public final class PollingRelay implements Relay {
                     Long.toString(Math.max(1000, Math.min(10_000, leaseDuration.dividedBy(3).toMillis()))));
             producer.put(ProducerConfig.CLIENT_ID_CONFIG, "outboxkit-poll-" + id);
             Map<String, Object> producerConfig = producerConfig(producer);
-            PollerSettings settings = new PollerSettings(schema, producerConfig, route, partitions, id, leaseDuration,
-                    batchSize, listenNotify, afterPublish, parkPolicy, maxAttempts, maxPollDelay, pipelineClaims, clock);
+            PollerSettings settings = new PollerSettings(get(RelayOptions.SCHEMA), producerConfig, get(RelayOptions.ROUTE),
+                    get(PollerOptions.PARTITIONS), id, leaseDuration, get(PollerOptions.BATCH_SIZE), listenNotify,
+                    get(PollerOptions.AFTER_PUBLISH), get(PollerOptions.PARK_POLICY), get(PollerOptions.MAX_ATTEMPTS),
+                    get(PollerOptions.MAX_POLL_DELAY), get(PollerOptions.PIPELINE_CLAIMS), clock);
             HikariDataSource pool = null;
             DataSource ds = dataSource;
             if (ds == null) {

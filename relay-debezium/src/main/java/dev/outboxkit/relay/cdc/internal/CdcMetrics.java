@@ -1,16 +1,18 @@
 package dev.outboxkit.relay.cdc.internal;
 
+import dev.outboxkit.core.RelayMetric;
+import dev.outboxkit.core.internal.Meters;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
-import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The relay's meters. Shared names with the polling relay where they mean the same thing (tag
- * {@code relay=cdc}, plus {@code slot}); the {@code outbox.relay.cdc.*} gauges are the WAL guardrails.
+ * The WAL relay's meters, tagged {@code relay=cdc} and {@code slot}, registered from the {@link RelayMetric} catalog
+ * (shared names with the polling relay where they mean the same); the {@code outbox.relay.cdc.*} gauges are the WAL
+ * guardrails.
  */
 final class CdcMetrics {
 
@@ -36,29 +38,18 @@ final class CdcMetrics {
     final AtomicLong lastAckNanos = new AtomicLong(System.nanoTime());
 
     CdcMetrics(MeterRegistry registry, String slot) {
-        Tags tags = Tags.of("relay", "cdc", "slot", slot);
-        published = Counter.builder("outbox.relay.published").tags(tags)
-                .description("Events Kafka acknowledged").register(registry);
-        deadLettered = Counter.builder("outbox.relay.dead_lettered").tags(tags)
-                .description("Events parked in outbox_dead_letter (Kafka refused them for good)").register(registry);
-        batchSize = DistributionSummary.builder("outbox.relay.batch.size").tags(tags)
-                .description("Events per published batch").register(registry);
-        commitToAck = Timer.builder("outbox.relay.commit_to_ack").tags(tags)
-                .description("From the event's created_at to Kafka's acknowledgement").register(registry);
-        fenceRejections = Counter.builder("outbox.relay.fence.rejections").tags(tags)
-                .description("Writes refused because another instance holds the lease").register(registry);
-        duplicatesSkipped = Counter.builder("outbox.relay.cdc.replay_skipped").tags(tags)
-                .description("WAL events not published again because the start-up drain already did").register(registry);
-        Gauge.builder("outbox.relay.cdc.slot_lag_bytes", slotLagBytes, AtomicLong::get).tags(tags)
-                .description("WAL between the server's current position and the slot's confirmed_flush_lsn").register(registry);
-        Gauge.builder("outbox.relay.cdc.retained_wal_bytes", retainedWalBytes, AtomicLong::get).tags(tags)
-                .description("WAL the slot keeps on disk (current position minus restart_lsn)").register(registry);
-        Gauge.builder("outbox.relay.cdc.wal_status", walStatus, AtomicLong::get).tags(tags)
-                .description("Slot wal_status: 0 reserved, 1 extended, 2 unreserved, 3 lost, -1 no slot").register(registry);
-        Gauge.builder("outbox.relay.cdc.oldest_unacked_age_seconds", oldestUnackedMicros, m -> age(m.get())).tags(tags)
-                .description("Age of the oldest event not yet acknowledged by Kafka (0 when none)").register(registry);
-        Gauge.builder("outbox.relay.cdc.active", active, AtomicLong::get).tags(tags)
-                .description("1 while this instance holds the lease and streams, 0 as standby").register(registry);
+        Meters meters = new Meters(registry, RelayMetric.CDC, Tags.of("slot", slot));
+        published = meters.counter(RelayMetric.PUBLISHED);
+        deadLettered = meters.counter(RelayMetric.DEAD_LETTERED);
+        batchSize = meters.summary(RelayMetric.BATCH_SIZE);
+        commitToAck = meters.timer(RelayMetric.COMMIT_TO_ACK);
+        fenceRejections = meters.counter(RelayMetric.FENCE_REJECTIONS);
+        duplicatesSkipped = meters.counter(RelayMetric.REPLAY_SKIPPED);
+        meters.gauge(RelayMetric.SLOT_LAG, slotLagBytes, AtomicLong::get);
+        meters.gauge(RelayMetric.RETAINED_WAL, retainedWalBytes, AtomicLong::get);
+        meters.gauge(RelayMetric.WAL_STATUS, walStatus, AtomicLong::get);
+        meters.gauge(RelayMetric.OLDEST_UNACKED_AGE, oldestUnackedMicros, m -> age(m.get()));
+        meters.gauge(RelayMetric.ACTIVE, active, AtomicLong::get);
     }
 
     private static double age(long createdMicros) {

@@ -9,7 +9,9 @@ import java.time.Duration;
 import java.util.Map;
 
 /**
- * The validated, immutable settings of one WAL relay (built by {@code CdcRelay.Builder}).
+ * Not API: public for {@code dev.outboxkit.relay.cdc.CdcRelay}.
+ *
+ * <p>The validated, immutable settings of one WAL relay (built by {@code CdcRelay.Builder}).
  *
  * @param producerConfig  the checked producer configuration (defaults, overrides, bootstrap servers)
  * @param maxBatchSize    Debezium's {@code max.batch.size}: events handed to the relay per batch

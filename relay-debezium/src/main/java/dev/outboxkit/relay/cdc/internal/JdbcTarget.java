@@ -9,7 +9,9 @@ import java.util.Set;
 import org.postgresql.Driver;
 
 /**
- * Host, port, database and driver options of a PostgreSQL JDBC URL, in the form Debezium's
+ * Not API: public for the relay's tests and tools.
+ *
+ * <p>Host, port, database and driver options of a PostgreSQL JDBC URL, in the form Debezium's
  * connector wants them ({@code database.hostname}, {@code database.port}, ...). Debezium opens its
  * own connections (one of them a replication connection), so it cannot take the URL as it is.
  */

@@ -1,15 +1,17 @@
 package dev.outboxkit.relay.cdc.internal;
 
+import dev.outboxkit.core.internal.LeaseTable;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import javax.sql.DataSource;
 
 /**
- * The lease {@code cdc/<slot>} in {@code outbox_relay_lease}: only its holder streams the slot.
+ * The lease {@code cdc/<slot>} in {@code outbox_relay_lease} (statements shared with the poller, {@link LeaseTable}):
+ * only its holder streams the slot.
  * Taking it draws a new fencing token from {@code outbox_fence_seq}; every offset write, delete and
  * dead-letter insert of the holder checks that the token is still the lease's (see {@link #checkFence}).
  * Expiry is judged by the database clock, so instances need no synchronised clocks.
@@ -24,31 +26,14 @@ final class LeaseKeeper {
     private final String leaseKey;
     private final String instanceId;
     private final Duration duration;
-    private final String acquireSql;
-    private final String renewSql;
-    private final String releaseSql;
-    private final String holderSql;
-    private final String fenceSql;
+    private final LeaseTable table;
 
     LeaseKeeper(DataSource dataSource, CdcSettings settings) {
         this.dataSource = dataSource;
         this.leaseKey = settings.leaseKey();
         this.instanceId = settings.instanceId();
         this.duration = settings.leaseDuration();
-        String lease = settings.table("outbox_relay_lease");
-        String sequence = settings.table("outbox_fence_seq");
-        acquireSql = "WITH previous AS (SELECT holder FROM " + lease + " WHERE lease_key = ?) "
-                + "INSERT INTO " + lease + " AS l (lease_key, holder, fence, acquired_at, renewed_at, expires_at) "
-                + "VALUES (?, ?, nextval('" + sequence + "'), now(), now(), now() + make_interval(secs => ?)) "
-                + "ON CONFLICT (lease_key) DO UPDATE SET holder = EXCLUDED.holder, fence = EXCLUDED.fence, "
-                + "acquired_at = now(), renewed_at = now(), expires_at = EXCLUDED.expires_at "
-                + "WHERE l.expires_at < now() OR l.holder = EXCLUDED.holder RETURNING fence, (SELECT holder FROM previous)";
-        renewSql = "UPDATE " + lease + " SET renewed_at = now(), expires_at = now() + make_interval(secs => ?) "
-                + "WHERE lease_key = ? AND holder = ? AND fence = ?";
-        releaseSql = "UPDATE " + lease + " SET expires_at = now() - interval '1 millisecond' "
-                + "WHERE lease_key = ? AND holder = ? AND fence = ?";
-        holderSql = "SELECT holder, fence, expires_at > now() FROM " + lease + " WHERE lease_key = ?";
-        fenceSql = "SELECT fence FROM " + lease + " WHERE lease_key = ?";
+        this.table = new LeaseTable(settings.schema());
     }
 
     String leaseKey() {
@@ -61,14 +46,15 @@ final class LeaseKeeper {
      * fences it out). Empty while another holder's lease is live.
      */
     Optional<Acquired> tryAcquire() throws SQLException {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(acquireSql)) {
-            c.setAutoCommit(true);
-            ps.setString(1, leaseKey);
-            ps.setString(2, leaseKey);
-            ps.setString(3, instanceId);
-            ps.setDouble(4, duration.toMillis() / 1000.0);
-            try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? Optional.of(new Acquired(rs.getLong(1), rs.getString(2))) : Optional.empty();
+        try (Connection c = dataSource.getConnection()) {
+            c.setAutoCommit(false);
+            try {
+                List<LeaseTable.Taken> taken = table.take(c, List.of(leaseKey), instanceId, duration, true);
+                c.commit();
+                return taken.stream().findFirst().map(t -> new Acquired(t.fence(), t.previousHolder()));
+            } catch (SQLException | RuntimeException e) {
+                c.rollback();
+                throw e;
             }
         }
     }
@@ -77,36 +63,27 @@ final class LeaseKeeper {
     record Acquired(long fence, String previousHolder) {
     }
 
-    /** Extends the lease; false when it is no longer ours (another instance took it). */
+    /** Extends the lease; false when it is no longer ours (it expired, or another instance took it). */
     boolean renew(long fence) throws SQLException {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(renewSql)) {
+        try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(true);
-            ps.setDouble(1, duration.toMillis() / 1000.0);
-            ps.setString(2, leaseKey);
-            ps.setString(3, instanceId);
-            ps.setLong(4, fence);
-            return ps.executeUpdate() == 1;
+            return !table.renew(c, Map.of(leaseKey, fence), instanceId, duration).isEmpty();
         }
     }
 
     /** Lets a standby take over at once (graceful stop). */
     void release(long fence) throws SQLException {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(releaseSql)) {
+        try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(true);
-            ps.setString(1, leaseKey);
-            ps.setString(2, instanceId);
-            ps.setLong(3, fence);
-            ps.executeUpdate();
+            table.release(c, Map.of(leaseKey, fence), instanceId);
         }
     }
 
     Holder holder() throws SQLException {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(holderSql)) {
+        try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(true);
-            ps.setString(1, leaseKey);
-            try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? new Holder(rs.getString(1), rs.getLong(2), rs.getBoolean(3)) : null;
-            }
+            LeaseTable.Holder h = table.holder(c, leaseKey);
+            return h == null ? null : new Holder(h.holder(), h.fence(), h.live());
         }
     }
 
@@ -143,15 +120,10 @@ final class LeaseKeeper {
      * smaller token once the new holder wrote.
      */
     void checkFence(Connection c, long fence) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(fenceSql)) {
-            ps.setString(1, leaseKey);
-            try (ResultSet rs = ps.executeQuery()) {
-                long current = rs.next() ? rs.getLong(1) : -1;
-                if (current != fence) {
-                    throw new FencedWriteException("lease " + leaseKey + " now has fencing token " + current
-                            + ", this instance (" + instanceId + ") holds " + fence + ": another instance took over");
-                }
-            }
+        long current = table.currentFence(c, leaseKey);
+        if (current != fence) {
+            throw new FencedWriteException("lease " + leaseKey + " now has fencing token " + current
+                    + ", this instance (" + instanceId + ") holds " + fence + ": another instance took over");
         }
     }
 }

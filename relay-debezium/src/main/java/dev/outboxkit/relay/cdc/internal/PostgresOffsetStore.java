@@ -17,7 +17,9 @@ import org.apache.kafka.connect.storage.OffsetBackingStore;
 import org.apache.kafka.connect.util.Callback;
 
 /**
- * Kafka Connect offset storage in PostgreSQL ({@code outbox_cdc_offset}), next to the data it
+ * Not API: public because Kafka Connect creates it by class name ({@code offset.storage}).
+ *
+ * <p>Kafka Connect offset storage in PostgreSQL ({@code outbox_cdc_offset}), next to the data it
  * describes. Debezium's engine instantiates it by class name; the relay hands it its context through
  * {@link #register} and the engine property {@value #CONTEXT_PROPERTY}.
  *

@@ -26,7 +26,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The relay's life: stand by for the lease {@code cdc/<slot>}, and while holding it run one
+ * Not API: public for {@code dev.outboxkit.relay.cdc.CdcRelay}.
+ *
+ * <p>The relay's life: stand by for the lease {@code cdc/<slot>}, and while holding it run one
  * {@link Session} after another (start-up checks, drain, Debezium) until closed, fenced out or failed.
  */
 public final class Supervisor implements AutoCloseable {

@@ -10,7 +10,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Feeds the backlog gauges: the age of the oldest unpublished row (cheap: first row by seq) and
+ * Not API: public for {@code dev.outboxkit.relay.poller.PollingRelay}.
+ *
+ * <p>Feeds the backlog gauges: the age of the oldest unpublished row (cheap: first row by seq) and
  * the number of unpublished rows (a count, given up after two seconds on huge tables).
  */
 public final class BacklogProbe {

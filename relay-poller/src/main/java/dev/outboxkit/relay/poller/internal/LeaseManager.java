@@ -1,5 +1,6 @@
 package dev.outboxkit.relay.poller.internal;
 
+import dev.outboxkit.core.internal.LeaseTable;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -18,7 +19,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Membership and partition leases of one instance. On every heartbeat it renews its membership
+ * Not API: public for {@code dev.outboxkit.relay.poller.PollingRelay}.
+ *
+ * <p>Membership and partition leases of one instance. On every heartbeat it renews its membership
  * and its leases, computes its fair share of the partitions among the live members (sorted by
  * id: the first {@code partitions % members} get one more), gives back what is above it and takes
  * free or expired partitions up to it, each with a new fencing token from the database sequence.
@@ -106,18 +109,9 @@ public final class LeaseManager {
             ps.executeUpdate();
         }
         Set<Integer> renewed = new HashSet<>();
-        if (!held.isEmpty()) {
-            try (PreparedStatement ps = c.prepareStatement(sql.renew)) {
-                ps.setLong(1, settings.leaseDuration().toMillis());
-                ps.setArray(2, ints(c, held.partitions()));
-                ps.setArray(3, longs(c, held.fences()));
-                ps.setString(4, settings.instanceId());
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        renewed.add(rs.getInt(1));
-                    }
-                }
-            }
+        for (String key : sql.leases.renew(c, PollerSql.leaseMap(held.partitions(), held.fences()), settings.instanceId(),
+                settings.leaseDuration())) {
+            renewed.add(PollerSql.partitionOfKey(key));
         }
         c.commit();
         List<Integer> lost = new ArrayList<>();
@@ -251,14 +245,8 @@ public final class LeaseManager {
     private void acquire(Connection c, int wanted, int target) throws SQLException {
         Set<Integer> taken = new HashSet<>();
         setTimeouts(c, 2000);
-        try (PreparedStatement ps = c.prepareStatement(sql.leaseView); ResultSet rs = ps.executeQuery()) {
-            while (rs.next()) {
-                if (rs.getBoolean(3)) {
-                    taken.add(Integer.parseInt(rs.getString(1).substring(PollerSql.LEASE_PREFIX.length())));
-                }
-            }
-        } catch (NumberFormatException e) {
-            throw new IllegalStateException("outbox_relay_lease holds a poll/ key that is not poll/<number>: " + e.getMessage(), e);
+        for (String key : sql.leases.liveKeys(c, PollerSql.LEASE_PREFIX)) {
+            taken.add(PollerSql.partitionOfKey(key));
         }
         c.commit();
         List<Integer> free = new ArrayList<>();
@@ -278,50 +266,8 @@ public final class LeaseManager {
         Map<Integer, Long> gained = new HashMap<>();
         setTimeouts(c, 2000);
         try {
-            Array wantedKeys = c.createArrayOf("text", keys.toArray());
-            List<String> expired = new ArrayList<>();
-            try (PreparedStatement ps = c.prepareStatement(sql.lockLeases)) {
-                ps.setArray(1, wantedKeys);
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        if (rs.getBoolean(2)) {
-                            expired.add(rs.getString(1));
-                        }
-                    }
-                }
-            }
-            Set<String> existing = new HashSet<>();
-            try (PreparedStatement ps = c.prepareStatement(sql.existingLeases)) {
-                ps.setArray(1, wantedKeys);
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        existing.add(rs.getString(1));
-                    }
-                }
-            }
-            List<String> insertable = new ArrayList<>(expired);
-            for (String k : keys) {
-                if (!existing.contains(k)) {
-                    insertable.add(k);
-                }
-            }
-            if (!expired.isEmpty()) {
-                try (PreparedStatement del = c.prepareStatement(sql.deleteLeases)) {
-                    del.setArray(1, c.createArrayOf("text", expired.toArray()));
-                    del.executeUpdate();
-                }
-            }
-            if (!insertable.isEmpty()) {
-                try (PreparedStatement ins = c.prepareStatement(sql.insertLeases)) {
-                    ins.setString(1, settings.instanceId());
-                    ins.setLong(2, settings.leaseDuration().toMillis());
-                    ins.setArray(3, c.createArrayOf("text", insertable.toArray()));
-                    try (ResultSet rs = ins.executeQuery()) {
-                        while (rs.next()) {
-                            gained.put(Integer.parseInt(rs.getString(1).substring(PollerSql.LEASE_PREFIX.length())), rs.getLong(2));
-                        }
-                    }
-                }
+            for (LeaseTable.Taken t : sql.leases.take(c, keys, settings.instanceId(), settings.leaseDuration(), false)) {
+                gained.put(PollerSql.partitionOfKey(t.key()), t.fence());
             }
             c.commit();
         } catch (SQLException e) {
@@ -354,11 +300,8 @@ public final class LeaseManager {
             fences[i] = give.get(parts[i]);
         }
         setTimeouts(c, settings.ackTimeout().toMillis() + 2000);
-        try (PreparedStatement ps = c.prepareStatement(sql.release)) {
-            ps.setArray(1, ints(c, parts));
-            ps.setArray(2, longs(c, fences));
-            ps.setString(3, settings.instanceId());
-            ps.executeUpdate();
+        try {
+            sql.leases.release(c, PollerSql.leaseMap(parts, fences), settings.instanceId());
             c.commit();
             log.info("poll relay {}: released {} ({}); holding {}", settings.instanceId(), describe(give), why, ownership);
         } catch (SQLException e) {
@@ -382,10 +325,8 @@ public final class LeaseManager {
         try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(false);
             setTimeouts(c, 5000);
-            try (PreparedStatement leases = c.prepareStatement(sql.releaseAll);
-                 PreparedStatement member = c.prepareStatement(sql.memberLeave)) {
-                leases.setString(1, settings.instanceId());
-                int n = leases.executeUpdate();
+            try (PreparedStatement member = c.prepareStatement(sql.memberLeave)) {
+                int n = sql.leases.releaseAll(c, settings.instanceId(), PollerSql.LEASE_PREFIX);
                 member.setString(1, settings.instanceId());
                 member.executeUpdate();
                 c.commit();

@@ -11,7 +11,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * LISTENs on channel {@code outbox_event} (sent by the optional {@code outbox_event_notify}
+ * Not API: public for {@code dev.outboxkit.relay.poller.PollingRelay}.
+ *
+ * <p>LISTENs on channel {@code outbox_event} (sent by the optional {@code outbox_event_notify}
  * trigger, payload = schema) and wakes the idle claim loop. Polling stays the safety net: a lost
  * notification only costs latency.
  */

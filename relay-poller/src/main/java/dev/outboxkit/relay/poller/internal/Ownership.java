@@ -6,7 +6,9 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * The partitions this instance holds a lease on, each with the fencing token it got when it
+ * Not API: public for {@code dev.outboxkit.relay.poller.PollingRelay}.
+ *
+ * <p>The partitions this instance holds a lease on, each with the fencing token it got when it
  * acquired the lease. Immutable: the lease manager publishes a new one on every change, the claim
  * loop reads whichever is current.
  */

@@ -23,7 +23,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The claim loop: claim → publish → wait for every acknowledgement → forget (commit). A fully
+ * Not API: public for {@code dev.outboxkit.relay.poller.PollingRelay}.
+ *
+ * <p>The claim loop: claim → publish → wait for every acknowledgement → forget (commit). A fully
  * acknowledged batch is committed on the committer thread while the loop claims the next one.
  *
  * <p>A claim deletes (or marks) its rows inside a transaction that stays open until Kafka
@@ -575,15 +577,7 @@ public final class Pipeline implements Runnable {
                 return false;
             }
         }
-        try (PreparedStatement ps = c.prepareStatement(sql.fenceCheck)) {
-            ps.setArray(1, LeaseManager.ints(c, parts));
-            ps.setArray(2, LeaseManager.longs(c, fences));
-            ps.setString(3, settings.instanceId());
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getInt(1) == parts.length;
-            }
-        }
+        return sql.leases.countHeld(c, PollerSql.leaseMap(parts, fences), settings.instanceId()) == parts.length;
     }
 
     /** Rolls back a batch that was not (or not wholly) sent: its rows come back as they were. */

@@ -8,7 +8,9 @@ import java.time.Duration;
 import java.util.Map;
 
 /**
- * The validated, immutable settings of one polling relay (built by {@code PollingRelay.Builder}).
+ * Not API: public for {@code dev.outboxkit.relay.poller.PollingRelay}.
+ *
+ * <p>The validated, immutable settings of one polling relay (built by {@code PollingRelay.Builder}).
  *
  * @param producerConfig the checked Kafka producer configuration (defaults, then overrides)
  */

@@ -1,11 +1,14 @@
 package dev.outboxkit.relay.poller.internal;
 
 import dev.outboxkit.core.Identifiers;
+import dev.outboxkit.core.internal.LeaseTable;
 import dev.outboxkit.relay.poller.AfterPublish;
 import dev.outboxkit.relay.poller.ParkPolicy;
 
 /**
- * Every statement of the polling relay, built once from validated settings. Table names come
+ * Not API: public for {@code dev.outboxkit.relay.poller.PollingRelay}.
+ *
+ * <p>Every statement of the polling relay, built once from validated settings. Table names come
  * from {@link Identifiers#qualified} (validated and quoted); the only other values spliced into
  * the text are integers from the settings. Everything else is a bind parameter.
  *
@@ -25,7 +28,8 @@ public final class PollerSql {
     final String deadLetter;
     final String lease;
     final String member;
-    final String fenceSequence;
+    /** The lease table's statements (shared with the WAL relay). */
+    final LeaseTable leases;
     private final int partitions;
 
     /** The claim transaction's timeouts (SET LOCAL), sent in the same round trip as the claim. */
@@ -37,20 +41,11 @@ public final class PollerSql {
     final String requeue;
     final String park;
     final String deleteParked;
-    final String fenceCheck;
 
     final String memberUpsert;
     final String members;
     final String purgeMembers;
     final String memberLeave;
-    final String renew;
-    final String leaseView;
-    final String lockLeases;
-    final String existingLeases;
-    final String deleteLeases;
-    final String insertLeases;
-    final String release;
-    final String releaseAll;
 
     final String backlogCount;
     final String oldestAge;
@@ -63,8 +58,8 @@ public final class PollerSql {
         this.deadLetter = Identifiers.qualified(schema, "outbox_dead_letter");
         this.lease = Identifiers.qualified(schema, "outbox_relay_lease");
         this.member = Identifiers.qualified(schema, "outbox_relay_member");
-        this.fenceSequence = Identifiers.qualified(schema, "outbox_fence_seq");
         this.partitions = partitions;
+        this.leases = new LeaseTable(schema);
         boolean mark = afterPublish == AfterPublish.MARK;
         boolean hold = parkPolicy == ParkPolicy.HOLD_AGGREGATE;
 
@@ -115,10 +110,6 @@ public final class PollerSql {
                 + " error_message = EXCLUDED.error_message, attempts = EXCLUDED.attempts, parked_at = now(),"
                 + " parked_by = EXCLUDED.parked_by";
         deleteParked = "DELETE FROM " + event + " WHERE seq = ANY (?::bigint[])";
-        fenceCheck = "SELECT count(*) FROM " + lease + " l JOIN unnest(?::int[], ?::bigint[]) AS m(p, fence)"
-                + " ON l.lease_key = '" + LEASE_PREFIX + "' || m.p AND l.fence = m.fence"
-                + " WHERE l.holder = ? AND l.expires_at > statement_timestamp()";
-
         String expiresIn = "statement_timestamp() + ? * interval '1 millisecond'";
         memberUpsert = "INSERT INTO " + member + " (member_id, partitions, started_at, heartbeat_at, expires_at)"
                 + " VALUES (?, ?, statement_timestamp(), statement_timestamp(), " + expiresIn + ")"
@@ -128,25 +119,6 @@ public final class PollerSql {
         purgeMembers = "DELETE FROM " + member + " WHERE member_id IN (SELECT member_id FROM " + member
                 + " WHERE expires_at < statement_timestamp() FOR UPDATE SKIP LOCKED)";
         memberLeave = "DELETE FROM " + member + " WHERE member_id = ?";
-        renew = "UPDATE " + lease + " l SET renewed_at = statement_timestamp(), expires_at = " + expiresIn
-                + " FROM unnest(?::int[], ?::bigint[]) AS m(p, fence)"
-                + " WHERE l.lease_key = '" + LEASE_PREFIX + "' || m.p AND l.fence = m.fence AND l.holder = ?"
-                + " AND l.expires_at > statement_timestamp() RETURNING m.p";
-        leaseView = "SELECT lease_key, holder, expires_at > statement_timestamp() FROM " + lease
-                + " WHERE lease_key LIKE '" + LEASE_PREFIX + "%'";
-        // A takeover locks what it may (SKIP LOCKED: a row an old holder's claim still locks, or a paused instance
-        // is deleting, is left alone), deletes the expired rows among them, and inserts only keys that are free.
-        lockLeases = "SELECT lease_key, expires_at <= statement_timestamp() FROM " + lease
-                + " WHERE lease_key = ANY (?::text[]) FOR UPDATE SKIP LOCKED";
-        existingLeases = "SELECT lease_key FROM " + lease + " WHERE lease_key = ANY (?::text[])";
-        deleteLeases = "DELETE FROM " + lease + " WHERE lease_key = ANY (?::text[])";
-        insertLeases = "INSERT INTO " + lease + " (lease_key, holder, fence, acquired_at, renewed_at, expires_at)"
-                + " SELECT k, ?, nextval('" + fenceSequence + "'), statement_timestamp(), statement_timestamp(), " + expiresIn
-                + " FROM unnest(?::text[]) AS k ON CONFLICT (lease_key) DO NOTHING RETURNING lease_key, fence";
-        release = "DELETE FROM " + lease + " l USING unnest(?::int[], ?::bigint[]) AS m(p, fence)"
-                + " WHERE l.lease_key = '" + LEASE_PREFIX + "' || m.p AND l.fence = m.fence AND l.holder = ?";
-        releaseAll = "DELETE FROM " + lease + " WHERE holder = ? AND lease_key LIKE '" + LEASE_PREFIX + "%'";
-
         String unpublished = mark ? " WHERE published_at IS NULL" : "";
         backlogCount = "SELECT count(*) FROM " + event + unpublished;
         oldestAge = "SELECT EXTRACT(EPOCH FROM statement_timestamp() - created_at) FROM " + event + unpublished
@@ -183,5 +155,23 @@ public final class PollerSql {
 
     static String leaseKey(int partition) {
         return LEASE_PREFIX + partition;
+    }
+
+    /** {@code poll/7} → 7. */
+    static int partitionOfKey(String leaseKey) {
+        try {
+            return Integer.parseInt(leaseKey.substring(LEASE_PREFIX.length()));
+        } catch (RuntimeException e) {
+            throw new IllegalStateException("outbox_relay_lease holds a poll/ key that is not poll/<number>: " + leaseKey, e);
+        }
+    }
+
+    /** Partitions and their fences as the lease table's key → fence map. */
+    static java.util.Map<String, Long> leaseMap(int[] partitions, long[] fences) {
+        java.util.Map<String, Long> leases = new java.util.LinkedHashMap<>();
+        for (int i = 0; i < partitions.length; i++) {
+            leases.put(leaseKey(partitions[i]), fences[i]);
+        }
+        return leases;
     }
 }

@@ -4,6 +4,7 @@ import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /** Lets the idle claim loop sleep until its poll delay passes or someone says there is work. */
+/** Not API: public for {@code dev.outboxkit.relay.poller.PollingRelay}. */
 public final class Waker {
 
     private final ReentrantLock lock = new ReentrantLock();

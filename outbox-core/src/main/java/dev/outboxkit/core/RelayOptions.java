@@ -1,0 +1,45 @@
+package dev.outboxkit.core;
+
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * The settings both relays share, each defined once (see {@link RelayOption}). The polling relay's own are in
+ * {@code PollerOptions}, the WAL relay's in {@code CdcOptions}. The database connection ({@code jdbcUrl},
+ * {@code user}, {@code password}) and {@code bootstrapServers} are not options of this kind: every outboxkit command
+ * takes them, not only the relays, and they have no default.
+ */
+public final class RelayOptions {
+
+    /** Schema holding the outboxkit tables. */
+    public static final RelayOption<String> SCHEMA = RelayOption.identifier("schema", "public",
+            "PostgreSQL schema holding the outboxkit tables.");
+
+    /** Topic for rows without their own. */
+    public static final RelayOption<TopicRoute> ROUTE = RelayOption.route("route",
+            "Topic for rows whose topic column is empty; the same default as Debezium's outbox event router.");
+
+    /** This instance's name. */
+    public static final RelayOption<String> INSTANCE_ID = RelayOption.instanceId("instanceId",
+            "host name, process id and a random suffix",
+            "Name of this instance in the lease table, in outbox_dead_letter.parked_by and in logs.");
+
+    /**
+     * How long a lease lasts without renewal. 15 s: leases are renewed every third of it, and the polling relay
+     * waits at most a third of it for Kafka's acknowledgements of a batch, so 15 s leaves a 5 s acknowledgement
+     * budget (a remote, replicated cluster under load needs seconds) while a crashed instance's work is taken
+     * over within 15 s.
+     */
+    public static final RelayOption<Duration> LEASE_DURATION = RelayOption.duration("leaseDuration",
+            Duration.ofSeconds(15), Duration.ofSeconds(2), Duration.ofMinutes(10),
+            "How long a lease lasts without renewal (renewed every third of it): other instances take over about "
+                    + "this long after a crash, and a paused instance can complete nothing once it passed.");
+
+    private RelayOptions() {
+    }
+
+    /** Every shared setting, in reference order. */
+    public static List<RelayOption<?>> all() {
+        return List.of(SCHEMA, ROUTE, INSTANCE_ID, LEASE_DURATION);
+    }
+}

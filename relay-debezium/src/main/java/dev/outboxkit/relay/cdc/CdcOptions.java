@@ -1,0 +1,64 @@
+package dev.outboxkit.relay.cdc;
+
+import dev.outboxkit.core.RelayOption;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * The WAL relay's own settings, each defined once (see {@link RelayOption}); the builder methods of
+ * {@link CdcRelay.Builder} with the same names set them. The settings both relays share are in
+ * {@link dev.outboxkit.core.RelayOptions}.
+ */
+public final class CdcOptions {
+
+    /** The replication slot. */
+    public static final RelayOption<String> SLOT_NAME = RelayOption.identifier("slotName", "outboxkit_slot",
+            "Logical replication slot (pgoutput), created if missing and never dropped on stop; also names the lease "
+                    + "cdc/<slotName>.");
+
+    /** The publication. */
+    public static final RelayOption<String> PUBLICATION_NAME = RelayOption.identifier("publicationName", "outboxkit_pub",
+            "Publication to stream, created when missing for outbox_event and outbox_cdc_heartbeat (insert only); an "
+                    + "administrator may create it instead, and the relay's role then needs no CREATE privilege.");
+
+    /** Delete published rows. */
+    public static final RelayOption<Boolean> DELETE_AFTER_PUBLISH = RelayOption.flag("deleteAfterPublish", true,
+            "Delete published rows in batches after Kafka acknowledged them, so the table holds exactly what is "
+                    + "unpublished and every start publishes it. Use false only with the writer's insert-and-delete or "
+                    + "emit-message modes: the WAL is then the only copy of an event until Kafka has it.");
+
+    /** Heartbeat of an idle outbox. */
+    public static final RelayOption<Duration> HEARTBEAT_INTERVAL = RelayOption.duration("heartbeatInterval",
+            Duration.ofSeconds(5), Duration.ofMillis(100), Duration.ofMinutes(10),
+            "How often a beat is written into outbox_cdc_heartbeat, so the slot advances while the outbox is idle and "
+                    + "the database busy.");
+
+    /** How often positions are stored. */
+    public static final RelayOption<Duration> OFFSET_FLUSH_INTERVAL = RelayOption.duration("offsetFlushInterval",
+            Duration.ofSeconds(1), Duration.ofMillis(10), Duration.ofMinutes(10),
+            "How often acknowledged positions are stored; it bounds what a crash replays (duplicates, never loss).");
+
+    /** Events per batch. */
+    public static final RelayOption<Integer> MAX_BATCH_SIZE = RelayOption.integer("maxBatchSize", 4096, 1, 100_000,
+            "Most events per batch (Debezium's max.batch.size; its queue holds four batches).");
+
+    /** Longest queue wait of a lone event. */
+    public static final RelayOption<Duration> POLL_INTERVAL = RelayOption.duration("pollInterval",
+            Duration.ofMillis(5), Duration.ofMillis(1), Duration.ofSeconds(10),
+            "The longest a lone event waits in Debezium's queue before its batch is handed over (poll.interval.ms): "
+                    + "lower means lower latency and more wake-ups when idle.");
+
+    /** Graceful stop budget. */
+    public static final RelayOption<Duration> SHUTDOWN_TIMEOUT = RelayOption.duration("shutdownTimeout",
+            Duration.ofSeconds(30), Duration.ofSeconds(1), Duration.ofMinutes(30),
+            "How long a graceful stop waits for the transaction being published to finish.");
+
+    private CdcOptions() {
+    }
+
+    /** The WAL relay's own settings, in reference order. */
+    public static List<RelayOption<?>> all() {
+        return List.of(SLOT_NAME, PUBLICATION_NAME, DELETE_AFTER_PUBLISH, HEARTBEAT_INTERVAL, OFFSET_FLUSH_INTERVAL,
+                MAX_BATCH_SIZE, POLL_INTERVAL, SHUTDOWN_TIMEOUT);
+    }
+}

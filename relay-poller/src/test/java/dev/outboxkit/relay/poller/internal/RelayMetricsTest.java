@@ -1,0 +1,24 @@
+package dev.outboxkit.relay.poller.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.outboxkit.core.RelayMetric;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.Test;
+
+class RelayMetricsTest {
+
+    @Test
+    void thePollerRegistersExactlyTheCatalogsPollMetersTaggedPoll() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        new RelayMetrics(registry, () -> 3);
+        assertThat(registry.getMeters()).extracting(m -> m.getId().getName())
+                .containsExactlyInAnyOrderElementsOf(RelayMetric.of(RelayMetric.POLL).stream().map(RelayMetric::meterName).toList());
+        for (Meter meter : registry.getMeters()) {
+            assertThat(meter.getId().getTag("relay")).isEqualTo("poll");
+        }
+        assertThat(registry.get(RelayMetric.LEASES_HELD.meterName()).gauge().value()).isEqualTo(3);
+        assertThat(registry.get(RelayMetric.BACKLOG.meterName()).gauge().getId().getBaseUnit()).isEqualTo("rows");
+    }
+}
