@@ -104,7 +104,7 @@ public abstract class RelayBuilder<B extends RelayBuilder<B>> {
         return self();
     }
 
-    /** Database role to connect as (see the README for each relay's least-privilege grants). */
+    /** Database role to connect as (relay-poller/README.md and relay-debezium/README.md list each one's grants). */
     public B user(String user) {
         this.user = user;
         return self();

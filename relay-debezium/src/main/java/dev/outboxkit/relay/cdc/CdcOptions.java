@@ -14,7 +14,7 @@ public final class CdcOptions {
     /** The replication slot. */
     public static final RelayOption<String> SLOT_NAME = RelayOption.identifier("slotName", "outboxkit_slot",
             "Logical replication slot (pgoutput), created if missing and never dropped on stop; also names the lease "
-                    + "cdc/<slotName>.");
+                    + "(cdc/ and the slot name).");
 
     /** The publication. */
     public static final RelayOption<String> PUBLICATION_NAME = RelayOption.identifier("publicationName", "outboxkit_pub",
