@@ -45,6 +45,22 @@ public final class Identifiers {
         return value;
     }
 
+    /**
+     * Returns {@code instanceId} if it is a legal relay instance name: 1 to 200 printable ASCII characters
+     * without spaces (it is stored in the lease table, {@code parked_by} and {@code application_name}, and
+     * printed in logs). Both relays check it here.
+     *
+     * @throws IllegalArgumentException "instanceId must be …", showing control characters escaped
+     */
+    public static String requireInstanceId(String instanceId) {
+        if (instanceId == null || instanceId.isEmpty() || instanceId.length() > 200
+                || !instanceId.chars().allMatch(c -> c > 0x20 && c < 0x7f)) {
+            throw new IllegalArgumentException("instanceId must be 1 to 200 printable ASCII characters without spaces, got '"
+                    + (instanceId == null ? "null" : printable(instanceId)) + "'");
+        }
+        return instanceId;
+    }
+
     /** The validated identifier in double quotes, ready for SQL. */
     public static String quote(String what, String value) {
         return '"' + requireValid(what, value) + '"';
