@@ -2,6 +2,7 @@ package dev.outboxkit.relay.cdc;
 
 import dev.outboxkit.core.Identifiers;
 import dev.outboxkit.core.Relay;
+import dev.outboxkit.core.internal.DatabaseLogin;
 import dev.outboxkit.core.internal.RelayBuilder;
 import dev.outboxkit.relay.cdc.internal.CdcSettings;
 import dev.outboxkit.relay.cdc.internal.Supervisor;
@@ -9,7 +10,6 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.Map;
-import org.apache.kafka.clients.producer.ProducerConfig;
 
 /**
  * The WAL relay: reads the outbox table's inserts (and the writer's logical decoding messages) from a
@@ -125,8 +125,8 @@ public final class CdcRelay implements Relay {
     }
 
     /**
-     * Configuration, validated in {@link #build()}. Required: {@link #jdbcUrl}, {@link #user},
-     * {@link #bootstrapServers}. The database, Kafka, route, instance, lease and clock settings are shared with
+     * Configuration, validated in {@link #build()}. Required: {@link #jdbcUrl}, {@link #user} (or {@code user=} in
+     * the URL, as for the polling relay; an explicit user or password wins over the URL's), {@link #bootstrapServers}. The database, Kafka, route, instance, lease and clock settings are shared with
      * the polling relay ({@link RelayBuilder}); for this relay:
      * <ul>
      *   <li>{@code jdbcUrl} names one host, the primary. Debezium opens its own connections from it (SSL
@@ -233,9 +233,9 @@ public final class CdcRelay implements Relay {
          */
         public CdcRelay build() {
             require("jdbcUrl", jdbcUrl);
-            require("user", user);
             require("bootstrapServers", bootstrapServers);
             checkShared();
+            DatabaseLogin login = DatabaseLogin.resolve(jdbcUrl, user, password).requireUser("user(…)", "jdbcUrl");
             Identifiers.requireValid("slotName", slotName);
             Identifiers.requireValid("publicationName", publicationName);
             between("heartbeatInterval", heartbeatInterval, Duration.ofMillis(100), Duration.ofMinutes(10));
@@ -243,15 +243,9 @@ public final class CdcRelay implements Relay {
             between("pollInterval", pollInterval, Duration.ofMillis(1), Duration.ofSeconds(10));
             between("shutdownTimeout", shutdownTimeout, Duration.ofSeconds(1), Duration.ofMinutes(30));
             between("maxBatchSize", maxBatchSize, 1, 100_000);
-            String id = instanceIdOrDefault();
-            if (id.isBlank() || id.length() > 200) {
-                throw new IllegalArgumentException("instanceId must be 1 to 200 characters, got '" + id + "'");
-            }
-            // One request in flight per broker, as in the polling relay. With more, a producer's first batch to a partition
-            // its leader does not serve yet (a topic created, or auto-created, a moment ago) is refused while the next
-            // batch is appended, and then lands after it (KAFKA-14359): events of one aggregate out of order.
-            Map<String, Object> producer = producerConfig(Map.of(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "1"));
-            return new CdcRelay(new CdcSettings(jdbcUrl, user, password, schema, slotName, publicationName, producer, route,
+            String id = Identifiers.requireInstanceId(instanceIdOrDefault());
+            Map<String, Object> producer = producerConfig(Map.of());
+            return new CdcRelay(new CdcSettings(login.jdbcUrl(), login.user(), login.password(), schema, slotName, publicationName, producer, route,
                     id, leaseDuration, deleteAfterPublish, heartbeatInterval, offsetFlushInterval, maxBatchSize, pollInterval,
                     shutdownTimeout, meterRegistry == null ? new SimpleMeterRegistry() : meterRegistry, clock));
         }

@@ -1,10 +1,11 @@
 package dev.outboxkit.relay.poller;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxkit.core.Identifiers;
 import dev.outboxkit.core.Relay;
 import dev.outboxkit.core.Secret;
+import dev.outboxkit.core.internal.ConnectionPools;
+import dev.outboxkit.core.internal.DatabaseLogin;
 import dev.outboxkit.core.internal.RelayBuilder;
 import dev.outboxkit.relay.poller.internal.BacklogProbe;
 import dev.outboxkit.relay.poller.internal.LeaseManager;
@@ -471,9 +472,8 @@ public final class PollingRelay implements Relay {
                         : "set dataSource or jdbcUrl, not both");
             }
             checkShared();
-            if (jdbcUrl != null && (user == null || user.isBlank()) && !jdbcUrl.contains("user=")) {
-                throw new IllegalArgumentException("user must be set with jdbcUrl (or given in the URL as user=...)");
-            }
+            DatabaseLogin login = jdbcUrl == null ? null
+                    : DatabaseLogin.resolve(jdbcUrl, user, password).requireUser("user(…)", "jdbcUrl");
             if (bootstrapServers == null || bootstrapServers.isBlank()) {
                 throw new IllegalArgumentException("bootstrapServers must be set (for example localhost:9092)");
             }
@@ -483,15 +483,8 @@ public final class PollingRelay implements Relay {
             between("maxPollDelay", maxPollDelay, Duration.ofMillis(1), Duration.ofMinutes(1));
             Objects.requireNonNull(afterPublish, "afterPublish must not be null");
             Objects.requireNonNull(parkPolicy, "parkPolicy must not be null");
-            String id = instanceIdOrDefault();
-            if (id.isBlank() || id.length() > 200 || !id.chars().allMatch(ch -> ch > 0x20 && ch < 0x7f)) {
-                throw new IllegalArgumentException("instanceId must be 1 to 200 printable ASCII characters without "
-                        + "spaces, got '" + id + "'");
-            }
+            String id = Identifiers.requireInstanceId(instanceIdOrDefault());
             Map<String, Object> producer = new LinkedHashMap<>();
-            // One request in flight per broker: a batch Kafka refuses (too large, split; or a retriable error on a
-            // producer's first batch to a partition, KAFKA-14359) can then never be overtaken by the next one.
-            producer.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "1");
             // send() must not block a claim for longer than the batch may wait for its acknowledgements.
             producer.put(ProducerConfig.MAX_BLOCK_MS_CONFIG,
                     Long.toString(Math.max(1000, Math.min(10_000, leaseDuration.dividedBy(3).toMillis()))));
@@ -502,23 +495,7 @@ public final class PollingRelay implements Relay {
             HikariDataSource pool = null;
             DataSource ds = dataSource;
             if (ds == null) {
-                HikariConfig config = new HikariConfig();
-                config.setJdbcUrl(jdbcUrl);
-                if (user != null && !user.isBlank()) {
-                    config.setUsername(user);
-                }
-                if (password != null) {
-                    config.setPassword(password.reveal());
-                }
-                config.setMaximumPoolSize(listenNotify ? 7 : 6);
-                config.setMinimumIdle(2);
-                config.setPoolName("outbox-poll-" + id);
-                config.setConnectionTimeout(10_000);
-                config.setInitializationFailTimeout(-1); // start() reports an unreachable database with a clear message
-                if (!jdbcUrl.contains("ApplicationName=")) {
-                    config.addDataSourceProperty("ApplicationName", "outboxkit-poll");
-                }
-                pool = new HikariDataSource(config);
+                pool = ConnectionPools.open(login, "outbox-poll-" + id, listenNotify ? 7 : 6, "outboxkit-poll");
                 ds = pool;
             }
             return new PollingRelay(this, settings, ds, pool);
