@@ -2,6 +2,7 @@ package dev.outboxkit.cli;
 
 import dev.outboxkit.core.Relay;
 import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.core.internal.DatabaseLogin;
 import dev.outboxkit.core.internal.RelayBuilder;
 import dev.outboxkit.reconcile.RetentionSchedule;
 import dev.outboxkit.relay.cdc.CdcRelay;
@@ -168,9 +169,10 @@ final class RelayCommand {
 
         /** The options both relays take the same way, applied to the relay's builder. */
         <B extends RelayBuilder<B>> B shared(B builder, Map<String, Object> producer) {
-            return builder.jdbcUrl(db.requireUrl())
-                    .user(db.user)
-                    .password(db.secretPassword())
+            DatabaseLogin login = db.loginWithUser();
+            return builder.jdbcUrl(login.jdbcUrl())
+                    .user(login.user())
+                    .password(login.password())
                     .schema(db.schema)
                     .bootstrapServers(kafka.requireBootstrap())
                     .producerOverrides(producer)
