@@ -71,11 +71,11 @@ final class Options {
                 description = "PostgreSQL JDBC URL; anything the driver accepts (sslmode, sslrootcert, …). Passwords in it are never printed.")
         String jdbcUrl;
 
-        @Option(names = "--user", paramLabel = "ROLE", description = "Database role (or user= in the URL).")
+        @Option(names = "--user", paramLabel = "ROLE", description = "Database role (or user= in the URL; this wins over it).")
         String user;
 
         @Option(names = "--password", paramLabel = "SECRET", showDefaultValue = Visibility.NEVER,
-                description = "Database password; prefer OUTBOX_PASSWORD or the config file over the flag.")
+                description = "Database password (or password= in the URL; this wins over it); prefer OUTBOX_PASSWORD or the config file over the flag.")
         String password;
 
         @Option(names = "--schema", paramLabel = "NAME", defaultValue = "public", converter = SchemaConverter.class,
