@@ -1,5 +1,8 @@
 package dev.outboxkit.cli;
 
+import static dev.outboxkit.cli.SidecarRetentionTest.count;
+import static dev.outboxkit.cli.SidecarRetentionTest.read;
+import static dev.outboxkit.cli.SidecarRetentionTest.write;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -16,8 +19,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
@@ -32,6 +33,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.awaitility.core.ConditionFactory;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
@@ -102,30 +104,20 @@ class ConnectionFormsTest {
         CompletableFuture<Integer> sidecar = CompletableFuture.supplyAsync(() -> Main.execute(env,
                 new PrintWriter(out, true), new PrintWriter(err, true), args.toArray(String[]::new)));
         try {
-            await().atMost(WAIT).pollInterval(POLL).failFast(() -> assertThat(sidecar.isDone()).as("sidecar exited: %s%s", out, err).isFalse())
-                    .until(() -> delivered(kafka, topic).size() >= BACKLOG);
+            whileRunning(sidecar, out, err).until(() -> delivered(kafka, topic).size() >= BACKLOG);
             if (relay.equals("cdc")) {
                 // Debezium's replication connection logged in as the role (with its password): later rows come through it
-                await().atMost(WAIT).pollInterval(POLL).failFast(() -> assertThat(sidecar.isDone()).as("sidecar exited: %s%s", out, err).isFalse())
-                        .until(() -> count(db, "SELECT count(*) FROM pg_replication_slots s JOIN pg_stat_activity a"
-                                + " ON a.pid = s.active_pid WHERE s.slot_name = '" + slot + "' AND a.usename = '" + ROLE + "'") == 1);
+                String walsenderAsRole = "SELECT count(*) FROM pg_replication_slots s JOIN pg_stat_activity a"
+                        + " ON a.pid = s.active_pid WHERE s.slot_name = '" + slot + "' AND a.usename = '" + ROLE + "'";
+                whileRunning(sidecar, out, err).until(() -> count(db, walsenderAsRole) == 1);
             } else {
                 assertThat(count(db, "SELECT count(*) FROM pg_stat_activity WHERE usename = '" + ROLE + "' AND datname = '"
                         + db.name() + "' AND application_name = 'outboxkit-poll'")).isPositive();
             }
             write(db, history, LIVE);
-            await().atMost(WAIT).pollInterval(POLL).failFast(() -> assertThat(sidecar.isDone()).as("sidecar exited: %s%s", out, err).isFalse())
-                    .until(() -> delivered(kafka, topic).size() >= BACKLOG + LIVE
-                            && count(db, "SELECT count(*) FROM outbox_event") == 0);
-            Set<UUID> applied = new HashSet<>();
-            for (ConsumerRecord<byte[], byte[]> r : kafka.readAll(List.of(topic))) {
-                UUID id = UUID.fromString(header(r, "id"));
-                history.delivered(id);
-                if (applied.add(id)) {
-                    history.applied(id, new String(r.key(), StandardCharsets.UTF_8));
-                }
-            }
-            History.Report report = history.check();
+            whileRunning(sidecar, out, err).until(() -> delivered(kafka, topic).size() >= BACKLOG + LIVE
+                    && count(db, "SELECT count(*) FROM outbox_event") == 0);
+            History.Report report = read(kafka, topic, history);
             assertThat(report.ok()).as(report.summary()).isTrue();
             assertThat(report.intents()).isEqualTo(BACKLOG + LIVE);
         } finally {
@@ -212,22 +204,6 @@ class ConnectionFormsTest {
         return DriverManager.getConnection(db.jdbcUrl(), p);
     }
 
-    /** {@code n} events over five aggregates, each in its own transaction (as the admin: writers are not the relay). */
-    private static void write(TestDatabase db, History history, int n) throws SQLException {
-        try (Connection c = db.connect(); PreparedStatement ps = c.prepareStatement("INSERT INTO outbox_event"
-                + " (id, aggregate_type, aggregate_id, event_type, payload) VALUES (?, 'order', ?, 'Placed', ?::jsonb)")) {
-            for (int i = 0; i < n; i++) {
-                UUID id = UUID.randomUUID();
-                String aggregate = "o-" + (i % 5);
-                ps.setObject(1, id);
-                ps.setString(2, aggregate);
-                ps.setString(3, "{\"i\": " + i + "}");
-                ps.executeUpdate();
-                history.committed(id, aggregate, System.nanoTime());
-            }
-        }
-    }
-
     private static Set<UUID> delivered(TestKafka kafka, String topic) {
         Set<UUID> ids = new HashSet<>();
         for (ConsumerRecord<byte[], byte[]> r : kafka.readAll(List.of(topic))) {
@@ -240,11 +216,10 @@ class ConnectionFormsTest {
         return new String(r.headers().lastHeader(name).value(), StandardCharsets.UTF_8);
     }
 
-    private static long count(TestDatabase db, String sql) throws SQLException {
-        try (Connection c = db.connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
-            rs.next();
-            return rs.getLong(1);
-        }
+    /** Waits for a condition, failing at once (with the sidecar's output) if the sidecar exits meanwhile. */
+    private static ConditionFactory whileRunning(CompletableFuture<Integer> sidecar, StringWriter out, StringWriter err) {
+        return await().atMost(WAIT).pollInterval(POLL)
+                .failFast(() -> assertThat(sidecar.isDone()).as("sidecar exited: %s%s", out, err).isFalse());
     }
 
     /**
