@@ -1,10 +1,11 @@
 package dev.outboxkit.cli;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxkit.core.Identifiers;
 import dev.outboxkit.core.ProducerSafety;
 import dev.outboxkit.core.Secret;
+import dev.outboxkit.core.internal.ConnectionPools;
+import dev.outboxkit.core.internal.DatabaseLogin;
 import dev.outboxkit.reconcile.Retention;
 import dev.outboxkit.writer.IdempotencyKeys;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -58,11 +59,11 @@ final class Options {
                 description = "PostgreSQL JDBC URL; anything the driver accepts (sslmode, sslrootcert, …). Passwords in it are never printed.")
         String jdbcUrl;
 
-        @Option(names = "--user", paramLabel = "ROLE", description = "Database role (or user= in the URL).")
+        @Option(names = "--user", paramLabel = "ROLE", description = "Database role (or user= in the URL; this wins over it).")
         String user;
 
         @Option(names = "--password", paramLabel = "SECRET", showDefaultValue = Visibility.NEVER,
-                description = "Database password; prefer OUTBOX_PASSWORD or the config file over the flag.")
+                description = "Database password (or password= in the URL; this wins over it); prefer OUTBOX_PASSWORD or the config file over the flag.")
         String password;
 
         @Option(names = "--schema", paramLabel = "NAME", defaultValue = "public", converter = SchemaConverter.class,
@@ -86,26 +87,35 @@ final class Options {
         }
 
         HikariDataSource dataSource(String poolName, int size) {
-            return pool(requireUrl(), poolName, size);
+            return ConnectionPools.open(login(), poolName, size, "outboxkit-cli");
         }
 
-        /** A pool for another database (a consumer's) with this role and password unless the URL names its own. */
+        /** The URL, user and password as the relays resolve them: --user and --password win over the URL's. */
+        DatabaseLogin login() {
+            return DatabaseLogin.resolve(requireUrl(), user, secretPassword());
+        }
+
+        /**
+         * {@link #login()} with a user, or a configuration error naming every place one can come from.
+         */
+        DatabaseLogin loginWithUser() {
+            try {
+                return login().requireUser(place("--user"), "the JDBC URL (" + place("--jdbc-url") + ")");
+            } catch (IllegalArgumentException e) {
+                throw new ConfigurationException(e.getMessage());
+            }
+        }
+
+        /** {@code --user} → "--user, OUTBOX_USER or user= in the --config file". */
+        private static String place(String option) {
+            return option + ", " + Settings.envName(option) + " or " + Settings.fileKey(option) + "= in the --config file";
+        }
+
+        /** A pool for another database (a consumer's): its URL's own user and password, else this role and password. */
         HikariDataSource pool(String url, String poolName, int size) {
-            HikariConfig config = new HikariConfig();
-            config.setJdbcUrl(url);
-            if (user != null) {
-                config.setUsername(user);
-            }
-            if (password != null) {
-                config.setPassword(password);
-            }
-            config.setPoolName(poolName);
-            config.setMaximumPoolSize(size);
-            config.setMinimumIdle(0);
-            // One-shot commands should fail fast; sidecars reconnect on their own schedule.
-            config.setConnectionTimeout(size <= 2 ? 5_000 : 15_000);
-            config.setInitializationFailTimeout(-1);
-            return new HikariDataSource(config);
+            DatabaseLogin own = DatabaseLogin.resolve(url, null, null);
+            DatabaseLogin login = own.user() != null ? own : DatabaseLogin.resolve(url, user, secretPassword());
+            return ConnectionPools.open(login, poolName, size, "outboxkit-cli");
         }
 
         String describe() {

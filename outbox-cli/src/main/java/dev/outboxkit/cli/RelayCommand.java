@@ -4,6 +4,7 @@ import dev.outboxkit.core.Relay;
 import dev.outboxkit.core.RelayBuilder;
 import dev.outboxkit.core.RelayOption;
 import dev.outboxkit.core.RelayOptions;
+import dev.outboxkit.core.internal.DatabaseLogin;
 import dev.outboxkit.reconcile.RetentionSchedule;
 import dev.outboxkit.relay.cdc.CdcRelay;
 import dev.outboxkit.relay.poller.PollingRelay;
@@ -155,7 +156,7 @@ final class RelayCommand {
             return "";
         }
 
-        /** The relay, from {@link #shared} plus its own options. */
+        /** The relay, from {@link #configured}. */
         abstract Relay relay(Map<String, Object> producer, PrometheusMeterRegistry registry);
 
         /**
@@ -163,9 +164,10 @@ final class RelayCommand {
          * defaults are the definitions' own, so setting them changes nothing).
          */
         <B extends RelayBuilder<B>> B configured(B builder, Map<String, Object> producer) {
-            builder.jdbcUrl(db.requireUrl())
-                    .user(db.user)
-                    .password(db.secretPassword())
+            DatabaseLogin login = db.loginWithUser();
+            builder.jdbcUrl(login.jdbcUrl())
+                    .user(login.user())
+                    .password(login.password())
                     .schema(db.schema)
                     .bootstrapServers(kafka.requireBootstrap())
                     .producerOverrides(producer);

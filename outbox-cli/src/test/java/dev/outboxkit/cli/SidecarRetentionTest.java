@@ -74,7 +74,7 @@ class SidecarRetentionTest {
         return m.find() ? Double.parseDouble(m.group(1)) : 0;
     }
 
-    private static long count(TestDatabase db, String sql) throws Exception {
+    static long count(TestDatabase db, String sql) throws Exception {
         try (Connection c = db.connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
             rs.next();
             return rs.getLong(1);
@@ -94,7 +94,7 @@ class SidecarRetentionTest {
     }
 
     /** Writes {@code n} events over a few aggregates, each its own transaction, and records them in {@code history}. */
-    private static void write(TestDatabase db, History history, int n) throws Exception {
+    static void write(TestDatabase db, History history, int n) throws Exception {
         try (Connection c = db.connect(); PreparedStatement ps = c.prepareStatement(
                 "INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload) VALUES (?, 'order', ?, 'Placed', ?::jsonb)")) {
             for (int i = 0; i < n; i++) {
@@ -110,7 +110,7 @@ class SidecarRetentionTest {
     }
 
     /** Reads the topic as a consumer would: first delivery of an id applies it. */
-    private static History.Report read(TestKafka kafka, String topic, History history) {
+    static History.Report read(TestKafka kafka, String topic, History history) {
         Set<UUID> seen = new HashSet<>();
         for (ConsumerRecord<byte[], byte[]> r : kafka.readAll(List.of(topic))) {
             UUID id = UUID.fromString(new String(r.headers().lastHeader("id").value(), StandardCharsets.UTF_8));

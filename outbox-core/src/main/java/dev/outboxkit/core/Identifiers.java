@@ -65,6 +65,7 @@ public final class Identifiers {
         return value;
     }
 
+
     /** The validated identifier in double quotes, ready for SQL. */
     public static String quote(String what, String value) {
         return '"' + requireValid(what, value) + '"';

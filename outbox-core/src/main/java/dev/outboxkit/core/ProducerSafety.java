@@ -19,12 +19,17 @@ public final class ProducerSafety {
     private ProducerSafety() {
     }
 
-    /** Defaults every relay starts from. */
+    /** Defaults every relay starts from (one request in flight per broker, see the comment inside). */
     public static Map<String, Object> defaults() {
         Map<String, Object> p = new LinkedHashMap<>();
         p.put(ProducerConfig.ACKS_CONFIG, "all");
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
-        p.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "5");
+        // One produce request in flight per broker, for both relays. With more, a batch Kafka refuses can be
+        // overtaken by the next one: a producer's first batch to a partition whose leader does not serve it yet (a
+        // topic created or auto-created a moment ago) is refused while the next batch is appended, then lands after
+        // it (KAFKA-14359); a too-large batch split by the producer does the same. Either way an aggregate's events
+        // arrive out of order. An override up to 5 is allowed (check), at that risk.
+        p.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "1");
         p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
         p.put(ProducerConfig.LINGER_MS_CONFIG, "5");
         p.put(ProducerConfig.BATCH_SIZE_CONFIG, "262144");

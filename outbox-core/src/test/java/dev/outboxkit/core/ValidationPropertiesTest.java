@@ -98,6 +98,27 @@ class ValidationPropertiesTest {
     }
 
     @Test
+    void bothRelaysStartFromOneRequestInFlightAndMayRaiseItToFive() {
+        assertThat(ProducerSafety.defaults()).containsEntry("max.in.flight.requests.per.connection", "1");
+        assertThat(ProducerSafety.producerConfig("b:9092", Map.of()))
+                .containsEntry("max.in.flight.requests.per.connection", "1");
+        assertThat(ProducerSafety.producerConfig("b:9092", Map.of("max.in.flight.requests.per.connection", "5")))
+                .containsEntry("max.in.flight.requests.per.connection", "5");
+    }
+
+    @Test
+    void instanceIdsArePrintableAsciiWithoutSpacesUpTo200() {
+        assertThat(Identifiers.requireInstanceId("instanceId", "relay-1.host_a:9")).isEqualTo("relay-1.host_a:9");
+        assertThat(Identifiers.requireInstanceId("instanceId", "x".repeat(200))).hasSize(200);
+        for (String bad : new String[] {null, "", "has space", "tab\there", "new\nline", "résumé", "x".repeat(201), "\u007f"}) {
+            assertThatThrownBy(() -> Identifiers.requireInstanceId("instanceId", bad)).as("'%s'", bad)
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageStartingWith("instanceId must be 1 to 200 printable ASCII characters without spaces");
+        }
+        assertThatThrownBy(() -> Identifiers.requireInstanceId("instanceId", "a\nb")).hasMessageContaining("'a\\u000ab'");
+    }
+
+    @Test
     void secretsAreMasked() {
         assertThat(Secret.of("hunter2").toString()).isEqualTo("[hidden]");
         assertThat(Secret.maskUrl("jdbc:postgresql://h:5432/db?user=app&password=hunter2&ssl=true"))

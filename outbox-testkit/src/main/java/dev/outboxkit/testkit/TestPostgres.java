@@ -2,12 +2,18 @@ package dev.outboxkit.testkit;
 
 import dev.outboxkit.core.Identifiers;
 import dev.outboxkit.sql.Migrations;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Properties;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -76,6 +82,66 @@ public abstract class TestPostgres implements AutoCloseable {
         props.setProperty("user", adminUser());
         props.setProperty("password", adminPassword());
         return DriverManager.getConnection(jdbcUrl(database), props);
+    }
+
+    /**
+     * Creates login role {@code role} (a validated identifier) with {@code password} and {@code attributes} (for
+     * example {@code "REPLICATION"}), and makes the server check that password: test servers trust local
+     * connections, so where this server's {@code pg_hba.conf} is a file here (embedded and local servers), lines
+     * requiring {@code scram-sha-256} for this role, replication connections included, go in front of the others
+     * and the configuration is reloaded. Returns once a connection with a wrong password is refused.
+     *
+     * @throws IllegalStateException when the role cannot be created, or a wrong password is still accepted after 10 s
+     */
+    public void createPasswordRole(String role, String password, String attributes) {
+        Identifiers.requireValid("role", role);
+        String hbaFile;
+        try (Connection c = connectAdmin("postgres"); Statement s = c.createStatement()) {
+            s.execute("CREATE ROLE " + Identifiers.quote("role", role) + " LOGIN " + attributes + " PASSWORD '"
+                    + password.replace("'", "''") + "'");
+            try (ResultSet rs = s.executeQuery("SHOW hba_file")) {
+                rs.next();
+                hbaFile = rs.getString(1);
+            }
+            Path hba = Path.of(hbaFile);
+            if (Files.isRegularFile(hba) && Files.isWritable(hba)) {
+                List<String> rules = new ArrayList<>();
+                for (String database : List.of("all", "replication")) {
+                    rules.add("host " + database + " " + role + " 127.0.0.1/32 scram-sha-256");
+                    rules.add("host " + database + " " + role + " ::1/128 scram-sha-256");
+                    rules.add("local " + database + " " + role + " scram-sha-256");
+                }
+                Files.writeString(hba, String.join("\n", rules) + "\n" + Files.readString(hba));
+                s.execute("SELECT pg_reload_conf()");
+            }
+        } catch (SQLException | IOException e) {
+            throw new IllegalStateException("cannot create password role " + role + " on " + describe() + ": " + e.getMessage(), e);
+        }
+        // the postmaster reloads pg_hba.conf asynchronously: wait until it applies to new connections
+        Properties wrong = new Properties();
+        wrong.setProperty("user", role);
+        wrong.setProperty("password", password + "-wrong");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (true) {
+            try (Connection c = DriverManager.getConnection(jdbcUrl("postgres"), wrong)) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException(describe() + " still accepts role " + role + " with a wrong password ("
+                            + "pg_hba.conf " + hbaFile + " trusts it)");
+                }
+            } catch (SQLException refused) {
+                if ("28P01".equals(refused.getSQLState())) {
+                    return;
+                }
+                throw new IllegalStateException("checking the password of " + role + " on " + describe() + ": "
+                        + refused.getMessage(), refused);
+            }
+            try {
+                TimeUnit.MILLISECONDS.sleep(50);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted", e);
+            }
+        }
     }
 
     /** A new, empty database called {@code name} (a validated identifier), owned by the admin user. */

@@ -4,6 +4,7 @@ import dev.outboxkit.core.Relay;
 import dev.outboxkit.core.RelayBuilder;
 import dev.outboxkit.core.RelayOption;
 import dev.outboxkit.core.RelayOptions;
+import dev.outboxkit.core.internal.DatabaseLogin;
 import dev.outboxkit.relay.cdc.internal.CdcSettings;
 import dev.outboxkit.relay.cdc.internal.Supervisor;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -11,7 +12,6 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import org.apache.kafka.clients.producer.ProducerConfig;
 
 /**
  * The WAL relay: reads the outbox table's inserts (and the writer's logical decoding messages) from a
@@ -127,8 +127,8 @@ public final class CdcRelay implements Relay {
     }
 
     /**
-     * Configuration, validated in {@link #build()}. Required: {@link #jdbcUrl}, {@link #user},
-     * {@link #bootstrapServers}. The database, Kafka, route, instance, lease and clock settings are shared with
+     * Configuration, validated in {@link #build()}. Required: {@link #jdbcUrl}, {@link #user} (or {@code user=} in
+     * the URL, as for the polling relay; an explicit user or password wins over the URL's), {@link #bootstrapServers}. The database, Kafka, route, instance, lease and clock settings are shared with
      * the polling relay ({@link RelayBuilder}); for this relay:
      * <ul>
      *   <li>{@code jdbcUrl} names one host, the primary. Debezium opens its own connections from it (SSL
@@ -234,17 +234,14 @@ public final class CdcRelay implements Relay {
          */
         public CdcRelay build() {
             require("jdbcUrl", jdbcUrl);
-            require("user", user);
             require("bootstrapServers", bootstrapServers);
             checkShared();
+            DatabaseLogin login = DatabaseLogin.resolve(jdbcUrl, user, password).requireUser("user(…)", "jdbcUrl");
             String id = instanceIdOrDefault();
-            // One request in flight per broker, as in the polling relay. With more, a producer's first batch to a partition
-            // its leader does not serve yet (a topic created, or auto-created, a moment ago) is refused while the next
-            // batch is appended, and then lands after it (KAFKA-14359): events of one aggregate out of order.
-            Map<String, Object> producer = producerConfig(Map.of(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "1"));
-            return new CdcRelay(new CdcSettings(jdbcUrl, user, password, get(RelayOptions.SCHEMA), get(CdcOptions.SLOT_NAME),
-                    get(CdcOptions.PUBLICATION_NAME), producer, get(RelayOptions.ROUTE), id, get(RelayOptions.LEASE_DURATION),
-                    get(CdcOptions.DELETE_AFTER_PUBLISH), get(CdcOptions.HEARTBEAT_INTERVAL),
+            Map<String, Object> producer = producerConfig(Map.of());
+            return new CdcRelay(new CdcSettings(login.jdbcUrl(), login.user(), login.password(), get(RelayOptions.SCHEMA),
+                    get(CdcOptions.SLOT_NAME), get(CdcOptions.PUBLICATION_NAME), producer, get(RelayOptions.ROUTE), id,
+                    get(RelayOptions.LEASE_DURATION), get(CdcOptions.DELETE_AFTER_PUBLISH), get(CdcOptions.HEARTBEAT_INTERVAL),
                     get(CdcOptions.OFFSET_FLUSH_INTERVAL), get(CdcOptions.MAX_BATCH_SIZE), get(CdcOptions.POLL_INTERVAL),
                     get(CdcOptions.SHUTDOWN_TIMEOUT), meterRegistry == null ? new SimpleMeterRegistry() : meterRegistry,
                     clock));

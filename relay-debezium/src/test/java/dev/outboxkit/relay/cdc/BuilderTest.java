@@ -25,7 +25,8 @@ class BuilderTest {
         assertThat(relay.role()).isEqualTo(CdcRelay.Role.NEW);
         assertThat(relay.health().live()).isTrue();
         assertThat(relay.health().ready()).isFalse();
-        assertThat(relay.toString()).doesNotContain("s3cret").contains("[hidden]");
+        // the password left the URL for the login: the relay's description shows neither
+        assertThat(relay.toString()).doesNotContain("s3cret").contains("db=jdbc:postgresql://db:5432/shop ");
         relay.close();
         assertThat(relay.role()).isEqualTo(CdcRelay.Role.STOPPED);
     }
@@ -34,10 +35,27 @@ class BuilderTest {
     void requiredSettingsAreNamed() {
         assertThatThrownBy(() -> CdcRelay.builder().user("u").bootstrapServers("k:9092").build())
                 .hasMessage("jdbcUrl is required");
-        assertThatThrownBy(() -> valid().user(null).build()).hasMessage("user is required");
+        assertThatThrownBy(() -> valid().user(null).build())
+                .hasMessageStartingWith("user is required: set user(…), or put user=ROLE (and password=…) in jdbcUrl")
+                .hasMessageNotContaining("s3cret");
         assertThatThrownBy(() -> valid().bootstrapServers(" ").build()).hasMessage("bootstrapServers is required");
         assertThatThrownBy(() -> valid().jdbcUrl("jdbc:mysql://db/shop").build())
                 .hasMessageContaining("jdbcUrl must start with jdbc:postgresql:");
+    }
+
+    @Test
+    void theUserAndPasswordMayComeFromTheUrlAsForThePollingRelay() {
+        CdcRelay relay = CdcRelay.builder().jdbcUrl("jdbc:postgresql://db:5432/shop?user=relay&password=s3cret")
+                .bootstrapServers("kafka:9092").build();
+        assertThat(relay.toString()).doesNotContain("s3cret");
+        relay.close();
+    }
+
+    @Test
+    void instanceIdsFollowTheSameRuleAsThePollingRelays() {
+        assertThatThrownBy(() -> valid().instanceId("has space").build())
+                .hasMessageStartingWith("instanceId must be 1 to 200 printable ASCII characters without spaces");
+        assertThatThrownBy(() -> valid().instanceId("caf\u00e9").build()).hasMessageStartingWith("instanceId must be");
     }
 
     @Test

@@ -1,6 +1,5 @@
 package dev.outboxkit.relay.poller;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxkit.core.Identifiers;
 import dev.outboxkit.core.Relay;
@@ -8,6 +7,8 @@ import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.RelayBuilder;
 import dev.outboxkit.core.RelayOption;
 import dev.outboxkit.core.RelayOptions;
+import dev.outboxkit.core.internal.ConnectionPools;
+import dev.outboxkit.core.internal.DatabaseLogin;
 import dev.outboxkit.relay.poller.internal.BacklogProbe;
 import dev.outboxkit.relay.poller.internal.LeaseManager;
 import dev.outboxkit.relay.poller.internal.NotifyListener;
@@ -462,9 +463,8 @@ public final class PollingRelay implements Relay {
                         : "set dataSource or jdbcUrl, not both");
             }
             checkShared();
-            if (jdbcUrl != null && (user == null || user.isBlank()) && !jdbcUrl.contains("user=")) {
-                throw new IllegalArgumentException("user must be set with jdbcUrl (or given in the URL as user=...)");
-            }
+            DatabaseLogin login = jdbcUrl == null ? null
+                    : DatabaseLogin.resolve(jdbcUrl, user, password).requireUser("user(…)", "jdbcUrl");
             if (bootstrapServers == null || bootstrapServers.isBlank()) {
                 throw new IllegalArgumentException("bootstrapServers must be set (for example localhost:9092)");
             }
@@ -472,9 +472,6 @@ public final class PollingRelay implements Relay {
             Duration leaseDuration = get(RelayOptions.LEASE_DURATION);
             boolean listenNotify = get(PollerOptions.LISTEN_NOTIFY);
             Map<String, Object> producer = new LinkedHashMap<>();
-            // One request in flight per broker: a batch Kafka refuses (too large, split; or a retriable error on a
-            // producer's first batch to a partition, KAFKA-14359) can then never be overtaken by the next one.
-            producer.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "1");
             // send() must not block a claim for longer than the batch may wait for its acknowledgements.
             producer.put(ProducerConfig.MAX_BLOCK_MS_CONFIG,
                     Long.toString(Math.max(1000, Math.min(10_000, leaseDuration.dividedBy(3).toMillis()))));
@@ -487,23 +484,7 @@ public final class PollingRelay implements Relay {
             HikariDataSource pool = null;
             DataSource ds = dataSource;
             if (ds == null) {
-                HikariConfig config = new HikariConfig();
-                config.setJdbcUrl(jdbcUrl);
-                if (user != null && !user.isBlank()) {
-                    config.setUsername(user);
-                }
-                if (password != null) {
-                    config.setPassword(password.reveal());
-                }
-                config.setMaximumPoolSize(listenNotify ? 7 : 6);
-                config.setMinimumIdle(2);
-                config.setPoolName("outbox-poll-" + id);
-                config.setConnectionTimeout(10_000);
-                config.setInitializationFailTimeout(-1); // start() reports an unreachable database with a clear message
-                if (!jdbcUrl.contains("ApplicationName=")) {
-                    config.addDataSourceProperty("ApplicationName", "outboxkit-poll");
-                }
-                pool = new HikariDataSource(config);
+                pool = ConnectionPools.open(login, "outbox-poll-" + id, listenNotify ? 7 : 6, "outboxkit-poll");
                 ds = pool;
             }
             return new PollingRelay(this, settings, ds, pool);

@@ -40,6 +40,14 @@ class PollingRelayBuilderTest {
     }
 
     @Test
+    void theUserMayComeFromTheUrlAndOneRequestInFlightFromTheSharedDefaults() {
+        try (PollingRelay relay = PollingRelay.builder().jdbcUrl("jdbc:postgresql://127.0.0.1:1/none?user=relay&password=pw")
+                .bootstrapServers("localhost:9092").build()) {
+            assertThat(relay.producerConfig()).containsEntry("max.in.flight.requests.per.connection", "1");
+        }
+    }
+
+    @Test
     void settingsOutOfRangeAreRefusedNamingTheSetting() {
         assertThatThrownBy(() -> valid().batchSize(0).build()).hasMessage("batchSize must be between 1 and 50000, got 0");
         assertThatThrownBy(() -> valid().partitions(0).build()).hasMessageStartingWith("partitions must be between 1 and 4096");
@@ -51,6 +59,7 @@ class PollingRelayBuilderTest {
         assertThatThrownBy(() -> valid().schema("select").build()).hasMessageContaining("reserved");
         assertThatThrownBy(() -> valid().bootstrapServers(" ").build()).hasMessageStartingWith("bootstrapServers must be set");
         assertThatThrownBy(() -> valid().instanceId("has space").build()).hasMessageStartingWith("instanceId must be");
+        assertThatThrownBy(() -> valid().user(null).build()).hasMessageStartingWith("user is required: set user(…)");
         assertThatThrownBy(() -> PollingRelay.builder().bootstrapServers("k:9092").build())
                 .hasMessage("set either dataSource or jdbcUrl (with user and password)");
         assertThatThrownBy(() -> valid().dataSource(new org.postgresql.ds.PGSimpleDataSource()).build())

@@ -3,6 +3,7 @@ package dev.outboxkit.relay.cdc.internal;
 import dev.outboxkit.core.Identifiers;
 import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.core.internal.DatabaseLogin;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
@@ -13,6 +14,7 @@ import java.util.Map;
  *
  * <p>The validated, immutable settings of one WAL relay (built by {@code CdcRelay.Builder}).
  *
+ * @param jdbcUrl         the URL without user= and password= ({@link DatabaseLogin}); user and password resolved
  * @param producerConfig  the checked producer configuration (defaults, overrides, bootstrap servers)
  * @param maxBatchSize    Debezium's {@code max.batch.size}: events handed to the relay per batch
  * @param pollInterval    Debezium's {@code poll.interval.ms}: the longest a lone event waits in its queue
@@ -32,6 +34,11 @@ public record CdcSettings(String jdbcUrl, String user, Secret password, String s
         Identifiers.requireValid("slotName", slotName);
         Identifiers.requireValid("publicationName", publicationName);
         producerConfig = Map.copyOf(producerConfig);
+    }
+
+    /** The login of the relay's pool and of Debezium's connections. */
+    public DatabaseLogin login() {
+        return new DatabaseLogin(jdbcUrl, user, password);
     }
 
     /** The lease every instance of this relay competes for. */

@@ -1,10 +1,10 @@
 package dev.outboxkit.relay.cdc.internal;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxkit.core.FencedException;
 import dev.outboxkit.core.KafkaRecords;
 import dev.outboxkit.core.Relay;
+import dev.outboxkit.core.internal.ConnectionPools;
 import dev.outboxkit.relay.cdc.CdcStartupException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -81,18 +81,8 @@ public final class Supervisor implements AutoCloseable {
         if (role != Role.NEW) {
             throw new IllegalStateException("the relay was already started (" + role + "); build a new one");
         }
-        HikariConfig config = new HikariConfig();
-        config.setJdbcUrl(settings.jdbcUrl());
-        config.setUsername(settings.user());
-        if (settings.password() != null) {
-            config.setPassword(settings.password().reveal());
-        }
-        config.setMaximumPoolSize(5);
-        config.setMinimumIdle(1);
-        config.setConnectionTimeout(10_000);
-        config.setPoolName("outboxkit-cdc-" + settings.slotName());
-        config.addDataSourceProperty("ApplicationName", SlotGuard.applicationName(settings, settings.instanceId()));
-        pool = new HikariDataSource(config);
+        pool = ConnectionPools.open(settings.login(),
+                "outboxkit-cdc-" + settings.slotName(), 5, SlotGuard.applicationName(settings, settings.instanceId()));
         lease = new LeaseKeeper(pool, settings);
         guard = new SlotGuard(settings);
         state = new StateTables(pool, settings, lease);

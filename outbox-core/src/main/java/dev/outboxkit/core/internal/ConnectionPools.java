@@ -1,0 +1,54 @@
+package dev.outboxkit.core.internal;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.outboxkit.core.Secret;
+import java.time.Duration;
+
+/**
+ * Not API: shared by the relays and the CLI.
+ *
+ * <p>The one way outboxkit opens a HikariCP pool of its own, so the polling relay, the WAL relay and the CLI
+ * wait as long for a connection, name their sessions the same way and never print a password.
+ */
+public final class ConnectionPools {
+
+    /** How long a caller waits for a connection before the pool gives up (and says so, with its counts). */
+    public static final Duration CONNECTION_TIMEOUT = Duration.ofSeconds(10);
+
+    private ConnectionPools() {
+    }
+
+    /**
+     * A pool of up to {@code maxSize} connections (one kept idle) for {@code login}. It connects lazily: an
+     * unreachable database fails the first {@code getConnection()}, where the caller can say what to check,
+     * not the constructor. {@code applicationName} becomes the sessions' {@code application_name} unless the
+     * URL sets {@code ApplicationName}.
+     *
+     * @throws IllegalStateException when HikariCP refuses the configuration (the URL masked in the message)
+     */
+    public static HikariDataSource open(DatabaseLogin login, String poolName, int maxSize, String applicationName) {
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(login.jdbcUrl());
+        if (login.user() != null) {
+            config.setUsername(login.user());
+        }
+        if (login.password() != null) {
+            config.setPassword(login.password().reveal());
+        }
+        config.setPoolName(poolName);
+        config.setMaximumPoolSize(maxSize);
+        config.setMinimumIdle(Math.min(1, maxSize));
+        config.setConnectionTimeout(CONNECTION_TIMEOUT.toMillis());
+        config.setInitializationFailTimeout(-1);
+        if (!login.urlNamesApplication()) {
+            config.addDataSourceProperty("ApplicationName", applicationName);
+        }
+        try {
+            return new HikariDataSource(config);
+        } catch (RuntimeException e) {
+            throw new IllegalStateException("cannot open connection pool " + poolName + " for "
+                    + Secret.maskUrl(login.jdbcUrl()) + ": " + Secret.maskUrl(String.valueOf(e.getMessage())), e);
+        }
+    }
+}
