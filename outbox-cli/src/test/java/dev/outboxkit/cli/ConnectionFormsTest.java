@@ -95,7 +95,7 @@ class ConnectionFormsTest {
         List<String> args = new ArrayList<>(List.of("relay", relay, "--http-port", "-1", "--instance-id", "conn-" + name,
                 "--route", prefix + ".${aggregateType}"));
         if (relay.equals("cdc")) {
-            args.addAll(List.of("--slot", slot));
+            args.addAll(List.of("--slot-name", slot));
         }
         Map<String, String> env = connection(form, db, kafka, dir, args);
 
