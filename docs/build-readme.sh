@@ -9,7 +9,7 @@ head=$(awk -v m="$marker" '$0 == m {exit} {print}' README.md)
 reference=$(java -jar outbox-cli/target/outbox.jar config-reference)
 {
   printf '%s\n%s\n\n' "$head" "$marker"
-  for section in guarantees outbox-writer relay-poller relay-debezium consumer-dedupe outbox-cli reconcile \
+  for section in guarantees outbox-writer relay-poller relay-debezium consumer-dedupe spring-boot outbox-cli reconcile \
                  reliability outbox-testkit-faults performance benchmarks; do
     file="docs/readme/$section.md"
     [ -f "$file" ] || continue
