@@ -2,13 +2,10 @@ package dev.outboxkit.spring.it;
 
 import dev.outboxkit.testkit.TestDatabase;
 import java.io.IOException;
-import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.Base64;
 import java.util.concurrent.CompletableFuture;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -49,16 +46,7 @@ abstract class JdbcAppTest {
     }
 
     HttpRequest post(String path, String user, String key, String json) {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-                .timeout(Duration.ofSeconds(60))
-                .header("Content-Type", "application/json")
-                .header("Authorization", "Basic " + Base64.getEncoder()
-                        .encodeToString((user + ":" + user + "-pw").getBytes(StandardCharsets.UTF_8)))
-                .POST(HttpRequest.BodyPublishers.ofString(json));
-        if (key != null) {
-            b.header("Idempotency-Key", key);
-        }
-        return b.build();
+        return TestApplication.post(port, path, user, key, json);
     }
 
     HttpResponse<byte[]> send(HttpRequest request) throws IOException, InterruptedException {

@@ -2,8 +2,13 @@ package dev.outboxkit.spring.it;
 
 import dev.outboxkit.testkit.OutboxTestkit;
 import dev.outboxkit.testkit.TestDatabase;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.Statement;
+import java.time.Duration;
+import java.util.Base64;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.context.annotation.Bean;
 import org.springframework.security.config.Customizer;
@@ -31,6 +36,20 @@ public class TestApplication {
         return new InMemoryUserDetailsManager(
                 User.withUsername("alice").password("{noop}alice-pw").roles("USER").build(),
                 User.withUsername("bob").password("{noop}bob-pw").roles("USER").build());
+    }
+
+    /** A JSON POST as {@code user} (HTTP basic), with an Idempotency-Key unless {@code key} is null. */
+    static HttpRequest post(int port, String path, String user, String key, String json) {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                .timeout(Duration.ofSeconds(60))
+                .header("Content-Type", "application/json")
+                .header("Authorization", "Basic " + Base64.getEncoder()
+                        .encodeToString((user + ":" + user + "-pw").getBytes(StandardCharsets.UTF_8)))
+                .POST(HttpRequest.BodyPublishers.ofString(json));
+        if (key != null) {
+            b.header("Idempotency-Key", key);
+        }
+        return b.build();
     }
 
     /** A new database with the outboxkit schema and the ledger's tables, wired into the context. */

@@ -5,12 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.outboxkit.spring.SpringOutboxWriter;
 import dev.outboxkit.testkit.TestDatabase;
-import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
-import java.util.Base64;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -87,10 +84,7 @@ class WriterJpaTransactionTest {
         String account = "jpa-" + UUID.randomUUID();
         ledger.open(account);
         String key = UUID.randomUUID().toString();
-        HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/accounts/" + account + "/deposits"))
-                .header("Content-Type", "application/json").header("Idempotency-Key", key)
-                .header("Authorization", "Basic " + Base64.getEncoder().encodeToString("alice:alice-pw".getBytes(StandardCharsets.UTF_8)))
-                .POST(HttpRequest.BodyPublishers.ofString("{\"amount\":15}")).build();
+        HttpRequest request = TestApplication.post(port, "/accounts/" + account + "/deposits", "alice", key, "{\"amount\":15}");
         HttpClient http = HttpClient.newHttpClient();
         HttpResponse<byte[]> first = http.send(request, HttpResponse.BodyHandlers.ofByteArray());
         HttpResponse<byte[]> retry = http.send(request, HttpResponse.BodyHandlers.ofByteArray());
