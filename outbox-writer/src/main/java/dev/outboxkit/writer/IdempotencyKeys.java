@@ -210,6 +210,101 @@ public final class IdempotencyKeys {
         return run(dataSource, scope, key, requestHash(request), work);
     }
 
+    /**
+     * Step 1 of the protocol for integrations that run the work in a transaction they own (the
+     * Spring Boot module; everything else calls {@link #execute}): claims the key on a connection
+     * of its own, committed at once. Then send {@link IdempotencyClaim#replay()} when present;
+     * otherwise run the work and {@link #complete} the key in the work's transaction, or
+     * {@link #release} it when the work failed and may be retried.
+     *
+     * @param requestHash the request's SHA-256 ({@link #requestHash(String)} and its overloads)
+     * @throws KeyReusedWithDifferentRequestException same key, different request (HTTP 422)
+     * @throws RequestInProgressException             same key still running (HTTP 409)
+     * @throws IdempotencyKeyExpiredException         late retry of a purged key (HTTP 410)
+     * @throws IllegalArgumentException               blank or too long scope or key, or a hash that is not 32 bytes
+     */
+    public IdempotencyClaim claim(DataSource dataSource, String scope, String key, byte[] requestHash) throws SQLException {
+        Objects.requireNonNull(dataSource, "dataSource");
+        requireName("scope", scope, MAX_SCOPE_LENGTH, "a namespace such as the endpoint or tenant");
+        requireName("idempotency key", key, MAX_KEY_LENGTH, "a unique value per request, for example a UUID");
+        if (requestHash == null || requestHash.length != 32) {
+            throw new IllegalArgumentException("requestHash must be a SHA-256 (32 bytes); use IdempotencyKeys.requestHash(...)");
+        }
+        try (Connection c = dataSource.getConnection()) {
+            boolean autoCommit = c.getAutoCommit();
+            try {
+                Claim claim = claim(c, scope, key, requestHash);
+                if (claim.replay() != null) {
+                    metrics.replayed.increment();
+                    return new IdempotencyClaim(scope, key, 0, claim.replay());
+                }
+                if (claim.attempt() > 1) {
+                    metrics.takeovers.increment();
+                }
+                return new IdempotencyClaim(scope, key, claim.attempt(), null);
+            } finally {
+                restoreAutoCommit(c, autoCommit);
+            }
+        }
+    }
+
+    /**
+     * Step 2 after {@link #claim}: stores {@code response} as the key's final outcome on
+     * {@code c}. With autocommit off it becomes part of the work's transaction and commits (or
+     * rolls back) with it; with autocommit on it commits alone (a terminal failure whose work was
+     * rolled back). Fenced by the claim's attempt number.
+     *
+     * @return false when the claim was lost to a later attempt (its lease expired): nothing was
+     *         stored, and the work's transaction must be rolled back
+     * @throws IllegalArgumentException when {@code claim} is a replay
+     */
+    public boolean complete(Connection c, IdempotencyClaim claim, StoredResponse response) throws SQLException {
+        Objects.requireNonNull(c, "connection");
+        Objects.requireNonNull(response, "response");
+        requireHeld(claim);
+        try (PreparedStatement ps = c.prepareStatement(completeSql)) {
+            bindCompletion(ps, claim.scope(), claim.key(), claim.attempt(), response);
+            if (ps.executeUpdate() == 0) {
+                metrics.claimsLost.increment();
+                return false;
+            }
+        }
+        metrics.executed.increment();
+        return true;
+    }
+
+    /**
+     * Step 2 when the work failed in a way a retry may fix (its transaction rolled back):
+     * releases the claim so the next retry runs at once. Never throws: if the release fails, it
+     * is added to {@code cause} as suppressed and the claim's lease expires on its own.
+     */
+    public void release(DataSource dataSource, IdempotencyClaim claim, Throwable cause) {
+        requireHeld(claim);
+        metrics.failed.increment();
+        try (Connection c = dataSource.getConnection()) {
+            boolean autoCommit = c.getAutoCommit();
+            try {
+                c.setAutoCommit(true);
+                releaseOn(c, claim.scope(), claim.key(), claim.attempt());
+            } finally {
+                restoreAutoCommit(c, autoCommit);
+            }
+        } catch (SQLException e) {
+            if (cause != null) {
+                cause.addSuppressed(e);
+            }
+            log.warn("could not release the claim of idempotency key '{}' in scope '{}' after its work failed ({}); "
+                    + "retries get 409 until its lease expires (at most {})", claim.key(), claim.scope(), e.getMessage(), lease);
+        }
+    }
+
+    private static void requireHeld(IdempotencyClaim claim) {
+        Objects.requireNonNull(claim, "claim");
+        if (claim.attempt() < 1) {
+            throw new IllegalArgumentException(claim + " is a replay of a stored outcome, not a claim: send the replay");
+        }
+    }
+
     private static IdempotentOutboxWork outboxWork(IdempotentWork work) {
         Objects.requireNonNull(work, "work");
         return (c, tx) -> work.run(c);

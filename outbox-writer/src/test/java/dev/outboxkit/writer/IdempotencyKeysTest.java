@@ -114,6 +114,41 @@ class IdempotencyKeysTest {
     }
 
     @Test
+    void theStepByStepProtocolClaimsCompletesInTheCallersTransactionAndReleases(TestDatabase db) throws Exception {
+        IdempotencyKeys keys = IdempotencyKeys.builder().build();
+        byte[] hash = IdempotencyKeys.requestHash(BODY);
+        IdempotencyClaim claim = keys.claim(db.dataSource(), "steps", "s-1", hash);
+        assertThat(claim.attempt()).isEqualTo(1);
+        assertThat(claim.replay()).isEmpty();
+        assertThatThrownBy(() -> keys.claim(db.dataSource(), "steps", "s-1", hash)).isInstanceOf(RequestInProgressException.class);
+        // completed in a transaction that rolls back: nothing stored, the claim still held
+        try (Connection c = db.connect()) {
+            c.setAutoCommit(false);
+            assertThat(keys.complete(c, claim, StoredResponse.of(201, "first"))).isTrue();
+            c.rollback();
+        }
+        keys.release(db.dataSource(), claim, null);
+        IdempotencyClaim second = keys.claim(db.dataSource(), "steps", "s-1", hash);
+        assertThat(second.attempt()).as("released: the retry takes the key at once").isEqualTo(2);
+        try (Connection c = db.connect()) {
+            assertThat(keys.complete(c, claim, StoredResponse.of(201, "stale"))).as("fenced by the attempt").isFalse();
+        }
+        try (Connection c = db.connect()) {
+            c.setAutoCommit(false);
+            assertThat(keys.complete(c, second, StoredResponse.of(201, "second"))).isTrue();
+            c.commit();
+        }
+        IdempotencyClaim replay = keys.claim(db.dataSource(), "steps", "s-1", hash);
+        assertThat(replay.replay()).hasValueSatisfying(r -> assertThat(r.bodyAsString()).isEqualTo("second"));
+        try (Connection c = db.connect()) {
+            assertThatThrownBy(() -> keys.complete(c, replay, StoredResponse.of(200, "x")))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("replay");
+        }
+        assertThatThrownBy(() -> keys.claim(db.dataSource(), "steps", "s-1", new byte[3]))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("SHA-256");
+    }
+
+    @Test
     void aReplayCarriesStatusHeadersAndBodyAndIgnoresJsonSpelling(TestDatabase db) throws Exception {
         effectTable(db);
         IdempotencyKeys keys = IdempotencyKeys.builder().build();

@@ -1,0 +1,283 @@
+package dev.outboxkit.spring;
+
+import dev.outboxkit.writer.WriteMode;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * The {@code outboxkit.*} settings of a Spring Boot application. Bound by the auto-configuration;
+ * applications set them in {@code application.yml}, not in code. Defaults are literals so the
+ * configuration processor documents them; a test checks they equal the libraries' defaults.
+ */
+@ConfigurationProperties("outboxkit")
+public class OutboxkitProperties {
+
+    /** PostgreSQL schema holding the outboxkit tables (outbox_event, idempotency_key, processed_event, ...). */
+    private String schema = "public";
+
+    private final Migration migration = new Migration();
+    private final Writer writer = new Writer();
+    private final Idempotency idempotency = new Idempotency();
+    private final Consumer consumer = new Consumer();
+    private final Relay relay = new Relay();
+
+    public String getSchema() {
+        return schema;
+    }
+
+    public void setSchema(String schema) {
+        this.schema = schema;
+    }
+
+    public Migration getMigration() {
+        return migration;
+    }
+
+    public Writer getWriter() {
+        return writer;
+    }
+
+    public Idempotency getIdempotency() {
+        return idempotency;
+    }
+
+    public Consumer getConsumer() {
+        return consumer;
+    }
+
+    public Relay getRelay() {
+        return relay;
+    }
+
+    /** Schema migration at start-up. */
+    public static class Migration {
+
+        /**
+         * Apply the outboxkit schema (dev.outboxkit.sql.Migrations, its own Flyway history table
+         * outboxkit_schema_history) to outboxkit.schema at start-up, before any outboxkit bean is used.
+         */
+        private boolean enabled = false;
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+    }
+
+    /** The writer behind SpringOutboxWriter. */
+    public static class Writer {
+
+        /** How events are recorded: KEEP (rows in outbox_event), INSERT_AND_DELETE or LOGICAL_MESSAGE (WAL relay only). */
+        private WriteMode mode = WriteMode.KEEP;
+
+        /** Largest payload accepted, in bytes of UTF-8 JSON; keep it in step with the relay's Kafka max.request.size. */
+        private int maxPayloadBytes = 1048576;
+
+        /** Channel to NOTIFY after events are written (for a polling relay with listen-notify), or none. */
+        private String notifyChannel;
+
+        public WriteMode getMode() {
+            return mode;
+        }
+
+        public void setMode(WriteMode mode) {
+            this.mode = mode;
+        }
+
+        public int getMaxPayloadBytes() {
+            return maxPayloadBytes;
+        }
+
+        public void setMaxPayloadBytes(int maxPayloadBytes) {
+            this.maxPayloadBytes = maxPayloadBytes;
+        }
+
+        public String getNotifyChannel() {
+            return notifyChannel;
+        }
+
+        public void setNotifyChannel(String notifyChannel) {
+            this.notifyChannel = notifyChannel;
+        }
+    }
+
+    /** Idempotency keys for Spring MVC endpoints annotated with @Idempotent. */
+    public static class Idempotency {
+
+        /** Register the filter that serves @Idempotent endpoints. */
+        private boolean enabled = true;
+
+        /** How long a claim stays exclusive; longer than the slowest endpoint. Also the Retry-After of a 503. */
+        private Duration lease = Duration.ofSeconds(30);
+
+        /** How long keys are kept after their first use (purge them with IdempotencyKeys.purgeExpired). */
+        private Duration retention = Duration.ofHours(24);
+
+        /** Largest request body an @Idempotent endpoint accepts (it is buffered to be hashed); larger ones get 413. */
+        private int maxRequestBytes = 1048576;
+
+        /**
+         * Statuses below 500 that are NOT stored as the key's outcome: the claim is released so the
+         * client may retry with the same key. Every other status below 500 is stored and replayed; 5xx never are.
+         */
+        private List<Integer> retriableStatuses = List.of(401, 403, 408, 409, 425, 429);
+
+        /** Order of the filter; it must run after Spring Security's filter chain (order -100) to see the caller. */
+        private int filterOrder = 0;
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public Duration getLease() {
+            return lease;
+        }
+
+        public void setLease(Duration lease) {
+            this.lease = lease;
+        }
+
+        public Duration getRetention() {
+            return retention;
+        }
+
+        public void setRetention(Duration retention) {
+            this.retention = retention;
+        }
+
+        public int getMaxRequestBytes() {
+            return maxRequestBytes;
+        }
+
+        public void setMaxRequestBytes(int maxRequestBytes) {
+            this.maxRequestBytes = maxRequestBytes;
+        }
+
+        public List<Integer> getRetriableStatuses() {
+            return retriableStatuses;
+        }
+
+        public void setRetriableStatuses(List<Integer> retriableStatuses) {
+            this.retriableStatuses = retriableStatuses;
+        }
+
+        public int getFilterOrder() {
+            return filterOrder;
+        }
+
+        public void setFilterOrder(int filterOrder) {
+            this.filterOrder = filterOrder;
+        }
+    }
+
+    /** The inbox used by SpringInbox. */
+    public static class Consumer {
+
+        /**
+         * Consumer group the inbox records event ids under. Default: the group id of the
+         * @KafkaListener the call runs in.
+         */
+        private String group;
+
+        public String getGroup() {
+            return group;
+        }
+
+        public void setGroup(String group) {
+            this.group = group;
+        }
+    }
+
+    /** A relay inside the application. */
+    public static class Relay {
+
+        /** none: no relay here (run `outbox relay` as a sidecar); poll: the polling relay; cdc: the WAL relay (needs relay-debezium). */
+        private RelayMode mode = RelayMode.NONE;
+
+        /** Kafka bootstrap servers of the relay. Default: spring.kafka.bootstrap-servers. */
+        private String bootstrapServers;
+
+        /** JDBC URL the relay connects with (its own small pool). Default: spring.datasource.url. */
+        private String jdbcUrl;
+
+        /** Database user of the relay. Default: spring.datasource.username. */
+        private String username;
+
+        /** Database password of the relay. Default: spring.datasource.password. */
+        private String password;
+
+        /**
+         * Further relay options by their kebab-case name, as the `outbox relay` command spells them
+         * (for example partitions, batch-size, lease-duration, instance-id, after-publish, slot-name).
+         */
+        private Map<String, String> options = new LinkedHashMap<>();
+
+        public RelayMode getMode() {
+            return mode;
+        }
+
+        public void setMode(RelayMode mode) {
+            this.mode = mode;
+        }
+
+        public String getBootstrapServers() {
+            return bootstrapServers;
+        }
+
+        public void setBootstrapServers(String bootstrapServers) {
+            this.bootstrapServers = bootstrapServers;
+        }
+
+        public String getJdbcUrl() {
+            return jdbcUrl;
+        }
+
+        public void setJdbcUrl(String jdbcUrl) {
+            this.jdbcUrl = jdbcUrl;
+        }
+
+        public String getUsername() {
+            return username;
+        }
+
+        public void setUsername(String username) {
+            this.username = username;
+        }
+
+        public String getPassword() {
+            return password;
+        }
+
+        public void setPassword(String password) {
+            this.password = password;
+        }
+
+        public Map<String, String> getOptions() {
+            return options;
+        }
+
+        public void setOptions(Map<String, String> options) {
+            this.options = options;
+        }
+    }
+
+    /** Which relay runs inside the application. */
+    public enum RelayMode {
+        /** None: a sidecar or another service relays. */
+        NONE,
+        /** The polling relay (relay-poller). */
+        POLL,
+        /** The WAL relay on Debezium Embedded (relay-debezium). */
+        CDC
+    }
+}

@@ -1,0 +1,57 @@
+package dev.outboxkit.spring;
+
+import dev.outboxkit.core.Relay;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.context.SmartLifecycle;
+
+/**
+ * Runs a relay with the application context: started after every bean is ready, stopped
+ * gracefully (batch in flight finished, leases released) before the context closes its
+ * DataSource and producers. Not API: registered by the auto-configuration for
+ * {@code outboxkit.relay.mode=poll|cdc}.
+ */
+final class RelayLifecycle implements SmartLifecycle {
+
+    private static final Logger log = LoggerFactory.getLogger(RelayLifecycle.class);
+
+    private final Relay relay;
+    private volatile boolean running;
+
+    RelayLifecycle(Relay relay) {
+        this.relay = relay;
+    }
+
+    Relay relay() {
+        return relay;
+    }
+
+    @Override
+    public synchronized void start() {
+        if (!running) {
+            relay.start();
+            running = true;
+            log.info("outboxkit relay started: {}", relay.health().detail());
+        }
+    }
+
+    @Override
+    public synchronized void stop() {
+        if (running) {
+            running = false;
+            relay.close();
+            log.info("outboxkit relay stopped");
+        }
+    }
+
+    @Override
+    public boolean isRunning() {
+        return running;
+    }
+
+    /** Start last, stop first: the relay needs the rest of the application, nothing needs the relay. */
+    @Override
+    public int getPhase() {
+        return SmartLifecycle.DEFAULT_PHASE - 1024;
+    }
+}

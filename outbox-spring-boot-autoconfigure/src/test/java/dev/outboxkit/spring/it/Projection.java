@@ -1,0 +1,65 @@
+package dev.outboxkit.spring.it;
+
+import dev.outboxkit.spring.SpringInbox;
+import java.nio.charset.StandardCharsets;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.springframework.context.annotation.Profile;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.kafka.annotation.KafkaListener;
+import org.springframework.stereotype.Component;
+import org.springframework.transaction.annotation.Transactional;
+
+/** The downstream service: a projection of transfers fed by a @KafkaListener through the inbox. */
+@Component
+@Profile("relay")
+class Projection {
+
+    static final String TOPIC = "outbox.event.transfer";
+
+    private final SpringInbox inbox;
+    private final JdbcTemplate jdbc;
+    /** Transfers whose first delivery fails after the effect, inside the transaction. */
+    private final Set<String> failOnce = ConcurrentHashMap.newKeySet();
+    private final AtomicInteger deliveries = new AtomicInteger();
+    private final AtomicInteger skipped = new AtomicInteger();
+
+    Projection(SpringInbox inbox, JdbcTemplate jdbc) {
+        this.inbox = inbox;
+        this.jdbc = jdbc;
+    }
+
+    // Accessors, not fields: the bean is a transactional proxy.
+    public void failFirstDeliveryOf(String transferId) {
+        failOnce.add(transferId);
+    }
+
+    public int pendingFailures() {
+        return failOnce.size();
+    }
+
+    public int deliveries() {
+        return deliveries.get();
+    }
+
+    public int skipped() {
+        return skipped.get();
+    }
+
+    @KafkaListener(id = "projection", topics = TOPIC, groupId = "projection")
+    @Transactional
+    public void on(ConsumerRecord<String, String> record) {
+        deliveries.incrementAndGet();
+        String eventId = new String(record.headers().lastHeader("id").value(), StandardCharsets.UTF_8);
+        boolean applied = inbox.applyOnce(record, c -> jdbc.update(
+                "INSERT INTO projection_log (event_id, transfer_id, amount) VALUES (?::uuid, ?, 1)", eventId, record.key()));
+        if (!applied) {
+            skipped.incrementAndGet();
+        }
+        if (failOnce.remove(record.key())) {
+            throw new IllegalStateException("injected failure after the effect, before the listener's transaction commits");
+        }
+    }
+}
