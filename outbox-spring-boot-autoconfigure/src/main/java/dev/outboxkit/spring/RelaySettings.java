@@ -1,26 +1,28 @@
 package dev.outboxkit.spring;
 
 import dev.outboxkit.core.Secret;
-import dev.outboxkit.core.internal.RelayBuilder;
+import dev.outboxkit.core.RelayBuilder;
+import dev.outboxkit.core.RelayOption;
+import dev.outboxkit.core.RelayOptions;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.core.env.Environment;
 
 /**
- * Turns {@code outboxkit.relay.*} into a relay builder's settings. The options shared by both
- * relays are applied here; each relay's own ones by {@link PollRelays} and {@link CdcRelays}.
- * Options are kebab-case names as the {@code outbox relay} command spells them; an unknown one
- * fails start-up with the list of known ones. {@code producer.<kafka setting>} options become
- * producer overrides.
+ * Turns {@code outboxkit.relay.*} into a relay builder's settings. {@code outboxkit.relay.options.<name>} binds to the
+ * relay's option definitions ({@link RelayOption}: the shared {@code RelayOptions} and the relay's own), by the
+ * kebab-case name the {@code outbox relay} command uses, with the definition's default and check; durations also
+ * take Spring's style ({@code 15s}, {@code 100ms}). An unknown name fails start-up with the list of known ones.
+ * {@code producer.<kafka setting>} options become producer overrides.
  */
 final class RelaySettings {
-
-    static final Set<String> SHARED = Set.of("instance-id", "lease-duration");
 
     final OutboxkitProperties.Relay relay;
     final String schema;
@@ -42,63 +44,46 @@ final class RelaySettings {
         this.meterRegistry = meterRegistry;
     }
 
-    /** Applies the shared settings and options; returns the options left for the relay itself. */
-    <B extends RelayBuilder<B>> Map<String, String> applyShared(B builder, Set<String> own) {
+    /** Applies the connection settings and every {@code outboxkit.relay.options.*} entry to {@code builder}. */
+    <B extends RelayBuilder<B>> B configure(B builder) {
         builder.schema(schema).bootstrapServers(bootstrapServers).jdbcUrl(jdbcUrl).user(username);
         if (password != null) {
             builder.password(Secret.of(password));
         }
+        Map<String, RelayOption<?>> known = new TreeMap<>();
+        builder.options().stream().filter(o -> o != RelayOptions.SCHEMA).forEach(o -> known.put(o.kebabName(), o));
         Map<String, String> producer = new LinkedHashMap<>();
-        Map<String, String> rest = new LinkedHashMap<>();
         Set<String> unknown = new TreeSet<>();
         relay.getOptions().forEach((name, value) -> {
             if (name.startsWith("producer.")) {
                 producer.put(name.substring("producer.".length()), value);
-            } else if (name.equals("instance-id")) {
-                builder.instanceId(value);
-            } else if (name.equals("lease-duration")) {
-                builder.leaseDuration(duration(name, value));
-            } else if (own.contains(name)) {
-                rest.put(name, value);
+            } else if (known.containsKey(name)) {
+                set(builder, known.get(name), value);
             } else {
                 unknown.add(name);
             }
         });
         if (!unknown.isEmpty()) {
-            Set<String> known = new TreeSet<>(SHARED);
-            known.addAll(own);
             throw new IllegalArgumentException("unknown outboxkit.relay.options for mode " + relay.getMode().name()
-                    .toLowerCase(java.util.Locale.ROOT) + ": " + unknown + "; known: " + known + " and producer.<kafka setting>");
+                    .toLowerCase(Locale.ROOT) + ": " + unknown + "; known: " + known.keySet()
+                    + " and producer.<kafka setting> (the schema is outboxkit.schema)");
         }
         if (!producer.isEmpty()) {
             builder.producerOverrides(producer);
         }
-        return rest;
+        return builder;
     }
 
-    static Duration duration(String name, String value) {
+    private static <T> void set(RelayBuilder<?> builder, RelayOption<T> option, String text) {
         try {
-            return DurationStyle.detectAndParse(value.trim());
-        } catch (RuntimeException e) {
-            throw new IllegalArgumentException("outboxkit.relay.options." + name + " must be a duration such as 15s or "
-                    + "PT15S, got '" + value + "'", e);
+            T value = option.type() == Duration.class
+                    ? option.check(option.type().cast(DurationStyle.detectAndParse(text.trim())))
+                    : option.parse(text);
+            builder.set(option, value);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("outboxkit.relay.options." + option.kebabName() + ": " + e.getMessage()
+                    + " (accepted: " + option.accepted() + ")", e);
         }
-    }
-
-    static int integer(String name, String value) {
-        try {
-            return Integer.parseInt(value.trim());
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("outboxkit.relay.options." + name + " must be a whole number, got '" + value + "'", e);
-        }
-    }
-
-    static boolean bool(String name, String value) {
-        String v = value.trim().toLowerCase(java.util.Locale.ROOT);
-        if (!v.equals("true") && !v.equals("false")) {
-            throw new IllegalArgumentException("outboxkit.relay.options." + name + " must be true or false, got '" + value + "'");
-        }
-        return v.equals("true");
     }
 
     private static String firstSet(String value, String fallback, String what) {
