@@ -9,6 +9,8 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.Map;
+import java.util.function.Function;
+import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 
 /**
@@ -60,9 +62,9 @@ public final class CdcRelay implements Relay {
     private final CdcSettings settings;
     private final Supervisor supervisor;
 
-    private CdcRelay(CdcSettings settings) {
+    private CdcRelay(CdcSettings settings, Function<Map<String, Object>, Producer<byte[], byte[]>> producerFactory) {
         this.settings = settings;
-        this.supervisor = new Supervisor(settings);
+        this.supervisor = producerFactory == null ? new Supervisor(settings) : new Supervisor(settings, producerFactory);
     }
 
     public static Builder builder() {
@@ -148,8 +150,15 @@ public final class CdcRelay implements Relay {
         private Duration pollInterval = Duration.ofMillis(5);
         private Duration shutdownTimeout = Duration.ofSeconds(30);
         private MeterRegistry meterRegistry;
+        private Function<Map<String, Object>, Producer<byte[], byte[]>> producerFactory;
 
         private Builder() {
+        }
+
+        /** Tests: a producer of their own (for example Kafka's MockProducer). */
+        Builder producerFactory(Function<Map<String, Object>, Producer<byte[], byte[]>> producerFactory) {
+            this.producerFactory = producerFactory;
+            return this;
         }
 
         /** Logical replication slot (pgoutput); also names the lease {@code cdc/<slotName>}. Default {@code outboxkit_slot}. */
@@ -253,7 +262,7 @@ public final class CdcRelay implements Relay {
             Map<String, Object> producer = producerConfig(Map.of(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "1"));
             return new CdcRelay(new CdcSettings(jdbcUrl, user, password, schema, slotName, publicationName, producer, route,
                     id, leaseDuration, deleteAfterPublish, heartbeatInterval, offsetFlushInterval, maxBatchSize, pollInterval,
-                    shutdownTimeout, meterRegistry == null ? new SimpleMeterRegistry() : meterRegistry, clock));
+                    shutdownTimeout, meterRegistry == null ? new SimpleMeterRegistry() : meterRegistry, clock), producerFactory);
         }
 
         private static void require(String name, String value) {

@@ -13,9 +13,11 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.OffsetDateTime;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.function.BooleanSupplier;
+import java.util.function.Function;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -44,6 +46,7 @@ public final class Supervisor implements AutoCloseable {
     private final CdcSettings settings;
     private final JdbcTarget target;
     private final CdcMetrics metrics;
+    private final Function<Map<String, Object>, Producer<byte[], byte[]>> producers;
     private HikariDataSource pool;
     private Producer<byte[], byte[]> producer;
     private LeaseKeeper lease;
@@ -61,7 +64,13 @@ public final class Supervisor implements AutoCloseable {
     private volatile boolean slotStreamed;
 
     public Supervisor(CdcSettings settings) {
+        this(settings, KafkaProducer::new);
+    }
+
+    /** @param producers makes the relay's producer from the checked configuration (tests pass a MockProducer) */
+    public Supervisor(CdcSettings settings, Function<Map<String, Object>, Producer<byte[], byte[]>> producers) {
         this.settings = settings;
+        this.producers = producers;
         this.target = JdbcTarget.parse(settings.jdbcUrl());
         this.metrics = new CdcMetrics(settings.meterRegistry(), settings.slotName());
     }
@@ -94,7 +103,7 @@ public final class Supervisor implements AutoCloseable {
         lease = new LeaseKeeper(pool, settings);
         guard = new SlotGuard(settings);
         state = new StateTables(pool, settings, lease);
-        producer = new KafkaProducer<>(settings.producerConfig());
+        producer = producers.apply(settings.producerConfig());
         scheduler = Executors.newScheduledThreadPool(1, r -> {
             Thread t = new Thread(r, "outboxkit-cdc-monitor-" + settings.slotName());
             t.setDaemon(true);
@@ -187,9 +196,14 @@ public final class Supervisor implements AutoCloseable {
                         if (error instanceof CdcStartupException) {
                             throw error;
                         }
+                        long lastAck = metrics.lastAckNanos.get();
+                        if (lastAck != 0 && lastAck - next.startedNanos > 0) {
+                            backoff = 500; // the session made progress: a new failure, not the same one again
+                        }
                         log.warn("streaming failed ({}); restarting from the last stored offset in {} ms",
                                 error == null ? "engine stopped" : error.toString(), backoff);
                         detail = "restarting after: " + (error == null ? "engine stopped" : error.getMessage());
+                        next.phase = detail; // what health() reports while the relay waits to restart
                         long fence = next.fence;
                         sleep(backoff);
                         backoff = Math.min(backoff * 2, 30_000);
