@@ -71,7 +71,7 @@ class PublishFailuresTest {
                 Arguments.of(new UnknownProducerIdException("producer id"), PublishFailure.RETRIABLE),
                 Arguments.of(new InvalidProducerEpochException("epoch"), PublishFailure.RETRIABLE),
                 Arguments.of(new UnknownServerException("broker bug"), PublishFailure.RETRIABLE),
-                Arguments.of(new InterruptException("interrupted", new InterruptedException()), PublishFailure.RETRIABLE),
+                Arguments.of(interruptException(), PublishFailure.RETRIABLE),
                 Arguments.of(new KafkaException("Producer closed while send in progress"), PublishFailure.RETRIABLE),
                 Arguments.of(new IllegalStateException("Cannot perform operation after producer has been closed"),
                         PublishFailure.RETRIABLE),
@@ -91,6 +91,13 @@ class PublishFailuresTest {
                 Arguments.of(new ConfigException("bootstrap.servers", "", "no resolvable bootstrap urls"), PublishFailure.FATAL),
 
                 Arguments.of(new FencedException("lease lost"), PublishFailure.FENCED));
+    }
+
+    /** Its constructor interrupts the thread that makes it; here it is only data. */
+    private static InterruptException interruptException() {
+        InterruptException e = new InterruptException("interrupted", new InterruptedException());
+        Thread.interrupted();
+        return e;
     }
 
     @ParameterizedTest(name = "{0} -> {1}")

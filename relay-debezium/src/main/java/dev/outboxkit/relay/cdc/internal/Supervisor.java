@@ -62,6 +62,8 @@ public final class Supervisor implements AutoCloseable {
     private volatile RuntimeException failure;
     /** The slot had a walsender at the monitor's last look (Debezium is really streaming, not just started). */
     private volatile boolean slotStreamed;
+    private volatile String lastFailure;
+    private volatile long lastFailureNanos;
 
     public Supervisor(CdcSettings settings) {
         this(settings, KafkaProducer::new);
@@ -203,7 +205,8 @@ public final class Supervisor implements AutoCloseable {
                         log.warn("streaming failed ({}); restarting from the last stored offset in {} ms",
                                 error == null ? "engine stopped" : error.toString(), backoff);
                         detail = "restarting after: " + (error == null ? "engine stopped" : error.getMessage());
-                        next.phase = detail; // what health() reports while the relay waits to restart
+                        lastFailure = detail;
+                        lastFailureNanos = System.nanoTime();
                         long fence = next.fence;
                         sleep(backoff);
                         backoff = Math.min(backoff * 2, 30_000);
@@ -330,6 +333,12 @@ public final class Supervisor implements AutoCloseable {
         return twice.compareTo(Duration.ofSeconds(10)) < 0 ? Duration.ofSeconds(10) : twice;
     }
 
+    /** The last session's failure, until Kafka acknowledges something after it (health shows it while not streaming). */
+    private String failureSinceLastAck() {
+        String f = lastFailure;
+        return f != null && metrics.lastAckNanos.get() - lastFailureNanos <= 0 ? "; " + f : "";
+    }
+
     public Relay.Health health() {
         Role r = role;
         return switch (r) {
@@ -342,7 +351,7 @@ public final class Supervisor implements AutoCloseable {
                 yield new Relay.Health(true, streaming && stall == null, streaming
                         ? "active: " + (stall != null ? stall + "; " : "") + "streaming slot " + settings.slotName()
                         + " (lease token " + s.fence + ", slot lag " + metrics.slotLagBytes.get() + " bytes)"
-                        : "active: " + (s == null ? "starting" : s.phase));
+                        : "active: " + (s == null ? "starting" : s.phase) + failureSinceLastAck());
             }
             case STOPPED -> new Relay.Health(false, false, "stopped");
             case FAILED -> new Relay.Health(false, false, "failed: " + detail);
