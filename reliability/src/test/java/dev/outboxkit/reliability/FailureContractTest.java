@@ -10,6 +10,7 @@ import dev.outboxkit.core.PublishFailure;
 import dev.outboxkit.core.Relay;
 import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.core.internal.PublishFailures;
 import dev.outboxkit.relay.cdc.CdcProducerSeam;
 import dev.outboxkit.relay.cdc.CdcRelay;
 import dev.outboxkit.relay.poller.PollerProducerSeam;
@@ -285,7 +286,7 @@ class FailureContractTest {
             softly.assertThat(kafka.published(refused)).as(label + ": the parked event was not published").isFalse();
         } else {
             Relay.Health health = relay.health();
-            boolean operator = health.detail().contains("needs an operator");
+            boolean operator = health.detail().contains(PublishFailures.OPERATOR_HINT);
             result = (operator ? PublishFailure.FATAL : PublishFailure.RETRIABLE).name();
             softly.assertThat(health.ready()).as(label + ": not ready while it fails (" + health.detail() + ")").isFalse();
             softly.assertThat(unpublished(db, refused)).as(label + ": the event stays in outbox_event").isTrue();

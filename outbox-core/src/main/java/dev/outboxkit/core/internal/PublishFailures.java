@@ -65,6 +65,9 @@ public final class PublishFailures {
         }
     }
 
+    /** What logs and health details say for a {@link PublishFailure#FATAL} failure (tests look for it). */
+    public static final String OPERATOR_HINT = "needs an operator";
+
     private static final int MAX_MESSAGE = 2000;
     private static final int MAX_DEPTH = 32;
 

@@ -116,14 +116,11 @@ final class Publisher {
         return switch (failure.outcome()) {
             case FENCED -> new FencedException("publishing event " + event + " found the lease gone: "
                     + failure.message());
-            case FATAL -> new PublishFailedException("Kafka refused event " + event + " and this " + FATAL_HINT + " ("
-                    + failure.describe() + "); the event stays unpublished and the batch is retried from the last stored "
-                    + "offset with a back-off until it is fixed", failure);
+            case FATAL -> new PublishFailedException("Kafka refused event " + event + " and this "
+                    + PublishFailures.OPERATOR_HINT + " (" + failure.describe() + "); the event stays unpublished and the "
+                    + "batch is retried from the last stored offset with a back-off until it is fixed", failure);
             default -> new PublishFailedException("Kafka did not acknowledge event " + event + " (" + failure.describe()
                     + "); the batch is retried from the last stored offset", failure);
         };
     }
-
-    /** Health and logs say so when a failure needs an operator (see {@code PublishFailure.FATAL}). */
-    static final String FATAL_HINT = "needs an operator";
 }

@@ -50,8 +50,6 @@ public final class Pipeline implements Runnable {
     private static final long MAX_BACKOFF_MILLIS = 10_000;
     /** Rows per claim in careful mode (after a failure: one record at a time). */
     private static final int CAREFUL_BATCH = 50;
-    /** Health and logs say so when a failure needs an operator (see {@code PublishFailure.FATAL}). */
-    static final String FATAL_HINT = "needs an operator";
 
     private final PollerSettings settings;
     private final DataSource dataSource;
@@ -503,12 +501,12 @@ public final class Pipeline implements Runnable {
         int failed = b.count(Batch.State.FAILED);
         boolean fatal = sample != null && sample.outcome() == PublishFailure.FATAL;
         lastError = "Kafka: " + failed + " of " + b.size() + " records not acknowledged"
-                + (sample == null ? "" : " (" + (fatal ? FATAL_HINT + ": " : "") + sample.describe() + ")");
+                + (sample == null ? "" : " (" + (fatal ? PublishFailures.OPERATOR_HINT + ": " : "") + sample.describe() + ")");
         if (fatal) {
             log.error("poll relay {}: {} of {} records of a batch were not acknowledged by Kafka ({} acknowledged): {}: {}. "
                             + "The rows stay in outbox_event (not counted as attempts, never parked for this) and are "
                             + "retried after a back-off until it is fixed", settings.instanceId(), failed, b.size(), acked,
-                    FATAL_HINT, sample.describe());
+                    PublishFailures.OPERATOR_HINT, sample.describe());
         } else {
             log.warn("poll relay {}: {} of {} records of a batch were not acknowledged by Kafka ({} acknowledged); the rows "
                             + "stay in outbox_event and are retried after a back-off. First error: {}",
