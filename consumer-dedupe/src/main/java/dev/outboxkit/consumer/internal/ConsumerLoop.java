@@ -537,8 +537,9 @@ public final class ConsumerLoop implements Runnable {
                 failures++;
                 Duration wait = backoff(failures);
                 trouble = "cannot forward to " + pending.get(0).forward().topic() + ": " + x.getMessage();
-                log.warn("group {}: {} (attempt {}); the original offsets stay uncommitted, retrying in {} ms. Does the "
-                        + "topic exist?", s.group(), trouble, failures, wait.toMillis());
+                log.warn("group {}: {} (attempt {}); the original offsets stay uncommitted, retrying in {} ms{}", s.group(),
+                        trouble, failures, wait.toMillis(),
+                        x.failure() == dev.outboxkit.core.PublishFailure.RETRIABLE ? ". Does the topic exist?" : "");
                 txLock.unlock();
                 try {
                     sleep(wait);

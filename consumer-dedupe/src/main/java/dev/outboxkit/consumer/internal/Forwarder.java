@@ -2,7 +2,9 @@ package dev.outboxkit.consumer.internal;
 
 import dev.outboxkit.consumer.DeadLetterHeaders;
 import dev.outboxkit.core.ProducerSafety;
+import dev.outboxkit.core.PublishFailure;
 import dev.outboxkit.core.Topics;
+import dev.outboxkit.core.internal.PublishFailures;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
@@ -85,14 +87,14 @@ public final class Forwarder implements AutoCloseable {
                 ack.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
             }
         } catch (ExecutionException e) {
-            throw new ForwardingException("Kafka refused a forwarded record: " + Failures.describe(e.getCause()), e.getCause());
+            throw refused("Kafka refused a forwarded record", e.getCause() == null ? e : e.getCause());
         } catch (TimeoutException e) {
-            throw new ForwardingException("no ack for forwarded records within " + ackTimeout, e);
+            throw new ForwardingException("no ack for forwarded records within " + ackTimeout, e, PublishFailure.RETRIABLE);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new ForwardingException("interrupted while waiting for forwarded records' acks", e);
+            throw new ForwardingException("interrupted while waiting for forwarded records' acks", e, PublishFailure.RETRIABLE);
         } catch (org.apache.kafka.common.KafkaException e) {
-            throw new ForwardingException("cannot forward records: " + Failures.describe(e), e);
+            throw refused("cannot forward records", e);
         }
     }
 
@@ -140,12 +142,35 @@ public final class Forwarder implements AutoCloseable {
         }
     }
 
+    /**
+     * Classified as the relays classify a send failure. Whatever the outcome, the original offset is not
+     * committed, so the caller retries: a dead letter is never dropped. POISON and FATAL say why retrying alone
+     * will not help.
+     */
+    private static ForwardingException refused(String what, Throwable error) {
+        PublishFailures.Classified failure = PublishFailures.classify(error);
+        String hint = switch (failure.outcome()) {
+            case POISON -> "; the topic refuses this record for good (for example its max.message.bytes), so the "
+                    + "original offset waits until the topic is fixed";
+            case FATAL -> "; this needs an operator (authentication, ACLs, versions, configuration)";
+            default -> "";
+        };
+        return new ForwardingException(what + ": " + failure.describe() + hint, error, failure.outcome());
+    }
+
     /** Forwarding failed for now; nothing was committed, so retrying is safe. */
     public static final class ForwardingException extends RuntimeException {
         private static final long serialVersionUID = 1L;
+        private final PublishFailure failure;
 
-        ForwardingException(String message, Throwable cause) {
+        ForwardingException(String message, Throwable cause, PublishFailure failure) {
             super(message, cause);
+            this.failure = failure;
+        }
+
+        /** What the send failure means (the relays' classification). */
+        public PublishFailure failure() {
+            return failure;
         }
     }
 }

@@ -12,6 +12,8 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
+import org.apache.kafka.clients.producer.Producer;
 
 /**
  * The WAL relay: reads the outbox table's inserts (and the writer's logical decoding messages) from a
@@ -62,9 +64,9 @@ public final class CdcRelay implements Relay {
     private final CdcSettings settings;
     private final Supervisor supervisor;
 
-    private CdcRelay(CdcSettings settings) {
+    private CdcRelay(CdcSettings settings, Function<Map<String, Object>, Producer<byte[], byte[]>> producerFactory) {
         this.settings = settings;
-        this.supervisor = new Supervisor(settings);
+        this.supervisor = producerFactory == null ? new Supervisor(settings) : new Supervisor(settings, producerFactory);
     }
 
     public static Builder builder() {
@@ -142,8 +144,15 @@ public final class CdcRelay implements Relay {
     public static final class Builder extends RelayBuilder<Builder> {
 
         private MeterRegistry meterRegistry;
+        private Function<Map<String, Object>, Producer<byte[], byte[]>> producerFactory;
 
         private Builder() {
+        }
+
+        /** Tests: a producer of their own (for example Kafka's MockProducer). */
+        Builder producerFactory(Function<Map<String, Object>, Producer<byte[], byte[]>> producerFactory) {
+            this.producerFactory = producerFactory;
+            return this;
         }
 
         @Override
@@ -244,7 +253,7 @@ public final class CdcRelay implements Relay {
                     get(RelayOptions.LEASE_DURATION), get(CdcOptions.DELETE_AFTER_PUBLISH), get(CdcOptions.HEARTBEAT_INTERVAL),
                     get(CdcOptions.OFFSET_FLUSH_INTERVAL), get(CdcOptions.MAX_BATCH_SIZE), get(CdcOptions.POLL_INTERVAL),
                     get(CdcOptions.SHUTDOWN_TIMEOUT), meterRegistry == null ? new SimpleMeterRegistry() : meterRegistry,
-                    clock));
+                    clock), producerFactory);
         }
 
         private static void require(String name, String value) {

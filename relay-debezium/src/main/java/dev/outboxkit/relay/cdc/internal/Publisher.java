@@ -1,8 +1,10 @@
 package dev.outboxkit.relay.cdc.internal;
 
-import dev.outboxkit.core.InvalidEventException;
+import dev.outboxkit.core.FencedException;
 import dev.outboxkit.core.KafkaRecords;
 import dev.outboxkit.core.OutboxEvent;
+import dev.outboxkit.core.PublishFailure;
+import dev.outboxkit.core.internal.PublishFailures;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -11,24 +13,22 @@ import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import org.apache.kafka.clients.producer.Producer;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
-import org.apache.kafka.common.errors.InvalidTopicException;
-import org.apache.kafka.common.errors.RecordTooLargeException;
 
 /**
  * Sends a batch and waits until Kafka acknowledged every record of it: the only way a row leaves the
  * relay's hands. Records are built by {@link KafkaRecords} (the same mapping as the poller) and sent in
  * stream order, so one aggregate's events keep their commit order in its partition.
  *
- * <p>Failure policy (the poller's): an event that can never be published (not mappable, too large, an
- * illegal topic) becomes a {@link DeadLetter}; any other failure fails the whole batch, nothing of it is
- * marked done, and the relay retries from its last offset.
+ * <p>Failures are classified by {@link PublishFailures}, as in the polling relay: a {@link PublishFailure#POISON}
+ * event becomes a {@link DeadLetter}; {@link PublishFailure#FENCED} ends the batch as a {@link FencedException};
+ * anything else ({@link PublishFailure#RETRIABLE}, {@link PublishFailure#FATAL}) fails the whole batch with a
+ * {@link PublishFailedException}, nothing of it is marked done, and the relay retries from its last offset.
  */
 final class Publisher {
 
     /** An event Kafka refused for good, with everything needed to park it. */
-    record DeadLetter(OutboxRow row, String errorClass, String errorMessage) {
+    record DeadLetter(OutboxRow row, PublishFailures.Classified failure) {
     }
 
     /** What became of a batch: acknowledged rows and rows to park. */
@@ -38,9 +38,15 @@ final class Publisher {
     /** A batch failed in a way that is not the events' fault (broker down, authorization, timeout). */
     static final class PublishFailedException extends RuntimeException {
         private static final long serialVersionUID = 1L;
+        private final transient PublishFailures.Classified failure;
 
-        PublishFailedException(String message, Throwable cause) {
-            super(message, cause);
+        PublishFailedException(String message, PublishFailures.Classified failure) {
+            super(message, failure.cause());
+            this.failure = failure;
+        }
+
+        PublishFailure outcome() {
+            return failure.outcome();
         }
     }
 
@@ -62,18 +68,23 @@ final class Publisher {
         List<OutboxEvent> sentEvents = new ArrayList<>(rows.size());
         List<Future<RecordMetadata>> futures = new ArrayList<>(rows.size());
         for (OutboxRow row : rows) {
-            ProducerRecord<byte[], byte[]> record;
             OutboxEvent event;
+            Future<RecordMetadata> future;
             try {
                 event = row.toEvent();
-                record = records.toRecord(event);
-            } catch (InvalidEventException e) {
-                dead.add(new DeadLetter(row, e.getClass().getName(), e.getMessage()));
+                // send() itself throws for some refusals (a serializer's), and for a closed or interrupted producer
+                future = producer.send(records.toRecord(event));
+            } catch (RuntimeException e) {
+                PublishFailures.Classified failure = PublishFailures.classify(e);
+                if (failure.outcome() != PublishFailure.POISON) {
+                    throw failed(row, failure);
+                }
+                dead.add(new DeadLetter(row, failure));
                 continue;
             }
             sentRows.add(row);
             sentEvents.add(event);
-            futures.add(producer.send(record));
+            futures.add(future);
         }
         if (futures.isEmpty()) {
             return new Outcome(List.of(), dead);
@@ -87,18 +98,29 @@ final class Publisher {
                 acked.add(sentRows.get(i));
                 metrics.commitToAck.record(Duration.between(sentEvents.get(i).createdAt(), now));
             } catch (ExecutionException e) {
-                Throwable cause = e.getCause();
-                if (cause instanceof RecordTooLargeException || cause instanceof InvalidTopicException) {
-                    dead.add(new DeadLetter(sentRows.get(i), cause.getClass().getName(), String.valueOf(cause.getMessage())));
-                } else {
-                    throw new PublishFailedException("Kafka did not acknowledge event " + sentEvents.get(i).id() + " ("
-                            + cause + "); the batch is retried from the last stored offset", cause);
+                PublishFailures.Classified failure = PublishFailures.classify(e.getCause() == null ? e : e.getCause());
+                if (failure.outcome() != PublishFailure.POISON) {
+                    throw failed(sentRows.get(i), failure);
                 }
+                dead.add(new DeadLetter(sentRows.get(i), failure));
             }
         }
         metrics.lastAckNanos.set(System.nanoTime());
         metrics.published.increment(acked.size());
         metrics.batchSize.record(futures.size());
         return new Outcome(acked, dead);
+    }
+
+    private static RuntimeException failed(OutboxRow row, PublishFailures.Classified failure) {
+        String event = row.id() == null ? "at seq " + row.seq() : row.id();
+        return switch (failure.outcome()) {
+            case FENCED -> new FencedException("publishing event " + event + " found the lease gone: "
+                    + failure.message());
+            case FATAL -> new PublishFailedException("Kafka refused event " + event + " and this "
+                    + PublishFailures.OPERATOR_HINT + " (" + failure.describe() + "); the event stays unpublished and the "
+                    + "batch is retried from the last stored offset with a back-off until it is fixed", failure);
+            default -> new PublishFailedException("Kafka did not acknowledge event " + event + " (" + failure.describe()
+                    + "); the batch is retried from the last stored offset", failure);
+        };
     }
 }

@@ -1,12 +1,12 @@
 package dev.outboxkit.relay.cdc.internal;
 
+import dev.outboxkit.core.internal.DeadLetterWriter;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
-import java.sql.Types;
 import java.time.Duration;
-import java.time.ZoneOffset;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -38,7 +38,7 @@ final class RowSink implements AutoCloseable {
     private final Consumer<Throwable> onFenced;
     private final CdcMetrics metrics;
     private final String deleteSql;
-    private final String parkSql;
+    private final DeadLetterWriter deadLetters;
     private final LinkedBlockingQueue<long[]> pending = new LinkedBlockingQueue<>();
     private final AtomicLong queued = new AtomicLong();
     private final AtomicLong done = new AtomicLong();
@@ -55,9 +55,7 @@ final class RowSink implements AutoCloseable {
         this.metrics = metrics;
         String outbox = settings.outboxTable();
         deleteSql = "DELETE FROM " + outbox + " WHERE seq = ANY (?)";
-        parkSql = "INSERT INTO " + settings.table("outbox_dead_letter") + " (id, seq, aggregate_type, aggregate_id, event_type, "
-                + "payload, headers, topic, created_at, error_class, error_message, attempts, parked_by) "
-                + "VALUES (?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, coalesce(?, now()), ?, ?, 1, ?) ON CONFLICT (id) DO NOTHING";
+        deadLetters = new DeadLetterWriter(settings.schema());
         deleter = new Thread(this::deleteLoop, "outboxkit-cdc-deleter-" + settings.slotName());
         deleter.setDaemon(true);
         if (settings.deleteAfterPublish()) {
@@ -76,16 +74,14 @@ final class RowSink implements AutoCloseable {
         try (Connection c = dataSource.getConnection()) {
             lease.inFencedTransaction(c, fence.getAsLong(), tx -> {
                 List<Long> seqs = new ArrayList<>();
-                try (PreparedStatement ps = tx.prepareStatement(parkSql)) {
-                    for (Publisher.DeadLetter letter : letters) {
-                        bindDeadLetter(ps, letter);
-                        ps.addBatch();
-                        if (letter.row().seq() > 0) {
-                            seqs.add(letter.row().seq());
-                        }
+                List<DeadLetterWriter.Letter> rows = new ArrayList<>(letters.size());
+                for (Publisher.DeadLetter letter : letters) {
+                    rows.add(toLetter(letter));
+                    if (letter.row().seq() > 0) {
+                        seqs.add(letter.row().seq());
                     }
-                    ps.executeBatch();
                 }
+                deadLetters.park(tx, rows, settings.instanceId());
                 if (settings.deleteAfterPublish() && !seqs.isEmpty()) {
                     try (PreparedStatement ps = tx.prepareStatement(deleteSql)) {
                         ps.setArray(1, tx.createArrayOf("bigint", seqs.toArray()));
@@ -100,12 +96,13 @@ final class RowSink implements AutoCloseable {
         }
         metrics.deadLettered.increment(letters.size());
         for (Publisher.DeadLetter letter : letters) {
-            log.warn("parked event {} (seq {}) in outbox_dead_letter: {}: {}", letter.row().id(), letter.row().seq(),
-                    letter.errorClass(), letter.errorMessage());
+            log.warn("parked event {} (seq {}) in outbox_dead_letter: {}. Retry or discard it with 'outbox dead-letters'",
+                    letter.row().id(), letter.row().seq(), letter.failure().describe());
         }
     }
 
-    private void bindDeadLetter(PreparedStatement ps, Publisher.DeadLetter letter) throws SQLException {
+    /** Attempts 1: the WAL relay parks an event the first time Kafka (or the mapping) refuses it for good. */
+    private static DeadLetterWriter.Letter toLetter(Publisher.DeadLetter letter) {
         OutboxRow row = letter.row();
         UUID id;
         try {
@@ -114,26 +111,14 @@ final class RowSink implements AutoCloseable {
             // Not even an id: park it under one derived from its content, so it is kept and found again.
             id = UUID.nameUUIDFromBytes(String.valueOf(row).getBytes(StandardCharsets.UTF_8));
         }
-        ps.setObject(1, id);
-        ps.setLong(2, row.seq());
-        ps.setString(3, orUnknown(row.aggregateType()));
-        ps.setString(4, orUnknown(row.aggregateId()));
-        ps.setString(5, orUnknown(row.eventType()));
-        ps.setString(6, row.payload() == null ? "null" : row.payload());
-        ps.setString(7, row.headers() == null ? "{}" : row.headers());
-        ps.setString(8, row.topic());
+        Instant createdAt;
         try {
-            ps.setObject(9, row.createdAtInstant().atOffset(ZoneOffset.UTC));
+            createdAt = row.createdAtInstant();
         } catch (RuntimeException e) {
-            ps.setNull(9, Types.TIMESTAMP_WITH_TIMEZONE);
+            createdAt = null; // parked at the time of parking
         }
-        ps.setString(10, letter.errorClass());
-        ps.setString(11, letter.errorMessage() == null ? "" : letter.errorMessage());
-        ps.setString(12, settings.instanceId());
-    }
-
-    private static String orUnknown(String s) {
-        return s == null || s.isEmpty() ? "unknown" : s;
+        return DeadLetterWriter.Letter.of(id, row.seq(), row.aggregateType(), row.aggregateId(), row.eventType(),
+                row.payload(), row.headers(), row.topic(), createdAt, letter.failure(), 1);
     }
 
     /** Queues acknowledged rows for deletion (deleteAfterPublish only). */

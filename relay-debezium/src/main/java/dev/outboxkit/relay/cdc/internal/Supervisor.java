@@ -13,9 +13,11 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.OffsetDateTime;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.function.BooleanSupplier;
+import java.util.function.Function;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -46,6 +48,7 @@ public final class Supervisor implements AutoCloseable {
     private final CdcSettings settings;
     private final JdbcTarget target;
     private final CdcMetrics metrics;
+    private final Function<Map<String, Object>, Producer<byte[], byte[]>> producers;
     private HikariDataSource pool;
     private Producer<byte[], byte[]> producer;
     private LeaseKeeper lease;
@@ -61,9 +64,17 @@ public final class Supervisor implements AutoCloseable {
     private volatile RuntimeException failure;
     /** The slot had a walsender at the monitor's last look (Debezium is really streaming, not just started). */
     private volatile boolean slotStreamed;
+    private volatile String lastFailure;
+    private volatile long lastFailureNanos;
 
     public Supervisor(CdcSettings settings) {
+        this(settings, KafkaProducer::new);
+    }
+
+    /** @param producers makes the relay's producer from the checked configuration (tests pass a MockProducer) */
+    public Supervisor(CdcSettings settings, Function<Map<String, Object>, Producer<byte[], byte[]>> producers) {
         this.settings = settings;
+        this.producers = producers;
         this.target = JdbcTarget.parse(settings.jdbcUrl());
         this.metrics = new CdcMetrics(settings.meterRegistry(), settings.slotName());
     }
@@ -86,7 +97,7 @@ public final class Supervisor implements AutoCloseable {
         lease = new LeaseKeeper(pool, settings);
         guard = new SlotGuard(settings);
         state = new StateTables(pool, settings, lease);
-        producer = new KafkaProducer<>(settings.producerConfig());
+        producer = producers.apply(settings.producerConfig());
         scheduler = Executors.newScheduledThreadPool(1, r -> {
             Thread t = new Thread(r, "outboxkit-cdc-monitor-" + settings.slotName());
             t.setDaemon(true);
@@ -179,9 +190,15 @@ public final class Supervisor implements AutoCloseable {
                         if (error instanceof CdcStartupException) {
                             throw error;
                         }
+                        long lastAck = metrics.lastAckNanos.get();
+                        if (lastAck != 0 && lastAck - next.startedNanos > 0) {
+                            backoff = 500; // the session made progress: a new failure, not the same one again
+                        }
                         log.warn("streaming failed ({}); restarting from the last stored offset in {} ms",
                                 error == null ? "engine stopped" : error.toString(), backoff);
                         detail = "restarting after: " + (error == null ? "engine stopped" : error.getMessage());
+                        lastFailure = detail;
+                        lastFailureNanos = System.nanoTime();
                         long fence = next.fence;
                         sleep(backoff);
                         backoff = Math.min(backoff * 2, 30_000);
@@ -308,6 +325,12 @@ public final class Supervisor implements AutoCloseable {
         return twice.compareTo(Duration.ofSeconds(10)) < 0 ? Duration.ofSeconds(10) : twice;
     }
 
+    /** The last session's failure, until Kafka acknowledges something after it (health shows it while not streaming). */
+    private String failureSinceLastAck() {
+        String f = lastFailure;
+        return f != null && metrics.lastAckNanos.get() - lastFailureNanos <= 0 ? "; " + f : "";
+    }
+
     public Relay.Health health() {
         Role r = role;
         return switch (r) {
@@ -320,7 +343,7 @@ public final class Supervisor implements AutoCloseable {
                 yield new Relay.Health(true, streaming && stall == null, streaming
                         ? "active: " + (stall != null ? stall + "; " : "") + "streaming slot " + settings.slotName()
                         + " (lease token " + s.fence + ", slot lag " + metrics.slotLagBytes.get() + " bytes)"
-                        : "active: " + (s == null ? "starting" : s.phase));
+                        : "active: " + (s == null ? "starting" : s.phase) + failureSinceLastAck());
             }
             case STOPPED -> new Relay.Health(false, false, "stopped");
             case FAILED -> new Relay.Health(false, false, "failed: " + detail);

@@ -77,7 +77,8 @@ class FencingTest {
         try (RowSink sinkA = new RowSink(db.dataSource(), a, leaseA, fenceA::getAsLong, fenced::set, metrics)) {
             OutboxRow row = new OutboxRow(seq, "0191f0a4-1c2b-7d3e-8f40-123456789abc", "order", "1", "E", null, "{}", "{}",
                     "2024-05-06T07:08:09Z");
-            assertThatThrownBy(() -> sinkA.park(List.of(new Publisher.DeadLetter(row, "X", "y"))))
+            assertThatThrownBy(() -> sinkA.park(List.of(new Publisher.DeadLetter(row,
+                    dev.outboxkit.core.internal.PublishFailures.classify(new dev.outboxkit.core.InvalidEventException("y"))))))
                     .isInstanceOf(FencedWriteException.class);
             sinkA.deleteLater(new long[] {seq});
             org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> fenced.get() != null);

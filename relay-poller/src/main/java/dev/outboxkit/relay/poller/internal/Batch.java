@@ -1,6 +1,8 @@
 package dev.outboxkit.relay.poller.internal;
 
 import dev.outboxkit.core.KafkaRecords;
+import dev.outboxkit.core.PublishFailure;
+import dev.outboxkit.core.internal.PublishFailures;
 import java.sql.Connection;
 import java.time.Clock;
 import java.time.Instant;
@@ -161,7 +163,7 @@ final class Batch {
             } catch (RuntimeException e) {
                 // send() threw instead of failing the future (closed producer, interrupt, buffer): never sent.
                 errors[i] = e;
-                state[i] = Failures.isPoison(e) ? State.PARKED : State.FAILED;
+                state[i] = isPoison(e) ? State.PARKED : State.FAILED;
                 if (state[i] == State.FAILED || holdParked) {
                     blocked.add(row.aggregateKey());
                 }
@@ -174,11 +176,15 @@ final class Batch {
 
     private void failedBeforeSend(int i, RuntimeException error, boolean holdParked) {
         errors[i] = error;
-        state[i] = Failures.isPoison(error) ? State.PARKED : State.FAILED;
+        state[i] = isPoison(error) ? State.PARKED : State.FAILED;
         if (state[i] == State.FAILED || holdParked) {
             blocked.add(rows[i].aggregateKey());
         }
         arrive();
+    }
+
+    private static boolean isPoison(Throwable error) {
+        return PublishFailures.outcome(error) == PublishFailure.POISON;
     }
 
     private Callback callback(int i) {
@@ -189,7 +195,7 @@ final class Batch {
                 state[i] = State.ACKED;
             } else {
                 errors[i] = exception;
-                state[i] = Failures.isPoison(exception) ? State.PARKED : State.FAILED;
+                state[i] = isPoison(exception) ? State.PARKED : State.FAILED;
             }
             arrive();
         };

@@ -1,6 +1,9 @@
 package dev.outboxkit.relay.poller.internal;
 
 import dev.outboxkit.core.KafkaRecords;
+import dev.outboxkit.core.PublishFailure;
+import dev.outboxkit.core.internal.DeadLetterWriter;
+import dev.outboxkit.core.internal.PublishFailures;
 import dev.outboxkit.relay.poller.AfterPublish;
 import dev.outboxkit.relay.poller.ParkPolicy;
 import java.sql.Connection;
@@ -53,6 +56,7 @@ public final class Pipeline implements Runnable {
     private final PollerSettings settings;
     private final DataSource dataSource;
     private final PollerSql sql;
+    private final DeadLetterWriter deadLetters;
     private final LeaseManager leases;
     private final Supplier<Producer<byte[], byte[]>> producers;
     private volatile Producer<byte[], byte[]> producer;
@@ -88,6 +92,7 @@ public final class Pipeline implements Runnable {
         this.settings = settings;
         this.dataSource = dataSource;
         this.sql = sql;
+        this.deadLetters = new DeadLetterWriter(settings.schema());
         this.leases = leases;
         this.producers = producers;
         this.producer = producers.get();
@@ -415,8 +420,11 @@ public final class Pipeline implements Runnable {
                     park.add(i);
                 }
                 case FAILED -> {
-                    // A timeout says Kafka is slow or away, not that this row is bad: it never counts.
-                    boolean counts = kafkaAnswered && !(b.error(i) instanceof TimeoutException);
+                    // A timeout says Kafka is slow or away, not that this row is bad: it never counts. Nor does a
+                    // failure that needs an operator (authorization, versions): the row is fine, it must not be parked.
+                    PublishFailures.Classified failure = PublishFailures.classify(b.error(i));
+                    boolean counts = kafkaAnswered && failure.outcome() == PublishFailure.RETRIABLE
+                            && !(failure.cause() instanceof TimeoutException);
                     if (counts) {
                         attempts[i] = row.attempts + 1;
                     }
@@ -459,9 +467,9 @@ public final class Pipeline implements Runnable {
                     ClaimedRow r = b.rows[i];
                     Throwable e = b.error(i);
                     log.warn("poll relay {}: parked event {} (seq {}, aggregate {}/{}) in outbox_dead_letter after {} "
-                                    + "attempt(s): {}: {}. Retry or discard it with 'outbox dead-letters'",
+                                    + "attempt(s): {}. Retry or discard it with 'outbox dead-letters'",
                             settings.instanceId(), r.id, r.seq, r.aggregateType, r.aggregateId, attempts[i],
-                            e.getClass().getName(), Failures.message(e));
+                            PublishFailures.classify(e).describe());
                 }
             }
             return true;
@@ -482,19 +490,30 @@ public final class Pipeline implements Runnable {
         if (kafkaTroubleSinceNanos == 0) {
             kafkaTroubleSinceNanos = System.nanoTime();
         }
-        Throwable sample = null;
-        for (int i = 0; i < b.size() && sample == null; i++) {
-            if (b.state(i) == Batch.State.FAILED) {
-                sample = b.error(i);
+        // The first failure that needs an operator, else the first failure: what health and the log report.
+        PublishFailures.Classified sample = null;
+        for (int i = 0; i < b.size() && (sample == null || sample.outcome() != PublishFailure.FATAL); i++) {
+            if (b.state(i) == Batch.State.FAILED && b.error(i) != null) {
+                PublishFailures.Classified c = PublishFailures.classify(b.error(i));
+                if (sample == null || c.outcome() == PublishFailure.FATAL) {
+                    sample = c;
+                }
             }
         }
         int failed = b.count(Batch.State.FAILED);
+        boolean fatal = sample != null && sample.outcome() == PublishFailure.FATAL;
         lastError = "Kafka: " + failed + " of " + b.size() + " records not acknowledged"
-                + (sample == null ? "" : " (" + sample.getClass().getSimpleName() + ": " + Failures.message(sample) + ")");
-        log.warn("poll relay {}: {} of {} records of a batch were not acknowledged by Kafka ({} acknowledged); the rows "
-                        + "stay in outbox_event and are retried after a back-off. First error: {}",
-                settings.instanceId(), failed, b.size(), acked,
-                sample == null ? "none" : sample.getClass().getName() + ": " + Failures.message(sample));
+                + (sample == null ? "" : " (" + (fatal ? PublishFailures.OPERATOR_HINT + ": " : "") + sample.describe() + ")");
+        if (fatal) {
+            log.error("poll relay {}: {} of {} records of a batch were not acknowledged by Kafka ({} acknowledged): {}: {}. "
+                            + "The rows stay in outbox_event (not counted as attempts, never parked for this) and are "
+                            + "retried after a back-off until it is fixed", settings.instanceId(), failed, b.size(), acked,
+                    PublishFailures.OPERATOR_HINT, sample.describe());
+        } else {
+            log.warn("poll relay {}: {} of {} records of a batch were not acknowledged by Kafka ({} acknowledged); the rows "
+                            + "stay in outbox_event and are retried after a back-off. First error: {}",
+                    settings.instanceId(), failed, b.size(), acked, sample == null ? "none" : sample.describe());
+        }
         int risks = b.orderRisks();
         if (risks > 0) {
             log.warn("poll relay {}: {} acknowledged record(s) follow a failed record of the same aggregate in this batch; "
@@ -504,27 +523,16 @@ public final class Pipeline implements Runnable {
     }
 
     private void park(Connection c, Batch b, List<Integer> park, int[] attempts) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql.park)) {
-            for (int i : park) {
-                ClaimedRow r = b.rows[i];
-                Throwable e = b.error(i);
-                ps.setString(1, r.id.toString());
-                ps.setLong(2, r.seq);
-                ps.setString(3, r.aggregateType);
-                ps.setString(4, r.aggregateId);
-                ps.setString(5, r.eventType);
-                ps.setString(6, r.payload);
-                ps.setString(7, r.headersJson);
-                ps.setString(8, r.topic);
-                ps.setString(9, r.createdAtText());
-                ps.setString(10, e == null ? "unknown" : e.getClass().getName());
-                ps.setString(11, e == null ? "unknown" : Failures.message(e));
-                ps.setInt(12, attempts[i]);
-                ps.setString(13, settings.instanceId());
-                ps.addBatch();
-            }
-            ps.executeBatch();
+        List<DeadLetterWriter.Letter> letters = new ArrayList<>(park.size());
+        for (int i : park) {
+            ClaimedRow r = b.rows[i];
+            Throwable e = b.error(i);
+            PublishFailures.Classified why = PublishFailures.classify(
+                    e != null ? e : new IllegalStateException("parked without a recorded error"));
+            letters.add(DeadLetterWriter.Letter.of(r.id, r.seq, r.aggregateType, r.aggregateId, r.eventType, r.payload,
+                    r.headersJson, r.topic, r.createdAt, why, attempts[i]));
         }
+        deadLetters.park(c, letters, settings.instanceId());
         if (mark) {
             try (PreparedStatement ps = c.prepareStatement(sql.deleteParked)) {
                 Long[] seqs = park.stream().map(i -> b.rows[i].seq).toArray(Long[]::new);

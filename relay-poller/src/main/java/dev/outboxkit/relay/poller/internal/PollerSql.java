@@ -39,7 +39,6 @@ public final class PollerSql {
     /** Idle polls ask this first (no transaction, no locks): is there any row at all? */
     final String anyRow;
     final String requeue;
-    final String park;
     final String deleteParked;
 
     final String memberUpsert;
@@ -103,12 +102,6 @@ public final class PollerSql {
                         + " FROM unnest(?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[],"
                         + " ?::text[], ?::text[], ?::int[])"
                         + " AS r(seq, id, aggregate_type, aggregate_id, event_type, topic, payload, headers, created_at, attempts)";
-        park = "INSERT INTO " + deadLetter + " (id, seq, aggregate_type, aggregate_id, event_type, payload, headers, topic,"
-                + " created_at, error_class, error_message, attempts, parked_by)"
-                + " VALUES (?::uuid, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?::timestamptz, ?, ?, ?, ?)"
-                + " ON CONFLICT (id) DO UPDATE SET seq = EXCLUDED.seq, error_class = EXCLUDED.error_class,"
-                + " error_message = EXCLUDED.error_message, attempts = EXCLUDED.attempts, parked_at = now(),"
-                + " parked_by = EXCLUDED.parked_by";
         deleteParked = "DELETE FROM " + event + " WHERE seq = ANY (?::bigint[])";
         String expiresIn = "statement_timestamp() + ? * interval '1 millisecond'";
         memberUpsert = "INSERT INTO " + member + " (member_id, partitions, started_at, heartbeat_at, expires_at)"
