@@ -17,14 +17,8 @@ class PublicSurfaceTest {
         assertThat(PublicSurface.leaks(DedupeConsumer.class, PACKAGES)).isEmpty();
     }
 
-    /**
-     * Being reworked in another change (issue #14): Forwarder is used only inside its package and is to become
-     * package-private, Failures is to say "Not API". Remove them from here once that change is in.
-     */
-    private static final String[] IN_FLIGHT = {"Failures.java", "Forwarder.java"};
-
     @Test
     void publicInternalTypesSayTheyAreNotApi() {
-        assertThat(PublicSurface.internalTypesWithoutNotApiNote(Path.of("src/main/java"), IN_FLIGHT)).isEmpty();
+        assertThat(PublicSurface.internalTypesWithoutNotApiNote(Path.of("src/main/java"))).isEmpty();
     }
 }

@@ -8,7 +8,9 @@ import java.util.Set;
 import java.util.function.Predicate;
 
 /**
- * Sorts a failure into one of three kinds. <em>Transient</em>: the database (or the connection to
+ * Not API: public for {@code DedupeConsumer} and {@code ExternalEffects}.
+ *
+ * <p>Sorts a failure into one of three kinds. <em>Transient</em>: the database (or the connection to
  * it) had a problem that is not the event's fault — lost connection, deadlock, serialization
  * failure, shutdown, no resources; retried until it heals, never counted against the event.
  * <em>Poison</em>: the event can never succeed ({@link InvalidEventException}); dead-lettered at

@@ -30,7 +30,7 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
  * key, value, headers and timestamp, plus {@link DeadLetterHeaders}. Waits for Kafka's ack before
  * the caller may commit the original offset. The producer is made on first use.
  */
-public final class Forwarder implements AutoCloseable {
+final class Forwarder implements AutoCloseable {
 
     private static final int MAX_MESSAGE = 2000;
 
