@@ -176,7 +176,7 @@ final class Pipeline implements AutoCloseable {
                 // with deleteAfterPublish; the publication created by an administrator, as documented
                 s.execute("GRANT SELECT" + (kind == RelayKind.CDC ? ", DELETE" : "") + " ON outbox_event TO " + relayRole);
                 s.execute("GRANT SELECT, INSERT, UPDATE ON outbox_dead_letter TO " + relayRole);
-                s.execute("GRANT SELECT, INSERT, UPDATE ON outbox_relay_lease TO " + relayRole);
+                s.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON outbox_relay_lease TO " + relayRole);
                 s.execute("GRANT USAGE ON SEQUENCE outbox_fence_seq TO " + relayRole);
                 s.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON outbox_cdc_offset, outbox_cdc_slot TO " + relayRole);
                 s.execute("GRANT SELECT, INSERT, DELETE ON outbox_cdc_heartbeat TO " + relayRole);
