@@ -264,11 +264,11 @@ public class OutboxkitAutoConfiguration {
             return switch (properties.getRelay().getMode()) {
                 case POLL -> {
                     requireClass("dev.outboxkit.relay.poller.PollingRelay", "poll", "relay-poller");
-                    yield new RelayLifecycle(PollRelays.build(settings));
+                    yield new RelayLifecycle(() -> PollRelays.build(settings));
                 }
                 case CDC -> {
                     requireClass("dev.outboxkit.relay.cdc.CdcRelay", "cdc", "relay-debezium");
-                    yield new RelayLifecycle(CdcRelays.build(settings));
+                    yield new RelayLifecycle(() -> CdcRelays.build(settings));
                 }
                 case NONE -> throw new IllegalStateException("unreachable: outboxkit.relay.mode=none starts no relay");
             };
