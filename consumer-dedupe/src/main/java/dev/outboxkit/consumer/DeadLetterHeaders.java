@@ -1,5 +1,12 @@
 package dev.outboxkit.consumer;
 
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.time.format.DateTimeFormatter;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+
 /**
  * Headers the consumer adds when it forwards a record to the dead-letter topic or to a review
  * topic. The original key, value and headers are kept as they were; earlier headers of these
@@ -29,6 +36,46 @@ public final class DeadLetterHeaders {
     public static final String REASON_HANDLER_FAILED = "handler-failed";
     public static final String REASON_LATE_ARRIVAL = "late-arrival";
 
+    /** Longest {@link #ERROR_MESSAGE} kept. */
+    static final int MAX_MESSAGE = 2000;
+
     private DeadLetterHeaders() {
+    }
+
+    /**
+     * The headers of {@code original} forwarded for {@code reason}: its own headers except earlier
+     * {@code outboxkit.*} ones, then these. The one format the consumer, the Spring inbox and the
+     * {@code outbox} tooling share.
+     *
+     * @param error    the failure, or null (no class and message headers)
+     * @param attempts how many times the handler was tried (0 when it never ran)
+     * @param group    the consumer group that gave up on the record
+     */
+    public static RecordHeaders of(ConsumerRecord<?, ?> original, String reason, Throwable error, int attempts, String group,
+                                   Instant forwardedAt) {
+        RecordHeaders headers = new RecordHeaders();
+        for (Header h : original.headers()) {
+            if (!h.key().startsWith("outboxkit.")) {
+                headers.add(h);
+            }
+        }
+        add(headers, REASON, reason);
+        if (error != null) {
+            add(headers, ERROR_CLASS, error.getClass().getName());
+            String message = error.getMessage() == null ? "" : error.getMessage();
+            add(headers, ERROR_MESSAGE, message.length() > MAX_MESSAGE ? message.substring(0, MAX_MESSAGE) : message);
+        }
+        add(headers, ATTEMPTS, Integer.toString(attempts));
+        add(headers, ORIGINAL_TOPIC, original.topic());
+        add(headers, ORIGINAL_PARTITION, Integer.toString(original.partition()));
+        add(headers, ORIGINAL_OFFSET, Long.toString(original.offset()));
+        add(headers, ORIGINAL_TIMESTAMP, Long.toString(original.timestamp()));
+        add(headers, GROUP, group);
+        add(headers, FORWARDED_AT, DateTimeFormatter.ISO_INSTANT.format(forwardedAt));
+        return headers;
+    }
+
+    private static void add(RecordHeaders headers, String name, String value) {
+        headers.add(name, value.getBytes(StandardCharsets.UTF_8));
     }
 }

@@ -84,13 +84,38 @@ public final class Inbox {
         return apply(c, schema, group, new InboxSql.Row(id, record.topic(), record.partition(), record.offset()), effect);
     }
 
+    /**
+     * {@link #applyOnce(Connection, String, String, ConsumerRecord, Effect)} with the late-arrival
+     * check of {@link DedupeConsumer}: a record whose event was made (header {@code createdAt}, else
+     * the time in a UUIDv7 id) before {@code lateBefore} (now minus the inbox's retention) is skipped
+     * when its id is still recorded and refused with {@link LateArrivalException} when it is not.
+     *
+     * @param lateBefore null for no check
+     * @throws InvalidEventException when the id or {@code createdAt} header cannot be read
+     * @throws LateArrivalException  when the event is late and its id not recorded (nothing changed)
+     */
+    public static boolean applyOnce(Connection c, String schema, String group, ConsumerRecord<?, ?> record,
+                                    Instant lateBefore, Effect effect) throws Exception {
+        UUID id = RecordDecoder.eventId(record.headers().lastHeader(HeaderNames.ID), HeaderNames.ID);
+        InboxSql.Row row = new InboxSql.Row(id, record.topic(), record.partition(), record.offset());
+        if (lateBefore == null) {
+            return apply(c, schema, group, row, effect);
+        }
+        Instant created = RecordDecoder.eventTime(RecordDecoder.createdAt(record.headers().lastHeader(HeaderNames.CREATED_AT)), id);
+        if (created == null || !created.isBefore(lateBefore)) {
+            return apply(c, schema, group, row, effect);
+        }
+        InboxSql sql = statements(schema, group);
+        if (!sql.existing(Objects.requireNonNull(c, "connection"), group, List.of(id)).isEmpty()) {
+            return false;   // still recorded: an ordinary duplicate
+        }
+        throw new LateArrivalException(id, created, lateBefore);
+    }
+
     private static boolean apply(Connection c, String schema, String group, InboxSql.Row row, Effect effect) throws Exception {
         Objects.requireNonNull(c, "connection");
         Objects.requireNonNull(effect, "effect");
-        if (group == null || group.isBlank()) {
-            throw new IllegalArgumentException("group must not be blank");
-        }
-        InboxSql sql = STATEMENTS.computeIfAbsent(Identifiers.requireValid("schema", schema), InboxSql::new);
+        InboxSql sql = statements(schema, group);
         if (c.getAutoCommit()) {
             c.setAutoCommit(false);
             try {
@@ -117,6 +142,13 @@ public final class Inbox {
             }
             throw e;
         }
+    }
+
+    private static InboxSql statements(String schema, String group) {
+        if (group == null || group.isBlank()) {
+            throw new IllegalArgumentException("group must not be blank");
+        }
+        return STATEMENTS.computeIfAbsent(Identifiers.requireValid("schema", schema), InboxSql::new);
     }
 
     private static boolean insertAndApply(Connection c, InboxSql sql, String group, InboxSql.Row row, Effect effect)

@@ -1,11 +1,23 @@
 package dev.outboxkit.spring;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.outboxkit.consumer.LateArrivalException;
+import dev.outboxkit.core.InvalidEventException;
+import dev.outboxkit.core.Identifiers;
 import dev.outboxkit.sql.Migrations;
 import dev.outboxkit.writer.IdempotencyKeys;
 import dev.outboxkit.writer.OutboxWriter;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
 import javax.sql.DataSource;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -20,8 +32,18 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplicat
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
+import org.springframework.boot.sql.init.dependency.AbstractBeansOfTypeDatabaseInitializerDetector;
+import org.springframework.boot.sql.init.dependency.AbstractBeansOfTypeDependsOnDatabaseInitializationDetector;
+import org.springframework.boot.sql.init.dependency.DatabaseInitializationDependencyConfigurer;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.core.env.Environment;
+import org.springframework.kafka.core.DefaultKafkaProducerFactory;
+import org.springframework.kafka.core.KafkaTemplate;
+import org.springframework.kafka.core.ProducerFactory;
+import org.springframework.kafka.listener.CommonErrorHandler;
+import org.springframework.kafka.listener.DefaultErrorHandler;
+import org.springframework.kafka.support.ExponentialBackOffWithMaxRetries;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
 
@@ -37,19 +59,56 @@ import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandl
         "org.springframework.boot.hibernate.autoconfigure.HibernateJpaAutoConfiguration",
         "org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration",
         "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
-        "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration"})
+        "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration",
+        "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration"})
 @ConditionalOnBean(DataSource.class)
 @EnableConfigurationProperties(OutboxkitProperties.class)
+@Import(DatabaseInitializationDependencyConfigurer.class)
 public class OutboxkitAutoConfiguration {
 
     private static final Logger log = LoggerFactory.getLogger(OutboxkitAutoConfiguration.class);
 
-    /** Applies the schema before any outboxkit bean that needs it is created. Not API. */
+    /**
+     * Applies the schema ({@code outboxkit.migration.enabled=true}) at start-up: a database
+     * initializer in Spring Boot's sense, so it runs before the application's Flyway or Liquibase,
+     * JPA and JdbcTemplate users, and outboxkit's own beans. Not API.
+     */
     public static final class SchemaMigration {
         SchemaMigration(DataSource dataSource, String schema) {
             Migrations.Result result = Migrations.migrate(dataSource, schema);
             log.info("outboxkit schema in '{}' at version {} ({} migration(s) applied)", result.schema(), result.version(),
                     result.applied());
+        }
+    }
+
+    /**
+     * With {@code outboxkit.migration.enabled=false}: checks at start-up, after the application's
+     * own database initialization (Flyway, Liquibase, SQL scripts), that the outboxkit tables are
+     * there, so a missing schema fails start-up with the fix instead of failing the first write.
+     * A database that cannot be reached now is only logged (the pool may reach it later). Not API.
+     */
+    public static final class SchemaCheck {
+        SchemaCheck(DataSource dataSource, String schema) {
+            String table = Identifiers.qualified(schema, "outbox_event");
+            boolean present;
+            String where;
+            // to_regclass needs no privilege on the table: a consumer's role without grants on outbox_event passes.
+            try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?)")) {
+                ps.setString(1, table);
+                try (ResultSet rs = ps.executeQuery()) {
+                    present = rs.next() && rs.getString(1) != null;
+                }
+                where = c.getMetaData().getURL();
+            } catch (SQLException e) {
+                log.warn("outboxkit could not check for its tables in schema '{}' at start-up: {}", schema, e.getMessage());
+                return;
+            }
+            if (!present) {
+                throw new IllegalStateException("outboxkit: table " + table + " does not exist in " + where
+                        + ": the outboxkit schema is not applied to schema '" + schema + "'. Set outboxkit.migration.enabled=true "
+                        + "to apply it at start-up, apply it beforehand with 'outbox migrate', or set outboxkit.schema to the "
+                        + "schema that has it");
+            }
         }
     }
 
@@ -61,10 +120,38 @@ public class OutboxkitAutoConfiguration {
     }
 
     @Bean
+    @ConditionalOnBooleanProperty(name = "outboxkit.migration.enabled", havingValue = false, matchIfMissing = true)
+    @ConditionalOnMissingBean
+    SchemaCheck outboxkitSchemaCheck(DataSource dataSource, OutboxkitProperties properties) {
+        return new SchemaCheck(dataSource, properties.getSchema());
+    }
+
+    /** {@link SchemaMigration} is a database initializer, ahead of Flyway's and Liquibase's. Not API. */
+    public static final class SchemaMigrationDetector extends AbstractBeansOfTypeDatabaseInitializerDetector {
+        @Override
+        protected Set<Class<?>> getDatabaseInitializerBeanTypes() {
+            return Set.of(SchemaMigration.class);
+        }
+
+        @Override
+        public int getOrder() {
+            return -10;
+        }
+    }
+
+    /** outboxkit's beans wait for every database initializer (outboxkit's, Flyway, Liquibase, scripts). Not API. */
+    public static final class DependsOnSchemaDetector extends AbstractBeansOfTypeDependsOnDatabaseInitializationDetector {
+        @Override
+        protected Set<Class<?>> getDependsOnDatabaseInitializationBeanTypes() {
+            return Set.of(SchemaCheck.class, OutboxWriter.class, IdempotencyKeys.class, RelayLifecycle.class,
+                    SpringOutboxWriter.class);
+        }
+    }
+
+    @Bean
     @ConditionalOnMissingBean
     OutboxWriter outboxWriter(OutboxkitProperties properties, ObjectProvider<MeterRegistry> meterRegistry,
-                              ObjectProvider<ObjectMapper> objectMapper, ObjectProvider<SchemaMigration> migration) {
-        migration.ifAvailable(m -> { });
+                              ObjectProvider<ObjectMapper> objectMapper) {
         OutboxkitProperties.Writer w = properties.getWriter();
         OutboxWriter.Builder b = OutboxWriter.builder().schema(properties.getSchema()).mode(w.getMode())
                 .maxPayloadBytes(w.getMaxPayloadBytes()).notifyChannel(w.getNotifyChannel());
@@ -122,7 +209,45 @@ public class OutboxkitAutoConfiguration {
         @ConditionalOnBean(PlatformTransactionManager.class)
         SpringInbox springInbox(DataSource dataSource, PlatformTransactionManager transactionManager,
                                 OutboxkitProperties properties) {
-            return new SpringInbox(dataSource, transactionManager, properties.getSchema(), properties.getConsumer().getGroup());
+            OutboxkitProperties.Consumer c = properties.getConsumer();
+            return new SpringInbox(dataSource, transactionManager, properties.getSchema(), c.getGroup(),
+                    c.getLateArrival() == OutboxkitProperties.LateArrival.APPLY ? null : c.getRetention());
+        }
+
+        /** Forwards with the Spring Kafka producer settings of the application, keys and values as they were read. */
+        @Bean
+        @ConditionalOnMissingBean
+        @ConditionalOnBean(ProducerFactory.class)
+        SpringDeadLetters springDeadLetters(ProducerFactory<?, ?> producerFactory, OutboxkitProperties properties) {
+            Map<String, Object> config = new HashMap<>(producerFactory.getConfigurationProperties());
+            config.remove(ProducerConfig.TRANSACTIONAL_ID_CONFIG);
+            config.put(ProducerConfig.ACKS_CONFIG, "all");
+            config.put(ProducerConfig.LINGER_MS_CONFIG, "0");
+            config.put(ProducerConfig.CLIENT_ID_CONFIG, "outboxkit-dead-letters");
+            DefaultKafkaProducerFactory<Object, Object> factory = new DefaultKafkaProducerFactory<>(config,
+                    new SpringDeadLetters.AsRead(), new SpringDeadLetters.AsRead());
+            OutboxkitProperties.Consumer c = properties.getConsumer();
+            return new SpringDeadLetters(new KafkaTemplate<>(factory), c.getGroup(), c.getMaxAttempts(), c.getLateArrival(),
+                    Clock.systemUTC());
+        }
+
+        /**
+         * The error handler of Boot's listener containers: retries with backoff, then {@link SpringDeadLetters};
+         * undecodable records and late arrivals at once.
+         */
+        @Bean
+        @ConditionalOnMissingBean(CommonErrorHandler.class)
+        @ConditionalOnBean(SpringDeadLetters.class)
+        @ConditionalOnBooleanProperty(name = "outboxkit.consumer.dead-letters", matchIfMissing = true)
+        DefaultErrorHandler outboxkitErrorHandler(SpringDeadLetters deadLetters, OutboxkitProperties properties) {
+            ExponentialBackOffWithMaxRetries backOff = new ExponentialBackOffWithMaxRetries(
+                    properties.getConsumer().getMaxAttempts() - 1);
+            backOff.setInitialInterval(200);
+            backOff.setMultiplier(2);
+            backOff.setMaxInterval(10_000);
+            DefaultErrorHandler handler = new DefaultErrorHandler(deadLetters, backOff);
+            handler.addNotRetryableExceptions(InvalidEventException.class, LateArrivalException.class);
+            return handler;
         }
     }
 
@@ -134,17 +259,16 @@ public class OutboxkitAutoConfiguration {
         @Bean
         @ConditionalOnMissingBean
         RelayLifecycle outboxkitRelay(OutboxkitProperties properties, Environment env,
-                                      ObjectProvider<MeterRegistry> meterRegistry, ObjectProvider<SchemaMigration> migration) {
-            migration.ifAvailable(m -> { });
+                                      ObjectProvider<MeterRegistry> meterRegistry) {
             RelaySettings settings = new RelaySettings(properties, env, registry(meterRegistry));
             return switch (properties.getRelay().getMode()) {
                 case POLL -> {
                     requireClass("dev.outboxkit.relay.poller.PollingRelay", "poll", "relay-poller");
-                    yield new RelayLifecycle(PollRelays.build(settings));
+                    yield new RelayLifecycle(() -> PollRelays.build(settings));
                 }
                 case CDC -> {
                     requireClass("dev.outboxkit.relay.cdc.CdcRelay", "cdc", "relay-debezium");
-                    yield new RelayLifecycle(CdcRelays.build(settings));
+                    yield new RelayLifecycle(() -> CdcRelays.build(settings));
                 }
                 case NONE -> throw new IllegalStateException("unreachable: outboxkit.relay.mode=none starts no relay");
             };

@@ -189,6 +189,26 @@ public class OutboxkitProperties {
          */
         private String group;
 
+        /**
+         * How long the inbox keeps processed ids (InboxRetention) and so the late-arrival
+         * threshold: a new event created longer ago than this is not applied (its id may have
+         * been purged), it goes to <topic>.review. As consumer-dedupe's retention.
+         */
+        private Duration retention = Duration.ofDays(7);
+
+        /** review: late arrivals go to <topic>.review; dead-letter: to <topic>.dlq; apply: no check, they are applied. */
+        private LateArrival lateArrival = LateArrival.REVIEW;
+
+        /**
+         * Auto-configure a Spring Kafka error handler that retries a failing record and then
+         * forwards it to <topic>.dlq with consumer-dedupe's dead-letter headers (undecodable
+         * records and late arrivals at once). Backs off when the application defines a CommonErrorHandler.
+         */
+        private boolean deadLetters = true;
+
+        /** Tries of a failing record before it is dead-lettered (1-100), with backoff from 200 ms doubling to 10 s. */
+        private int maxAttempts = 5;
+
         public String getGroup() {
             return group;
         }
@@ -196,6 +216,54 @@ public class OutboxkitProperties {
         public void setGroup(String group) {
             this.group = group;
         }
+
+        public Duration getRetention() {
+            return retention;
+        }
+
+        public void setRetention(Duration retention) {
+            if (retention == null || retention.isNegative() || retention.isZero()) {
+                throw new IllegalArgumentException("outboxkit.consumer.retention must be positive, got " + retention);
+            }
+            this.retention = retention;
+        }
+
+        public LateArrival getLateArrival() {
+            return lateArrival;
+        }
+
+        public void setLateArrival(LateArrival lateArrival) {
+            this.lateArrival = lateArrival;
+        }
+
+        public boolean isDeadLetters() {
+            return deadLetters;
+        }
+
+        public void setDeadLetters(boolean deadLetters) {
+            this.deadLetters = deadLetters;
+        }
+
+        public int getMaxAttempts() {
+            return maxAttempts;
+        }
+
+        public void setMaxAttempts(int maxAttempts) {
+            if (maxAttempts < 1 || maxAttempts > 100) {
+                throw new IllegalArgumentException("outboxkit.consumer.max-attempts must be 1-100, got " + maxAttempts);
+            }
+            this.maxAttempts = maxAttempts;
+        }
+    }
+
+    /** What the inbox does with a new event older than the retention window. */
+    public enum LateArrival {
+        /** Forward it to {@code <topic>.review}, neither applied nor recorded. */
+        REVIEW,
+        /** Forward it to {@code <topic>.dlq}. */
+        DEAD_LETTER,
+        /** Apply it (no check). */
+        APPLY
     }
 
     /** A relay inside the application. */

@@ -1,6 +1,7 @@
 package dev.outboxkit.spring;
 
 import dev.outboxkit.core.Relay;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.context.SmartLifecycle;
@@ -8,18 +9,24 @@ import org.springframework.context.SmartLifecycle;
 /**
  * Runs a relay with the application context: started after every bean is ready, stopped
  * gracefully (batch in flight finished, leases released) before the context closes its
- * DataSource and producers. Not API: registered by the auto-configuration for
+ * DataSource and producers. A relay cannot start again once closed, so a start after a stop (a
+ * context stopped and started again, as Spring's test context cache does with idle contexts)
+ * runs a new one. Not API: registered by the auto-configuration for
  * {@code outboxkit.relay.mode=poll|cdc}.
  */
 final class RelayLifecycle implements SmartLifecycle {
 
     private static final Logger log = LoggerFactory.getLogger(RelayLifecycle.class);
 
-    private final Relay relay;
+    private final Supplier<Relay> factory;
+    private volatile Relay relay;
     private volatile boolean running;
+    private boolean closed;
 
-    RelayLifecycle(Relay relay) {
-        this.relay = relay;
+    /** Builds the first relay now, so a configuration error fails the bean's creation. */
+    RelayLifecycle(Supplier<Relay> factory) {
+        this.factory = factory;
+        this.relay = factory.get();
     }
 
     Relay relay() {
@@ -29,6 +36,10 @@ final class RelayLifecycle implements SmartLifecycle {
     @Override
     public synchronized void start() {
         if (!running) {
+            if (closed) {
+                relay = factory.get();
+                closed = false;
+            }
             relay.start();
             running = true;
             log.info("outboxkit relay started: {}", relay.health().detail());
@@ -39,6 +50,7 @@ final class RelayLifecycle implements SmartLifecycle {
     public synchronized void stop() {
         if (running) {
             running = false;
+            closed = true;
             relay.close();
             log.info("outboxkit relay stopped");
         }

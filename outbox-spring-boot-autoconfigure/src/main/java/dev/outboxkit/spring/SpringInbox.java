@@ -1,7 +1,10 @@
 package dev.outboxkit.spring;
 
 import dev.outboxkit.consumer.Inbox;
+import dev.outboxkit.consumer.LateArrivalException;
 import java.sql.Connection;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.Objects;
 import javax.sql.DataSource;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -29,8 +32,11 @@ import org.springframework.transaction.support.TransactionTemplate;
  * offset only after the listener returned: a crash in between redelivers the record, and the
  * redelivery is skipped here. A listener that throws is rolled back (the id is not recorded), so
  * Spring Kafka's error handler may redeliver it or send it to its dead-letter topic. A record
- * without a valid {@code id} header throws {@link dev.outboxkit.core.InvalidEventException}:
- * treat it as not retriable ({@code DefaultErrorHandler.addNotRetryableExceptions(InvalidEventException.class)}).
+ * without a valid {@code id} header throws {@link dev.outboxkit.core.InvalidEventException}; a
+ * new event older than the retention window throws {@link LateArrivalException} (not applied,
+ * not recorded; a late event whose id is still recorded is a duplicate). Neither is worth a retry:
+ * the auto-configured error handler ({@link SpringDeadLetters}) forwards them at once, to
+ * {@code <topic>.dlq} and {@code <topic>.review}, as {@code DedupeConsumer} does.
  */
 public final class SpringInbox {
 
@@ -38,8 +44,20 @@ public final class SpringInbox {
     private final TransactionTemplate transactions;
     private final String schema;
     private final String defaultGroup;
+    private final Duration lateAfter;
 
+    /** An inbox with the late-arrival check of a 7-day retention (consumer-dedupe's default). */
     public SpringInbox(DataSource dataSource, PlatformTransactionManager transactionManager, String schema, String group) {
+        this(dataSource, transactionManager, schema, group, Duration.ofDays(7));
+    }
+
+    /**
+     * @param lateAfter the inbox's retention: a new event created longer ago is refused with
+     *                  {@link LateArrivalException}; null applies every new event
+     */
+    public SpringInbox(DataSource dataSource, PlatformTransactionManager transactionManager, String schema, String group,
+                       Duration lateAfter) {
+        this.lateAfter = lateAfter;
         this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
         this.transactions = new TransactionTemplate(Objects.requireNonNull(transactionManager, "transactionManager"));
         this.schema = Objects.requireNonNull(schema, "schema");
@@ -52,6 +70,8 @@ public final class SpringInbox {
      * @return true when the effect ran, false when the event was a duplicate and was skipped
      * @throws IllegalStateException when no group is known: set {@code outboxkit.consumer.group}
      *                               or call it from a {@code @KafkaListener}
+     * @throws dev.outboxkit.core.InvalidEventException when the record has no valid {@code id} (or {@code createdAt})
+     * @throws LateArrivalException  when the event is new and older than the retention window
      */
     public boolean applyOnce(ConsumerRecord<?, ?> record, Inbox.Effect effect) {
         return applyOnce(group(), record, effect);
@@ -61,10 +81,11 @@ public final class SpringInbox {
     public boolean applyOnce(String group, ConsumerRecord<?, ?> record, Inbox.Effect effect) {
         Objects.requireNonNull(record, "record");
         Objects.requireNonNull(effect, "effect");
+        Instant lateBefore = lateAfter == null ? null : Instant.now().minus(lateAfter);
         Boolean applied = transactions.execute(status -> {
             Connection c = DataSourceUtils.getConnection(dataSource);
             try {
-                return Inbox.applyOnce(c, schema, group, record, effect);
+                return Inbox.applyOnce(c, schema, group, record, lateBefore, effect);
             } catch (RuntimeException | Error e) {
                 throw e;
             } catch (Exception e) {

@@ -52,8 +52,13 @@ class OutboxkitUnitTest {
 
     @Test
     void theLifecycleStartsAndStopsTheRelayOnceAndTheIndicatorFollowsReadiness() {
-        CountingRelay relay = new CountingRelay();
-        RelayLifecycle lifecycle = new RelayLifecycle(relay);
+        java.util.List<CountingRelay> built = new java.util.ArrayList<>();
+        RelayLifecycle lifecycle = new RelayLifecycle(() -> {
+            CountingRelay r = new CountingRelay();
+            built.add(r);
+            return r;
+        });
+        CountingRelay relay = built.get(0);
         lifecycle.start();
         lifecycle.start();
         assertThat(lifecycle.isRunning()).isTrue();
@@ -67,6 +72,14 @@ class OutboxkitUnitTest {
         assertThat(lifecycle.isRunning()).isFalse();
         assertThat(relay.starts).hasValue(1);
         assertThat(relay.closes).hasValue(1);
+
+        lifecycle.start();   // a closed relay cannot start again: a stopped and restarted context gets a new one
+        assertThat(built).hasSize(2);
+        assertThat(built.get(1).starts).hasValue(1);
+        assertThat(relay.starts).hasValue(1);
+        assertThat(indicator.health().getStatus()).as("the new relay's readiness").isEqualTo(Status.DOWN);
+        lifecycle.stop();
+        assertThat(built.get(1).closes).hasValue(1);
     }
 
     @Test

@@ -3,7 +3,6 @@ package dev.outboxkit.consumer.internal;
 import dev.outboxkit.consumer.DeadLetterHeaders;
 import dev.outboxkit.consumer.InboxEvent;
 import dev.outboxkit.consumer.LateArrivalPolicy;
-import dev.outboxkit.core.EventIds;
 import dev.outboxkit.core.Relay;
 import io.micrometer.core.instrument.Timer;
 import java.sql.Connection;
@@ -619,12 +618,13 @@ public final class ConsumerLoop implements Runnable {
         List<Out> forwards = new ArrayList<>(applied.lateToForward().size());
         for (Entry e : applied.lateToForward()) {
             LateArrivalPolicy policy = s.lateArrivalPolicy();
+            Instant created = RecordDecoder.eventTime(e.event.createdAt(), e.event.id());
             IllegalStateException why = new IllegalStateException("event " + e.event.id() + " was created at "
-                    + createdAtOrIdTime(e.event) + ", before the retention window of " + s.retention() + "; its id may have "
+                    + created + ", before the retention window of " + s.retention() + "; its id may have "
                     + "been purged already, so applying it could apply it twice");
             log.warn("group {}: late arrival: event {} ({}-{} offset {}) created {} is older than the retention window {}; "
                             + "policy {}", s.group(), e.event.id(), e.record.topic(), e.record.partition(), e.record.offset(),
-                    createdAtOrIdTime(e.event), s.retention(), policy.action());
+                    created, s.retention(), policy.action());
             if (policy.action() == LateArrivalPolicy.Action.ROUTE) {
                 forwards.add(new Out(e, new Forwarder.Forward(e.record, policy.reviewTopic(e.record.topic()),
                         DeadLetterHeaders.REASON_LATE_ARRIVAL, why, 0)));
@@ -658,15 +658,8 @@ public final class ConsumerLoop implements Runnable {
     }
 
     private boolean isLate(InboxEvent event, Instant lateBefore) {
-        Instant created = createdAtOrIdTime(event);
+        Instant created = RecordDecoder.eventTime(event.createdAt(), event.id());
         return created != null && created.isBefore(lateBefore);
-    }
-
-    private static Instant createdAtOrIdTime(InboxEvent event) {
-        if (event.createdAt() != null) {
-            return event.createdAt();
-        }
-        return event.id().version() == 7 ? Instant.ofEpochMilli(EventIds.unixMillis(event.id())) : null;
     }
 
     private void waitAfterTransient(String what, Throwable e, int failures) throws Abandoned {

@@ -5,10 +5,8 @@ import dev.outboxkit.core.ProducerSafety;
 import dev.outboxkit.core.PublishFailure;
 import dev.outboxkit.core.Topics;
 import dev.outboxkit.core.internal.PublishFailures;
-import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -22,7 +20,6 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
-import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 
 /**
@@ -31,8 +28,6 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
  * the caller may commit the original offset. The producer is made on first use.
  */
 final class Forwarder implements AutoCloseable {
-
-    private static final int MAX_MESSAGE = 2000;
 
     /** One record to forward and why. */
     public record Forward(ConsumerRecord<byte[], byte[]> record, String topic, String reason, Throwable error, int attempts) {
@@ -100,31 +95,9 @@ final class Forwarder implements AutoCloseable {
 
     private ProducerRecord<byte[], byte[]> toRecord(Forward f) {
         ConsumerRecord<byte[], byte[]> original = f.record();
-        RecordHeaders headers = new RecordHeaders();
-        for (Header h : original.headers()) {
-            if (!h.key().startsWith("outboxkit.")) {
-                headers.add(h);
-            }
-        }
-        add(headers, DeadLetterHeaders.REASON, f.reason());
-        if (f.error() != null) {
-            add(headers, DeadLetterHeaders.ERROR_CLASS, f.error().getClass().getName());
-            String message = f.error().getMessage() == null ? "" : f.error().getMessage();
-            add(headers, DeadLetterHeaders.ERROR_MESSAGE, message.length() > MAX_MESSAGE ? message.substring(0, MAX_MESSAGE) : message);
-        }
-        add(headers, DeadLetterHeaders.ATTEMPTS, Integer.toString(f.attempts()));
-        add(headers, DeadLetterHeaders.ORIGINAL_TOPIC, original.topic());
-        add(headers, DeadLetterHeaders.ORIGINAL_PARTITION, Integer.toString(original.partition()));
-        add(headers, DeadLetterHeaders.ORIGINAL_OFFSET, Long.toString(original.offset()));
-        add(headers, DeadLetterHeaders.ORIGINAL_TIMESTAMP, Long.toString(original.timestamp()));
-        add(headers, DeadLetterHeaders.GROUP, group);
-        add(headers, DeadLetterHeaders.FORWARDED_AT, DateTimeFormatter.ISO_INSTANT.format(clock.instant()));
+        RecordHeaders headers = DeadLetterHeaders.of(original, f.reason(), f.error(), f.attempts(), group, clock.instant());
         Long timestamp = original.timestamp() >= 0 ? original.timestamp() : null;
         return new ProducerRecord<>(f.topic(), null, timestamp, original.key(), original.value(), headers);
-    }
-
-    private static void add(RecordHeaders headers, String name, String value) {
-        headers.add(name, value.getBytes(StandardCharsets.UTF_8));
     }
 
     private KafkaProducer<byte[], byte[]> producer() {

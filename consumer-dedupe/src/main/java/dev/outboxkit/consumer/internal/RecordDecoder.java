@@ -1,6 +1,7 @@
 package dev.outboxkit.consumer.internal;
 
 import dev.outboxkit.consumer.InboxEvent;
+import dev.outboxkit.core.EventIds;
 import dev.outboxkit.core.HeaderNames;
 import dev.outboxkit.core.InvalidEventException;
 import java.nio.charset.StandardCharsets;
@@ -84,6 +85,23 @@ public final class RecordDecoder {
             }
         }
         return true;
+    }
+
+    /**
+     * When the event was made, for the late-arrival check: its {@code createdAt}, else the time
+     * inside a UUIDv7 id, else null (such an event is never late).
+     */
+    public static Instant eventTime(Instant createdAt, UUID id) {
+        if (createdAt != null) {
+            return createdAt;
+        }
+        return id.version() == 7 ? Instant.ofEpochMilli(EventIds.unixMillis(id)) : null;
+    }
+
+    /** The record's {@code createdAt} header, or null without one; an unreadable one is an {@link InvalidEventException}. */
+    public static Instant createdAt(Header header) {
+        return header == null || header.value() == null ? null
+                : createdAt(new String(header.value(), StandardCharsets.UTF_8));
     }
 
     private static Instant createdAt(String text) {

@@ -23,6 +23,8 @@ class Projection {
     private final JdbcTemplate jdbc;
     /** Transfers whose first delivery fails after the effect, inside the transaction. */
     private final Set<String> failOnce = ConcurrentHashMap.newKeySet();
+    /** Records (by key) whose every delivery fails. */
+    private final Set<String> failAlways = ConcurrentHashMap.newKeySet();
     private final AtomicInteger deliveries = new AtomicInteger();
     private final AtomicInteger skipped = new AtomicInteger();
 
@@ -34,6 +36,10 @@ class Projection {
     // Accessors, not fields: the bean is a transactional proxy.
     public void failFirstDeliveryOf(String transferId) {
         failOnce.add(transferId);
+    }
+
+    public void failEveryDeliveryOf(String key) {
+        failAlways.add(key);
     }
 
     public int pendingFailures() {
@@ -52,11 +58,15 @@ class Projection {
     @Transactional
     public void on(ConsumerRecord<String, String> record) {
         deliveries.incrementAndGet();
-        String eventId = new String(record.headers().lastHeader("id").value(), StandardCharsets.UTF_8);
+        // The inbox has checked the id header before the effect runs.
         boolean applied = inbox.applyOnce(record, c -> jdbc.update(
-                "INSERT INTO projection_log (event_id, transfer_id, amount) VALUES (?::uuid, ?, 1)", eventId, record.key()));
+                "INSERT INTO projection_log (event_id, transfer_id, amount) VALUES (?::uuid, ?, 1)",
+                new String(record.headers().lastHeader("id").value(), StandardCharsets.UTF_8), record.key()));
         if (!applied) {
             skipped.incrementAndGet();
+        }
+        if (failAlways.contains(record.key())) {
+            throw new IllegalStateException("injected failure of every delivery of " + record.key());
         }
         if (failOnce.remove(record.key())) {
             throw new IllegalStateException("injected failure after the effect, before the listener's transaction commits");

@@ -54,7 +54,11 @@ public class TestApplication {
 
     /** A new database with the outboxkit schema and the ledger's tables, wired into the context. */
     static TestDatabase database(DynamicPropertyRegistry registry) {
-        TestDatabase db = OutboxTestkit.postgres().newDatabase();
+        return wire(registry, withLedger(OutboxTestkit.postgres().newDatabase()));
+    }
+
+    /** {@code db} with the ledger's tables. */
+    static TestDatabase withLedger(TestDatabase db) {
         try (Connection c = db.connect(); Statement s = c.createStatement()) {
             s.execute("""
                     CREATE TABLE account (id text PRIMARY KEY, balance bigint NOT NULL);
@@ -66,6 +70,11 @@ public class TestApplication {
         } catch (Exception e) {
             throw new IllegalStateException("cannot create the ledger tables in " + db, e);
         }
+        return db;
+    }
+
+    /** {@code db} as the context's DataSource. */
+    static TestDatabase wire(DynamicPropertyRegistry registry, TestDatabase db) {
         registry.add("spring.datasource.url", db::jdbcUrl);
         registry.add("spring.datasource.username", db::user);
         registry.add("spring.datasource.password", db::password);
