@@ -147,8 +147,18 @@ public final class DemoRun {
         Instant deadline = Instant.now().plus(timeout);
         try (Admin admin = kafka.admin()) {
             while (Instant.now().isBefore(deadline)) {
-                var group = admin.describeConsumerGroups(List.of(ProjectionService.GROUP)).all().get(30, TimeUnit.SECONDS)
-                        .get(ProjectionService.GROUP);
+                org.apache.kafka.clients.admin.ConsumerGroupDescription group;
+                try {
+                    group = admin.describeConsumerGroups(List.of(ProjectionService.GROUP)).all().get(30, TimeUnit.SECONDS)
+                            .get(ProjectionService.GROUP);
+                } catch (java.util.concurrent.ExecutionException e) {
+                    // Kafka 4 answers "not found" until the consumer's first join reached the coordinator
+                    if (!(e.getCause() instanceof org.apache.kafka.common.errors.GroupIdNotFoundException)) {
+                        throw e;
+                    }
+                    TimeUnit.MILLISECONDS.sleep(100);
+                    continue;
+                }
                 boolean assigned = group.members().stream().anyMatch(m -> !m.assignment().topicPartitions().isEmpty());
                 if (assigned) {
                     return;
