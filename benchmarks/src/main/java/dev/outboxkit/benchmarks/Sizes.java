@@ -63,6 +63,24 @@ public record Sizes(Mode mode, int repeats, List<Integer> payloadSizes, int back
         };
     }
 
+    /**
+     * Events of the Spring Modulith peer's backlog: smaller than {@link #backlogEvents()}, because it drains two
+     * orders of magnitude slower (one registry update per event before it is handed over, one send waited for
+     * per executor thread) and the run must stay within its time; a drain's rate does not depend on its size.
+     */
+    public int peerBacklogEvents() {
+        return switch (mode) {
+            case SMOKE -> 300;
+            case QUICK -> 30_000;
+            case FULL -> 100_000;
+        };
+    }
+
+    /** How long a latency measurement waits for the last acknowledgements before it counts the rest as lost. */
+    public Duration ackTimeout() {
+        return mode == Mode.SMOKE ? Duration.ofSeconds(5) : Duration.ofSeconds(30);
+    }
+
     /** The same sizes with another repeat count (at least 1). */
     public Sizes withRepeats(int n) {
         if (n < 1) {
