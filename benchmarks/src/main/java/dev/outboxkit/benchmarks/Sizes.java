@@ -55,7 +55,7 @@ public record Sizes(Mode mode, int repeats, List<Integer> payloadSizes, int back
     public static Sizes of(Mode mode) {
         return switch (mode) {
             case SMOKE -> new Sizes(mode, 1, List.of(DEFAULT_PAYLOAD_BYTES), 3_000, Duration.ofMillis(300),
-                    Duration.ofMillis(700), Duration.ofMillis(1_500), LATENCY_RATES, 8, 0, 1, 1, Duration.ofMillis(100));
+                    Duration.ofMillis(700), Duration.ofMillis(500), LATENCY_RATES, 8, 0, 1, 1, Duration.ofMillis(100));
             case QUICK -> new Sizes(mode, 1, List.of(DEFAULT_PAYLOAD_BYTES), 300_000, Duration.ofSeconds(3),
                     Duration.ofSeconds(8), Duration.ofSeconds(15), LATENCY_RATES, 8, 1, 3, 3, Duration.ofSeconds(1));
             case FULL -> new Sizes(mode, 3, List.of(DEFAULT_PAYLOAD_BYTES, 1024), 1_000_000, Duration.ofSeconds(5),
@@ -71,8 +71,8 @@ public record Sizes(Mode mode, int repeats, List<Integer> payloadSizes, int back
     public int peerBacklogEvents() {
         return switch (mode) {
             case SMOKE -> 300;
-            case QUICK -> 30_000;
-            case FULL -> 100_000;
+            case QUICK -> 10_000;
+            case FULL -> 30_000;
         };
     }
 

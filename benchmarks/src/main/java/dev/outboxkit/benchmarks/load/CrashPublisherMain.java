@@ -10,7 +10,6 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
@@ -34,11 +33,7 @@ public final class CrashPublisherMain {
     }
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> a = new HashMap<>();
-        for (String arg : args) {
-            int eq = arg.indexOf('=');
-            a.put(arg.substring(0, eq), arg.substring(eq + 1));
-        }
+        Map<String, String> a = PollerRelayMain.arguments(args);
         String system = a.get("system");
         String url = a.get("jdbcUrl");
         String user = a.get("user");
