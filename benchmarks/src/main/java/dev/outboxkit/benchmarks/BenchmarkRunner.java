@@ -129,7 +129,7 @@ public final class BenchmarkRunner {
     /** The keys first, then every scenario's own keys, each once. */
     private static List<Metric> declaredMetrics(Map<Scenario, List<Integer>> payloads) {
         Map<String, Metric> byKey = new LinkedHashMap<>();
-        MetricCatalog.REQUIRED.forEach(m -> byKey.put(m.key(), m));
+        MetricCatalog.required().forEach(m -> byKey.put(m.key(), m));
         Map<String, String> owner = new HashMap<>();
         for (var entry : payloads.entrySet()) {
             for (int payload : entry.getValue()) {

@@ -56,12 +56,64 @@ public final class MetricCatalog {
     public static final Metric CONSUMER_PLAIN_EPS = Metric.of("consumer_plain_eps", "events/s",
             "the consumer's handler without the inbox (the consumer scenario)");
 
+    // Peers side by side (issue 21): the Spring Modulith peer measured like outboxkit, and the same crash for all.
+    public static final Metric MODULITH_DRAIN_EPS = Metric.of("modulith_drain_eps", "events/s",
+            "Spring Modulith (JDBC event publication registry + Kafka externalization) publishing the same backlog:"
+                    + " incomplete publications resubmitted, until Kafka holds every event");
+    public static final Metric POLLER_VS_MODULITH_DRAIN = Metric.of("poller_vs_modulith_drain", "ratio",
+            "poller_drain_eps ÷ modulith_drain_eps, same repeat");
+    public static final Metric MODULITH_P50_MS_AT_200 = latency("modulith", "p50", 200);
+    public static final Metric MODULITH_P99_MS_AT_200 = latency("modulith", "p99", 200);
+    public static final Metric MODULITH_P99_MS_AT_5000 = latency("modulith", "p99", 5000);
+    public static final Metric MODULITH_WRITER_TAX_RATIO = Metric.of("modulith_writer_tax_ratio", "ratio",
+            "Spring Modulith: transfers/s publishing one event ÷ without, 8 clients, same Spring transactions, same repeat");
+    public static final Metric MODULITH_WRITER_BASELINE_TPS = Metric.of("modulith_writer_baseline_tps", "transfers/s",
+            "the Spring Modulith peer's @Transactional transfers without an event, 8 clients");
+    public static final Metric MODULITH_WRITER_EVENT_TPS = Metric.of("modulith_writer_event_tps", "transfers/s",
+            "the same transfers publishing one event each (registry row in the transaction), 8 clients");
+
+    /** The systems the crash runs kill, in report order. */
+    public static final List<String> CRASH_SYSTEMS = List.of("poller", "cdc", "modulith");
+
+    /** The crash keys of one system ({@code <system>_crash_lost}, ...). */
+    public static List<Metric> crash(String system) {
+        String label = systemLabel(system);
+        return List.of(
+                Metric.of(system + "_crash_committed", "events", "events committed before the SIGKILL of "
+                        + label + "'s publishing process"),
+                Metric.of(system + "_crash_lost", "events", "committed events Kafka never got after the SIGKILL and"
+                        + " a restart of " + label + "'s publishing process (testkit History)"),
+                Metric.of(system + "_crash_duplicates", "events", "extra deliveries (an event in Kafka more than"
+                        + " once) after the SIGKILL and restart of " + label + "'s publishing process"),
+                Metric.of(system + "_crash_order_violations", "events", "first deliveries out of commit order within"
+                        + " their aggregate after the SIGKILL and restart of " + label + "'s publishing process"));
+    }
+
+    /** What a system key stands for in a sentence. */
+    public static String systemLabel(String system) {
+        return switch (system) {
+            case "poller" -> "the polling relay";
+            case "cdc" -> "the CDC relay";
+            case "modulith" -> "the Spring Modulith peer";
+            default -> system;
+        };
+    }
+
     /** Every key the report lists even when nothing measured it, in report order. */
     public static final List<Metric> REQUIRED = List.of(
             PG_DRAIN_CEILING_EPS, KAFKA_PRODUCE_CEILING_EPS, POLLER_DRAIN_EPS, POLLER_VS_PG_CEILING,
             CDC_DRAIN_EPS, STOCK_DEBEZIUM_EPS, CDC_VS_STOCK_DEBEZIUM, WRITER_TAX_RATIO, CONSUMER_DEDUPE_RATIO,
             CONSUMER_EPS, POLLER_P50_MS_AT_200, POLLER_P99_MS_AT_200, CDC_P50_MS_AT_200, CDC_P99_MS_AT_200,
-            POLLER_P99_MS_AT_5000, CDC_P99_MS_AT_5000, RELAY_RSS_MB, NOTIFY_COMMIT_RATIO);
+            POLLER_P99_MS_AT_5000, CDC_P99_MS_AT_5000, RELAY_RSS_MB, NOTIFY_COMMIT_RATIO,
+            MODULITH_DRAIN_EPS, POLLER_VS_MODULITH_DRAIN, MODULITH_P50_MS_AT_200, MODULITH_P99_MS_AT_200,
+            MODULITH_P99_MS_AT_5000, MODULITH_WRITER_TAX_RATIO);
+
+    /** {@link #REQUIRED} and every system's crash keys. */
+    public static List<Metric> required() {
+        List<Metric> all = new java.util.ArrayList<>(REQUIRED);
+        CRASH_SYSTEMS.forEach(system -> all.addAll(crash(system)));
+        return List.copyOf(all);
+    }
 
     /** A ratio the runner computes per repeat from two keys of that repeat, then takes the median of. */
     public record Ratio(Metric metric, String numerator, String denominator) {
@@ -71,7 +123,9 @@ public final class MetricCatalog {
             new Ratio(POLLER_VS_PG_CEILING, POLLER_DRAIN_EPS.key(), PG_DRAIN_CEILING_EPS.key()),
             new Ratio(CDC_VS_STOCK_DEBEZIUM, CDC_DRAIN_EPS.key(), STOCK_DEBEZIUM_EPS.key()),
             new Ratio(WRITER_TAX_RATIO, WRITER_OUTBOX_TPS.key(), WRITER_BASELINE_TPS.key()),
-            new Ratio(CONSUMER_DEDUPE_RATIO, CONSUMER_EPS.key(), CONSUMER_PLAIN_EPS.key()));
+            new Ratio(CONSUMER_DEDUPE_RATIO, CONSUMER_EPS.key(), CONSUMER_PLAIN_EPS.key()),
+            new Ratio(POLLER_VS_MODULITH_DRAIN, POLLER_DRAIN_EPS.key(), MODULITH_DRAIN_EPS.key()),
+            new Ratio(MODULITH_WRITER_TAX_RATIO, MODULITH_WRITER_EVENT_TPS.key(), MODULITH_WRITER_BASELINE_TPS.key()));
 
     /**
      * Why a key has no scenario yet, by key: the extension point for a key added to {@link #REQUIRED}
@@ -81,8 +135,7 @@ public final class MetricCatalog {
     public static final Map<String, String> PENDING = Map.of();
 
     private static Metric latency(String system, String percentile, int rate) {
-        String relay = system.equals("poller") ? "polling relay" : "CDC relay";
         return Metric.of(LatencyProfile.key(system, percentile, rate), "ms",
-                percentile + " commit→ack through the " + relay + " at " + rate + " events/s offered (open loop)");
+                percentile + " commit→ack through " + systemLabel(system) + " at " + rate + " events/s offered (open loop)");
     }
 }

@@ -2,9 +2,12 @@ package dev.outboxkit.benchmarks;
 
 import dev.outboxkit.benchmarks.scenarios.CdcDrain;
 import dev.outboxkit.benchmarks.scenarios.ConsumerThroughput;
+import dev.outboxkit.benchmarks.scenarios.CrashRecovery;
 import dev.outboxkit.benchmarks.scenarios.JmhHotPaths;
 import dev.outboxkit.benchmarks.scenarios.KafkaLatencyFloor;
 import dev.outboxkit.benchmarks.scenarios.KafkaProduceCeiling;
+import dev.outboxkit.benchmarks.scenarios.ModulithDrain;
+import dev.outboxkit.benchmarks.scenarios.ModulithWriterTax;
 import dev.outboxkit.benchmarks.scenarios.NotifyCommitRatio;
 import dev.outboxkit.benchmarks.scenarios.PgDrainCeiling;
 import dev.outboxkit.benchmarks.scenarios.PollerDrain;
@@ -34,17 +37,23 @@ public final class ScenarioCatalog {
         return List.of(
                 new PgDrainCeiling(),
                 new PollerDrain(),
+                new ModulithDrain(),
                 new KafkaProduceCeiling(),
                 new CdcDrain(),
                 new StockDebeziumDrain(),
                 new WriterTaxBaseline(),
                 new WriterOutbox(),
+                new ModulithWriterTax(),
                 new NotifyCommitRatio(),
                 new ConsumerThroughput(),
                 new KafkaLatencyFloor(),
                 new RelayLatency(RelayLatency.Kind.POLLER),
                 new RelayLatency(RelayLatency.Kind.CDC),
+                new RelayLatency(RelayLatency.Kind.MODULITH),
                 new RelayRss(),
+                new CrashRecovery(CrashRecovery.Kind.POLLER),
+                new CrashRecovery(CrashRecovery.Kind.CDC),
+                new CrashRecovery(CrashRecovery.Kind.MODULITH),
                 new JmhHotPaths());
     }
 }

@@ -55,12 +55,30 @@ public record Sizes(Mode mode, int repeats, List<Integer> payloadSizes, int back
     public static Sizes of(Mode mode) {
         return switch (mode) {
             case SMOKE -> new Sizes(mode, 1, List.of(DEFAULT_PAYLOAD_BYTES), 3_000, Duration.ofMillis(300),
-                    Duration.ofMillis(700), Duration.ofMillis(1_500), LATENCY_RATES, 8, 0, 1, 1, Duration.ofMillis(100));
+                    Duration.ofMillis(700), Duration.ofMillis(500), LATENCY_RATES, 8, 0, 1, 1, Duration.ofMillis(100));
             case QUICK -> new Sizes(mode, 1, List.of(DEFAULT_PAYLOAD_BYTES), 300_000, Duration.ofSeconds(3),
                     Duration.ofSeconds(8), Duration.ofSeconds(15), LATENCY_RATES, 8, 1, 3, 3, Duration.ofSeconds(1));
             case FULL -> new Sizes(mode, 3, List.of(DEFAULT_PAYLOAD_BYTES, 1024), 1_000_000, Duration.ofSeconds(5),
                     Duration.ofSeconds(20), Duration.ofSeconds(60), LATENCY_RATES, 8, 1, 3, 5, Duration.ofSeconds(2));
         };
+    }
+
+    /**
+     * Events of the Spring Modulith peer's backlog: smaller than {@link #backlogEvents()}, because it drains two
+     * orders of magnitude slower (one registry update per event before it is handed over, one send waited for
+     * per executor thread) and the run must stay within its time; a drain's rate does not depend on its size.
+     */
+    public int peerBacklogEvents() {
+        return switch (mode) {
+            case SMOKE -> 300;
+            case QUICK -> 10_000;
+            case FULL -> 30_000;
+        };
+    }
+
+    /** How long a latency measurement waits for the last acknowledgements before it counts the rest as lost. */
+    public Duration ackTimeout() {
+        return mode == Mode.SMOKE ? Duration.ofSeconds(5) : Duration.ofSeconds(30);
     }
 
     /** The same sizes with another repeat count (at least 1). */

@@ -26,7 +26,7 @@ class BenchmarkSmokeTest {
         BenchmarkRunner.Outputs outputs = BenchmarkRunner.run(Sizes.of(Sizes.Mode.SMOKE), scenarios, out);
 
         JsonNode json = new ObjectMapper().readTree(outputs.json().toFile());
-        for (Metric required : MetricCatalog.REQUIRED) {
+        for (Metric required : MetricCatalog.required()) {
             assertThat(json.has(required.key())).as("latest.json lists %s", required.key()).isTrue();
             JsonNode value = json.get(required.key());
             if (value.isNull()) {
@@ -55,7 +55,7 @@ class BenchmarkSmokeTest {
         // a latency profile per system (the Kafka floor and both relays) and rate
         List<String> profiles = new java.util.ArrayList<>();
         json.path("latency").forEach(p -> profiles.add(p.path("system").asText() + "@" + p.path("rate").asInt()));
-        for (String system : List.of("kafka", "poller", "cdc")) {
+        for (String system : List.of("kafka", "poller", "cdc", "modulith")) {
             for (int rate : Sizes.LATENCY_RATES) {
                 assertThat(profiles).as("latency profiles").contains(system + "@" + rate);
             }
@@ -67,7 +67,8 @@ class BenchmarkSmokeTest {
                 "`pg_drain_ceiling_eps`");
         assertThat(md.contains("## Not measured in this run")).as("the Markdown lists what was not measured, if anything")
                 .isEqualTo(json.path("missing").size() > 0);
-        assertThat(outputs.charts()).hasSize(3);
+        assertThat(outputs.charts()).hasSize(4);
+        assertThat(md).contains("## Peers side by side", "gruelbox", "namastack");
         for (Path chart : outputs.charts()) {
             assertThat(md).contains("](" + chart.getFileName() + ")");
             BufferedImage image = ImageIO.read(chart.toFile());

@@ -17,13 +17,15 @@ public final class Charts {
     public static final String THROUGHPUT = "throughput.png";
     public static final String RATIOS = "ratios.png";
     public static final String LATENCY = "latency.png";
+    public static final String CRASH = "crash.png";
 
     /** Throughput bars: label → key (the 1 KB series uses the key's {@code _1kb} twin). */
     private static final Map<String, Metric> SYSTEMS = systems();
     private static final List<Metric> RATIO_KEYS = List.of(MetricCatalog.POLLER_VS_PG_CEILING,
             MetricCatalog.CDC_VS_STOCK_DEBEZIUM, MetricCatalog.WRITER_TAX_RATIO, MetricCatalog.CONSUMER_DEDUPE_RATIO,
-            MetricCatalog.NOTIFY_COMMIT_RATIO);
-    private static final List<String> LATENCY_SYSTEMS = List.of("kafka", "poller", "cdc");
+            MetricCatalog.NOTIFY_COMMIT_RATIO, MetricCatalog.POLLER_VS_MODULITH_DRAIN,
+            MetricCatalog.MODULITH_WRITER_TAX_RATIO);
+    private static final List<String> LATENCY_SYSTEMS = List.of("kafka", "poller", "cdc", "modulith");
 
     private Charts() {
     }
@@ -35,6 +37,7 @@ public final class Charts {
         m.put("polling relay", MetricCatalog.POLLER_DRAIN_EPS);
         m.put("CDC relay", MetricCatalog.CDC_DRAIN_EPS);
         m.put("stock Debezium", MetricCatalog.STOCK_DEBEZIUM_EPS);
+        m.put("Spring Modulith", MetricCatalog.MODULITH_DRAIN_EPS);
         m.put("consumer (inbox)", MetricCatalog.CONSUMER_EPS);
         return m;
     }
@@ -82,6 +85,17 @@ public final class Charts {
         new BarChart("Latency commit→ack at a fixed offered rate (open loop)", "ms", true)
                 .write(latency, percentiles, dir.resolve(LATENCY));
         written.put(LATENCY, "latency percentiles per rate");
+
+        List<BarChart.Group> crash = new ArrayList<>();
+        for (String system : MetricCatalog.CRASH_SYSTEMS) {
+            crash.add(new BarChart.Group(MetricCatalog.systemLabel(system).replaceFirst("^the ", ""), List.of(
+                    bar("lost", report.row(system + "_crash_lost")),
+                    bar("duplicates", report.row(system + "_crash_duplicates")),
+                    bar("order violations", report.row(system + "_crash_order_violations"))), null));
+        }
+        new BarChart("After kill -9 of the publishing process and a restart (events)", "events", false)
+                .write(crash, List.of("lost", "duplicates", "order violations"), dir.resolve(CRASH));
+        written.put(CRASH, "lost and duplicated events after a crash, per system");
         return written;
     }
 

@@ -75,6 +75,8 @@ public final class MarkdownReport {
             }
         }
 
+        md.append(PeerTable.render(report));
+
         Map<String, String> missing = report.missing();
         if (!missing.isEmpty()) {
             md.append("\n## Not measured in this run\n\n");

@@ -7,6 +7,11 @@ import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
 import org.postgresql.PGConnection;
 import org.postgresql.copy.CopyIn;
 import org.slf4j.Logger;
@@ -27,13 +32,9 @@ public final class Backlog {
 
     /** Fills {@code schema.outbox_event} of {@code db} with {@code n} rows of {@code payloadBytes}. */
     public static void fill(TestDatabase db, String schema, int n, int payloadBytes) throws SQLException {
-        String table = Identifiers.qualified(schema, "outbox_event");
         long start = System.nanoTime();
         copy(db, schema, n, payloadBytes);
-        try (Connection c = db.connect(); Statement s = c.createStatement()) {
-            s.execute("VACUUM (ANALYZE) " + table);
-            s.execute("CHECKPOINT");
-        }
+        settle(db, Identifiers.qualified(schema, "outbox_event"));
         log.info("backlog: {} rows of {} B in {} ms", n, payloadBytes, (System.nanoTime() - start) / 1_000_000);
     }
 
@@ -42,17 +43,56 @@ public final class Backlog {
      * else: for a WAL relay that streams the rows as they commit (no vacuum or checkpoint after).
      */
     public static void copy(TestDatabase db, String schema, int n, int payloadBytes) throws SQLException {
-        String table = Identifiers.qualified(schema, "outbox_event");
+        copyLines(db, "COPY " + Identifiers.qualified(schema, "outbox_event")
+                + " (id, aggregate_type, aggregate_id, event_type, payload) FROM STDIN", n, (i, row) ->
+                // COPY text format: tab-separated; our values hold no tab, newline or backslash.
+                row.append(EventIds.next()).append('\t').append(SyntheticEvents.AGGREGATE_TYPE).append('\t')
+                        .append(SyntheticEvents.aggregateId(i)).append('\t').append(SyntheticEvents.EVENT_TYPE)
+                        .append('\t').append(SyntheticEvents.payload(i, payloadBytes)));
+    }
+
+    /**
+     * The same backlog for the Spring Modulith peer: {@code n} incomplete publications in its registry table
+     * ({@code event_publication}), in the rows the peer itself writes: its listener id, event type, status and
+     * attempt count ({@link ModulithPeer#registryRow()}), each event serialised by its own serializer; then
+     * vacuumed, analysed and checkpointed like {@link #fill}.
+     */
+    public static void fillModulith(TestDatabase db, ModulithPeer peer, int n, int payloadBytes) throws Exception {
+        long start = System.nanoTime();
+        List<String> template = peer.registryRow();
+        String published = OffsetDateTime.now(ZoneOffset.UTC).toString();
+        List<String> events = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            events.add(peer.serializedEvent(EventIds.next(), SyntheticEvents.aggregateId(i), i,
+                    SyntheticEvents.payload(i, payloadBytes)));
+        }
+        copyLines(db, "COPY event_publication (id, listener_id, event_type, status, completion_attempts,"
+                + " serialized_event, publication_date) FROM STDIN", n, (i, row) -> {
+                    row.append(UUID.randomUUID()).append('\t');
+                    for (String value : template) {
+                        row.append(value == null ? "\\N" : escape(value)).append('\t');
+                    }
+                    row.append(escape(events.get(i))).append('\t').append(published);
+                });
+        settle(db, "event_publication");
+        log.info("Modulith backlog: {} publications of {} B in {} ms", n, payloadBytes,
+                (System.nanoTime() - start) / 1_000_000);
+    }
+
+    /** One line of a COPY (text format), without its newline. */
+    @FunctionalInterface
+    private interface Line {
+        void append(int i, StringBuilder row);
+    }
+
+    private static void copyLines(TestDatabase db, String copySql, int n, Line line) throws SQLException {
         try (Connection c = db.connect()) {
-            CopyIn copy = c.unwrap(PGConnection.class).getCopyAPI().copyIn(
-                    "COPY " + table + " (id, aggregate_type, aggregate_id, event_type, payload) FROM STDIN");
+            CopyIn copy = c.unwrap(PGConnection.class).getCopyAPI().copyIn(copySql);
             try {
                 StringBuilder rows = new StringBuilder();
                 for (int i = 0; i < n; i++) {
-                    // COPY text format: tab-separated; our values hold no tab, newline or backslash.
-                    rows.append(EventIds.next()).append('\t').append(SyntheticEvents.AGGREGATE_TYPE).append('\t')
-                            .append(SyntheticEvents.aggregateId(i)).append('\t').append(SyntheticEvents.EVENT_TYPE)
-                            .append('\t').append(SyntheticEvents.payload(i, payloadBytes)).append('\n');
+                    line.append(i, rows);
+                    rows.append('\n');
                     if ((i + 1) % ROWS_PER_FLUSH == 0 || i == n - 1) {
                         byte[] bytes = rows.toString().getBytes(StandardCharsets.UTF_8);
                         copy.writeToCopy(bytes, 0, bytes.length);
@@ -65,6 +105,19 @@ public final class Backlog {
                     copy.cancelCopy();
                 }
             }
+        }
+    }
+
+    /** COPY text format: backslash, tab, newline and carriage return escaped. */
+    static String escape(String value) {
+        return value.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r");
+    }
+
+    /** So that no drain pays for the load's hint bits, statistics or a checkpoint the load caused. */
+    private static void settle(TestDatabase db, String table) throws SQLException {
+        try (Connection c = db.connect(); Statement s = c.createStatement()) {
+            s.execute("VACUUM (ANALYZE) " + table);
+            s.execute("CHECKPOINT");
         }
     }
 

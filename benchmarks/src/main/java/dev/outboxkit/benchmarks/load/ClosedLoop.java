@@ -34,6 +34,22 @@ public final class ClosedLoop {
         Client open(Connection connection) throws SQLException;
     }
 
+    /** A client that runs its transactions itself (an application under test, such as the Spring Modulith peer). */
+    public interface Session extends AutoCloseable {
+        /** One whole transaction; false when it was rolled back for a conflict and counts as a retry. */
+        boolean transaction() throws Exception;
+
+        @Override
+        default void close() throws Exception {
+        }
+    }
+
+    /** Opens one client's session (its connection, statements, ...). */
+    @FunctionalInterface
+    public interface SessionFactory {
+        Session open() throws Exception;
+    }
+
     /**
      * @param commits commits inside the timed window
      * @param retries transactions rolled back for a deadlock or serialization failure, whole run
@@ -45,8 +61,44 @@ public final class ClosedLoop {
         }
     }
 
+    /** Commits/s of {@code clients} JDBC clients, each on its own connection of {@code db}. */
     public static Result run(TestDatabase db, int clients, Duration warmup, Duration window, ClientFactory factory)
             throws Exception {
+        return run(clients, warmup, window, () -> {
+            Connection c = db.connect();
+            try {
+                c.setAutoCommit(false);
+                Client client = factory.open(c);
+                return new Session() {
+                    @Override
+                    public boolean transaction() throws SQLException {
+                        try {
+                            client.transaction();
+                            c.commit();
+                            return true;
+                        } catch (SQLException e) {
+                            c.rollback();
+                            if (!retryable(e)) {
+                                throw e;
+                            }
+                            return false;
+                        }
+                    }
+
+                    @Override
+                    public void close() throws SQLException {
+                        c.close();
+                    }
+                };
+            } catch (SQLException | RuntimeException e) {
+                c.close();
+                throw e;
+            }
+        });
+    }
+
+    /** Commits/s of {@code clients} sessions, each in its own thread, over the timed window after the warm-up. */
+    public static Result run(int clients, Duration warmup, Duration window, SessionFactory factory) throws Exception {
         LongAdder commits = new LongAdder();
         LongAdder retries = new LongAdder();
         AtomicReference<Exception> failure = new AtomicReference<>();
@@ -55,20 +107,12 @@ public final class ClosedLoop {
         AtomicBoolean stop = new AtomicBoolean();
         for (int i = 0; i < clients; i++) {
             Thread t = new Thread(() -> {
-                try (Connection c = db.connect()) {
-                    c.setAutoCommit(false);
-                    Client client = factory.open(c);
+                try (Session session = factory.open()) {
                     ready.countDown();
                     while (!stop.get()) {
-                        try {
-                            client.transaction();
-                            c.commit();
+                        if (session.transaction()) {
                             commits.increment();
-                        } catch (SQLException e) {
-                            c.rollback();
-                            if (!retryable(e)) {
-                                throw e;
-                            }
+                        } else {
                             retries.increment();
                         }
                     }

@@ -1,7 +1,5 @@
 package dev.outboxkit.benchmarks.load;
 
-import dev.outboxkit.core.HeaderNames;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -17,13 +15,12 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
-import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
  * The ack side of a latency measurement: a consumer in this JVM reads the topics from their
- * current end (assigned, no group join) and marks every record's event id (header {@code id})
- * acknowledged in a {@link LatencyTracker}. A record a consumer can read has been acknowledged
+ * current end (assigned, no group join) and marks every record's event id (header {@code id}, or
+ * where the system's {@link EventIdReader} finds it) acknowledged in a {@link LatencyTracker}. A record a consumer can read has been acknowledged
  * by the broker (acks=all, high watermark), so this is commit→ack plus one fetch — the same
  * fetch for every system measured, which the Kafka-alone floor shows by itself.
  */
@@ -34,8 +31,8 @@ public final class KafkaAckObserver implements AutoCloseable {
     private final AtomicReference<Exception> failure = new AtomicReference<>();
     private volatile boolean running = true;
 
-    private KafkaAckObserver(String bootstrapServers, Collection<String> topics, LatencyTracker tracker)
-            throws InterruptedException {
+    private KafkaAckObserver(String bootstrapServers, Collection<String> topics, LatencyTracker tracker,
+                             EventIdReader ids) throws InterruptedException {
         consumer = new KafkaConsumer<>(Map.of(
                 ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
                 ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName(),
@@ -45,7 +42,7 @@ public final class KafkaAckObserver implements AutoCloseable {
                 ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "100",
                 ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "5000"));
         CountDownLatch positioned = new CountDownLatch(1);
-        thread = new Thread(() -> observe(topics, tracker, positioned), "kafka-ack-observer");
+        thread = new Thread(() -> observe(topics, tracker, ids, positioned), "kafka-ack-observer");
         thread.setDaemon(true);
         thread.start();
         if (!positioned.await(60, TimeUnit.SECONDS)) {
@@ -61,10 +58,17 @@ public final class KafkaAckObserver implements AutoCloseable {
     /** Starts observing {@code topics} (which must exist) from their end; returns once positioned. */
     public static KafkaAckObserver start(String bootstrapServers, Collection<String> topics, LatencyTracker tracker)
             throws InterruptedException {
-        return new KafkaAckObserver(bootstrapServers, topics, tracker);
+        return start(bootstrapServers, topics, tracker, EventIdReader.HEADER);
     }
 
-    private void observe(Collection<String> topics, LatencyTracker tracker, CountDownLatch positioned) {
+    /** The same for a system that carries the event id elsewhere. */
+    public static KafkaAckObserver start(String bootstrapServers, Collection<String> topics, LatencyTracker tracker,
+                                         EventIdReader ids) throws InterruptedException {
+        return new KafkaAckObserver(bootstrapServers, topics, tracker, ids);
+    }
+
+    private void observe(Collection<String> topics, LatencyTracker tracker, EventIdReader ids,
+                         CountDownLatch positioned) {
         try {
             List<TopicPartition> partitions = new ArrayList<>();
             for (String topic : topics) {
@@ -76,9 +80,9 @@ public final class KafkaAckObserver implements AutoCloseable {
             positioned.countDown();
             while (running) {
                 for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(100))) {
-                    Header id = record.headers().lastHeader(HeaderNames.ID);
+                    UUID id = ids.read(record);
                     if (id != null) {
-                        tracker.acked(UUID.fromString(new String(id.value(), StandardCharsets.UTF_8)));
+                        tracker.acked(id);
                     }
                 }
             }

@@ -19,11 +19,7 @@ public final class PollerRelayMain {
     }
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> a = new HashMap<>();
-        for (String arg : args) {
-            int eq = arg.indexOf('=');
-            a.put(arg.substring(0, eq), arg.substring(eq + 1));
-        }
+        Map<String, String> a = arguments(args);
         PollingRelay relay = Relays.poller(a.get("jdbcUrl"), a.get("user"), a.get("password"), a.get("bootstrap"), TopicRoute.of(a.get("topic")), new SimpleMeterRegistry());
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -33,5 +29,18 @@ public final class PollerRelayMain {
         relay.start();
         System.out.println("READY");
         stopped.await();
+    }
+
+    /** A child main's {@code key=value} arguments. */
+    static Map<String, String> arguments(String[] args) {
+        Map<String, String> a = new HashMap<>();
+        for (String arg : args) {
+            int eq = arg.indexOf('=');
+            if (eq < 1) {
+                throw new IllegalArgumentException("arguments are key=value, got '" + arg + "'");
+            }
+            a.put(arg.substring(0, eq), arg.substring(eq + 1));
+        }
+        return a;
     }
 }

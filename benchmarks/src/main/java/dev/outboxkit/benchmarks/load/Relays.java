@@ -49,13 +49,19 @@ public final class Relays {
      * after closing it, or the benchmark database cannot be dropped.
      */
     public static CdcRelay cdc(TestDatabase db, String bootstrap, TopicRoute route, MeterRegistry registry) {
+        return cdc(db.jdbcUrl(), db.user(), db.password(), bootstrap, route, uniqueSlot("bench_cdc"), registry)
+                .build();
+    }
+
+    /** A CDC relay's builder with its defaults, from connection settings and a slot (for a relay in a child JVM). */
+    public static CdcRelay.Builder cdc(String jdbcUrl, String user, String password, String bootstrap, TopicRoute route,
+                                       String slot, MeterRegistry registry) {
         return CdcRelay.builder()
-                .jdbcUrl(db.jdbcUrl()).user(db.user()).password(Secret.of(db.password()))
+                .jdbcUrl(jdbcUrl).user(user).password(Secret.of(password))
                 .bootstrapServers(bootstrap)
                 .route(route)
-                .slotName(uniqueSlot("bench_cdc"))
-                .meterRegistry(registry)
-                .build();
+                .slotName(slot)
+                .meterRegistry(registry);
     }
 
     /** A replication slot name unique in this benchmark run (slots are per server, not per database). */

@@ -52,16 +52,23 @@ public final class TransferWorkload {
             PreparedStatement update = connection.prepareStatement(
                     "UPDATE " + ACCOUNT_TABLE + " SET balance = balance + ? WHERE id = ?");
             return () -> {
-                ThreadLocalRandom random = ThreadLocalRandom.current();
-                int a = random.nextInt(SyntheticEvents.ACCOUNTS);
-                int b = random.nextInt(SyntheticEvents.ACCOUNTS - 1);
-                b = b >= a ? b + 1 : b;
-                Transfer t = new Transfer(a, b, 1 + random.nextInt(100));
+                Transfer t = randomTransfer();
+                int a = t.from();
+                int b = t.to();
                 apply(update, Math.min(a, b), a < b ? -t.amount() : t.amount());
                 apply(update, Math.max(a, b), a < b ? t.amount() : -t.amount());
                 hook.afterTransfer(connection, t);
             };
         });
+    }
+
+    /** A transfer between two different random accounts, 1 to 100. */
+    public static Transfer randomTransfer() {
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        int a = random.nextInt(SyntheticEvents.ACCOUNTS);
+        int b = random.nextInt(SyntheticEvents.ACCOUNTS - 1);
+        b = b >= a ? b + 1 : b;
+        return new Transfer(a, b, 1 + random.nextInt(100));
     }
 
     private static void apply(PreparedStatement update, int account, long delta) throws SQLException {

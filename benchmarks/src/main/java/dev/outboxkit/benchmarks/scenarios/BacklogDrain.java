@@ -4,6 +4,7 @@ import dev.outboxkit.benchmarks.BenchContext;
 import dev.outboxkit.benchmarks.Measurements;
 import dev.outboxkit.benchmarks.Metric;
 import dev.outboxkit.benchmarks.Scenario;
+import dev.outboxkit.benchmarks.Sizes;
 import dev.outboxkit.testkit.TestDatabase;
 import java.time.Duration;
 import java.util.List;
@@ -48,9 +49,14 @@ abstract class BacklogDrain implements Scenario {
     @Override
     public final Measurements run(BenchContext context) throws Exception {
         TestDatabase db = context.newDatabase();
-        int backlog = context.sizes().backlogEvents();
+        int backlog = backlog(context.sizes());
         double seconds = drain(context, db, backlog);
         return new Measurements().put(metric.key(), backlog / seconds);
+    }
+
+    /** Events in this system's backlog: {@link Sizes#backlogEvents()} unless a slow peer needs fewer. */
+    int backlog(Sizes sizes) {
+        return sizes.backlogEvents();
     }
 
     /**

@@ -7,11 +7,15 @@ import dev.outboxkit.benchmarks.Metric;
 import dev.outboxkit.benchmarks.MetricCatalog;
 import dev.outboxkit.benchmarks.Scenario;
 import dev.outboxkit.benchmarks.load.Await;
+import dev.outboxkit.benchmarks.load.EventIdReader;
 import dev.outboxkit.benchmarks.load.KafkaAckObserver;
 import dev.outboxkit.benchmarks.load.LatencyTracker;
+import dev.outboxkit.benchmarks.load.ModulithPeer;
 import dev.outboxkit.benchmarks.load.OpenLoopDriver;
 import dev.outboxkit.benchmarks.load.OutboxInsertTarget;
 import dev.outboxkit.benchmarks.load.Relays;
+import dev.outboxkit.benchmarks.load.SyntheticEvents;
+import dev.outboxkit.core.EventIds;
 import dev.outboxkit.core.Relay;
 import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.relay.cdc.CdcRelay;
@@ -19,6 +23,7 @@ import dev.outboxkit.testkit.TestDatabase;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.List;
+import java.util.UUID;
 
 /**
  * {@code <relay>_p50_ms_at_<rate>}, {@code <relay>_p99_ms_at_<rate>}: commit→ack through a relay
@@ -26,13 +31,16 @@ import java.util.List;
  * threads insert one event per transaction at fixed times ({@link OpenLoopDriver}), a consumer in
  * this JVM sees each record ({@link KafkaAckObserver}); both instants on one clock. One relay,
  * started on an empty table and ready before the load begins, serves the rates one after the other
- * (each with its own warm-up, excluded).
+ * (each with its own warm-up, excluded). The Spring Modulith peer is measured the same way: its writer
+ * threads call the peer's {@code @Transactional} method that publishes one event, in this JVM.
  */
 public final class RelayLatency implements Scenario {
 
     /** Which relay. */
     public enum Kind {
-        POLLER("poller"), CDC("cdc");
+        POLLER("poller"), CDC("cdc"),
+        /** The Spring Modulith peer: its own transactions publish the event, its externalizer sends it. */
+        MODULITH("modulith");
 
         final String key;
 
@@ -55,16 +63,19 @@ public final class RelayLatency implements Scenario {
 
     @Override
     public List<Metric> metrics() {
-        return system == Kind.POLLER
-                ? List.of(MetricCatalog.POLLER_P50_MS_AT_200, MetricCatalog.POLLER_P99_MS_AT_200, p50At5000(),
-                        MetricCatalog.POLLER_P99_MS_AT_5000)
-                : List.of(MetricCatalog.CDC_P50_MS_AT_200, MetricCatalog.CDC_P99_MS_AT_200, p50At5000(),
-                        MetricCatalog.CDC_P99_MS_AT_5000);
+        return switch (system) {
+            case POLLER -> List.of(MetricCatalog.POLLER_P50_MS_AT_200, MetricCatalog.POLLER_P99_MS_AT_200, p50At5000(),
+                    MetricCatalog.POLLER_P99_MS_AT_5000);
+            case CDC -> List.of(MetricCatalog.CDC_P50_MS_AT_200, MetricCatalog.CDC_P99_MS_AT_200, p50At5000(),
+                    MetricCatalog.CDC_P99_MS_AT_5000);
+            case MODULITH -> List.of(MetricCatalog.MODULITH_P50_MS_AT_200, MetricCatalog.MODULITH_P99_MS_AT_200,
+                    p50At5000(), MetricCatalog.MODULITH_P99_MS_AT_5000);
+        };
     }
 
     private Metric p50At5000() {
         return Metric.of(LatencyProfile.key(system.key, "p50", 5000), "ms",
-                "p50 commit→ack through the " + system.key + " relay at 5000 events/s offered (open loop)");
+                "p50 commit→ack through " + MetricCatalog.systemLabel(system.key) + " at 5000 events/s offered (open loop)");
     }
 
     @Override
@@ -73,16 +84,32 @@ public final class RelayLatency implements Scenario {
         String topic = context.uniqueTopic(system.key + "-latency");
         context.kafka().createTopic(topic, BacklogDrain.PARTITIONS);
         String bootstrap = context.kafka().bootstrapServers();
+        int bytes = context.payloadBytes();
+        Measurements m = new Measurements();
+        if (system == Kind.MODULITH) {
+            try (ModulithPeer peer = ModulithPeer.start(db, bootstrap, topic)) {
+                OpenLoopDriver.TargetFactory targets = () -> (n, commit) -> {
+                    UUID id = EventIds.next();
+                    peer.publish(id, SyntheticEvents.aggregateId(n), n, SyntheticEvents.payload(n, bytes));
+                    commit.done(id);
+                };
+                for (int rate : context.sizes().latencyRates()) {
+                    m.latency(measure(context, topic, rate, targets, EventIdReader.JSON_ID_FIELD));
+                    peer.purgeCompleted(); // the default completion mode keeps rows; an application purges them
+                }
+            }
+            return m;
+        }
         Relay relay = system == Kind.POLLER
                 ? Relays.poller(db, bootstrap, TopicRoute.of(topic), new SimpleMeterRegistry())
                 : Relays.cdc(db, bootstrap, TopicRoute.of(topic), new SimpleMeterRegistry());
-        Measurements m = new Measurements();
         try {
             relay.start();
             Await.until(name() + " relay ready", () -> relay.health().ready(), Duration.ofMinutes(2), 20,
                     () -> relay.health().live() ? null : "relay down: " + relay.health().detail());
             for (int rate : context.sizes().latencyRates()) {
-                m.latency(measure(context, db, topic, rate));
+                m.latency(measure(context, topic, rate, OutboxInsertTarget.factory(db, BacklogDrain.SCHEMA, bytes),
+                        EventIdReader.HEADER));
             }
         } finally {
             relay.close();
@@ -93,12 +120,13 @@ public final class RelayLatency implements Scenario {
         return m;
     }
 
-    private LatencyProfile measure(BenchContext context, TestDatabase db, String topic, int rate) throws Exception {
+    private LatencyProfile measure(BenchContext context, String topic, int rate, OpenLoopDriver.TargetFactory targets,
+                                   EventIdReader ids) throws Exception {
         LatencyTracker tracker = new LatencyTracker();
-        try (KafkaAckObserver acks = KafkaAckObserver.start(context.kafka().bootstrapServers(), List.of(topic), tracker)) {
+        try (KafkaAckObserver acks = KafkaAckObserver.start(context.kafka().bootstrapServers(), List.of(topic), tracker,
+                ids)) {
             OpenLoopDriver.Result result = OpenLoopDriver.run(rate, context.sizes().warmup(),
-                    context.sizes().latencyWindow(), Duration.ofSeconds(30), WRITERS,
-                    OutboxInsertTarget.factory(db, BacklogDrain.SCHEMA, context.payloadBytes()), tracker);
+                    context.sizes().latencyWindow(), context.sizes().ackTimeout(), WRITERS, targets, tracker);
             if (acks.failure() != null) {
                 throw new IllegalStateException("the ack observer failed: " + acks.failure(), acks.failure());
             }
