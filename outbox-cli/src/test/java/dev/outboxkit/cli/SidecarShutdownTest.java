@@ -1,0 +1,123 @@
+package dev.outboxkit.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.outboxkit.testkit.History;
+import dev.outboxkit.testkit.JavaProcess;
+import dev.outboxkit.testkit.KafkaProcess;
+import dev.outboxkit.testkit.OutboxTestkitExtension;
+import dev.outboxkit.testkit.Ports;
+import dev.outboxkit.testkit.TestDatabase;
+import dev.outboxkit.testkit.TestKafka;
+import dev.outboxkit.testkit.fault.TcpFaultProxy;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * SIGTERM to a sidecar whose PostgreSQL and Kafka both vanished (connections that neither answer nor close, as when
+ * their hosts are gone): the process exits within --shutdown-deadline, well inside Kubernetes' default 30 s grace
+ * period, instead of waiting out every driver and client timeout.
+ */
+@ExtendWith(OutboxTestkitExtension.class)
+class SidecarShutdownTest {
+
+    private static final Duration WAIT = Duration.ofSeconds(120);
+    /** The default --shutdown-deadline plus the JVM's own exit; Kubernetes' default grace period is 30 s. */
+    private static final Duration BOUND = Duration.ofSeconds(25);
+
+    private static TcpFaultProxy kafkaProxy;
+    private static KafkaProcess kafka;
+
+    @BeforeAll
+    static void startKafkaBehindAProxy() {
+        int brokerPort = Ports.free();
+        kafkaProxy = TcpFaultProxy.start("shutdown-kafka", "127.0.0.1", brokerPort);
+        kafka = KafkaProcess.builder().name("shutdown-kafka").port(brokerPort)
+                .advertisedAddress(kafkaProxy.host(), kafkaProxy.port()).build();
+    }
+
+    @AfterAll
+    static void stopKafka() {
+        try {
+            kafka.close();
+        } finally {
+            kafkaProxy.close();
+        }
+    }
+
+    @ParameterizedTest(name = "relay {0}")
+    @ValueSource(strings = {"poll", "cdc"})
+    void aSidecarWhoseDatabaseAndKafkaAreGoneStopsWithinItsBound(String relay, TestDatabase db) throws Exception {
+        kafkaProxy.heal();
+        String prefix = TestKafka.uniqueTopic("shutdown-" + relay);
+        kafka.createTopic(prefix + ".order", 2);
+        String slot = "shutdown_" + db.name();
+        try (TcpFaultProxy pgProxy = TcpFaultProxy.start("shutdown-pg", db.server().host(), db.server().port())) {
+            List<String> args = new ArrayList<>(List.of("relay", relay, "--http-port", "0", "--instance-id",
+                    "shutdown-" + relay, "--route", prefix + ".${aggregateType}"));
+            if (relay.equals("cdc")) {
+                args.addAll(List.of("--slot-name", slot));
+            }
+            Map<String, String> env = Map.of("OUTBOX_JDBC_URL", db.jdbcUrlVia(pgProxy.host(), pgProxy.port()),
+                    "OUTBOX_USER", db.user(), "OUTBOX_PASSWORD", db.password(),
+                    "OUTBOX_BOOTSTRAP_SERVERS", kafka.bootstrapServers());
+            try (JavaProcess sidecar = JavaProcess.start("shutdown-" + relay, Main.class, args, List.of(), env)) {
+                int port = port(sidecar);
+                SidecarRetentionTest.write(db, new History(), 20);
+                await().atMost(WAIT).until(() -> SidecarRetentionTest.count(db, "SELECT count(*) FROM outbox_event") == 0);
+
+                // Both gone at once, with work pending: the relay's batch and its lease renewals now hang.
+                pgProxy.blackhole();
+                kafkaProxy.blackhole();
+                SidecarRetentionTest.write(db, new History(), 20);
+                await().atMost(WAIT).until(() -> status(port, "/health/ready") == 503);
+
+                long start = System.nanoTime();
+                int exit;
+                try {
+                    exit = sidecar.terminate(BOUND);
+                } catch (IllegalStateException stillRunning) {
+                    throw new AssertionError("relay " + relay + " still runs " + BOUND + " after SIGTERM; its threads:\n"
+                            + sidecar.threadDump() + "\noutput:\n" + sidecar.output(), stillRunning);
+                }
+                Duration took = Duration.ofNanos(System.nanoTime() - start);
+                System.out.println("relay " + relay + ": exit " + exit + " " + took + " after SIGTERM");
+                // A stop that cannot finish (nothing answers) says so, and what the next instance does about it.
+                assertThat(exit).as(sidecar.output()).isEqualTo(1);
+                assertThat(sidecar.output()).contains("relay " + relay + " did not finish stopping within PT20S")
+                        .contains("published again");
+            }
+        } finally {
+            kafkaProxy.heal();
+            if (relay.equals("cdc")) {
+                db.dropReplicationSlot(slot);
+            }
+        }
+    }
+
+    private static int port(JavaProcess sidecar) {
+        assertThat(sidecar.awaitOutput("health and metrics on http://0.0.0.0:", WAIT)).as(sidecar.output()).isTrue();
+        Matcher m = Pattern.compile("health and metrics on http://0\\.0\\.0\\.0:(\\d+)").matcher(sidecar.output());
+        assertThat(m.find()).isTrue();
+        return Integer.parseInt(m.group(1));
+    }
+
+    private static int status(int port, String path) throws Exception {
+        return HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.discarding()).statusCode();
+    }
+}
