@@ -67,7 +67,7 @@ class SidecarShutdownTest {
         kafka.createTopic(prefix + ".order", 2);
         String slot = "shutdown_" + db.name();
         try (TcpFaultProxy pgProxy = TcpFaultProxy.start("shutdown-pg", db.server().host(), db.server().port())) {
-            List<String> args = new ArrayList<>(List.of("relay", relay, "--http-port", "0", "--instance-id",
+            List<String> args = new ArrayList<>(List.of("relay", relay, "--http-port", "0", "--lease-duration", "PT5S", "--instance-id",
                     "shutdown-" + relay, "--route", prefix + ".${aggregateType}"));
             if (relay.equals("cdc")) {
                 args.addAll(List.of("--slot-name", slot));
