@@ -242,6 +242,10 @@ final class RelayCommand {
 
         @Override
         public Integer call() throws Exception {
+            if (common.shutdownDeadline.compareTo(Duration.ofSeconds(1)) < 0) {
+                throw new ConfigurationException("Invalid value for option '--shutdown-deadline': "
+                        + common.shutdownDeadline + " is below 1 second (PT1S); give the stop time to release the leases");
+            }
             Map<String, Object> producer = kafka.clientProperties(settings, true);
             PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
             Relay relay = build(() -> relay(producer, registry));

@@ -109,6 +109,15 @@ class SidecarShutdownTest {
         }
     }
 
+    @ParameterizedTest(name = "relay {0}")
+    @ValueSource(strings = {"poll", "cdc"})
+    void aShutdownDeadlineBelowOneSecondIsAUsageError(String relay) {
+        CliRun r = CliRun.run(Map.of("OUTBOX_SHUTDOWN_DEADLINE", "PT0.5S"), "relay", relay, "--jdbc-url",
+                "jdbc:postgresql://127.0.0.1:1/x", "--user", "x", "--bootstrap-servers", "127.0.0.1:1", "--http-port", "-1");
+        assertThat(r.exitCode()).as(r.all()).isEqualTo(2);
+        assertThat(r.err()).contains("--shutdown-deadline").contains("below 1 second");
+    }
+
     private static int port(JavaProcess sidecar) {
         assertThat(sidecar.awaitOutput("health and metrics on http://0.0.0.0:", WAIT)).as(sidecar.output()).isTrue();
         Matcher m = Pattern.compile("health and metrics on http://0\\.0\\.0\\.0:(\\d+)").matcher(sidecar.output());
