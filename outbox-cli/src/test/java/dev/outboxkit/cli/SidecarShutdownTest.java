@@ -17,12 +17,14 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -59,53 +61,80 @@ class SidecarShutdownTest {
         }
     }
 
-    @ParameterizedTest(name = "relay {0}")
-    @ValueSource(strings = {"poll", "cdc"})
-    void aSidecarWhoseDatabaseAndKafkaAreGoneStopsWithinItsBound(String relay, TestDatabase db) throws Exception {
+    /** Both relays at once (they share nothing but the broker), so the test waits out one deadline, not two. */
+    @Test
+    void sidecarsWhoseDatabaseAndKafkaAreGoneStopWithinTheirDeadline(TestDatabase pollDb, TestDatabase cdcDb)
+            throws Exception {
         kafkaProxy.heal();
-        String prefix = TestKafka.uniqueTopic("shutdown-" + relay);
-        kafka.createTopic(prefix + ".order", 2);
-        String slot = "shutdown_" + db.name();
-        try (TcpFaultProxy pgProxy = TcpFaultProxy.start("shutdown-pg", db.server().host(), db.server().port())) {
-            List<String> args = new ArrayList<>(List.of("relay", relay, "--http-port", "0", "--lease-duration", "PT5S", "--instance-id",
-                    "shutdown-" + relay, "--route", prefix + ".${aggregateType}"));
-            if (relay.equals("cdc")) {
-                args.addAll(List.of("--slot-name", slot));
+        String slot = "shutdown_" + cdcDb.name();
+        Map<String, TestDatabase> dbs = new LinkedHashMap<>();
+        dbs.put("poll", pollDb);
+        dbs.put("cdc", cdcDb);
+        Map<String, TcpFaultProxy> pgProxies = new LinkedHashMap<>();
+        Map<String, JavaProcess> sidecars = new LinkedHashMap<>();
+        try {
+            for (Map.Entry<String, TestDatabase> e : dbs.entrySet()) {
+                String relay = e.getKey();
+                TestDatabase db = e.getValue();
+                String prefix = TestKafka.uniqueTopic("shutdown-" + relay);
+                kafka.createTopic(prefix + ".order", 2);
+                TcpFaultProxy pgProxy = TcpFaultProxy.start("shutdown-pg-" + relay, db.server().host(), db.server().port());
+                pgProxies.put(relay, pgProxy);
+                List<String> args = new ArrayList<>(List.of("relay", relay, "--http-port", "0", "--lease-duration", "PT5S",
+                        "--instance-id", "shutdown-" + relay, "--route", prefix + ".${aggregateType}"));
+                if (relay.equals("cdc")) {
+                    args.addAll(List.of("--slot-name", slot));
+                }
+                Map<String, String> env = Map.of("OUTBOX_JDBC_URL", db.jdbcUrlVia(pgProxy.host(), pgProxy.port()),
+                        "OUTBOX_USER", db.user(), "OUTBOX_PASSWORD", db.password(),
+                        "OUTBOX_BOOTSTRAP_SERVERS", kafka.bootstrapServers());
+                sidecars.put(relay, JavaProcess.start("shutdown-" + relay, Main.class, args, List.of(), env));
             }
-            Map<String, String> env = Map.of("OUTBOX_JDBC_URL", db.jdbcUrlVia(pgProxy.host(), pgProxy.port()),
-                    "OUTBOX_USER", db.user(), "OUTBOX_PASSWORD", db.password(),
-                    "OUTBOX_BOOTSTRAP_SERVERS", kafka.bootstrapServers());
-            try (JavaProcess sidecar = JavaProcess.start("shutdown-" + relay, Main.class, args, List.of(), env)) {
-                int port = port(sidecar);
+            Map<String, Integer> ports = new LinkedHashMap<>();
+            for (Map.Entry<String, JavaProcess> e : sidecars.entrySet()) {
+                ports.put(e.getKey(), port(e.getValue()));
+                TestDatabase db = dbs.get(e.getKey());
                 SidecarRetentionTest.write(db, new History(), 20);
                 await().atMost(WAIT).until(() -> SidecarRetentionTest.count(db, "SELECT count(*) FROM outbox_event") == 0);
+            }
 
-                // Both gone at once, with work pending: the relay's batch and its lease renewals now hang.
-                pgProxy.blackhole();
-                kafkaProxy.blackhole();
-                SidecarRetentionTest.write(db, new History(), 20);
+            // Both gone at once, with work pending: the relays' batches and lease renewals now hang.
+            pgProxies.values().forEach(TcpFaultProxy::blackhole);
+            kafkaProxy.blackhole();
+            for (String relay : sidecars.keySet()) {
+                SidecarRetentionTest.write(dbs.get(relay), new History(), 20);
+            }
+            for (int port : ports.values()) {
                 await().atMost(WAIT).until(() -> status(port, "/health/ready") == 503);
+            }
 
-                long start = System.nanoTime();
+            long start = System.nanoTime();
+            for (JavaProcess sidecar : sidecars.values()) {
+                new ProcessBuilder("kill", "-TERM", Long.toString(sidecar.pid())).start().waitFor();
+            }
+            for (Map.Entry<String, JavaProcess> e : sidecars.entrySet()) {
+                String relay = e.getKey();
+                JavaProcess sidecar = e.getValue();
+                Duration left = BOUND.minusNanos(System.nanoTime() - start);
                 int exit;
                 try {
-                    exit = sidecar.terminate(BOUND);
+                    exit = sidecar.waitForExit(left.isNegative() ? Duration.ZERO : left);
                 } catch (IllegalStateException stillRunning) {
                     throw new AssertionError("relay " + relay + " still runs " + BOUND + " after SIGTERM; its threads:\n"
                             + sidecar.threadDump() + "\noutput:\n" + sidecar.output(), stillRunning);
                 }
-                Duration took = Duration.ofNanos(System.nanoTime() - start);
-                System.out.println("relay " + relay + ": exit " + exit + " " + took + " after SIGTERM");
+                System.out.println("relay " + relay + ": exit " + exit + " " + Duration.ofNanos(System.nanoTime() - start)
+                        + " after SIGTERM");
                 // A stop that cannot finish (nothing answers) says so, and what the next instance does about it.
                 assertThat(exit).as(sidecar.output()).isEqualTo(1);
                 assertThat(sidecar.output()).contains("relay " + relay + " did not finish stopping within PT20S")
                         .contains("published again");
             }
         } finally {
+            sidecars.values().forEach(JavaProcess::close);
+            pgProxies.values().forEach(TcpFaultProxy::close);
             kafkaProxy.heal();
-            if (relay.equals("cdc")) {
-                db.dropReplicationSlot(slot);
-            }
+            cdcDb.dropReplicationSlot(slot);
         }
     }
 
