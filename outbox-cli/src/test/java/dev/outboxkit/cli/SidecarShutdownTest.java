@@ -20,8 +20,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -92,7 +90,7 @@ class SidecarShutdownTest {
             }
             Map<String, Integer> ports = new LinkedHashMap<>();
             for (Map.Entry<String, JavaProcess> e : sidecars.entrySet()) {
-                ports.put(e.getKey(), port(e.getValue()));
+                ports.put(e.getKey(), SidecarRetentionTest.port(e.getValue()));
                 TestDatabase db = dbs.get(e.getKey());
                 SidecarRetentionTest.write(db, new History(), 20);
                 await().atMost(WAIT).until(() -> SidecarRetentionTest.count(db, "SELECT count(*) FROM outbox_event") == 0);
@@ -145,13 +143,6 @@ class SidecarShutdownTest {
                 "jdbc:postgresql://127.0.0.1:1/x", "--user", "x", "--bootstrap-servers", "127.0.0.1:1", "--http-port", "-1");
         assertThat(r.exitCode()).as(r.all()).isEqualTo(2);
         assertThat(r.err()).contains("--shutdown-deadline").contains("below 1 second");
-    }
-
-    private static int port(JavaProcess sidecar) {
-        assertThat(sidecar.awaitOutput("health and metrics on http://0.0.0.0:", WAIT)).as(sidecar.output()).isTrue();
-        Matcher m = Pattern.compile("health and metrics on http://0\\.0\\.0\\.0:(\\d+)").matcher(sidecar.output());
-        assertThat(m.find()).isTrue();
-        return Integer.parseInt(m.group(1));
     }
 
     private static int status(int port, String path) throws Exception {
