@@ -7,8 +7,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 
@@ -63,12 +61,5 @@ final class Tools {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted running " + command[0], e);
         }
-    }
-
-    static List<String> command(Path tool, String... args) {
-        List<String> c = new ArrayList<>();
-        c.add(tool.toString());
-        c.addAll(List.of(args));
-        return c;
     }
 }

@@ -17,6 +17,10 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
@@ -152,15 +156,15 @@ final class RelayCommand {
      *
      * @return false when the stop was still running at the bound (it is left to the exiting JVM)
      */
-    static boolean stopWithin(String kind, Duration bound, Runnable stop) {
-        java.util.concurrent.FutureTask<Void> task = new java.util.concurrent.FutureTask<>(stop, null);
+    private static boolean stopWithin(String kind, Duration bound, Runnable stop) {
+        FutureTask<Void> task = new FutureTask<>(stop, null);
         Thread stopper = new Thread(task, "outbox-" + kind + "-stop");
         stopper.setDaemon(true);
         stopper.start();
         try {
-            task.get(bound.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            task.get(bound.toMillis(), TimeUnit.MILLISECONDS);
             return true;
-        } catch (java.util.concurrent.TimeoutException e) {
+        } catch (TimeoutException e) {
             log.warn("relay {}: the stop did not finish within --shutdown-deadline {} (it waits at {}); exiting without it. "
                     + "Its leases expire after --lease-duration, and the batch in flight, not committed, is published again "
                     + "by the next instance (at least once)", kind, bound, waitingAt(stopper));
@@ -168,7 +172,7 @@ final class RelayCommand {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return false;
-        } catch (java.util.concurrent.ExecutionException e) {
+        } catch (ExecutionException e) {
             if (e.getCause() instanceof RuntimeException r) {
                 throw r;
             }
@@ -176,7 +180,7 @@ final class RelayCommand {
         }
     }
 
-    /** The topmost frames of our own code the stop thread is in, for the warning. */
+    /** The topmost frame of our own code the stop thread is in, for the warning. */
     private static String waitingAt(Thread stopper) {
         StackTraceElement[] stack = stopper.getStackTrace();
         for (StackTraceElement frame : stack) {
