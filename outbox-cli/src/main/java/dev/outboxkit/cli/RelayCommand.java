@@ -17,6 +17,10 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
@@ -41,6 +45,13 @@ final class RelayCommand {
                 description = "Run the retention job of 'outbox purge' (same windows and options) every DURATION, e.g. PT1H; "
                         + "one sidecar per schema at a time (advisory lock). Default: off (it needs the ledger owner's rights).")
         Duration retentionInterval;
+
+        @Option(names = "--shutdown-deadline", paramLabel = "DURATION", defaultValue = "PT20S",
+                description = "After SIGTERM, exit at the latest this long later, whatever the stop still waits for (a database "
+                        + "or Kafka that no longer answers): exit 1, the leases then expire after --lease-duration and the batch "
+                        + "in flight is published again. Caps the WAL relay's --shutdown-timeout too. Keep it below the "
+                        + "orchestrator's grace period (Kubernetes: 30 s by default).")
+        Duration shutdownDeadline;
 
         @Mixin
         Options.RetentionWindows retention;
@@ -86,8 +97,8 @@ final class RelayCommand {
      * Runs a relay (and, with --retention-interval, the retention schedule) until SIGTERM/SIGINT,
      * serving health and metrics; exit 0 after a graceful stop. Retention never affects health.
      */
-    static int serve(String kind, Relay relay, PrometheusMeterRegistry registry, int httpPort, PrintWriter out,
-                     java.util.function.Supplier<SidecarRetention> retentionSetup) throws Exception {
+    static int serve(String kind, Relay relay, PrometheusMeterRegistry registry, int httpPort, Duration shutdownDeadline,
+                     PrintWriter out, java.util.function.Supplier<SidecarRetention> retentionSetup) throws Exception {
         SidecarRetention retention;
         try {
             retention = retentionSetup.get();
@@ -97,6 +108,7 @@ final class RelayCommand {
         }
         Shutdown shutdown = Shutdown.onSignals();
         SidecarServer http = null;
+        boolean stopped;
         try {
             relay.start();
             if (httpPort >= 0) {
@@ -108,25 +120,75 @@ final class RelayCommand {
             out.println("relay " + kind + " started" + (http == null ? "" : "; health and metrics on http://0.0.0.0:" + http.port()));
             out.flush();
             shutdown.await();
-            log.info("relay {}: stop requested, finishing the batch in flight and releasing leases", kind);
+            log.info("relay {}: stop requested, finishing the batch in flight and releasing leases (at most {})", kind,
+                    shutdownDeadline);
         } finally {
             try {
-                if (retention != null) {
-                    retention.close();
-                }
-            } finally {
-                try {
-                    relay.close();
-                } finally {
-                    if (http != null) {
-                        http.close();
+                stopped = stopWithin(kind, shutdownDeadline, () -> {
+                    try {
+                        if (retention != null) {
+                            retention.close();
+                        }
+                    } finally {
+                        relay.close();
                     }
+                });
+            } finally {
+                if (http != null) {
+                    http.close();
                 }
             }
+        }
+        if (!stopped) {
+            out.println("relay " + kind + " did not finish stopping within " + shutdownDeadline + "; exiting anyway");
+            out.flush();
+            return Main.FAILED;
         }
         out.println("relay " + kind + " stopped");
         out.flush();
         return Main.OK;
+    }
+
+    /**
+     * Runs the graceful stop on a thread of its own and waits at most {@code bound} for it. A relay whose database and
+     * Kafka vanished can otherwise wait out every driver, pool and client timeout in turn (over a minute), and the
+     * orchestrator kills it anyway; past the bound nothing is lost, since unfinished work is only work not committed.
+     *
+     * @return false when the stop was still running at the bound (it is left to the exiting JVM)
+     */
+    private static boolean stopWithin(String kind, Duration bound, Runnable stop) {
+        FutureTask<Void> task = new FutureTask<>(stop, null);
+        Thread stopper = new Thread(task, "outbox-" + kind + "-stop");
+        stopper.setDaemon(true);
+        stopper.start();
+        try {
+            task.get(bound.toMillis(), TimeUnit.MILLISECONDS);
+            return true;
+        } catch (TimeoutException e) {
+            log.warn("relay {}: the stop did not finish within --shutdown-deadline {} (it waits at {}); exiting without it. "
+                    + "Its leases expire after --lease-duration, and the batch in flight, not committed, is published again "
+                    + "by the next instance (at least once)", kind, bound, waitingAt(stopper));
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new IllegalStateException("relay " + kind + ": stopping failed: " + e.getCause(), e.getCause());
+        }
+    }
+
+    /** The topmost frame of our own code the stop thread is in, for the warning. */
+    private static String waitingAt(Thread stopper) {
+        StackTraceElement[] stack = stopper.getStackTrace();
+        for (StackTraceElement frame : stack) {
+            if (frame.getClassName().startsWith("dev.outboxkit.")) {
+                return frame.toString();
+            }
+        }
+        return stack.length > 0 ? stack[0].toString() : "an unknown place";
     }
 
     /** What both relay subcommands share: their options, the builder settings those map to, and serving. */
@@ -184,11 +246,15 @@ final class RelayCommand {
 
         @Override
         public Integer call() throws Exception {
+            if (common.shutdownDeadline.compareTo(Duration.ofSeconds(1)) < 0) {
+                throw new ConfigurationException("Invalid value for option '--shutdown-deadline': "
+                        + common.shutdownDeadline + " is below 1 second (PT1S); give the stop time to release the leases");
+            }
             Map<String, Object> producer = kafka.clientProperties(settings, true);
             PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
             Relay relay = build(() -> relay(producer, registry));
             log.info("relay {}: {}{} → {}", kind(), db.describe(), source(), kafka.bootstrapServers);
-            return serve(kind(), relay, registry, http.httpPort, spec.commandLine().getOut(),
+            return serve(kind(), relay, registry, http.httpPort, common.shutdownDeadline, spec.commandLine().getOut(),
                     () -> SidecarRetention.of(common, db, kafka, settings, registry));
         }
     }

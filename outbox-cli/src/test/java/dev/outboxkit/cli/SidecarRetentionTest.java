@@ -55,7 +55,7 @@ class SidecarRetentionTest {
         return JavaProcess.start(name, Main.class, args, List.of(), env(db, kafka));
     }
 
-    private static int port(JavaProcess sidecar) {
+    static int port(JavaProcess sidecar) {
         assertThat(sidecar.awaitOutput("health and metrics on http://0.0.0.0:", WAIT)).as(sidecar.output()).isTrue();
         Matcher m = Pattern.compile("health and metrics on http://0\\.0\\.0\\.0:(\\d+)").matcher(sidecar.output());
         assertThat(m.find()).isTrue();
