@@ -3,7 +3,7 @@ package dev.outboxkit.consumer;
 import dev.outboxkit.consumer.internal.ConsumerLoop;
 import dev.outboxkit.consumer.internal.ConsumerMetrics;
 import dev.outboxkit.consumer.internal.ConsumerSettings;
-import dev.outboxkit.consumer.internal.Failures;
+import dev.outboxkit.consumer.internal.ApplyFailures;
 import dev.outboxkit.core.Relay;
 import dev.outboxkit.core.UnsafeConfigurationException;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -157,7 +157,7 @@ public final class DedupeConsumer implements AutoCloseable {
             }
         } catch (Exception e) {
             log.warn("group {}: retention purge failed ({}); nothing unsafe was deleted, it runs again in {}",
-                    settings.group(), Failures.describe(e), settings.retentionCheckInterval());
+                    settings.group(), ApplyFailures.describe(e), settings.retentionCheckInterval());
         }
     }
 

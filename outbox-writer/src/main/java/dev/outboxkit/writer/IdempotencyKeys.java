@@ -3,11 +3,11 @@ package dev.outboxkit.writer;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.outboxkit.core.Identifiers;
 import dev.outboxkit.writer.internal.CanonicalJson;
-import dev.outboxkit.writer.internal.Failures;
+import dev.outboxkit.writer.internal.WriteFailures;
 import dev.outboxkit.writer.internal.IdempotencyMetrics;
 import dev.outboxkit.writer.internal.IdempotencyPurge;
 import dev.outboxkit.writer.internal.IdempotencySql;
-import dev.outboxkit.writer.internal.Pipeline;
+import dev.outboxkit.writer.internal.RoundTrip;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.sql.Connection;
@@ -431,11 +431,11 @@ public final class IdempotencyKeys {
             tx.rollbackAfter(t);
             release(dataSource, c, scope, key, attempt, t);
             metrics.failed.increment();
-            throw Failures.rethrow(t, "the work for idempotency key '" + key + "' in scope '" + scope
+            throw WriteFailures.rethrow(t, "the work for idempotency key '" + key + "' in scope '" + scope
                     + "' failed; its claim was released so a retry can run");
         }
         metrics.work.record(Duration.between(start, clock.instant()));
-        Pipeline completion = new Pipeline().add(sql.completeInPipeline,
+        RoundTrip completion = new RoundTrip().add(sql.completeInPipeline,
                 (ps, i) -> bindCompletion(ps, i, scope, key, attempt, response));
         try {
             tx.commit(completion);

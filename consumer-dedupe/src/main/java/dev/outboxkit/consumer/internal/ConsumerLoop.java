@@ -53,7 +53,7 @@ public final class ConsumerLoop implements Runnable {
     public Relay.Health health() {
         Throwable f = state.fatal;
         if (f != null) {
-            return new Relay.Health(false, false, "group " + s.group() + ": stopped: " + Failures.describe(f));
+            return new Relay.Health(false, false, "group " + s.group() + ": stopped: " + ApplyFailures.describe(f));
         }
         if (!state.running) {
             return new Relay.Health(false, false, "group " + s.group() + ": not running");

@@ -114,7 +114,7 @@ final class PollThread {
             if (f != null) {
                 log.error("consumer {} of group {} stopped on an error it cannot recover from: {}. Offsets of finished "
                                 + "events are committed; fix the cause and start it again.", s.clientId(), s.group(),
-                        Failures.describe(f), f);
+                        ApplyFailures.describe(f), f);
             }
         }
     }
@@ -181,7 +181,7 @@ final class PollThread {
             } catch (WakeupException e) {
                 consumer.close(CloseOptions.timeout(s.closeTimeout()));
             } catch (RuntimeException e) {
-                log.warn("consumer {}: error while leaving the group: {}", s.clientId(), Failures.describe(e));
+                log.warn("consumer {}: error while leaving the group: {}", s.clientId(), ApplyFailures.describe(e));
             }
         }
         forwarder.close();
@@ -208,7 +208,7 @@ final class PollThread {
                 state.stopping = true;
             } catch (KafkaException e) {
                 log.warn("group {}: offset commit of {} partition(s) failed ({}); the events are recorded in processed_event, "
-                        + "so redelivered records will be skipped", s.group(), offsets.size(), Failures.describe(e));
+                        + "so redelivered records will be skipped", s.group(), offsets.size(), ApplyFailures.describe(e));
                 return;
             }
         }

@@ -115,7 +115,7 @@ final class Worker implements Runnable {
             } finally {
                 ownership.txLock.unlock();
             }
-            if (Failures.isTransient(failure)) {
+            if (ApplyFailures.isTransient(failure)) {
                 transientFailures++;
                 waitAfterTransient("applying a batch of " + entries.size(), failure, transientFailures);
                 continue;
@@ -125,7 +125,7 @@ final class Worker implements Runnable {
                 throw new Abandoned();
             }
             log.warn("group {}: a batch of {} events failed ({}); applying them one per transaction to find the "
-                    + "failing event", s.group(), entries.size(), Failures.describe(failure));
+                    + "failing event", s.group(), entries.size(), ApplyFailures.describe(failure));
             metrics.retries.increment();
             isolate(entries);
             return;
@@ -166,13 +166,13 @@ final class Worker implements Runnable {
                     if (state.stopping) {
                         throw new Abandoned();
                     }
-                    if (!Failures.isTransient(failure)) {
+                    if (!ApplyFailures.isTransient(failure)) {
                         attempts++;
-                        if (Failures.isPoison(failure) || attempts >= s.maxAttempts()) {
+                        if (ApplyFailures.isPoison(failure) || attempts >= s.maxAttempts()) {
                             log.error("group {}: event {} ({}-{} offset {}) failed {} time(s), last with {}; sending it to "
                                             + "the dead-letter topic {} and carrying on", s.group(), e.event.id(),
                                     e.record.topic(), e.record.partition(), e.record.offset(), attempts,
-                                    Failures.describe(failure), s.deadLetterTopic().apply(e.record.topic()));
+                                    ApplyFailures.describe(failure), s.deadLetterTopic().apply(e.record.topic()));
                             finish(List.of(e), List.of(deadLetter(e, DeadLetterHeaders.REASON_HANDLER_FAILED, failure,
                                     attempts)), null);
                             break;
@@ -181,7 +181,7 @@ final class Worker implements Runnable {
                 } finally {
                     ownership.txLock.unlock();
                 }
-                if (Failures.isTransient(failure)) {
+                if (ApplyFailures.isTransient(failure)) {
                     transientFailures++;
                     waitAfterTransient("applying event " + e.event.id(), failure, transientFailures);
                     continue;
@@ -190,7 +190,7 @@ final class Worker implements Runnable {
                 Duration wait = backoff(attempts);
                 log.warn("group {}: event {} ({}-{} offset {}) failed (attempt {} of {}): {}; retrying in {} ms", s.group(),
                         e.event.id(), e.record.topic(), e.record.partition(), e.record.offset(), attempts, s.maxAttempts(),
-                        Failures.describe(failure), wait.toMillis());
+                        ApplyFailures.describe(failure), wait.toMillis());
                 sleep(wait);
             }
         }
@@ -339,7 +339,7 @@ final class Worker implements Runnable {
     private void waitAfterTransient(String what, Throwable e, int failures) throws Abandoned {
         metrics.retries.increment();
         Duration wait = backoff(failures);
-        state.trouble = what + " failed with a transient database error: " + Failures.describe(e);
+        state.trouble = what + " failed with a transient database error: " + ApplyFailures.describe(e);
         log.warn("group {}: {} (failure {} in a row); retrying in {} ms, nothing is skipped", s.group(), state.trouble, failures,
                 wait.toMillis());
         sleep(wait);
@@ -391,7 +391,7 @@ final class Worker implements Runnable {
         }
         try {
             connection.rollback();
-            if (Failures.isConnectionBroken(cause)) {
+            if (ApplyFailures.isConnectionBroken(cause)) {
                 closeConnection();
             }
         } catch (SQLException e) {

@@ -12,12 +12,12 @@ import org.postgresql.core.TransactionState;
  *
  * <p>How the writer tells a refused statement from a lost connection.
  */
-public final class Failures {
+public final class WriteFailures {
 
     /** admin_shutdown, crash_shutdown, cannot_connect_now, idle_in_transaction_session_timeout, idle_session_timeout. */
     private static final Set<String> SESSION_ENDED = Set.of("57P01", "57P02", "57P03", "25P03", "57P05");
 
-    private Failures() {
+    private WriteFailures() {
     }
 
     /**

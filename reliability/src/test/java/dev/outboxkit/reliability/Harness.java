@@ -54,9 +54,9 @@ import org.slf4j.LoggerFactory;
  * the consumer has no lag, then feeds the applied effects (from the table, i.e. only committed
  * effects) and the delivered records (from the topic) into the history and checks it.
  */
-final class Pipeline implements AutoCloseable {
+final class Harness implements AutoCloseable {
 
-    private static final Logger log = LoggerFactory.getLogger(Pipeline.class);
+    private static final Logger log = LoggerFactory.getLogger(Harness.class);
     private static final int PARTITIONS = 4;
     static final Duration RELAY_LEASE = Duration.ofSeconds(6);
 
@@ -90,16 +90,16 @@ final class Pipeline implements AutoCloseable {
     final AtomicLong connectionFailures = new AtomicLong();
     private final Map<String, Long> nextOrder = new ConcurrentHashMap<>();
 
-    Pipeline(String name, int relayCount) throws SQLException {
+    Harness(String name, int relayCount) throws SQLException {
         this(name, relayCount, RelayKind.POLL);
     }
 
-    Pipeline(String name, int relayCount, RelayKind kind) throws SQLException {
+    Harness(String name, int relayCount, RelayKind kind) throws SQLException {
         this(name, relayCount, kind, Map.of());
     }
 
     /** {@code consumerKafkaProperties}: extra Kafka consumer settings (e.g. a {@code sasl.jaas.config} the log check looks for). */
-    Pipeline(String name, int relayCount, RelayKind kind, Map<String, ?> consumerKafkaProperties) throws SQLException {
+    Harness(String name, int relayCount, RelayKind kind, Map<String, ?> consumerKafkaProperties) throws SQLException {
         this.name = name;
         this.kind = kind;
         this.env = Environment.get();

@@ -17,7 +17,7 @@ import java.util.List;
  * <p>Every statement must have no result or a fixed-width one (int, uuid, pg_lsn, void): pgjdbc
  * may insert an extra Sync before a statement whose result rows it cannot size.
  */
-public final class Pipeline {
+public final class RoundTrip {
 
     /** Binds a statement's parameters starting at {@code next}; returns the next free index. */
     @FunctionalInterface
@@ -29,7 +29,7 @@ public final class Pipeline {
     private final List<Binder> binders = new ArrayList<>();
     private boolean commits;
 
-    public Pipeline add(String statement, Binder binder) {
+    public RoundTrip add(String statement, Binder binder) {
         if (!binders.isEmpty()) {
             sql.append(";\n");
         }
@@ -39,7 +39,7 @@ public final class Pipeline {
     }
 
     /** Appends the statements of {@code other}. */
-    public Pipeline addAll(Pipeline other) {
+    public RoundTrip addAll(RoundTrip other) {
         if (other.commits) {
             throw new IllegalStateException("cannot append a pipeline that commits");
         }
@@ -54,7 +54,7 @@ public final class Pipeline {
     }
 
     /** Ends the pipeline with COMMIT. */
-    public Pipeline commit() {
+    public RoundTrip commit() {
         add("COMMIT", (ps, next) -> next);
         commits = true;
         return this;

@@ -16,13 +16,13 @@ import java.util.function.Predicate;
  * <em>Poison</em>: the event can never succeed ({@link InvalidEventException}); dead-lettered at
  * once. Anything else is a handler failure: retried a bounded number of times, then dead-lettered.
  */
-public final class Failures {
+public final class ApplyFailures {
 
     /** SQLSTATE classes and codes that say "try again later", not "this event is bad". */
     private static final Set<String> TRANSIENT_CLASSES = Set.of("08", "40", "53", "58");
     private static final Set<String> TRANSIENT_CODES = Set.of("57P01", "57P02", "57P03", "55P03");
 
-    private Failures() {
+    private ApplyFailures() {
     }
 
     public static boolean isTransient(Throwable t) {
