@@ -3,7 +3,6 @@ package dev.outboxkit.reconcile;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.sql.Timestamp;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -45,20 +44,6 @@ final class Anomalies {
             ps.setTimestamp(2, Timestamp.from(processedAt));
             ps.setArray(3, c.createArrayOf("uuid", ids.toArray()));
             ps.executeUpdate();
-        }
-    }
-
-    /** The first column of the first row of {@code sql}, as a long (a count). */
-    static long count(DataSource ds, String sql) throws SQLException {
-        try (Connection c = ds.getConnection(); Statement s = c.createStatement(); java.sql.ResultSet rs = s.executeQuery(sql)) {
-            rs.next();
-            return rs.getLong(1);
-        }
-    }
-
-    static void execute(DataSource ds, String sql) throws SQLException {
-        try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
-            s.execute(sql);
         }
     }
 }

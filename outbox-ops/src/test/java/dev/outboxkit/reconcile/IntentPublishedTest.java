@@ -8,6 +8,7 @@ import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.relay.poller.AfterPublish;
 import dev.outboxkit.relay.poller.PollingRelay;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
+import dev.outboxkit.testkit.Sql;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.testkit.TestKafka;
 import java.sql.Connection;
@@ -31,17 +32,17 @@ class IntentPublishedTest {
         DataSource ds = db.dataSource();
         new IntentLedger(ds, "public").enable();
         if (mode == AfterPublish.MARK) { // the relay's MARK mode needs the index a fresh schema leaves out (V9)
-            Anomalies.execute(ds, "CREATE INDEX outbox_event_unpublished ON outbox_event (seq) WHERE published_at IS NULL");
+            Sql.exec(ds, "CREATE INDEX outbox_event_unpublished ON outbox_event (seq) WHERE published_at IS NULL");
         }
         String prefix = TestKafka.uniqueTopic("published");
         kafka.createTopic(prefix + ".order", 2);
-        Anomalies.execute(ds, "INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload)"
+        Sql.exec(ds, "INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload)"
                 + " SELECT gen_random_uuid(), 'order', 'o-' || (g % 7), 'OrderPlaced', jsonb_build_object('n', g)"
                 + " FROM generate_series(1, 200) g");
         // "<prefix>.bad type" is not a legal topic: Kafka refuses it for good and the relay parks it.
-        Anomalies.execute(ds, "INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload)"
+        Sql.exec(ds, "INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload)"
                 + " VALUES (gen_random_uuid(), 'bad type', 'x-1', 'Created', '{}')");
-        assertThat(Anomalies.count(ds, "SELECT count(*) FROM outbox_intent WHERE published_at IS NULL")).isEqualTo(201);
+        assertThat(Sql.count(ds, "SELECT count(*) FROM outbox_intent WHERE published_at IS NULL")).isEqualTo(201);
 
         try (PollingRelay relay = PollingRelay.builder()
                 .jdbcUrl(db.jdbcUrl()).user(db.user()).password(Secret.of(db.password()))
@@ -50,21 +51,21 @@ class IntentPublishedTest {
                 .afterPublish(mode)
                 .build()) {
             relay.start();
-            await().atMost(Duration.ofSeconds(120)).until(() -> Anomalies.count(ds, "SELECT count(*) FROM outbox_dead_letter") == 1
-                    && Anomalies.count(ds, "SELECT count(*) FROM outbox_event WHERE published_at IS NULL") == 0);
+            await().atMost(Duration.ofSeconds(120)).until(() -> Sql.count(ds, "SELECT count(*) FROM outbox_dead_letter") == 1
+                    && Sql.count(ds, "SELECT count(*) FROM outbox_event WHERE published_at IS NULL") == 0);
         }
         assertThat(kafka.readAll(java.util.List.of(prefix + ".order"))).hasSizeGreaterThanOrEqualTo(200);
-        assertThat(Anomalies.count(ds, "SELECT count(*) FROM outbox_intent WHERE aggregate_type = 'order'"
+        assertThat(Sql.count(ds, "SELECT count(*) FROM outbox_intent WHERE aggregate_type = 'order'"
                 + " AND published_at BETWEEN created_at AND now()")).isEqualTo(200);
-        assertThat(Anomalies.count(ds, "SELECT count(*) FROM outbox_intent i JOIN outbox_dead_letter d ON d.id = i.event_id"
+        assertThat(Sql.count(ds, "SELECT count(*) FROM outbox_intent i JOIN outbox_dead_letter d ON d.id = i.event_id"
                 + " WHERE i.published_at IS NULL")).as("the parked event was claimed, never published").isEqualTo(1);
         if (mode == AfterPublish.MARK) {
-            assertThat(Anomalies.count(ds, "SELECT count(*) FROM outbox_intent i JOIN outbox_event e ON e.id = i.event_id"
+            assertThat(Sql.count(ds, "SELECT count(*) FROM outbox_intent i JOIN outbox_event e ON e.id = i.event_id"
                     + " AND e.created_at = i.created_at WHERE i.published_at = e.published_at")).isEqualTo(200);
             // outbox replay clears published_at: the ledger follows until the next publication
-            Anomalies.execute(ds, "UPDATE outbox_event SET published_at = NULL, attempts = 0 WHERE aggregate_id = 'o-3'");
-            assertThat(Anomalies.count(ds, "SELECT count(*) FROM outbox_intent WHERE published_at IS NULL AND aggregate_id = 'o-3'"))
-                    .isEqualTo(Anomalies.count(ds, "SELECT count(*) FROM outbox_event WHERE aggregate_id = 'o-3'")).isPositive();
+            Sql.exec(ds, "UPDATE outbox_event SET published_at = NULL, attempts = 0 WHERE aggregate_id = 'o-3'");
+            assertThat(Sql.count(ds, "SELECT count(*) FROM outbox_intent WHERE published_at IS NULL AND aggregate_id = 'o-3'"))
+                    .isEqualTo(Sql.count(ds, "SELECT count(*) FROM outbox_event WHERE aggregate_id = 'o-3'")).isPositive();
         }
     }
 
@@ -90,7 +91,7 @@ class IntentPublishedTest {
             s.execute("DELETE FROM outbox_event WHERE id = '018f3a5e-7b2c-7d11-8a00-000000000002'");
             s.execute(insert.formatted("018f3a5e-7b2c-7d11-8a00-000000000002"));
             c.commit();
-            assertThat(Anomalies.count(ds, "SELECT count(*) FROM outbox_intent WHERE published_at IS NULL")).isEqualTo(2);
+            assertThat(Sql.count(ds, "SELECT count(*) FROM outbox_intent WHERE published_at IS NULL")).isEqualTo(2);
 
             // parked (CDC order: dead letter first, then the delete), then retried, then published
             s.execute("INSERT INTO outbox_dead_letter (id, seq, aggregate_type, aggregate_id, event_type, payload, headers,"
@@ -98,7 +99,7 @@ class IntentPublishedTest {
                     + " event_type, payload, headers, created_at, 'E', 'm', 1, 'r' FROM outbox_event");
             s.execute("DELETE FROM outbox_event");
             c.commit();
-            assertThat(Anomalies.count(ds, "SELECT count(*) FROM outbox_intent WHERE published_at IS NULL")).isEqualTo(2);
+            assertThat(Sql.count(ds, "SELECT count(*) FROM outbox_intent WHERE published_at IS NULL")).isEqualTo(2);
             s.execute("WITH moved AS (DELETE FROM outbox_dead_letter RETURNING *) INSERT INTO outbox_event"
                     + " (id, aggregate_type, aggregate_id, event_type, payload, headers, topic, created_at)"
                     + " SELECT id, aggregate_type, aggregate_id, event_type, payload, headers, topic, created_at FROM moved");
@@ -106,34 +107,34 @@ class IntentPublishedTest {
             s.execute("DELETE FROM outbox_event");
             c.commit();
         }
-        assertThat(Anomalies.count(ds, "SELECT count(*) FROM outbox_intent")).isEqualTo(2);
-        assertThat(Anomalies.count(ds, "SELECT count(*) FROM outbox_intent WHERE published_at IS NOT NULL"
+        assertThat(Sql.count(ds, "SELECT count(*) FROM outbox_intent")).isEqualTo(2);
+        assertThat(Sql.count(ds, "SELECT count(*) FROM outbox_intent WHERE published_at IS NOT NULL"
                 + " AND event_id = '018f3a5e-7b2c-7d11-8a00-000000000002'")).isEqualTo(1);
-        assertThat(Anomalies.count(ds, "SELECT count(*) FROM outbox_intent WHERE published_at IS NULL"
+        assertThat(Sql.count(ds, "SELECT count(*) FROM outbox_intent WHERE published_at IS NULL"
                 + " AND event_id = '018f3a5e-7b2c-7d11-8a00-000000000001'")).isEqualTo(1);
 
         // room on each page for the published_at update (HOT): every day partition, old and new
         ledger.createPartitions(java.time.LocalDate.now(java.time.ZoneOffset.UTC).plusDays(20), 1);
-        assertThat(Anomalies.count(ds, "SELECT count(*) FROM pg_class c JOIN pg_inherits h ON h.inhrelid = c.oid"
+        assertThat(Sql.count(ds, "SELECT count(*) FROM pg_class c JOIN pg_inherits h ON h.inhrelid = c.oid"
                 + " WHERE h.inhparent = 'outbox_intent'::regclass AND NOT c.reloptions @> '{fillfactor=50}'")).isZero();
 
         ledger.disable();
         assertThat(ledger.triggers()).doesNotContainValue(true);
-        Anomalies.execute(ds, insert.formatted("018f3a5e-7b2c-7d11-8a00-000000000003"));
-        Anomalies.execute(ds, "DELETE FROM outbox_event");
-        assertThat(Anomalies.count(ds, "SELECT count(*) FROM outbox_intent")).isEqualTo(2);
+        Sql.exec(ds, insert.formatted("018f3a5e-7b2c-7d11-8a00-000000000003"));
+        Sql.exec(ds, "DELETE FROM outbox_event");
+        assertThat(Sql.count(ds, "SELECT count(*) FROM outbox_intent")).isEqualTo(2);
     }
 
     @Test
     void reconcileTellsPublishedButNeverAppliedFromNeverPublished(TestDatabase db) throws Exception {
         DataSource ds = db.dataSource();
         new IntentLedger(ds, "public").enable();
-        Anomalies.execute(ds, "INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload, created_at) VALUES"
+        Sql.exec(ds, "INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload, created_at) VALUES"
                 + " ('018f3a5e-7b2c-7d11-8a00-00000000000a', 'order', 'o-1', 'OrderPlaced', '{}', now() - interval '1 hour'),"
                 + " ('018f3a5e-7b2c-7d11-8a00-00000000000b', 'order', 'o-2', 'OrderPlaced', '{}', now() - interval '1 hour')");
-        Anomalies.execute(ds, "DELETE FROM outbox_event WHERE id = '018f3a5e-7b2c-7d11-8a00-00000000000a'"); // a relay forgot it
-        Anomalies.execute(ds, "ALTER TABLE outbox_event DISABLE TRIGGER outbox_intent_forgotten");
-        Anomalies.execute(ds, "DELETE FROM outbox_event"); // gone without a recorded publication
+        Sql.exec(ds, "DELETE FROM outbox_event WHERE id = '018f3a5e-7b2c-7d11-8a00-00000000000a'"); // a relay forgot it
+        Sql.exec(ds, "ALTER TABLE outbox_event DISABLE TRIGGER outbox_intent_forgotten");
+        Sql.exec(ds, "DELETE FROM outbox_event"); // gone without a recorded publication
         Report r = Reconciler.builder().producer(ds, "public")
                 .consumer(new ConsumerSource("svc", ds, "public", java.util.List.of("billing")))
                 .grace(Duration.ofMinutes(1)).build().run();

@@ -1,11 +1,11 @@
 package dev.outboxkit.reconcile;
 
 import dev.outboxkit.testkit.OutboxTestkit;
+import dev.outboxkit.testkit.Sql;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.testkit.TestPostgres;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.Statement;
 import java.time.Duration;
 import java.time.LocalDate;
 import java.time.ZoneOffset;
@@ -34,18 +34,18 @@ public final class Measure {
         DataSource producer = producerDb.newPool(2);
         DataSource consumer = consumerDb.newPool(2);
         triggerCost(producer);
-        exec(producer, "TRUNCATE outbox_event");
-        exec(producer, "TRUNCATE outbox_intent");
+        Sql.exec(producer, "TRUNCATE outbox_event");
+        Sql.exec(producer, "TRUNCATE outbox_intent");
 
         // reconcile: rows intents (created in the last hour) against rows effects in another database
         long t0 = System.nanoTime();
-        exec(producer, "INSERT INTO outbox_intent (event_id, aggregate_type, aggregate_id, event_type, created_at, payload_hash)"
+        Sql.exec(producer, "INSERT INTO outbox_intent (event_id, aggregate_type, aggregate_id, event_type, created_at, payload_hash)"
                 + " SELECT gen_random_uuid(), 'order', 'o-' || g, 'OrderPlaced', now() - interval '1 hour' + g * interval '1 ms',"
                 + " sha256(g::text::bytea) FROM generate_series(1, " + rows + ") g");
-        exec(producer, "ANALYZE outbox_intent");
+        Sql.exec(producer, "ANALYZE outbox_intent");
         System.out.printf("filled %d intents in %d ms%n", rows, (System.nanoTime() - t0) / 1_000_000);
         t0 = System.nanoTime();
-        exec(consumer, "CREATE TABLE ids (event_id uuid, created_at timestamptz)");
+        Sql.exec(consumer, "CREATE TABLE ids (event_id uuid, created_at timestamptz)");
         try (Connection p = producer.getConnection(); Connection c = consumer.getConnection();
              PreparedStatement sel = p.prepareStatement("SELECT array_agg(event_id), array_agg(created_at + interval '1 s') FROM outbox_intent");
              PreparedStatement ins = c.prepareStatement("INSERT INTO processed_event (consumer_group, event_id, processed_at)"
@@ -56,7 +56,7 @@ public final class Measure {
             ins.setArray(2, rs.getArray(2));
             ins.executeUpdate();
         }
-        exec(consumer, "ANALYZE processed_event");
+        Sql.exec(consumer, "ANALYZE processed_event");
         System.out.printf("filled %d effects in %d ms%n", rows, (System.nanoTime() - t0) / 1_000_000);
         for (int run = 1; run <= 2; run++) {
             Report r = Reconciler.builder().producer(producer, "public")
@@ -71,18 +71,18 @@ public final class Measure {
         LocalDate day = LocalDate.now(ZoneOffset.UTC).minusDays(30);
         ledger.createPartitions(day, 2);
         for (int i = 0; i < 2; i++) {
-            exec(producer, "INSERT INTO outbox_intent (event_id, aggregate_type, aggregate_id, event_type, created_at, payload_hash)"
+            Sql.exec(producer, "INSERT INTO outbox_intent (event_id, aggregate_type, aggregate_id, event_type, created_at, payload_hash)"
                     + " SELECT gen_random_uuid(), 'order', 'o-' || g, 'OrderPlaced', '" + day.plusDays(i)
                     + "'::timestamptz + g * interval '50 ms', sha256(g::text::bytea) FROM generate_series(1, " + rows + ") g");
         }
-        exec(producer, "VACUUM ANALYZE outbox_intent");
+        Sql.exec(producer, "VACUUM ANALYZE outbox_intent");
         String first = "outbox_intent_p" + day.toString().replace("-", "");
         String second = "outbox_intent_p" + day.plusDays(1).toString().replace("-", "");
         t0 = System.nanoTime();
-        exec(producer, "DELETE FROM " + second);
+        Sql.exec(producer, "DELETE FROM " + second);
         long deleteMs = (System.nanoTime() - t0) / 1_000_000;
         t0 = System.nanoTime();
-        exec(producer, "DROP TABLE " + first);
+        Sql.exec(producer, "DROP TABLE " + first);
         long dropMs = (System.nanoTime() - t0) / 1_000_000;
         System.out.printf("retention of %d intents: DELETE %d ms (plus a VACUUM later), DROP partition %d ms%n", rows, deleteMs, dropMs);
         pg.drop(producerDb);
@@ -100,7 +100,7 @@ public final class Measure {
                 } else {
                     ledger.disable();
                 }
-                exec(ds, "TRUNCATE outbox_event");
+                Sql.exec(ds, "TRUNCATE outbox_event");
                 System.out.printf("round %d trigger %-3s: batched %,.0f rows/s, single-row tx %,.0f tx/s%n", round,
                         on ? "on" : "off", batched(ds, 200, 500), single(ds, 5_000));
             }
@@ -137,12 +137,6 @@ public final class Measure {
                 ps.executeUpdate();
             }
             return n / ((System.nanoTime() - t0) / 1e9);
-        }
-    }
-
-    private static void exec(DataSource ds, String sql) throws Exception {
-        try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
-            s.execute(sql);
         }
     }
 }

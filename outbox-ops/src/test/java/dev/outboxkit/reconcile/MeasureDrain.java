@@ -5,6 +5,7 @@ import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.relay.poller.AfterPublish;
 import dev.outboxkit.relay.poller.PollingRelay;
 import dev.outboxkit.testkit.OutboxTestkit;
+import dev.outboxkit.testkit.Sql;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.testkit.TestKafka;
 import dev.outboxkit.testkit.TestPostgres;
@@ -83,12 +84,12 @@ public final class MeasureDrain {
         }
         for (int round = 1; round <= 2; round++) {
             for (String variant : List.of("off", "V6", "V7")) {
-                Anomalies.execute(ds, "TRUNCATE outbox_event, outbox_intent");
+                Sql.exec(ds, "TRUNCATE outbox_event, outbox_intent");
                 if (variant.equals("off")) {
                     ledger.disable();
                 } else {
                     ledger.enable();
-                    Anomalies.execute(ds, variant.equals("V6") ? V6_RECORD : v7);
+                    Sql.exec(ds, variant.equals("V6") ? V6_RECORD : v7);
                 }
                 long t0 = System.nanoTime();
                 fill(ds, rows);
@@ -96,11 +97,11 @@ public final class MeasureDrain {
                         rows / ((System.nanoTime() - t0) / 1e9));
             }
         }
-        Anomalies.execute(ds, v7);
+        Sql.exec(ds, v7);
     }
 
     private static void fill(DataSource ds, int rows) throws Exception {
-        Anomalies.execute(ds, "INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload)"
+        Sql.exec(ds, "INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload)"
                 + " SELECT gen_random_uuid(), 'order', 'o-' || (g % 1000), 'OrderPlaced',"
                 + " jsonb_build_object('orderId', g, 'customer', 'c-42', 'amount', '129.90', 'note', repeat('x', 120))"
                 + " FROM generate_series(1, " + rows + ") g");
@@ -108,7 +109,7 @@ public final class MeasureDrain {
 
     private static double drain(TestDatabase db, DataSource ds, IntentLedger ledger, TestKafka kafka, String prefix,
                                 AfterPublish mode, boolean intents, int rows) throws Exception {
-        Anomalies.execute(ds, "TRUNCATE outbox_event, outbox_intent, outbox_dead_letter, outbox_relay_lease, outbox_relay_member");
+        Sql.exec(ds, "TRUNCATE outbox_event, outbox_intent, outbox_dead_letter, outbox_relay_lease, outbox_relay_member");
         if (intents) {
             ledger.enable();
         } else {
@@ -116,8 +117,8 @@ public final class MeasureDrain {
         }
         // the backlog, written with the ledger in the state it is measured in (the ledger rows must exist to be updated)
         fill(ds, rows);
-        Anomalies.execute(ds, "VACUUM ANALYZE outbox_event");
-        Anomalies.execute(ds, "VACUUM ANALYZE outbox_intent");
+        Sql.exec(ds, "VACUUM ANALYZE outbox_event");
+        Sql.exec(ds, "VACUUM ANALYZE outbox_intent");
         String left = mode == AfterPublish.MARK
                 ? "SELECT EXISTS (SELECT 1 FROM outbox_event WHERE published_at IS NULL)"
                 : "SELECT EXISTS (SELECT 1 FROM outbox_event)";
@@ -136,7 +137,7 @@ public final class MeasureDrain {
         }
         double rate = rows / ((System.nanoTime() - t0) / 1e9);
         if (intents) {
-            long unrecorded = Anomalies.count(ds, "SELECT count(*) FROM outbox_intent WHERE published_at IS NULL");
+            long unrecorded = Sql.count(ds, "SELECT count(*) FROM outbox_intent WHERE published_at IS NULL");
             if (unrecorded != 0) {
                 throw new IllegalStateException(unrecorded + " intents without published_at after the drain");
             }

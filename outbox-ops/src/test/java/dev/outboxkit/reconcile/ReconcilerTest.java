@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.outboxkit.consumer.ExternalEffects;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
+import dev.outboxkit.testkit.Sql;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.testkit.TestPostgres;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -81,7 +82,7 @@ class ReconcilerTest {
     @Test
     void deletedEffectIsLost() throws Exception {
         UUID victim = ids.get(17);
-        Anomalies.execute(consumer, "DELETE FROM processed_event WHERE event_id = '" + victim + "'");
+        Sql.exec(consumer, "DELETE FROM processed_event WHERE event_id = '" + victim + "'");
         Report r = reconcile();
         assertOnly(r, Finding.Kind.LOST, victim.toString());
         assertThat(r.findings().get(0).where()).isEqualTo("svc/" + GROUP);
@@ -97,7 +98,7 @@ class ReconcilerTest {
     @Test
     void unpublishedIntentIsReportedAsStuck() throws Exception {
         UUID id = UUID.randomUUID();
-        Anomalies.execute(producer, "INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload, created_at)"
+        Sql.exec(producer, "INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload, created_at)"
                 + " VALUES ('" + id + "', 'order', 'o-x', 'OrderPlaced', '{}', now() - interval '2 hours')");
         Report r = reconcile();
         assertOnly(r, Finding.Kind.LOST, id.toString());
@@ -155,7 +156,7 @@ class ReconcilerTest {
 
     @Test
     void idempotencyKeyInProgressPastItsLeaseIsAnUnknownOutcome() throws Exception {
-        Anomalies.execute(producer, "INSERT INTO idempotency_key (scope, idem_key, request_hash, state, locked_until)"
+        Sql.exec(producer, "INSERT INTO idempotency_key (scope, idem_key, request_hash, state, locked_until)"
                 + " VALUES ('payments', 'k-1', '\\x00', 'in_progress', now() - interval '1 minute'),"
                 + "        ('payments', 'k-2', '\\x00', 'in_progress', now() + interval '1 hour')");
         Report r = reconcile();
@@ -165,9 +166,9 @@ class ReconcilerTest {
 
     @Test
     void groupsOnlyExpectTheirAggregateTypes() throws Exception {
-        Anomalies.execute(producer, "INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload, created_at)"
+        Sql.exec(producer, "INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload, created_at)"
                 + " VALUES (gen_random_uuid(), 'customer', 'c-1', 'CustomerCreated', '{}', now() - interval '1 hour')");
-        Anomalies.execute(producer, "DELETE FROM outbox_event");
+        Sql.exec(producer, "DELETE FROM outbox_event");
         Report all = reconcile();
         assertThat(all.counts()).containsEntry(Finding.Kind.LOST, 1L);
         Report orders = Reconciler.builder().producer(producer, "public")

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.outboxkit.testkit.OutboxTestkitExtension;
+import dev.outboxkit.testkit.Sql;
 import dev.outboxkit.testkit.TestDatabase;
 import com.zaxxer.hikari.HikariDataSource;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -23,7 +24,7 @@ class RetentionScheduleTest {
             + " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())";
 
     private static void expiredDeadLetter(DataSource ds) throws Exception {
-        Anomalies.execute(ds, "INSERT INTO outbox_dead_letter (id, seq, aggregate_type, aggregate_id, event_type, payload, headers,"
+        Sql.exec(ds, "INSERT INTO outbox_dead_letter (id, seq, aggregate_type, aggregate_id, event_type, payload, headers,"
                 + " created_at, error_class, error_message, attempts, parked_at, parked_by)"
                 + " VALUES (gen_random_uuid(), 1, 'order', 'o', 'T', '{}', '{}', now(), 'E', 'm', 1, now() - interval '40 days', 'r')");
     }
@@ -46,9 +47,9 @@ class RetentionScheduleTest {
             blocker.setAutoCommit(false);
             s.execute("LOCK TABLE outbox_dead_letter IN ACCESS EXCLUSIVE MODE");
             CompletableFuture<RetentionSchedule.Outcome> running = CompletableFuture.supplyAsync(first::runOnce);
-            await().atMost(Duration.ofSeconds(60)).until(() -> Anomalies.count(db.dataSource(),
+            await().atMost(Duration.ofSeconds(60)).until(() -> Sql.count(db.dataSource(),
                     ADVISORY + " AND granted") == 1
-                    && Anomalies.count(db.dataSource(), "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                    && Sql.count(db.dataSource(), "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
                     + " AND datname = current_database()") == 1);
             assertThat(second.runOnce()).isEqualTo(RetentionSchedule.Outcome.SKIPPED);
             assertThat(second.runOnce()).isEqualTo(RetentionSchedule.Outcome.SKIPPED);
@@ -57,13 +58,13 @@ class RetentionScheduleTest {
             blocker.commit();
 
             assertThat(running.get()).isEqualTo(RetentionSchedule.Outcome.SUCCESS);
-            assertThat(Anomalies.count(db.dataSource(), "SELECT count(*) FROM outbox_dead_letter")).isZero();
+            assertThat(Sql.count(db.dataSource(), "SELECT count(*) FROM outbox_dead_letter")).isZero();
             assertThat(registryA.get("outbox.retention.purged").tag("what", "dead_letters").counter().count()).isEqualTo(1);
             assertThat(registryA.get("outbox.retention.since_last_success").gauge().value()).isLessThan(60);
             assertThat(registryA.get("outbox.retention.duration").tag("outcome", "success").timer().count()).isEqualTo(1);
             // the lock is released after the round: the other instance runs the next one
             assertThat(second.runOnce()).isEqualTo(RetentionSchedule.Outcome.SUCCESS);
-            assertThat(Anomalies.count(db.dataSource(), ADVISORY)).isZero();
+            assertThat(Sql.count(db.dataSource(), ADVISORY)).isZero();
         }
     }
 
@@ -72,14 +73,14 @@ class RetentionScheduleTest {
         DataSource ds = db.dataSource();
         expiredDeadLetter(ds);
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        Anomalies.execute(ds, "ALTER TABLE outbox_dead_letter RENAME TO outbox_dead_letter_away");
+        Sql.exec(ds, "ALTER TABLE outbox_dead_letter RENAME TO outbox_dead_letter_away");
         try (HikariDataSource pool = db.newPool(3); RetentionSchedule schedule = schedule(pool, registry)) {
             schedule.start();
             await().atMost(Duration.ofSeconds(60)).until(() -> registry.get("outbox.retention.runs").tag("outcome", "failure")
                     .counter().count() >= 2);
             assertThat(registry.get("outbox.retention.runs").tag("outcome", "success").counter().count()).isZero();
-            Anomalies.execute(ds, "ALTER TABLE outbox_dead_letter_away RENAME TO outbox_dead_letter");
-            await().atMost(Duration.ofSeconds(60)).until(() -> Anomalies.count(ds, "SELECT count(*) FROM outbox_dead_letter") == 0);
+            Sql.exec(ds, "ALTER TABLE outbox_dead_letter_away RENAME TO outbox_dead_letter");
+            await().atMost(Duration.ofSeconds(60)).until(() -> Sql.count(ds, "SELECT count(*) FROM outbox_dead_letter") == 0);
             await().atMost(Duration.ofSeconds(60)).until(() -> registry.get("outbox.retention.runs").tag("outcome", "success")
                     .counter().count() >= 1);
         }
@@ -108,7 +109,7 @@ class RetentionScheduleTest {
                     .isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("another instance is running retention on schema public")
                     .hasMessageContaining("--dry-run");
-            assertThat(Anomalies.count(db.dataSource(), "SELECT count(*) FROM outbox_dead_letter")).as("nothing purged").isEqualTo(1);
+            assertThat(Sql.count(db.dataSource(), "SELECT count(*) FROM outbox_dead_letter")).as("nothing purged").isEqualTo(1);
 
             CompletableFuture<Retention.Result> waiting = CompletableFuture.supplyAsync(() -> {
                 try {
@@ -121,8 +122,8 @@ class RetentionScheduleTest {
             assertThat(waiting).isNotDone();
             held.close();
             assertThat(waiting.get().deadLetters()).isEqualTo(1);
-            assertThat(Anomalies.count(db.dataSource(), "SELECT count(*) FROM outbox_dead_letter")).isZero();
-            assertThat(Anomalies.count(db.dataSource(), ADVISORY)).as("the purge released the lock").isZero();
+            assertThat(Sql.count(db.dataSource(), "SELECT count(*) FROM outbox_dead_letter")).isZero();
+            assertThat(Sql.count(db.dataSource(), ADVISORY)).as("the purge released the lock").isZero();
         }
     }
 }
