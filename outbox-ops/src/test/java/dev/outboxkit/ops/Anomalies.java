@@ -1,4 +1,4 @@
-package dev.outboxkit.reconcile;
+package dev.outboxkit.ops;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -11,13 +11,13 @@ import java.util.UUID;
 import javax.sql.DataSource;
 
 /** Test helpers writing outbox rows (the trigger fills the ledger) and consumer effects directly. */
-final class Anomalies {
+public final class Anomalies {
 
     private Anomalies() {
     }
 
     /** Inserts {@code n} outbox events created at {@code createdAt}, then deletes them (a relay in delete mode). */
-    static List<UUID> publish(DataSource producer, int n, Instant createdAt) throws SQLException {
+    public static List<UUID> publish(DataSource producer, int n, Instant createdAt) throws SQLException {
         List<UUID> ids = new ArrayList<>();
         try (Connection c = producer.getConnection(); PreparedStatement ps = c.prepareStatement(
                 "INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload, created_at)"
@@ -37,7 +37,7 @@ final class Anomalies {
         return ids;
     }
 
-    static void apply(DataSource consumer, String group, List<UUID> ids, Instant processedAt) throws SQLException {
+    public static void apply(DataSource consumer, String group, List<UUID> ids, Instant processedAt) throws SQLException {
         try (Connection c = consumer.getConnection(); PreparedStatement ps = c.prepareStatement(
                 "INSERT INTO processed_event (consumer_group, event_id, processed_at) SELECT ?, id, ? FROM unnest(?::uuid[]) AS u(id)")) {
             ps.setString(1, group);

@@ -1,4 +1,4 @@
-package dev.outboxkit.reconcile;
+package dev.outboxkit.ops.reconcile;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;

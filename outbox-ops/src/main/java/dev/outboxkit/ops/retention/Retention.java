@@ -1,7 +1,10 @@
-package dev.outboxkit.reconcile;
+package dev.outboxkit.ops.retention;
 
 import dev.outboxkit.consumer.InboxRetention;
 import dev.outboxkit.core.Identifiers;
+import dev.outboxkit.ops.internal.Checks;
+import dev.outboxkit.ops.internal.ChunkedDelete;
+import dev.outboxkit.ops.reconcile.IntentLedger;
 import dev.outboxkit.writer.IdempotencyKeys;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -58,7 +61,7 @@ public final class Retention {
             if (group == null || group.isBlank()) {
                 throw new IllegalArgumentException("group must not be blank");
             }
-            Reconciler.Builder.requirePositive("retention of group " + group, retention);
+            Checks.requirePositive("retention of group " + group, retention);
         }
     }
 
@@ -163,7 +166,7 @@ public final class Retention {
         }
         long deadLetters = deadLetterRetention == null ? 0 : deadLetters(now.minus(deadLetterRetention), dryRun);
         // The outbox archive: rows a MARK-mode relay kept after publishing them (unpublished rows are never touched).
-        long archived = archiveRetention == null ? 0 : IntentLedger.purgeOlder(producer,
+        long archived = archiveRetention == null ? 0 : ChunkedDelete.olderThan(producer,
                 Identifiers.qualified(schema, "outbox_event"), "id", "published_at", now.minus(archiveRetention), dryRun);
         if (!dryRun) {
             count("archived_events", archived);
@@ -177,7 +180,7 @@ public final class Retention {
     }
 
     private long deadLetters(Instant cutoff, boolean dryRun) throws SQLException {
-        return IntentLedger.purgeOlder(producer, Identifiers.qualified(schema, "outbox_dead_letter"), "id", "parked_at",
+        return ChunkedDelete.olderThan(producer, Identifiers.qualified(schema, "outbox_dead_letter"), "id", "parked_at",
                 cutoff, dryRun);
     }
 
@@ -309,7 +312,7 @@ public final class Retention {
                 throw new IllegalArgumentException("producer dataSource is required");
             }
             Identifiers.requireValid("schema", schema);
-            Reconciler.Builder.requirePositive("intentRetention", intentRetention);
+            Checks.requirePositive("intentRetention", intentRetention);
             if (intentRetention.compareTo(Duration.ofDays(1)) < 0) {
                 throw new IllegalArgumentException("intentRetention must be at least 1 day (partitions are days), got "
                         + intentRetention);
@@ -318,10 +321,10 @@ public final class Retention {
                 throw new IllegalArgumentException("partitionsAhead must be between 1 and 60, got " + partitionsAhead);
             }
             if (archiveRetention != null) {
-                Reconciler.Builder.requirePositive("archiveRetention", archiveRetention);
+                Checks.requirePositive("archiveRetention", archiveRetention);
             }
             if (deadLetterRetention != null) {
-                Reconciler.Builder.requirePositive("deadLetterRetention", deadLetterRetention);
+                Checks.requirePositive("deadLetterRetention", deadLetterRetention);
             }
             if (!inboxes.isEmpty() && admin == null) {
                 throw new IllegalArgumentException("kafkaAdmin is required to purge processed_event (the committed offsets"

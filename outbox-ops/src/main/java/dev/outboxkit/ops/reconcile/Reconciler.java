@@ -1,6 +1,7 @@
-package dev.outboxkit.reconcile;
+package dev.outboxkit.ops.reconcile;
 
 import dev.outboxkit.core.Identifiers;
+import dev.outboxkit.ops.internal.Checks;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -514,9 +515,9 @@ public final class Reconciler {
             if (consumers.isEmpty()) {
                 throw new IllegalArgumentException("at least one consumer is required");
             }
-            requirePositive("lookback", lookback);
-            requirePositive("grace", grace);
-            requirePositive("dedupeWindow", dedupeWindow);
+            Checks.requirePositive("lookback", lookback);
+            Checks.requirePositive("grace", grace);
+            Checks.requirePositive("dedupeWindow", dedupeWindow);
             if (grace.compareTo(lookback) >= 0) {
                 throw new IllegalArgumentException("grace must be shorter than lookback, got grace " + grace
                         + " and lookback " + lookback);
@@ -532,12 +533,6 @@ public final class Reconciler {
                 registry = new SimpleMeterRegistry();
             }
             return new Reconciler(this);
-        }
-
-        static void requirePositive(String name, Duration d) {
-            if (d == null || d.isNegative() || d.isZero()) {
-                throw new IllegalArgumentException(name + " must be positive, got " + d);
-            }
         }
     }
 }

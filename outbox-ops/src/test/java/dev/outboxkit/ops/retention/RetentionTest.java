@@ -1,9 +1,11 @@
-package dev.outboxkit.reconcile;
+package dev.outboxkit.ops.retention;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.outboxkit.consumer.InboxRetention;
+import dev.outboxkit.ops.Anomalies;
+import dev.outboxkit.ops.reconcile.IntentLedger;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.Sql;
 import dev.outboxkit.testkit.TestDatabase;

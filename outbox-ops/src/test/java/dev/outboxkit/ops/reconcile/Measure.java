@@ -1,4 +1,4 @@
-package dev.outboxkit.reconcile;
+package dev.outboxkit.ops.reconcile;
 
 import dev.outboxkit.testkit.OutboxTestkit;
 import dev.outboxkit.testkit.Sql;
@@ -18,7 +18,7 @@ import javax.sql.DataSource;
  * ./mvnw -B -o -pl sql,outbox-ops test-compile
  * ./mvnw -B -o -q -pl outbox-ops dependency:build-classpath -Dmdep.outputFile=/tmp/ops.cp -Dmdep.includeScope=test
  * java -Xmx2g -cp sql/target/classes:outbox-ops/target/test-classes:outbox-ops/target/classes:$(cat /tmp/ops.cp) \
- *      dev.outboxkit.reconcile.Measure 1000000
+ *      dev.outboxkit.ops.reconcile.Measure 1000000
  * </pre>
  */
 public final class Measure {

@@ -1,4 +1,4 @@
-package dev.outboxkit.reconcile;
+package dev.outboxkit.ops.retention;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;

@@ -1,4 +1,4 @@
-package dev.outboxkit.reconcile;
+package dev.outboxkit.ops.reconcile;
 
 import dev.outboxkit.core.Identifiers;
 import java.util.List;

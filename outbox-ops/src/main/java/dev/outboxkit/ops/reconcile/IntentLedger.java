@@ -1,6 +1,7 @@
-package dev.outboxkit.reconcile;
+package dev.outboxkit.ops.reconcile;
 
 import dev.outboxkit.core.Identifiers;
+import dev.outboxkit.ops.internal.ChunkedDelete;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -33,7 +34,6 @@ public final class IntentLedger {
     private static final Logger log = LoggerFactory.getLogger(IntentLedger.class);
     private static final Pattern DAY = Pattern.compile("outbox_intent_p(\\d{8})");
     private static final DateTimeFormatter BASIC = DateTimeFormatter.BASIC_ISO_DATE;
-    private static final int DELETE_CHUNK = 10_000;
 
     private static final String RECORD_TRIGGER = "outbox_intent_record";
     private static final List<String> EVENT_TRIGGERS = List.of(RECORD_TRIGGER, "outbox_intent_forgotten", "outbox_intent_marked");
@@ -202,41 +202,9 @@ public final class IntentLedger {
             dropped.add(name);
         }
         Instant defaultCutoff = oldestUnpublished != null && oldestUnpublished.isBefore(cutoff) ? oldestUnpublished : cutoff;
-        long deleted = purgeOlder(dataSource, Identifiers.qualified(schema, "outbox_intent_default"), "ctid", "created_at",
+        long deleted = ChunkedDelete.olderThan(dataSource, Identifiers.qualified(schema, "outbox_intent_default"), "ctid", "created_at",
                 defaultCutoff, dryRun);
         return new Purge(dropped, kept, deleted);
-    }
-
-    /**
-     * Deletes the rows of {@code table} whose {@code timeColumn} is before {@code cutoff}, in
-     * chunks of {@value #DELETE_CHUNK} (each its own transaction), or only counts them.
-     */
-    static long purgeOlder(DataSource dataSource, String table, String keyColumn, String timeColumn, Instant cutoff,
-                           boolean dryRun) throws SQLException {
-        String where = " WHERE " + timeColumn + " < ?";
-        try (Connection c = dataSource.getConnection()) {
-            c.setAutoCommit(true);
-            if (dryRun) {
-                try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM " + table + where)) {
-                    ps.setTimestamp(1, Timestamp.from(cutoff));
-                    try (ResultSet rs = ps.executeQuery()) {
-                        rs.next();
-                        return rs.getLong(1);
-                    }
-                }
-            }
-            long total = 0;
-            try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + table + " WHERE " + keyColumn + " = ANY (ARRAY("
-                    + "SELECT " + keyColumn + " FROM " + table + where + " LIMIT " + DELETE_CHUNK + "))")) {
-                ps.setTimestamp(1, Timestamp.from(cutoff));
-                int n;
-                do {
-                    n = ps.executeUpdate();
-                    total += n;
-                } while (n == DELETE_CHUNK);
-            }
-            return total;
-        }
     }
 
     private Instant oldestUnpublished() throws SQLException {

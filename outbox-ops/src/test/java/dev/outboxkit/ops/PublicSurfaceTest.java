@@ -1,7 +1,8 @@
-package dev.outboxkit.reconcile;
+package dev.outboxkit.ops;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.outboxkit.ops.reconcile.Reconciler;
 import dev.outboxkit.testkit.PublicSurface;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -10,7 +11,7 @@ import org.junit.jupiter.api.Test;
 class PublicSurfaceTest {
 
     /** The module's packages (their internal subpackages included). */
-    private static final String[] PACKAGES = {"dev.outboxkit.reconcile"};
+    private static final String[] PACKAGES = {"dev.outboxkit.ops"};
 
     @Test
     void noPublicSignatureNamesAnInternalType() {

@@ -1,4 +1,4 @@
-package dev.outboxkit.reconcile;
+package dev.outboxkit.ops.reconcile;
 
 import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.TopicRoute;
@@ -27,7 +27,7 @@ import javax.sql.DataSource;
  * ./mvnw -B -o -q -pl outbox-ops -am test-compile
  * ./mvnw -B -o -q -pl outbox-ops dependency:build-classpath -Dmdep.outputFile=/tmp/ops.cp -Dmdep.includeScope=test
  * java -Xmx2g -cp sql/target/classes:outbox-ops/target/test-classes:outbox-ops/target/classes:$(cat /tmp/ops.cp) \
- *      dev.outboxkit.reconcile.MeasureDrain 200000 3
+ *      dev.outboxkit.ops.reconcile.MeasureDrain 200000 3
  * </pre>
  */
 public final class MeasureDrain {

@@ -1,4 +1,4 @@
-package dev.outboxkit.reconcile;
+package dev.outboxkit.ops.retention;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

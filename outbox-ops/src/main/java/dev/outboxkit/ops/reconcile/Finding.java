@@ -1,4 +1,4 @@
-package dev.outboxkit.reconcile;
+package dev.outboxkit.ops.reconcile;
 
 import java.util.Objects;
 
