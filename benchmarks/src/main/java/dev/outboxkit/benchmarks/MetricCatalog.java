@@ -81,7 +81,7 @@ public final class MetricCatalog {
     public static final Map<String, String> PENDING = Map.of();
 
     private static Metric latency(String system, String percentile, int rate) {
-        String relay = system.equals("poller") ? "polling relay" : "CDC relay";
+        String relay = system.equals("poller") ? "polling relay" : "WAL relay";
         return Metric.of(LatencyProfile.key(system, percentile, rate), "ms",
                 percentile + " commit→ack through the " + relay + " at " + rate + " events/s offered (open loop)");
     }
