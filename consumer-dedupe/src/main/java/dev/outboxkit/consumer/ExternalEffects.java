@@ -1,6 +1,6 @@
 package dev.outboxkit.consumer;
 
-import dev.outboxkit.consumer.internal.Failures;
+import dev.outboxkit.consumer.internal.ApplyFailures;
 import dev.outboxkit.core.FencedException;
 import dev.outboxkit.core.Identifiers;
 import java.sql.Connection;
@@ -325,7 +325,7 @@ public final class ExternalEffects {
             if (e instanceof InterruptedException) {
                 Thread.currentThread().interrupt();
             }
-            String why = Failures.describe(e);
+            String why = ApplyFailures.describe(e);
             markUnknown(claim, why);
             return claim.with(ClaimStatus.UNKNOWN, null, why);
         }

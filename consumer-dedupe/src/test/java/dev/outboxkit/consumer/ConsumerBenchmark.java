@@ -121,8 +121,8 @@ public final class ConsumerBenchmark {
                     + "%,.0f/s, inbox %,.0f/s%n", median(base), median(inbox), median(ratios),
                     base.stream().mapToDouble(Double::doubleValue).max().orElseThrow(),
                     inbox.stream().mapToDouble(Double::doubleValue).max().orElseThrow());
-            long processed = Projection.queryLong(db, "SELECT count(*) FROM processed_event");
-            long total = Projection.queryLong(db, "SELECT sum(balance) FROM bench_account");
+            long processed = db.count("SELECT count(*) FROM processed_event");
+            long total = db.count("SELECT sum(balance) FROM bench_account");
             System.out.printf(Locale.ROOT, "check: processed_event rows %,d (expected %,d), balance total %,d (expected %,d)%n",
                     processed, APPLIED_WITH_INBOX.get(), total, APPLIED.get() * 7);
             pg.drop(db);

@@ -57,7 +57,7 @@ class CrashBetweenCommitsTest {
             }
         }
         assertThat(appliedNotCommitted).as("the killed batch was committed in the database only").isPositive();
-        long appliedBefore = Projection.queryLong(db, "SELECT count(*) FROM effect_log");
+        long appliedBefore = db.count("SELECT count(*) FROM effect_log");
         assertThat(appliedBefore).isLessThan(events.size());
 
         SimpleMeterRegistry registry = new SimpleMeterRegistry();

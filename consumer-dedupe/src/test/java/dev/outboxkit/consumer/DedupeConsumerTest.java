@@ -67,7 +67,7 @@ class DedupeConsumerTest {
         assertThat(Consumers.count(registry, "outbox.consumer.dead_lettered", group)).isZero();
         assertThat(registry.get("outbox.consumer.handler").tag("group", group).timer().count()).isPositive();
         assertThat(registry.get("outbox.consumer.lag").tag("group", group).gauge().value()).isZero();
-        assertThat(Projection.queryLong(db, "SELECT count(*) FROM processed_event WHERE consumer_group = '" + group
+        assertThat(db.count("SELECT count(*) FROM processed_event WHERE consumer_group = '" + group
                 + "' AND topic IS NOT NULL AND kafka_offset IS NOT NULL")).isEqualTo(600);
         // close committed every finished offset and left the group
         assertThat(Consumers.committed(kafka, group)).isEqualTo(Consumers.endOffsets(kafka, topic, 3));
@@ -120,13 +120,13 @@ class DedupeConsumerTest {
                 .meterRegistry(registry)
                 .build()) {
             consumer.start();
-            await().atMost(WAIT).until(() -> Projection.queryLong(db, "SELECT count(*) FROM effect_log") == 5
+            await().atMost(WAIT).until(() -> db.count("SELECT count(*) FROM effect_log") == 5
                     && Consumers.count(registry, "outbox.consumer.dead_lettered", group) == 4);
         }
         Projection.assertExactlyOnce(good, kafka.readAll(List.of(topic)), db);
         // the batch try, then three isolated tries
         assertThat(failingCalls.get()).isEqualTo(4);
-        assertThat(Projection.queryLong(db, "SELECT count(*) FROM processed_event WHERE event_id = '" + failing.id() + "'"))
+        assertThat(db.count("SELECT count(*) FROM processed_event WHERE event_id = '" + failing.id() + "'"))
                 .as("a dead-lettered event is not recorded, so a replay from the DLQ applies it").isZero();
 
         List<ConsumerRecord<byte[], byte[]>> dead = kafka.readAll(List.of(dlq));
@@ -246,7 +246,7 @@ class DedupeConsumerTest {
         assertThat(header(routed.get(0), DeadLetterHeaders.REASON)).isEqualTo(DeadLetterHeaders.REASON_LATE_ARRIVAL);
         assertThat(header(routed.get(0), DeadLetterHeaders.ERROR_MESSAGE)).contains("before the retention window");
         assertThat(Consumers.count(registry, "outbox.consumer.dead_lettered", group)).isZero();
-        assertThat(Projection.queryLong(db, "SELECT count(*) FROM processed_event WHERE event_id = '" + lateNew.id() + "'"))
+        assertThat(db.count("SELECT count(*) FROM processed_event WHERE event_id = '" + lateNew.id() + "'"))
                 .as("a routed late arrival is not recorded, so applying it after review is possible").isZero();
 
         // the same late record under the apply policy: applied once, still counted
@@ -322,7 +322,7 @@ class DedupeConsumerTest {
         consumer.start();
         assertThat(inFlight.await(120, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
         consumer.close();
-        long applied = Projection.queryLong(db, "SELECT count(*) FROM effect_log");
+        long applied = db.count("SELECT count(*) FROM effect_log");
         assertThat(applied).as("the batch in flight was finished").isPositive();
         long committed = Consumers.committed(kafka, group).values().stream().mapToLong(Long::longValue).sum();
         assertThat(committed).as("and its offsets committed").isEqualTo(applied);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.outboxkit.testkit.OutboxTestkitExtension;
+import dev.outboxkit.testkit.Sql;
 import dev.outboxkit.testkit.TestDatabase;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -24,8 +25,8 @@ class FencedWritesTest {
     @Test
     void aStaleHolderCannotOverwriteItsSuccessor(TestDatabase db) throws Exception {
         try (Connection c = db.connect()) {
-            execute(c, "CREATE TABLE resource (id text PRIMARY KEY, owner text, state text, fence bigint)");
-            execute(c, "INSERT INTO resource (id) VALUES ('printer-1')");
+            Sql.exec(c, "CREATE TABLE resource (id text PRIMARY KEY, owner text, state text, fence bigint)");
+            Sql.exec(c, "INSERT INTO resource (id) VALUES ('printer-1')");
             FencedWrites writes = FencedWrites.on("public", "resource");
 
             assertThat(writes.update(c, "printer-1", 7, values("owner", "a", "state", "printing"))).isTrue();
@@ -54,8 +55,8 @@ class FencedWritesTest {
         assertThat(writes.sql(List.of("holder", "renewed_at"))).isEqualTo("UPDATE \"public\".\"lease_holder\" SET "
                 + "\"holder\" = ?, \"renewed_at\" = ?, \"token\" = ? WHERE \"lease_key\" = ? AND (\"token\" IS NULL OR \"token\" < ?)");
         try (Connection c = db.connect()) {
-            execute(c, "CREATE TABLE lease_holder (lease_key text PRIMARY KEY, holder text, token bigint)");
-            execute(c, "INSERT INTO lease_holder VALUES ('poll/1', 'x', NULL)");
+            Sql.exec(c, "CREATE TABLE lease_holder (lease_key text PRIMARY KEY, holder text, token bigint)");
+            Sql.exec(c, "INSERT INTO lease_holder VALUES ('poll/1', 'x', NULL)");
             assertThat(writes.update(c, "poll/1", 1, values("holder", "y"))).isTrue();
             assertThat(writes.update(c, "poll/1", 1, Map.of())).isFalse();
             assertThat(writes.update(c, "poll/1", 2, Map.of())).as("fence only").isTrue();
@@ -84,9 +85,4 @@ class FencedWritesTest {
         return m;
     }
 
-    private static void execute(Connection c, String sql) throws Exception {
-        try (Statement s = c.createStatement()) {
-            s.execute(sql);
-        }
-    }
 }

@@ -47,12 +47,12 @@ class InboxTest {
                 tx.createStatement().execute("INSERT INTO counter VALUES (1)");
                 throw new IllegalStateException("downstream said no");
             })).hasMessage("downstream said no");
-            assertThat(Projection.queryLong(db, "SELECT count(*) FROM processed_event")).isZero();
-            assertThat(Projection.queryLong(db, "SELECT count(*) FROM counter")).isZero();
+            assertThat(db.count("SELECT count(*) FROM processed_event")).isZero();
+            assertThat(db.count("SELECT count(*) FROM counter")).isZero();
             assertThat(Inbox.applyOnce(c, "public", "billing", id,
                     tx -> tx.createStatement().execute("INSERT INTO counter VALUES (2)"))).isTrue();
         }
-        assertThat(Projection.queryLong(db, "SELECT sum(n) FROM counter")).isEqualTo(2);
+        assertThat(db.count("SELECT sum(n) FROM counter")).isEqualTo(2);
     }
 
     @Test
@@ -69,11 +69,11 @@ class InboxTest {
             // the caller's transaction is still usable: the failure rolled back to the savepoint only
             assertThat(Inbox.applyOnce(c, "public", "billing", ok,
                     tx -> tx.createStatement().execute("INSERT INTO counter VALUES (1)"))).isTrue();
-            assertThat(Projection.queryLong(db, "SELECT count(*) FROM processed_event")).as("not committed yet").isZero();
+            assertThat(db.count("SELECT count(*) FROM processed_event")).as("not committed yet").isZero();
             c.commit();
         }
-        assertThat(Projection.queryLong(db, "SELECT sum(n) FROM counter")).isEqualTo(1);
-        assertThat(Projection.queryLong(db, "SELECT count(*) FROM processed_event WHERE event_id = '" + ok + "'")).isOne();
+        assertThat(db.count("SELECT sum(n) FROM counter")).isEqualTo(1);
+        assertThat(db.count("SELECT count(*) FROM processed_event WHERE event_id = '" + ok + "'")).isOne();
     }
 
     @Test
@@ -88,7 +88,7 @@ class InboxTest {
             assertThatThrownBy(() -> Inbox.applyOnce(c, "public", "g", noId, tx -> { }))
                     .isInstanceOf(InvalidEventException.class).hasMessageContaining("no 'id' header");
         }
-        assertThat(Projection.queryLong(db, "SELECT kafka_offset FROM processed_event WHERE topic = 'orders' "
+        assertThat(db.count("SELECT kafka_offset FROM processed_event WHERE topic = 'orders' "
                 + "AND kafka_partition = 3")).isEqualTo(42);
     }
 
@@ -98,7 +98,7 @@ class InboxTest {
             assertThatThrownBy(() -> Inbox.applyOnce(c, "x\"; drop table processed_event; --", "g", EventIds.next(), tx -> { }))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("is not a legal identifier");
         }
-        assertThat(Projection.queryLong(db, "SELECT count(*) FROM processed_event")).isZero();
+        assertThat(db.count("SELECT count(*) FROM processed_event")).isZero();
     }
 
     @Test
@@ -118,7 +118,7 @@ class InboxTest {
                 assertThat(sql.existing(conn, group, List.of(a, c, EventIds.next()))).containsExactlyInAnyOrder(a, c);
                 conn.commit();
             }
-            assertThat(Projection.queryLong(db, "SELECT kafka_offset FROM processed_event WHERE event_id = '" + a + "'"))
+            assertThat(db.count("SELECT kafka_offset FROM processed_event WHERE event_id = '" + a + "'"))
                     .as("the first delivery's coordinates").isZero();
         }
     }

@@ -150,14 +150,7 @@ final class Projection {
     }
 
     static long total(TestDatabase db) throws SQLException {
-        return queryLong(db, "SELECT coalesce(sum(balance), 0) FROM account");
-    }
-
-    static long queryLong(TestDatabase db, String sql) throws SQLException {
-        try (Connection c = db.connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
-            rs.next();
-            return rs.getLong(1);
-        }
+        return db.count("SELECT coalesce(sum(balance), 0) FROM account");
     }
 
     /** Balances the projection must end with: each distinct event once. */

@@ -59,9 +59,9 @@ class RetentionTest {
             assertThat(result.purged()).isEqualTo(6);
             assertThat(result.keptNotCommitted()).as("offsets 6..9 of partition 0 and partition 1").isEqualTo(5);
             assertThat(result.keptWithoutCoordinates()).isEqualTo(1);
-            assertThat(Projection.queryLong(db, "SELECT count(*) FROM processed_event WHERE consumer_group = '" + group
+            assertThat(db.count("SELECT count(*) FROM processed_event WHERE consumer_group = '" + group
                     + "' AND kafka_partition = 0 AND kafka_offset < 6")).isZero();
-            assertThat(Projection.queryLong(db, "SELECT count(*) FROM processed_event")).isEqualTo(14 - 6);
+            assertThat(db.count("SELECT count(*) FROM processed_event")).isEqualTo(14 - 6);
 
             // the group moves on: the rest of partition 0 becomes purgeable
             admin.alterConsumerGroupOffsets(group, Map.of(new TopicPartition(topic, 0), new OffsetAndMetadata(10)))
@@ -101,7 +101,7 @@ class RetentionTest {
             assertThat(result.purged()).isEqualTo(50);
             assertThat(result.keptNotCommitted()).isZero();
         }
-        assertThat(Projection.queryLong(db, "SELECT count(*) FROM processed_event")).isZero();
+        assertThat(db.count("SELECT count(*) FROM processed_event")).isZero();
     }
 
     private static void record(TestDatabase db, String group, Instant processedAt, String topic, Integer partition,

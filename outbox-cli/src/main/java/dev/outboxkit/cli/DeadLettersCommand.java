@@ -137,11 +137,11 @@ final class DeadLettersCommand {
      *
      * <p>Reusing the seq cannot collide with another event: {@code seq} is an identity column, whose sequence
      * never hands a value out twice, and a relay removes the row from {@code outbox_event} in the transaction
-     * that parks it (the polling relay always; the CDC relay with {@code deleteAfterPublish}, and otherwise the
+     * that parks it (the polling relay always; the WAL relay with {@code deleteAfterPublish}, and otherwise the
      * writer's transient and emit-message modes never keep the row). If the row is there all the same (a CDC
      * relay with {@code deleteAfterPublish(false)} on a table that keeps its rows, or a copy inserted by hand),
      * the primary key or the unique id refuses the insert, the whole statement rolls back and the dead letters
-     * stay parked. Dead letters without a row ({@code seq} 0: the CDC relay parked a logical decoding message)
+     * stay parked. Dead letters without a row ({@code seq} 0: the WAL relay parked a logical decoding message)
      * get a new seq, in the order they were created.
      */
     static String retrySql(String schema, String where) {

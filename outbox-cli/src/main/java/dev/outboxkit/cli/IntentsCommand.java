@@ -1,7 +1,7 @@
 package dev.outboxkit.cli;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.outboxkit.reconcile.IntentLedger;
+import dev.outboxkit.ops.reconcile.IntentLedger;
 import java.io.PrintWriter;
 import java.time.LocalDate;
 import java.time.ZoneOffset;

@@ -6,7 +6,7 @@ import dev.outboxkit.core.ProducerSafety;
 import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.internal.ConnectionPools;
 import dev.outboxkit.core.internal.DatabaseLogin;
-import dev.outboxkit.reconcile.Retention;
+import dev.outboxkit.ops.retention.Retention;
 import dev.outboxkit.writer.IdempotencyKeys;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;

@@ -2,7 +2,7 @@ package dev.outboxkit.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
-import dev.outboxkit.reconcile.Retention;
+import dev.outboxkit.ops.retention.Retention;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.concurrent.Callable;

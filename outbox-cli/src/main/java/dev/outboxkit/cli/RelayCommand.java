@@ -5,7 +5,7 @@ import dev.outboxkit.core.RelayBuilder;
 import dev.outboxkit.core.RelayOption;
 import dev.outboxkit.core.RelayOptions;
 import dev.outboxkit.core.internal.DatabaseLogin;
-import dev.outboxkit.reconcile.RetentionSchedule;
+import dev.outboxkit.ops.retention.RetentionSchedule;
 import dev.outboxkit.relay.cdc.CdcRelay;
 import dev.outboxkit.relay.poller.PollingRelay;
 import io.micrometer.prometheusmetrics.PrometheusConfig;

@@ -1,6 +1,5 @@
 package dev.outboxkit.cli;
 
-import static dev.outboxkit.cli.SidecarRetentionTest.count;
 import static dev.outboxkit.cli.SidecarRetentionTest.read;
 import static dev.outboxkit.cli.SidecarRetentionTest.write;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -109,14 +108,14 @@ class ConnectionFormsTest {
                 // Debezium's replication connection logged in as the role (with its password): later rows come through it
                 String walsenderAsRole = "SELECT count(*) FROM pg_replication_slots s JOIN pg_stat_activity a"
                         + " ON a.pid = s.active_pid WHERE s.slot_name = '" + slot + "' AND a.usename = '" + ROLE + "'";
-                whileRunning(sidecar, out, err).until(() -> count(db, walsenderAsRole) == 1);
+                whileRunning(sidecar, out, err).until(() -> db.count(walsenderAsRole) == 1);
             } else {
-                assertThat(count(db, "SELECT count(*) FROM pg_stat_activity WHERE usename = '" + ROLE + "' AND datname = '"
+                assertThat(db.count("SELECT count(*) FROM pg_stat_activity WHERE usename = '" + ROLE + "' AND datname = '"
                         + db.name() + "' AND application_name = 'outboxkit-poll'")).isPositive();
             }
             write(db, history, LIVE);
             whileRunning(sidecar, out, err).until(() -> delivered(kafka, topic).size() >= BACKLOG + LIVE
-                    && count(db, "SELECT count(*) FROM outbox_event") == 0);
+                    && db.count("SELECT count(*) FROM outbox_event") == 0);
             History.Report report = read(kafka, topic, history);
             assertThat(report.ok()).as(report.summary()).isTrue();
             assertThat(report.intents()).isEqualTo(BACKLOG + LIVE);

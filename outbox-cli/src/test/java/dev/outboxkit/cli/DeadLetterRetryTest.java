@@ -62,9 +62,9 @@ class DeadLetterRetryTest {
 
             UUID a1 = insert(db, "A", big);
             history.committed(a1, "A", 1);
-            await().atMost(Duration.ofSeconds(90)).until(() -> count(db, "SELECT count(*) FROM outbox_dead_letter WHERE id = '"
+            await().atMost(Duration.ofSeconds(90)).until(() -> db.count("SELECT count(*) FROM outbox_dead_letter WHERE id = '"
                     + a1 + "' AND error_class LIKE '%RecordTooLargeException'") == 1);
-            long parkedSeq = count(db, "SELECT seq FROM outbox_dead_letter WHERE id = '" + a1 + "'");
+            long parkedSeq = db.count("SELECT seq FROM outbox_dead_letter WHERE id = '" + a1 + "'");
 
             UUID a2 = insert(db, "A", "{\"n\": 2}");
             history.committed(a2, "A", 2);
@@ -74,8 +74,8 @@ class DeadLetterRetryTest {
             history.committed(b1, "B", 1);
             // The relay moves on (B1 is published) while A2 and A3 wait behind the parked A1.
             await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofSeconds(1)).until(() -> idsOf(kafka.readAll(List.of(topic))).contains(b1));
-            assertThat(count(db, "SELECT count(*) FROM outbox_event WHERE id IN ('" + a2 + "', '" + a3 + "')")).isEqualTo(2);
-            assertThat(count(db, "SELECT max(seq) FROM outbox_event")).isGreaterThan(parkedSeq);
+            assertThat(db.count("SELECT count(*) FROM outbox_event WHERE id IN ('" + a2 + "', '" + a3 + "')")).isEqualTo(2);
+            assertThat(db.count("SELECT max(seq) FROM outbox_event")).isGreaterThan(parkedSeq);
 
             allowRecordsUpTo(kafka, topic, 1_048_576);
             String role = leastPrivilegedRole(db);
@@ -84,8 +84,8 @@ class DeadLetterRetryTest {
             assertThat(retry.exitCode()).as(retry.all()).isZero();
             assertThat(retry.out()).contains("retry " + a1 + " (account/A) seq " + parkedSeq).contains("retry: 1 row");
 
-            await().atMost(Duration.ofSeconds(90)).until(() -> count(db, "SELECT count(*) FROM outbox_event") == 0);
-            assertThat(count(db, "SELECT count(*) FROM outbox_dead_letter")).isZero();
+            await().atMost(Duration.ofSeconds(90)).until(() -> db.count("SELECT count(*) FROM outbox_event") == 0);
+            assertThat(db.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
 
             List<ConsumerRecord<byte[], byte[]>> records = kafka.readAll(List.of(topic));
             List<UUID> aggregateA = new ArrayList<>();
@@ -117,8 +117,8 @@ class DeadLetterRetryTest {
                 insert(db, "X", "{}");
             }
             s.execute("DELETE FROM outbox_event");
-            before = count(db, "SELECT last_value FROM " + identitySequence(c));
-            // seq 2: a row the poller parked; seq 0: a logical decoding message the CDC relay parked (no row).
+            before = db.count("SELECT last_value FROM " + identitySequence(c));
+            // seq 2: a row the poller parked; seq 0: a logical decoding message the WAL relay parked (no row).
             s.execute("INSERT INTO outbox_dead_letter (id, seq, aggregate_type, aggregate_id, event_type, payload, headers, "
                     + "created_at, error_class, error_message, attempts, parked_by) VALUES "
                     + "('" + kept + "', 2, 'account', 'k', 'Opened', '{}', '{}', now(), 'E', 'm', 1, 'relay-1'), "
@@ -130,8 +130,8 @@ class DeadLetterRetryTest {
         CliRun retry = CliRun.run(env, "dead-letters", "retry", "--all");
         assertThat(retry.exitCode()).as(retry.all()).isZero();
         assertThat(retry.out()).contains("retry " + kept + " (account/k) seq 2").contains("retry: 2 rows");
-        assertThat(count(db, "SELECT seq FROM outbox_event WHERE id = '" + kept + "'")).isEqualTo(2);
-        assertThat(count(db, "SELECT seq FROM outbox_event WHERE id = '" + message + "'")).isGreaterThan(before);
+        assertThat(db.count("SELECT seq FROM outbox_event WHERE id = '" + kept + "'")).isEqualTo(2);
+        assertThat(db.count("SELECT seq FROM outbox_event WHERE id = '" + message + "'")).isGreaterThan(before);
 
         // A parked event whose seq is taken in outbox_event (only possible by hand): refused, nothing moved.
         try (Connection c = db.connect(); Statement s = c.createStatement()) {
@@ -144,8 +144,8 @@ class DeadLetterRetryTest {
         CliRun refused = CliRun.run(env, "dead-letters", "retry", "--id", clash.toString());
         assertThat(refused.exitCode()).as(refused.all()).isEqualTo(1);
         assertThat(refused.err()).contains("nothing was moved").contains("(seq)=(3)");
-        assertThat(count(db, "SELECT count(*) FROM outbox_dead_letter WHERE id = '" + clash + "'")).isEqualTo(1);
-        assertThat(count(db, "SELECT count(*) FROM outbox_event WHERE id = '" + clash + "'")).isZero();
+        assertThat(db.count("SELECT count(*) FROM outbox_dead_letter WHERE id = '" + clash + "'")).isEqualTo(1);
+        assertThat(db.count("SELECT count(*) FROM outbox_event WHERE id = '" + clash + "'")).isZero();
 
         CliRun discard = CliRun.run(env, "dead-letters", "discard", "--id", clash.toString(), "--yes");
         assertThat(discard.exitCode()).as(discard.all()).isZero();
@@ -190,13 +190,6 @@ class DeadLetterRetryTest {
             ps.executeUpdate();
         }
         return id;
-    }
-
-    private static long count(TestDatabase db, String sql) throws Exception {
-        try (Connection c = db.connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
-            rs.next();
-            return rs.getLong(1);
-        }
     }
 
     private static UUID idOf(ConsumerRecord<byte[], byte[]> r) {

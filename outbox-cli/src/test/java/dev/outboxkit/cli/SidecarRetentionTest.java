@@ -15,7 +15,6 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.LocalDate;
@@ -74,21 +73,8 @@ class SidecarRetentionTest {
         return m.find() ? Double.parseDouble(m.group(1)) : 0;
     }
 
-    static long count(TestDatabase db, String sql) throws Exception {
-        try (Connection c = db.connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
-            rs.next();
-            return rs.getLong(1);
-        }
-    }
-
-    private static void sql(TestDatabase db, String sql) throws Exception {
-        try (Connection c = db.connect(); Statement s = c.createStatement()) {
-            s.execute(sql);
-        }
-    }
-
     private static void deadLetter(TestDatabase db, int daysAgo) throws Exception {
-        sql(db, "INSERT INTO outbox_dead_letter (id, seq, aggregate_type, aggregate_id, event_type, payload, headers,"
+        db.exec("INSERT INTO outbox_dead_letter (id, seq, aggregate_type, aggregate_id, event_type, payload, headers,"
                 + " created_at, error_class, error_message, attempts, parked_at, parked_by) VALUES (gen_random_uuid(), 1,"
                 + " 'order', 'o', 'T', '{}', '{}', now(), 'E', 'm', 1, now() - interval '" + daysAgo + " days', 'r')");
     }
@@ -129,7 +115,7 @@ class SidecarRetentionTest {
         kafka.createTopic(topic, 2);
         assertThat(CliRun.run(env(db, kafka), "intents", "enable").exitCode()).isZero();
         LocalDate old = LocalDate.now(ZoneOffset.UTC).minusDays(20);
-        sql(db, "SELECT outbox_intent_create_partitions('" + old + "', 1)");
+        db.exec("SELECT outbox_intent_create_partitions('" + old + "', 1)");
         String oldPartition = "outbox_intent_p" + old.toString().replace("-", "");
         deadLetter(db, 40);
         deadLetter(db, 2);
@@ -137,7 +123,7 @@ class SidecarRetentionTest {
         try (Admin admin = kafka.admin()) {
             admin.alterConsumerGroupOffsets("billing", Map.of(new TopicPartition(topic, 0), new OffsetAndMetadata(5))).all().get();
         }
-        sql(db, "INSERT INTO processed_event (consumer_group, event_id, processed_at, topic, kafka_partition, kafka_offset)"
+        db.exec("INSERT INTO processed_event (consumer_group, event_id, processed_at, topic, kafka_partition, kafka_offset)"
                 + " SELECT 'billing', gen_random_uuid(), now() - interval '10 days', '" + topic + "', 0, o FROM generate_series(0, 9) o");
         History history = new History();
         write(db, history, 50);
@@ -145,9 +131,9 @@ class SidecarRetentionTest {
         try (JavaProcess relay = sidecar("sidecar-ret", db, kafka, prefix, "--retention-interval", "PT1S",
                 "--dead-letter-retention", "P30D", "--group", "billing", "--processed-retention", "P7D")) {
             int port = port(relay);
-            await().atMost(WAIT).until(() -> count(db, "SELECT count(*) FROM outbox_dead_letter") == 1
-                    && count(db, "SELECT count(*) FROM processed_event") == 5
-                    && count(db, "SELECT count(to_regclass('" + oldPartition + "'))") == 0);
+            await().atMost(WAIT).until(() -> db.count("SELECT count(*) FROM outbox_dead_letter") == 1
+                    && db.count("SELECT count(*) FROM processed_event") == 5
+                    && db.count("SELECT count(to_regclass('" + oldPartition + "'))") == 0);
             double rounds = metric(port, "outbox_retention_runs_total", "outcome=\"success\"");
             assertThat(rounds).isPositive();
             assertThat(metric(port, "outbox_retention_purged_total", "what=\"dead_letters\"")).isEqualTo(1);
@@ -155,10 +141,10 @@ class SidecarRetentionTest {
             assertThat(metric(port, "outbox_retention_purged_total", "what=\"intent_partitions\"")).isEqualTo(1);
             // later rounds still keep the ids the group has not committed past
             await().atMost(WAIT).until(() -> metric(port, "outbox_retention_runs_total", "outcome=\"success\"") >= rounds + 2);
-            assertThat(count(db, "SELECT count(*) FROM processed_event WHERE kafka_offset >= 5")).isEqualTo(5);
+            assertThat(db.count("SELECT count(*) FROM processed_event WHERE kafka_offset >= 5")).isEqualTo(5);
             assertThat(get(port, "/metrics").body()).contains("outbox_retention_since_last_success_seconds")
                     .contains("outbox_retention_duration_seconds");
-            await().atMost(WAIT).until(() -> count(db, "SELECT count(*) FROM outbox_event") == 0);
+            await().atMost(WAIT).until(() -> db.count("SELECT count(*) FROM outbox_event") == 0);
             History.Report report = read(kafka, topic, history);
             assertThat(report.ok()).as(report.summary()).isTrue();
 
@@ -181,15 +167,15 @@ class SidecarRetentionTest {
             s.execute("LOCK TABLE outbox_dead_letter IN EXCLUSIVE MODE");
             int portA = port(a);
             int portB = port(b);
-            await().atMost(WAIT).until(() -> count(db, ADVISORY) == 1
+            await().atMost(WAIT).until(() -> db.count(ADVISORY) == 1
                     && metric(portA, "outbox_retention_runs_total", "outcome=\"skipped\"")
                     + metric(portB, "outbox_retention_runs_total", "outcome=\"skipped\"") >= 3);
-            assertThat(count(db, ADVISORY)).isEqualTo(1);
+            assertThat(db.count(ADVISORY)).isEqualTo(1);
             assertThat(metric(portA, "outbox_retention_runs_total", "outcome=\"success\"")
                     + metric(portB, "outbox_retention_runs_total", "outcome=\"success\"")).isZero();
             blocker.commit();
 
-            await().atMost(WAIT).until(() -> count(db, "SELECT count(*) FROM outbox_dead_letter") == 0);
+            await().atMost(WAIT).until(() -> db.count("SELECT count(*) FROM outbox_dead_letter") == 0);
             await().atMost(WAIT).until(() -> metric(portA, "outbox_retention_runs_total", "outcome=\"success\"") >= 1
                     && metric(portB, "outbox_retention_runs_total", "outcome=\"success\"") >= 1);
             assertThat(metric(portA, "outbox_retention_purged_total", "what=\"dead_letters\"")
@@ -212,7 +198,7 @@ class SidecarRetentionTest {
             await().atMost(WAIT).until(() -> metric(port, "outbox_retention_runs_total", "outcome=\"failure\"") >= 2);
             assertThat(relay.output()).contains("retention on schema public failed").contains("keeps publishing");
             write(db, history, 20);
-            await().atMost(WAIT).until(() -> count(db, "SELECT count(*) FROM outbox_event") == 0);
+            await().atMost(WAIT).until(() -> db.count("SELECT count(*) FROM outbox_event") == 0);
             assertThat(get(port, "/health/ready").statusCode()).isEqualTo(200);
             assertThat(metric(port, "outbox_retention_runs_total", "outcome=\"success\"")).isZero();
             History.Report report = read(kafka, topic, history);

@@ -6,6 +6,7 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
@@ -66,6 +67,27 @@ public final class TestDatabase implements AutoCloseable {
         props.setProperty("user", user);
         props.setProperty("password", password);
         return DriverManager.getConnection(jdbcUrl, props);
+    }
+
+    /** {@link Sql#count(Connection, String)} on a new connection. */
+    public long count(String sql) throws SQLException {
+        try (Connection c = connect()) {
+            return Sql.count(c, sql);
+        }
+    }
+
+    /** {@link Sql#exec(Connection, String...)} on a new connection (autocommit on: each statement commits). */
+    public void exec(String... sql) throws SQLException {
+        try (Connection c = connect()) {
+            Sql.exec(c, sql);
+        }
+    }
+
+    /** {@link Sql#strings(Connection, String)} on a new connection. */
+    public List<String> strings(String sql) throws SQLException {
+        try (Connection c = connect()) {
+            return Sql.strings(c, sql);
+        }
     }
 
     /**

@@ -1,13 +1,13 @@
 package dev.outboxkit.writer;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.outboxkit.core.Identifiers;
 import dev.outboxkit.writer.internal.CanonicalJson;
-import dev.outboxkit.writer.internal.Failures;
+import dev.outboxkit.writer.internal.WriteFailures;
 import dev.outboxkit.writer.internal.IdempotencyMetrics;
-import dev.outboxkit.writer.internal.Pipeline;
+import dev.outboxkit.writer.internal.IdempotencyPurge;
+import dev.outboxkit.writer.internal.IdempotencySql;
+import dev.outboxkit.writer.internal.RoundTrip;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.sql.Connection;
@@ -18,7 +18,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -74,10 +73,7 @@ public final class IdempotencyKeys {
     public static final int MAX_KEY_LENGTH = 255;
     public static final int MAX_SCOPE_LENGTH = 255;
 
-    private static final String CLAIM_LOST = "outboxkit: idempotency claim lost";
     private static final int MAX_ROUNDS = 3;
-    private static final int PURGE_BATCH = 5000;
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     private final String schema;
     private final Duration lease;
@@ -87,13 +83,8 @@ public final class IdempotencyKeys {
     private final Clock clock;
     private final OutboxWriter writer;
     private final IdempotencyMetrics metrics;
-    private final String claimSql;
-    private final String lookupSql;
-    private final String completeSql;
-    private final String completeInPipelineSql;
-    private final String releaseSql;
-    private final String dropClaimSql;
-    private final String purgeSql;
+    private final IdempotencySql sql;
+    private final IdempotencyPurge purge;
 
     private IdempotencyKeys(Builder b) {
         this.schema = b.schema;
@@ -105,34 +96,8 @@ public final class IdempotencyKeys {
         MeterRegistry registry = b.meterRegistry != null ? b.meterRegistry : new SimpleMeterRegistry();
         this.writer = b.writer != null ? b.writer : OutboxWriter.builder().schema(schema).meterRegistry(registry).build();
         this.metrics = new IdempotencyMetrics(registry);
-        String keys = Identifiers.qualified(schema, "idempotency_key");
-        String tombstones = Identifiers.qualified(schema, "idempotency_key_tombstone");
-        this.claimSql = "INSERT INTO " + keys + " AS k (scope, idem_key, request_hash, state, locked_until, created_at, attempt)\n"
-                + "SELECT ?, ?, ?, 'in_progress', ?, ?, 1\n"
-                + " WHERE NOT EXISTS (SELECT 1 FROM " + tombstones + " t WHERE t.scope = ? AND t.idem_key = ?)\n"
-                + "ON CONFLICT (scope, idem_key) DO UPDATE SET locked_until = EXCLUDED.locked_until, attempt = k.attempt + 1\n"
-                + " WHERE k.state = 'in_progress' AND (k.locked_until IS NULL OR k.locked_until <= ?)"
-                + " AND k.request_hash = EXCLUDED.request_hash\n"
-                + "RETURNING k.attempt;\n"
-                // A new statement sees a purge that committed while the INSERT waited for it.
-                + "SELECT EXISTS (SELECT 1 FROM " + tombstones + " WHERE scope = ? AND idem_key = ?)";
-        this.lookupSql = "SELECT k.state, k.request_hash, k.locked_until, k.response_status, k.response_headers::text,"
-                + " k.response_body, t.request_hash, t.created_at, t.purged_at\n"
-                + "  FROM (SELECT ?::text AS scope, ?::text AS idem_key) q\n"
-                + "  LEFT JOIN " + keys + " k ON k.scope = q.scope AND k.idem_key = q.idem_key\n"
-                + "  LEFT JOIN " + tombstones + " t ON t.scope = q.scope AND t.idem_key = q.idem_key";
-        this.completeSql = "UPDATE " + keys + " SET state = 'completed', locked_until = NULL, response_status = ?,"
-                + " response_headers = ?::jsonb, response_body = ?, completed_at = ?\n"
-                + " WHERE scope = ? AND idem_key = ? AND state = 'in_progress' AND attempt = ?";
-        // In the committing pipeline the completion must stop the COMMIT when the claim was lost:
-        // an error does (PostgreSQL skips the rest of the pipeline), a zero row count would not.
-        this.completeInPipelineSql = "WITH done AS (" + completeSql + " RETURNING 1)\n"
-                + "SELECT CASE WHEN count(*) = 1 THEN 1 ELSE ('" + CLAIM_LOST + ", ' || count(*) || ' rows matched')::int END"
-                + " FROM done";
-        this.releaseSql = "UPDATE " + keys + " SET locked_until = NULL"
-                + " WHERE scope = ? AND idem_key = ? AND state = 'in_progress' AND attempt = ?";
-        this.dropClaimSql = "DELETE FROM " + keys + " WHERE scope = ? AND idem_key = ? AND state = 'in_progress' AND attempt = ?";
-        this.purgeSql = purgeSql(keys, tombstones);
+        this.sql = new IdempotencySql(schema);
+        this.purge = new IdempotencyPurge(schema, retention, scopeRetention, keepTombstones);
     }
 
     public static Builder builder() {
@@ -262,7 +227,7 @@ public final class IdempotencyKeys {
         Objects.requireNonNull(c, "connection");
         Objects.requireNonNull(response, "response");
         requireHeld(claim);
-        try (PreparedStatement ps = c.prepareStatement(completeSql)) {
+        try (PreparedStatement ps = c.prepareStatement(sql.complete)) {
             bindCompletion(ps, claim.scope(), claim.key(), claim.attempt(), response);
             if (ps.executeUpdate() == 0) {
                 metrics.claimsLost.increment();
@@ -368,17 +333,8 @@ public final class IdempotencyKeys {
             Instant now = clock.instant();
             Integer attempt = null;
             boolean tombstoned;
-            try (PreparedStatement ps = c.prepareStatement(claimSql)) {
-                ps.setString(1, scope);
-                ps.setString(2, key);
-                ps.setBytes(3, hash);
-                ps.setObject(4, utc(now.plus(lease)));
-                ps.setObject(5, utc(now));
-                ps.setString(6, scope);
-                ps.setString(7, key);
-                ps.setObject(8, utc(now));
-                ps.setString(9, scope);
-                ps.setString(10, key);
+            try (PreparedStatement ps = c.prepareStatement(sql.claim)) {
+                IdempotencySql.bindClaim(ps, scope, key, hash, now, lease);
                 ps.execute();
                 try (ResultSet rs = ps.getResultSet()) {
                     if (rs.next()) {
@@ -396,12 +352,12 @@ public final class IdempotencyKeys {
                     return new Claim(attempt, null);
                 }
                 // A purge committed while our INSERT waited for it: the key is remembered, undo our claim.
-                try (PreparedStatement ps = c.prepareStatement(dropClaimSql)) {
-                    bindKey(ps, scope, key, attempt);
+                try (PreparedStatement ps = c.prepareStatement(sql.dropClaim)) {
+                    IdempotencySql.bindKey(ps, scope, key, attempt);
                     ps.executeUpdate();
                 }
             }
-            try (PreparedStatement ps = c.prepareStatement(lookupSql)) {
+            try (PreparedStatement ps = c.prepareStatement(sql.lookup)) {
                 ps.setString(1, scope);
                 ps.setString(2, key);
                 try (ResultSet rs = ps.executeQuery()) {
@@ -413,7 +369,7 @@ public final class IdempotencyKeys {
                             throw new KeyReusedWithDifferentRequestException(scope, key);
                         }
                         if (state.equals("completed")) {
-                            return new Claim(0, new StoredResponse(rs.getInt(4), headers(rs.getString(5)), rs.getBytes(6)));
+                            return new Claim(0, new StoredResponse(rs.getInt(4), IdempotencySql.headers(rs.getString(5)), rs.getBytes(6)));
                         }
                         OffsetDateTime lockedUntil = rs.getObject(3, OffsetDateTime.class);
                         Instant at = clock.instant();
@@ -462,7 +418,7 @@ public final class IdempotencyKeys {
             metrics.work.record(Duration.between(start, clock.instant()));
             tx.rollbackAfter(terminal);
             c.setAutoCommit(true);
-            try (PreparedStatement ps = c.prepareStatement(completeSql)) {
+            try (PreparedStatement ps = c.prepareStatement(sql.complete)) {
                 bindCompletion(ps, scope, key, attempt, terminal.response());
                 if (ps.executeUpdate() == 0) {
                     return null;
@@ -475,11 +431,11 @@ public final class IdempotencyKeys {
             tx.rollbackAfter(t);
             release(dataSource, c, scope, key, attempt, t);
             metrics.failed.increment();
-            throw Failures.rethrow(t, "the work for idempotency key '" + key + "' in scope '" + scope
+            throw WriteFailures.rethrow(t, "the work for idempotency key '" + key + "' in scope '" + scope
                     + "' failed; its claim was released so a retry can run");
         }
         metrics.work.record(Duration.between(start, clock.instant()));
-        Pipeline completion = new Pipeline().add(completeInPipelineSql,
+        RoundTrip completion = new RoundTrip().add(sql.completeInPipeline,
                 (ps, i) -> bindCompletion(ps, i, scope, key, attempt, response));
         try {
             tx.commit(completion);
@@ -490,7 +446,7 @@ public final class IdempotencyKeys {
                     + "committed, the stored response is replayed; if not, retries get RequestInProgressException until the "
                     + "claim's lease (" + lease + ") expires, then the work runs again", unknown.getCause());
         } catch (SQLException e) {
-            if (isClaimLost(e)) {
+            if (IdempotencySql.isClaimLost(e)) {
                 return null;
             }
             release(dataSource, c, scope, key, attempt, e);
@@ -499,10 +455,6 @@ public final class IdempotencyKeys {
         }
         metrics.executed.increment();
         return new IdempotentResult(response, false);
-    }
-
-    private static boolean isClaimLost(SQLException e) {
-        return "22P02".equals(e.getSQLState()) && e.getMessage() != null && e.getMessage().contains(CLAIM_LOST);
     }
 
     /** Releases our claim so the next retry runs at once; if that fails, the lease expires on its own. */
@@ -527,8 +479,8 @@ public final class IdempotencyKeys {
     }
 
     private void releaseOn(Connection c, String scope, String key, int attempt) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(releaseSql)) {
-            bindKey(ps, scope, key, attempt);
+        try (PreparedStatement ps = c.prepareStatement(sql.release)) {
+            IdempotencySql.bindKey(ps, scope, key, attempt);
             ps.executeUpdate();
         }
     }
@@ -547,14 +499,7 @@ public final class IdempotencyKeys {
             boolean autoCommit = c.getAutoCommit();
             c.setAutoCommit(true);
             try {
-                int purged;
-                do {
-                    try (PreparedStatement ps = c.prepareStatement(purgeSql)) {
-                        bindPurge(ps, now);
-                        purged = ps.executeUpdate();
-                    }
-                    total += purged;
-                } while (purged == PURGE_BATCH);
+                total = purge.purge(c, now);
             } finally {
                 restoreAutoCommit(c, autoCommit);
             }
@@ -567,75 +512,9 @@ public final class IdempotencyKeys {
         return total;
     }
 
-    private String purgeSql(String keys, String tombstones) {
-        StringBuilder cutoff = new StringBuilder();
-        if (scopeRetention.isEmpty()) {
-            cutoff.append("?::timestamptz");
-        } else {
-            cutoff.append("CASE k.scope");
-            scopeRetention.keySet().forEach(s -> cutoff.append(" WHEN ?::text THEN ?::timestamptz"));
-            cutoff.append(" ELSE ?::timestamptz END");
-        }
-        String victims = "WITH victims AS (\n"
-                + "  SELECT k.scope, k.idem_key FROM " + keys + " k\n"
-                + "   WHERE k.created_at < ?::timestamptz AND k.created_at < " + cutoff + "\n"
-                + "     AND (k.state <> 'in_progress' OR k.locked_until IS NULL OR k.locked_until <= ?::timestamptz)\n"
-                + "   ORDER BY k.created_at LIMIT " + PURGE_BATCH + " FOR UPDATE SKIP LOCKED)";
-        if (!keepTombstones) {
-            return victims + "\nDELETE FROM " + keys + " k USING victims v WHERE k.scope = v.scope AND k.idem_key = v.idem_key";
-        }
-        return victims + ",\npurged AS (\n"
-                + "  DELETE FROM " + keys + " k USING victims v WHERE k.scope = v.scope AND k.idem_key = v.idem_key\n"
-                + "  RETURNING k.scope, k.idem_key, k.request_hash, k.state, k.response_status, k.response_headers,"
-                + " k.response_body, k.created_at)\n"
-                + "INSERT INTO " + tombstones + " (scope, idem_key, request_hash, outcome_hash, created_at, purged_at)\n"
-                + "SELECT scope, idem_key, request_hash,\n"
-                // outcome hash: SHA-256 of "<status>\n<headers jsonb>\n" followed by the body bytes
-                + "       CASE WHEN state = 'completed' THEN pg_catalog.sha256(pg_catalog.convert_to(response_status::text"
-                + " || E'\\n' || COALESCE(response_headers::text, '{}') || E'\\n', 'UTF8') || COALESCE(response_body, ''::bytea))"
-                + " END,\n"
-                + "       created_at, ?::timestamptz\n"
-                + "  FROM purged\n"
-                + "ON CONFLICT (scope, idem_key) DO UPDATE SET request_hash = EXCLUDED.request_hash,"
-                + " outcome_hash = EXCLUDED.outcome_hash, created_at = EXCLUDED.created_at, purged_at = EXCLUDED.purged_at";
-    }
-
-    private void bindPurge(PreparedStatement ps, Instant now) throws SQLException {
-        Instant defaultCutoff = now.minus(retention);
-        Instant latestCutoff = defaultCutoff;
-        for (Duration d : scopeRetention.values()) {
-            Instant cutoff = now.minus(d);
-            if (cutoff.isAfter(latestCutoff)) {
-                latestCutoff = cutoff;
-            }
-        }
-        int i = 1;
-        ps.setObject(i++, utc(latestCutoff));
-        for (Map.Entry<String, Duration> e : scopeRetention.entrySet()) {
-            ps.setString(i++, e.getKey());
-            ps.setObject(i++, utc(now.minus(e.getValue())));
-        }
-        ps.setObject(i++, utc(defaultCutoff));
-        ps.setObject(i++, utc(now));
-        if (keepTombstones) {
-            ps.setObject(i, utc(now));
-        }
-    }
-
     private int bindCompletion(PreparedStatement ps, int i, String scope, String key, int attempt, StoredResponse r)
             throws SQLException {
-        ps.setInt(i, r.status());
-        try {
-            ps.setString(i + 1, JSON.writeValueAsString(r.headers()));
-        } catch (JsonProcessingException e) {
-            throw new IllegalArgumentException("response headers cannot be stored as JSON: " + e.getOriginalMessage(), e);
-        }
-        ps.setBytes(i + 2, r.body());
-        ps.setObject(i + 3, utc(clock.instant()));
-        ps.setString(i + 4, scope);
-        ps.setString(i + 5, key);
-        ps.setInt(i + 6, attempt);
-        return i + 7;
+        return IdempotencySql.bindCompletion(ps, i, scope, key, attempt, r.status(), r.headers(), r.body(), clock.instant());
     }
 
     private void bindCompletion(PreparedStatement ps, String scope, String key, int attempt, StoredResponse r)
@@ -643,32 +522,9 @@ public final class IdempotencyKeys {
         bindCompletion(ps, 1, scope, key, attempt, r);
     }
 
-    private static void bindKey(PreparedStatement ps, String scope, String key, int attempt) throws SQLException {
-        ps.setString(1, scope);
-        ps.setString(2, key);
-        ps.setInt(3, attempt);
-    }
-
-    private static Map<String, String> headers(String json) throws SQLException {
-        if (json == null || json.equals("{}")) {
-            return Map.of();
-        }
-        try {
-            Map<String, String> headers = new LinkedHashMap<>();
-            JSON.readTree(json).fields().forEachRemaining(e -> headers.put(e.getKey(), e.getValue().asText()));
-            return headers;
-        } catch (JsonProcessingException e) {
-            throw new SQLException("stored response headers are not a JSON object: " + e.getOriginalMessage(), e);
-        }
-    }
-
     private static Duration retryAfter(Instant now, Instant lockedUntil) {
         long millis = Duration.between(now, lockedUntil).toMillis();
         return Duration.ofSeconds(Math.max(1, (millis + 999) / 1000));
-    }
-
-    private static OffsetDateTime utc(Instant instant) {
-        return OffsetDateTime.ofInstant(instant, ZoneOffset.UTC);
     }
 
     private static void requireName(String what, String value, int maxLength, String meaning) {

@@ -1,7 +1,7 @@
 package dev.outboxkit.writer;
 
-import dev.outboxkit.writer.internal.Failures;
-import dev.outboxkit.writer.internal.Pipeline;
+import dev.outboxkit.writer.internal.WriteFailures;
+import dev.outboxkit.writer.internal.RoundTrip;
 import dev.outboxkit.writer.internal.PreparedEvent;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -79,7 +79,7 @@ public final class OutboxTransaction implements AutoCloseable {
         requireOpen("flush");
         List<UUID> ids = new ArrayList<>(buffer.size());
         try {
-            for (Pipeline p : writer.pipelines(buffer, null, false)) {
+            for (RoundTrip p : writer.roundTrips(buffer, null, false)) {
                 writer.execute(connection, p, writer.metrics.flushRoundTrips);
             }
         } catch (SQLException e) {
@@ -109,9 +109,9 @@ public final class OutboxTransaction implements AutoCloseable {
     }
 
     /** Commits with {@code head}'s statements first in the committing round trip (for idempotency keys). */
-    List<UUID> commit(Pipeline head) throws SQLException {
+    List<UUID> commit(RoundTrip head) throws SQLException {
         requireOpen("commit");
-        if (Failures.transactionAborted(connection)) {
+        if (WriteFailures.transactionAborted(connection)) {
             rollbackAfter(null);
             writer.metrics.failed.increment();
             throw new SQLException("cannot commit: an earlier statement in this transaction failed, so PostgreSQL already "
@@ -120,8 +120,8 @@ public final class OutboxTransaction implements AutoCloseable {
         }
         boolean commitSent = false;
         try {
-            List<Pipeline> pipelines = writer.pipelines(buffer, head, true);
-            for (Pipeline p : pipelines) {
+            List<RoundTrip> pipelines = writer.roundTrips(buffer, head, true);
+            for (RoundTrip p : pipelines) {
                 commitSent = p.commits();
                 writer.execute(connection, p, writer.metrics.commitRoundTrips);
             }
@@ -129,7 +129,7 @@ public final class OutboxTransaction implements AutoCloseable {
             // commit() calls (HikariCP's dirty flag) in step.
             connection.commit();
         } catch (SQLException e) {
-            if (commitSent && Failures.sessionLost(e, connection)) {
+            if (commitSent && WriteFailures.sessionLost(e, connection)) {
                 state = State.FAILED;
                 writer.metrics.unknown.increment();
                 throw new CommitOutcomeUnknownException("the connection failed while the transaction was committing, so it "

@@ -7,9 +7,9 @@ import dev.outboxkit.core.Identifiers;
 import dev.outboxkit.core.InvalidEventException;
 import dev.outboxkit.core.ProducerSafety;
 import dev.outboxkit.writer.internal.EventStatements;
-import dev.outboxkit.writer.internal.Failures;
+import dev.outboxkit.writer.internal.WriteFailures;
 import dev.outboxkit.writer.internal.JsonChecks;
-import dev.outboxkit.writer.internal.Pipeline;
+import dev.outboxkit.writer.internal.RoundTrip;
 import dev.outboxkit.writer.internal.PreparedEvent;
 import dev.outboxkit.writer.internal.WriterMetrics;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -132,7 +132,7 @@ public final class OutboxWriter {
         Objects.requireNonNull(messages, "messages");
         requireTransaction(c);
         List<PreparedEvent> events = prepareAll(messages);
-        for (Pipeline p : pipelines(events, null, false)) {
+        for (RoundTrip p : roundTrips(events, null, false)) {
             execute(c, p, metrics.writeRoundTrips);
         }
         metrics.events.increment(events.size());
@@ -178,7 +178,7 @@ public final class OutboxWriter {
                     result = work.run(c, tx);
                 } catch (Throwable t) {
                     tx.rollbackAfter(t);
-                    throw Failures.rethrow(t, "the transaction's work failed");
+                    throw WriteFailures.rethrow(t, "the transaction's work failed");
                 }
                 if (tx.isOpen()) {
                     tx.commit();
@@ -260,16 +260,16 @@ public final class OutboxWriter {
      * The pipelines that write {@code events}: full chunks first, then the last one, which also
      * carries {@code head} (statements to run first) and, when {@code commit}, the COMMIT.
      */
-    List<Pipeline> pipelines(List<PreparedEvent> events, Pipeline head, boolean commit) {
-        List<Pipeline> pipelines = new ArrayList<>();
+    List<RoundTrip> roundTrips(List<PreparedEvent> events, RoundTrip head, boolean commit) {
+        List<RoundTrip> pipelines = new ArrayList<>();
         int n = events.size();
         int lastStart = n == 0 ? 0 : ((n - 1) / EVENTS_PER_ROUND_TRIP) * EVENTS_PER_ROUND_TRIP;
         for (int start = 0; start < lastStart; start += EVENTS_PER_ROUND_TRIP) {
-            Pipeline p = new Pipeline();
+            RoundTrip p = new RoundTrip();
             statements.addTo(p, events.subList(start, start + EVENTS_PER_ROUND_TRIP));
             pipelines.add(p);
         }
-        Pipeline last = new Pipeline();
+        RoundTrip last = new RoundTrip();
         if (head != null) {
             last.addAll(head);
         }
@@ -283,7 +283,7 @@ public final class OutboxWriter {
         return pipelines;
     }
 
-    void execute(Connection c, Pipeline p, Timer timer) throws SQLException {
+    void execute(Connection c, RoundTrip p, Timer timer) throws SQLException {
         Instant start = clock.instant();
         try {
             p.execute(c);

@@ -1,7 +1,5 @@
 package dev.outboxkit.writer;
 
-import static dev.outboxkit.writer.TestSupport.count;
-import static dev.outboxkit.writer.TestSupport.exec;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -41,7 +39,7 @@ class IdempotencyKeysTest {
 
     /** Each test gets a database of its own (a fresh one per parameter), with the effect table. */
     static void effectTable(TestDatabase db) throws SQLException {
-        exec(db, "CREATE TABLE effect (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), idem_key text NOT NULL, note text)");
+        db.exec("CREATE TABLE effect (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), idem_key text NOT NULL, note text)");
     }
 
     /** The effect: one row, one outbox event, a 201 with the run number. */
@@ -58,11 +56,11 @@ class IdempotencyKeysTest {
     }
 
     private static long effects(TestDatabase db, String key) throws SQLException {
-        return count(db, "SELECT count(*) FROM effect WHERE idem_key = '" + key + "'");
+        return db.count("SELECT count(*) FROM effect WHERE idem_key = '" + key + "'");
     }
 
     private static long events(TestDatabase db, String key) throws SQLException {
-        return count(db, "SELECT count(*) FROM outbox_event WHERE aggregate_id = '" + key + "'");
+        return db.count("SELECT count(*) FROM outbox_event WHERE aggregate_id = '" + key + "'");
     }
 
     @Test
@@ -195,7 +193,7 @@ class IdempotencyKeysTest {
         assertThat(retry.response().bodyAsString()).isEqualTo("{\"run\": 2}");
         assertThat(effects(db, "k-3")).isEqualTo(1);
         assertThat(events(db, "k-3")).isEqualTo(1);
-        assertThat(count(db, "SELECT attempt FROM idempotency_key WHERE idem_key = 'k-3'")).isEqualTo(2);
+        assertThat(db.count("SELECT attempt FROM idempotency_key WHERE idem_key = 'k-3'")).isEqualTo(2);
         // a failing statement in the work is transient too, and rethrown as it is
         assertThatThrownBy(() -> keys.execute(db.dataSource(), "transfers", "k-3b", BODY, c -> {
             try (Statement s = c.createStatement()) {
@@ -260,7 +258,7 @@ class IdempotencyKeysTest {
         assertThat(staleResult.response().bodyAsString()).isEqualTo("{\"run\": 2}");
         assertThat(effects(db, "k-5")).isEqualTo(1);
         assertThat(events(db, "k-5")).isEqualTo(1);
-        assertThat(TestSupport.strings(db, "SELECT note FROM effect WHERE idem_key = 'k-5'")).containsExactly("run 2");
+        assertThat(db.strings("SELECT note FROM effect WHERE idem_key = 'k-5'")).containsExactly("run 2");
         assertThat(registry.get("outbox.idempotency.takeovers").counter().count()).isEqualTo(1);
         assertThat(registry.get("outbox.idempotency.claims.lost").counter().count()).isEqualTo(1);
     }
@@ -281,8 +279,8 @@ class IdempotencyKeysTest {
         IdempotentResult recovered = IdempotencyKeys.builder().clock(later).build()
                 .execute(db.dataSource(), "transfers", "k-6", "{\"amount\": 5}", work("k-6"));
         assertThat(recovered.replayed()).isFalse();
-        assertThat(TestSupport.strings(db, "SELECT note FROM effect WHERE idem_key = 'k-6'")).containsExactly("run 1");
-        assertThat(count(db, "SELECT attempt FROM idempotency_key WHERE idem_key = 'k-6'")).isEqualTo(2);
+        assertThat(db.strings("SELECT note FROM effect WHERE idem_key = 'k-6'")).containsExactly("run 1");
+        assertThat(db.count("SELECT attempt FROM idempotency_key WHERE idem_key = 'k-6'")).isEqualTo(2);
     }
 
     @Test
@@ -358,10 +356,10 @@ class IdempotencyKeysTest {
         assertThat(keys.purgeExpired(ds)).as("only the 2 h scope is due").isEqualTo(1);
         clock.advance(Duration.ofHours(22));
         // a claim from an instance whose clock runs behind: old, but its lease is live
-        exec(db, "INSERT INTO idempotency_key (scope, idem_key, request_hash, state, locked_until, created_at) "
+        db.exec("INSERT INTO idempotency_key (scope, idem_key, request_hash, state, locked_until, created_at) "
                 + "VALUES ('transfers', 'p-live', '\\x00', 'in_progress', now() + interval '100 hours', now() - interval '100 hours')");
         assertThat(keys.purgeExpired(ds)).isEqualTo(2);
-        assertThat(count(db, "SELECT count(*) FROM idempotency_key")).as("only the live claim is left").isEqualTo(1);
+        assertThat(db.count("SELECT count(*) FROM idempotency_key")).as("only the live claim is left").isEqualTo(1);
 
         try (Connection c = db.connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(
                 "SELECT request_hash, outcome_hash FROM idempotency_key_tombstone WHERE idem_key = 'p-1'")) {
@@ -373,7 +371,7 @@ class IdempotencyKeysTest {
             outcome.write(created.body());
             assertThat(rs.getBytes(2)).isEqualTo(MessageDigest.getInstance("SHA-256").digest(outcome.toByteArray()));
         }
-        assertThat(count(db, "SELECT count(*) FROM idempotency_key_tombstone")).isEqualTo(3);
+        assertThat(db.count("SELECT count(*) FROM idempotency_key_tombstone")).isEqualTo(3);
         // a late retry is recognised, not executed
         assertThatThrownBy(() -> keys.execute(ds, "transfers", "p-1", BODY, work("p-1")))
                 .isInstanceOf(IdempotencyKeyExpiredException.class).hasMessageContaining("NOT executed again");
@@ -388,7 +386,7 @@ class IdempotencyKeysTest {
         forgetful.execute(ds, "transfers", "p-4", BODY, work("p-4"));
         clock.advance(Duration.ofHours(25));
         assertThat(forgetful.purgeExpired(ds)).isEqualTo(1);
-        assertThat(count(db, "SELECT count(*) FROM idempotency_key_tombstone WHERE idem_key = 'p-4'")).isZero();
+        assertThat(db.count("SELECT count(*) FROM idempotency_key_tombstone WHERE idem_key = 'p-4'")).isZero();
         assertThat(forgetful.execute(ds, "transfers", "p-4", BODY, work("p-4")).replayed()).isFalse();
     }
 

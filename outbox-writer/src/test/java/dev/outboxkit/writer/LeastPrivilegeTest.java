@@ -1,6 +1,5 @@
 package dev.outboxkit.writer;
 
-import static dev.outboxkit.writer.TestSupport.exec;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -30,7 +29,7 @@ class LeastPrivilegeTest {
         String delete = db.name() + "_delete";
         String message = db.name() + "_message";
         String keys = db.name() + "_keys";
-        exec(db,
+        db.exec(
                 "CREATE ROLE " + keep + " LOGIN PASSWORD 'pw'",
                 "CREATE ROLE " + delete + " LOGIN PASSWORD 'pw'",
                 "CREATE ROLE " + message + " LOGIN PASSWORD 'pw'",
@@ -71,10 +70,10 @@ class LeastPrivilegeTest {
             assertThat(idempotency.purgeExpired(as(db, keys))).isEqualTo(2);
             assertThatThrownBy(() -> idempotency.execute(as(db, keys), "s", "k1", "{}", c -> StoredResponse.of(500, "no")))
                     .isInstanceOf(IdempotencyKeyExpiredException.class);
-            assertThat(TestSupport.count(db, "SELECT count(*) FROM outbox_event")).isEqualTo(2);
+            assertThat(db.count("SELECT count(*) FROM outbox_event")).isEqualTo(2);
         } finally {
             for (String role : new String[] {keep, delete, message, keys}) {
-                exec(db, "DROP OWNED BY " + role, "DROP ROLE " + role);
+                db.exec("DROP OWNED BY " + role, "DROP ROLE " + role);
             }
         }
     }

@@ -2,7 +2,6 @@ package dev.outboxkit.writer;
 
 import static dev.outboxkit.writer.TestSupport.accounts;
 import static dev.outboxkit.writer.TestSupport.balance;
-import static dev.outboxkit.writer.TestSupport.count;
 import static dev.outboxkit.writer.TestSupport.event;
 import static dev.outboxkit.writer.TestSupport.events;
 import static dev.outboxkit.writer.TestSupport.move;
@@ -47,9 +46,9 @@ class OutboxWriterTest {
         assertThat(balance(db, 1)).isEqualTo(75);
         assertThat(balance(db, 2)).isEqualTo(125);
         assertThat(ids).hasSize(2);
-        assertThat(TestSupport.strings(db, "SELECT id::text FROM outbox_event ORDER BY seq"))
+        assertThat(db.strings("SELECT id::text FROM outbox_event ORDER BY seq"))
                 .containsExactly(ids.get(0).toString(), ids.get(1).toString());
-        assertThat(TestSupport.strings(db, "SELECT payload::text FROM outbox_event ORDER BY seq").get(0))
+        assertThat(db.strings("SELECT payload::text FROM outbox_event ORDER BY seq").get(0))
                 .isEqualTo("{\"n\": 1, \"note\": \"" + "x".repeat(40) + "\"}");
     }
 
@@ -77,7 +76,7 @@ class OutboxWriterTest {
             }
         }
         assertThat(balance(db, 1)).isEqualTo(100);
-        assertThat(count(db, "SELECT count(*) FROM outbox_event")).isZero();
+        assertThat(db.count("SELECT count(*) FROM outbox_event")).isZero();
     }
 
     @Test
@@ -103,7 +102,7 @@ class OutboxWriterTest {
             return null;
         })).isInstanceOf(SQLException.class).hasMessageContaining("account_balance_check");
         assertThat(balance(db, 1)).isEqualTo(100);
-        assertThat(count(db, "SELECT count(*) FROM outbox_event")).isZero();
+        assertThat(db.count("SELECT count(*) FROM outbox_event")).isZero();
 
         Integer result = writer.inTransaction(db.dataSource(), (c, tx) -> {
             move(c, 1, 2, 30);
@@ -112,7 +111,7 @@ class OutboxWriterTest {
         });
         assertThat(result).isEqualTo(42);
         assertThat(balance(db, 1)).isEqualTo(70);
-        assertThat(count(db, "SELECT count(*) FROM outbox_event")).isEqualTo(1);
+        assertThat(db.count("SELECT count(*) FROM outbox_event")).isEqualTo(1);
         try (Connection c = db.dataSource().getConnection()) {
             assertThat(c.getAutoCommit()).as("the pooled connection got its autocommit back").isTrue();
         }
@@ -147,7 +146,7 @@ class OutboxWriterTest {
         }
         assertThat(balance(db, 1)).isEqualTo(100);
         assertThat(balance(db, 2)).isEqualTo(100);
-        assertThat(count(db, "SELECT count(*) FROM outbox_event")).isZero();
+        assertThat(db.count("SELECT count(*) FROM outbox_event")).isZero();
     }
 
     @Test
@@ -159,15 +158,15 @@ class OutboxWriterTest {
                 .isInstanceOf(CommitOutcomeUnknownException.class)
                 .extracting(e -> ((SQLException) e).getSQLState()).isEqualTo("08007");
         assertThat(balance(db, 1)).isEqualTo(70);
-        assertThat(count(db, "SELECT count(*) FROM outbox_event")).isEqualTo(1);
+        assertThat(db.count("SELECT count(*) FROM outbox_event")).isEqualTo(1);
         // the COMMIT never left: the server rolled back when the connection dropped
         assertThatThrownBy(() -> transferThroughCut(db, tap, WireTap.Fault.CUT_BEFORE_SEND))
                 .isInstanceOf(CommitOutcomeUnknownException.class);
         org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(60))
-                .until(() -> count(db, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                .until(() -> db.count("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
                         + "AND state LIKE 'idle in transaction%'") == 0);
         assertThat(balance(db, 1)).isEqualTo(70);
-        assertThat(count(db, "SELECT count(*) FROM outbox_event")).isEqualTo(1);
+        assertThat(db.count("SELECT count(*) FROM outbox_event")).isEqualTo(1);
     }
 
     /** Moves 30 from account 1 to 2 with one event; the connection is cut at the COMMIT. */
@@ -207,7 +206,7 @@ class OutboxWriterTest {
             c.commit();
         }
         assertThat(balance(db, 1)).isEqualTo(99);
-        assertThat(count(db, "SELECT count(*) FROM outbox_event")).isEqualTo(1);
+        assertThat(db.count("SELECT count(*) FROM outbox_event")).isEqualTo(1);
         assertThat(registry.get("outbox.writer.commits").tag("outcome", "failed").counter().count()).isEqualTo(1);
         assertThat(registry.get("outbox.writer.events").counter().count()).isEqualTo(1);
     }

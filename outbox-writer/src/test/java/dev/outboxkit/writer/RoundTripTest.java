@@ -1,7 +1,6 @@
 package dev.outboxkit.writer;
 
 import static dev.outboxkit.writer.TestSupport.accounts;
-import static dev.outboxkit.writer.TestSupport.count;
 import static dev.outboxkit.writer.TestSupport.event;
 import static dev.outboxkit.writer.TestSupport.events;
 import static dev.outboxkit.writer.TestSupport.move;
@@ -45,7 +44,7 @@ class RoundTripTest {
             c.commit();
         }
         if (mode == WriteMode.KEEP) {
-            assertThat(count(db, "SELECT count(*) FROM outbox_event")).isEqualTo(276);
+            assertThat(db.count("SELECT count(*) FROM outbox_event")).isEqualTo(276);
         }
     }
 
@@ -76,7 +75,7 @@ class RoundTripTest {
         }
         assertThat(TestSupport.balance(db, 2)).isEqualTo(1_000_028);
         if (mode == WriteMode.KEEP) {
-            assertThat(count(db, "SELECT count(*) FROM outbox_event")).isEqualTo(7 * 26);
+            assertThat(db.count("SELECT count(*) FROM outbox_event")).isEqualTo(7 * 26);
         }
     }
 
@@ -147,7 +146,7 @@ class RoundTripTest {
                 assertThat(tap.roundTrips() - before[0]).as("round %d", i).isEqualTo(3);
             }
         }
-        assertThat(count(db, "SELECT count(*) FROM outbox_event")).isEqualTo(6);
+        assertThat(db.count("SELECT count(*) FROM outbox_event")).isEqualTo(6);
     }
 
     private static void warm(HikariDataSource pool) throws SQLException {

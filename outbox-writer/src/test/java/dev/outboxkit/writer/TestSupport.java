@@ -5,7 +5,6 @@ import java.io.PrintWriter;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Clock;
@@ -25,39 +24,14 @@ final class TestSupport {
     private TestSupport() {
     }
 
-    static void exec(TestDatabase db, String... sql) throws SQLException {
-        try (Connection c = db.connect(); Statement s = c.createStatement()) {
-            for (String statement : sql) {
-                s.execute(statement);
-            }
-        }
-    }
-
-    static long count(TestDatabase db, String sql) throws SQLException {
-        try (Connection c = db.connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
-            rs.next();
-            return rs.getLong(1);
-        }
-    }
-
-    static List<String> strings(TestDatabase db, String sql) throws SQLException {
-        try (Connection c = db.connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
-            List<String> out = new ArrayList<>();
-            while (rs.next()) {
-                out.add(rs.getString(1));
-            }
-            return out;
-        }
-    }
-
     /** {@code account(id int, balance bigint)} with {@code n} accounts of {@code balance} each. */
     static void accounts(TestDatabase db, int n, long balance) throws SQLException {
-        exec(db, "CREATE TABLE account (id int PRIMARY KEY, balance bigint NOT NULL CHECK (balance >= 0))",
+        db.exec("CREATE TABLE account (id int PRIMARY KEY, balance bigint NOT NULL CHECK (balance >= 0))",
                 "INSERT INTO account SELECT g, " + balance + " FROM generate_series(1, " + n + ") g");
     }
 
     static long balance(TestDatabase db, int account) throws SQLException {
-        return count(db, "SELECT balance FROM account WHERE id = " + account);
+        return db.count("SELECT balance FROM account WHERE id = " + account);
     }
 
     static void move(Connection c, int from, int to, long amount) throws SQLException {

@@ -1,6 +1,5 @@
 package dev.outboxkit.writer;
 
-import static dev.outboxkit.writer.TestSupport.count;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -119,7 +118,7 @@ class ValidationTest {
                     .hasMessageContaining("is 1002 bytes of JSON; the limit is 1000 bytes (maxPayloadBytes")
                     .satisfies(e -> assertThat(((PayloadTooLargeException) e).size()).isEqualTo(1002));
             OutboxMessage unserialisable = OutboxMessage.builder("a", "b", "c").payload(new Object()).build();
-            assertThat(count(db, "SELECT count(*) FROM outbox_event")).isZero();
+            assertThat(db.count("SELECT count(*) FROM outbox_event")).isZero();
             assertThatThrownBy(() -> writer.write(c, fine, unserialisable))
                     .isInstanceOf(InvalidEventException.class).hasMessageContaining("could not be serialised");
             try (OutboxTransaction tx = writer.begin(c)) {
@@ -129,7 +128,7 @@ class ValidationTest {
                 tx.commit();
             }
         }
-        assertThat(count(db, "SELECT count(*) FROM outbox_event")).isEqualTo(1);
+        assertThat(db.count("SELECT count(*) FROM outbox_event")).isEqualTo(1);
         assertThat(registry.get("outbox.writer.rejected").tag("reason", "payload_too_large").counter().count()).isEqualTo(2);
         assertThat(registry.get("outbox.writer.rejected").tag("reason", "autocommit").counter().count()).isEqualTo(2);
         assertThat(registry.get("outbox.writer.rejected").tag("reason", "invalid_event").counter().count()).isEqualTo(1);
@@ -142,7 +141,7 @@ class ValidationTest {
         OutboxWriter writer = OutboxWriter.builder().build();
         writer.inTransaction(db.dataSource(), (c, tx) -> tx.add(
                 OutboxMessage.builder("account", "acc-1", "Deposited").payload(new Deposit("acc-1", 5)).build()));
-        assertThat(TestSupport.strings(db, "SELECT payload::text FROM outbox_event"))
+        assertThat(db.strings("SELECT payload::text FROM outbox_event"))
                 .containsExactly("{\"amount\": 5, \"account\": \"acc-1\"}");
     }
 

@@ -1,6 +1,5 @@
 package dev.outboxkit.writer;
 
-import static dev.outboxkit.writer.TestSupport.count;
 import static dev.outboxkit.writer.TestSupport.events;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -40,7 +39,7 @@ class WriteModesTest {
     @Test
     void keepLeavesTheRowsForARelay(TestDatabase db) throws Exception {
         List<Change> changes = decode(db, () -> write(db, WriteMode.KEEP, 5, true));
-        assertThat(count(db, "SELECT count(*) FROM outbox_event")).isEqualTo(5);
+        assertThat(db.count("SELECT count(*) FROM outbox_event")).isEqualTo(5);
         List<Change> inserts = changes.stream().filter(c -> c.data().contains("outbox_event: INSERT")).toList();
         assertThat(inserts).hasSize(5);
         assertThat(distinctLsns(inserts)).as("one LSN per event").isEqualTo(5);
@@ -53,7 +52,7 @@ class WriteModesTest {
             ids.addAll(write(db, WriteMode.INSERT_AND_DELETE, 5, true));
             write(db, WriteMode.INSERT_AND_DELETE, 3, false); // rolled back: never in the WAL stream
         });
-        assertThat(count(db, "SELECT count(*) FROM outbox_event")).isZero();
+        assertThat(db.count("SELECT count(*) FROM outbox_event")).isZero();
         List<Change> inserts = changes.stream().filter(c -> c.data().contains("outbox_event: INSERT")).toList();
         assertThat(inserts).hasSize(5);
         for (int i = 0; i < ids.size(); i++) {
@@ -112,7 +111,7 @@ class WriteModesTest {
         List<Change> messages = changes.stream().filter(c -> c.data().startsWith("message:")).toList();
         assertThat(messages).hasSize(5);
         assertThat(distinctLsns(messages)).isEqualTo(5);
-        assertThat(count(db, "SELECT count(*) FROM outbox_event")).isZero();
+        assertThat(db.count("SELECT count(*) FROM outbox_event")).isZero();
     }
 
     private static List<String> headersWithoutCreatedAt(ProducerRecord<byte[], byte[]> r) {

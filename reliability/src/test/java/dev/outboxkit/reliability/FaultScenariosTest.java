@@ -36,12 +36,12 @@ class FaultScenariosTest {
     @ParameterizedTest
     @EnumSource(RelayKind.class)
     void postgresCrashedAndRestartedUnderWritersAndRelay(RelayKind kind) throws Exception {
-        try (Pipeline p = new Pipeline("pg-restart-" + kind.label(), 1, kind)) {
+        try (Harness p = new Harness("pg-restart-" + kind.label(), 1, kind)) {
             p.startWriters(4, Duration.ofMillis(5));
             await().atMost(Duration.ofMinutes(2)).until(() -> p.appliedCount() > 200);
             for (int i = 0; i < 2; i++) {
                 p.env.pg.stopImmediately();
-                Pipeline.sleep(Duration.ofSeconds(3));
+                Harness.sleep(Duration.ofSeconds(3));
                 p.env.pg.start();
                 long before = p.appliedCount();
                 await("flowing again after restart " + (i + 1)).atMost(Duration.ofMinutes(2))
@@ -58,16 +58,16 @@ class FaultScenariosTest {
     @ParameterizedTest
     @EnumSource(value = RelayKind.class, names = {"POLL", "CDC"})
     void networkBlackholeAndResetBetweenRelayAndPostgresAndKafka(RelayKind kind) throws Exception {
-        try (Pipeline p = new Pipeline("network-" + kind.label(), 1, kind)) {
+        try (Harness p = new Harness("network-" + kind.label(), 1, kind)) {
             p.startWriters(3, Duration.ofMillis(10));
             await().atMost(Duration.ofMinutes(2)).until(() -> p.appliedCount() > 200);
 
             p.env.pgProxy.blackhole();
-            Pipeline.sleep(Duration.ofSeconds(8));       // longer than the relay's lease
+            Harness.sleep(Duration.ofSeconds(8));       // longer than the relay's lease
             p.env.pgProxy.heal();
             awaitProgress(p, "after the PostgreSQL blackhole");
             p.env.pgProxy.resetAndRefuse();
-            Pipeline.sleep(Duration.ofSeconds(3));
+            Harness.sleep(Duration.ofSeconds(3));
             p.env.pgProxy.heal();
             awaitProgress(p, "after the PostgreSQL reset");
 
@@ -79,7 +79,7 @@ class FaultScenariosTest {
                 // Kafka acknowledges nothing while events wait: past twice the lease the WAL relay must not look ready.
                 await("WAL relay not ready while Kafka is unreachable").atMost(Duration.ofSeconds(30)).until(() -> !p.relayReady());
             } else {
-                Pipeline.sleep(Duration.ofSeconds(8));
+                Harness.sleep(Duration.ofSeconds(8));
             }
             p.env.kafkaProxy.heal();
             awaitProgress(p, "after the Kafka blackhole");
@@ -97,7 +97,7 @@ class FaultScenariosTest {
     /** Issue 8 scenario 10: a transaction that inserted an outbox row stays open for 20 s; the relay keeps flowing. */
     @Test
     void longOpenTransactionDoesNotStallTheRelay() throws Exception {
-        try (Pipeline p = new Pipeline("long-tx", 1)) {
+        try (Harness p = new Harness("long-tx", 1)) {
             p.startWriters(3, Duration.ofMillis(10));
             await().atMost(Duration.ofMinutes(2)).until(() -> p.appliedCount() > 100);
             UUID held;
@@ -112,7 +112,7 @@ class FaultScenariosTest {
                         .until(() -> p.appliedCount() > atStart + 300);
                 long remaining = deadline - System.nanoTime();
                 if (remaining > 0) {
-                    Pipeline.sleep(Duration.ofNanos(remaining));
+                    Harness.sleep(Duration.ofNanos(remaining));
                 }
                 long duringHold = p.appliedCount() - atStart;
                 assertThat(duringHold).as("events applied while a transaction stayed open 20 s").isGreaterThan(300);
@@ -136,7 +136,7 @@ class FaultScenariosTest {
     @ParameterizedTest
     @EnumSource(value = RelayKind.class, names = {"CDC", "CDC_WAL"})
     void cdcRelayKilledMidStreamAndRestarted(RelayKind kind) throws Exception {
-        try (Pipeline p = new Pipeline("cdc-kill9-" + kind.label(), 1, kind)) {
+        try (Harness p = new Harness("cdc-kill9-" + kind.label(), 1, kind)) {
             p.startWriters(4, Duration.ofMillis(5));
             await().atMost(Duration.ofMinutes(2)).until(() -> p.appliedCount() > 200);
             int kills = kind == RelayKind.CDC_WAL ? 2 : 1;
@@ -161,7 +161,7 @@ class FaultScenariosTest {
      */
     @Test
     void pausedCdcRelayIsFencedAfterAStandbyTookOver() throws Exception {
-        try (Pipeline p = new Pipeline("cdc-sigstop", 2, RelayKind.CDC)) {
+        try (Harness p = new Harness("cdc-sigstop", 2, RelayKind.CDC)) {
             p.startWriters(3, Duration.ofMillis(10));
             await().atMost(Duration.ofMinutes(2)).until(() -> p.appliedCount() > 200);
             String active = await().atMost(Duration.ofMinutes(1)).until(p::activeCdcRelay, a -> a != null);
@@ -170,20 +170,20 @@ class FaultScenariosTest {
             assertThat(stale.awaitOutput("READY", Duration.ofMinutes(2))).as(stale.output()).isTrue();
             assertThat(p.relay(standby).awaitOutput("ROLE STANDBY", Duration.ofMinutes(2)))
                     .as(p.relay(standby).output()).isTrue();
-            Pipeline.LeaseState before = p.cdcLease();
+            Harness.LeaseState before = p.cdcLease();
 
             stale.pause();
             long pausedAt = System.nanoTime();
-            Pipeline.LeaseState taken = await("the standby takes the lease").atMost(Duration.ofMinutes(2))
+            Harness.LeaseState taken = await("the standby takes the lease").atMost(Duration.ofMinutes(2))
                     .until(p::cdcLease, l -> l.fence() > before.fence());
             assertThat(p.relay(standby).awaitOutput("READY", Duration.ofMinutes(2)))
                     .as("the standby streams:%n%s", p.relay(standby).output()).isTrue();
             awaitProgress(p, "with the standby streaming and the old holder frozen");
             // frozen longer than a whole lease: by its own clock too, its authority ran out while it slept
             Duration frozen = Duration.ofNanos(System.nanoTime() - pausedAt);
-            Duration atLeast = Pipeline.RELAY_LEASE.plusSeconds(2);
+            Duration atLeast = Harness.RELAY_LEASE.plusSeconds(2);
             if (frozen.compareTo(atLeast) < 0) {
-                Pipeline.sleep(atLeast.minus(frozen));
+                Harness.sleep(atLeast.minus(frozen));
             }
             long pausedSeconds = (System.nanoTime() - pausedAt) / 1_000_000_000L;
 
@@ -195,11 +195,11 @@ class FaultScenariosTest {
                     .until(() -> since(stale, mark).contains("ROLE STANDBY"));
             awaitProgress(p, "after the stale instance woke up");
             assertThat(p.cdcLease()).as("the lease stays the new holder's").isEqualTo(taken);
-            Pipeline.LeaseState offset = p.cdcOffsetWriter();
+            Harness.LeaseState offset = p.cdcOffsetWriter();
             assertThat(offset).as("the stored offset was last written by the new holder, under its token").isEqualTo(taken);
             System.out.printf("RELIABILITY cdc-sigstop: %s paused %d s (lease %d s), %s took over with token %d "
                             + "(was %d); the woken instance had %s offset write(s) refused, logged the lost lease: %s, "
-                            + "stepped down to standby%n", active, pausedSeconds, Pipeline.RELAY_LEASE.toSeconds(), standby,
+                            + "stepped down to standby%n", active, pausedSeconds, Harness.RELAY_LEASE.toSeconds(), standby,
                     taken.fence(), before.fence(), since(stale, mark).lines().filter(l -> l.startsWith("FENCE_REJECTIONS "))
                             .reduce((x, y) -> y).map(l -> l.substring("FENCE_REJECTIONS ".length())).orElse("0"),
                     since(stale, mark).contains("lost lease"));
@@ -212,7 +212,7 @@ class FaultScenariosTest {
         return process.output().substring(mark);
     }
 
-    private static void awaitProgress(Pipeline p, String what) throws Exception {
+    private static void awaitProgress(Harness p, String what) throws Exception {
         long before = p.appliedCount();
         await("progress " + what).atMost(Duration.ofMinutes(2)).until(() -> p.appliedCount() > before + 100);
     }

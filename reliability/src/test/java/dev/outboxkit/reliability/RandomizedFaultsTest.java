@@ -41,7 +41,7 @@ class RandomizedFaultsTest {
         Duration duration = soakMinutes > 0 ? Duration.ofMinutes(soakMinutes) : Duration.ofSeconds(60);
         Instant started = Instant.now();
         String name = (soakMinutes > 0 ? "soak" : "random") + (kind == RelayKind.POLL ? "" : "-" + kind.label());
-        try (Pipeline p = new Pipeline(name, 2, kind)) {
+        try (Harness p = new Harness(name, 2, kind)) {
             Map<String, TcpFaultProxy> proxies = Map.of("relay-pg", p.env.pgProxy, "relay-kafka", p.env.kafkaProxy);
             FaultSchedule schedule = FaultSchedule.builder(seed)
                     .duration(duration)
@@ -74,7 +74,7 @@ class RandomizedFaultsTest {
         }
     }
 
-    private static void writeSoakReport(Pipeline p, long seed, RelayKind kind, Duration duration, Instant started,
+    private static void writeSoakReport(Harness p, long seed, RelayKind kind, Duration duration, Instant started,
                                         FaultSchedule schedule, FaultSchedule.Report faults, History.Report report)
             throws Exception {
         Path dir = Path.of(System.getProperty("reliability.report.dir", "../docs/soak"));
@@ -95,7 +95,7 @@ class RandomizedFaultsTest {
                     case POLL -> "polling relays";
                     case CDC -> "WAL relays (Debezium, deleteAfterPublish, one slot: one streams, one stands by)";
                     case CDC_WAL -> "WAL relays (Debezium, WAL-only mode, one slot: one streams, one stands by)";
-                }).append(" in child JVMs (least-privileged role, lease ").append(Pipeline.RELAY_LEASE.toSeconds())
+                }).append(" in child JVMs (least-privileged role, lease ").append(Harness.RELAY_LEASE.toSeconds())
                 .append(" s, through fault proxies to PostgreSQL 17 and a Kafka node) → DedupeConsumer → effect table.\n\n");
         md.append("## Result\n\n| figure | value |\n|---|---|\n");
         p.figures(report).forEach((k, v) -> md.append("| ").append(k).append(" | ").append(v).append(" |\n"));

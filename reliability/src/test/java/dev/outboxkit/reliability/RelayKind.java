@@ -3,7 +3,7 @@ package dev.outboxkit.reliability;
 import java.util.Locale;
 
 /**
- * Which relay a {@link Pipeline} runs (system property {@code reliability.relay} for the randomized
+ * Which relay a {@link Harness} runs (system property {@code reliability.relay} for the randomized
  * mode and the soak).
  */
 enum RelayKind {

@@ -29,7 +29,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Issue 8's security checks: hostile identifiers refused at every configuration entry point, and
  * no secret or payload in the logs of a whole run. (Least privilege is not a separate test: every
- * {@link Pipeline} runs writers, relays and consumer as roles with only the documented grants.)
+ * {@link Harness} runs writers, relays and consumer as roles with only the documented grants.)
  */
 class SecurityTest {
 
@@ -134,13 +134,13 @@ class SecurityTest {
         kafkaLogger.setLevel(Level.INFO);   // ProducerConfig/ConsumerConfig dumps include sasl.jaas.config
         List<String> leaks = new ArrayList<>();
         int checkedEvents = 0;
-        try (Pipeline p = new Pipeline("security", 0, RelayKind.POLL, Map.of("sasl.jaas.config", jaas))) {
+        try (Harness p = new Harness("security", 0, RelayKind.POLL, Map.of("sasl.jaas.config", jaas))) {
             try (PollingRelay relay = PollingRelay.builder()
                     .jdbcUrl(p.db.jdbcUrl()).user(p.relayRole).password(Secret.of(p.relayPassword))
                     .bootstrapServers(p.env.kafka.bootstrapServers())
                     .producerOverrides(Map.of("sasl.jaas.config", jaas))
                     .route(TopicRoute.of(p.topic))
-                    .leaseDuration(Pipeline.RELAY_LEASE)
+                    .leaseDuration(Harness.RELAY_LEASE)
                     .build()) {
                 relay.start();
                 p.startWriters(2, Duration.ofMillis(10));
@@ -149,7 +149,7 @@ class SecurityTest {
                 assertThat(report.ok()).as(report.summary()).isTrue();
             }
             List<String> secrets = List.of(p.relayPassword, p.consumerPassword, p.appPassword, jaasSecret,
-                    Pipeline.PAYLOAD_MARKER);
+                    Harness.PAYLOAD_MARKER);
             for (ILoggingEvent e : List.copyOf(capture.list)) {
                 if (!e.getLevel().isGreaterOrEqual(Level.INFO)) {
                     continue;

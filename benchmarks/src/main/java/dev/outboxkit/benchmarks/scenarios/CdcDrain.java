@@ -34,11 +34,11 @@ public final class CdcDrain extends BacklogDrain {
         double seconds;
         try {
             relay.start();
-            Await.until("CDC relay ready", () -> relay.health().ready(), Duration.ofMinutes(2), 20,
+            Await.until("WAL relay ready", () -> relay.health().ready(), Duration.ofMinutes(2), 20,
                     () -> failure(relay));
             Backlog.copy(db, SCHEMA, backlog, context.payloadBytes());
             long committed = System.nanoTime();
-            Await.until("CDC relay streaming " + backlog + " rows", () -> Relays.published(registry) >= backlog,
+            Await.until("WAL relay streaming " + backlog + " rows", () -> Relays.published(registry) >= backlog,
                     drainTimeout(backlog), 5, () -> failure(relay));
             seconds = secondsSince(committed);
         } finally {

@@ -57,7 +57,7 @@ public final class EventStatements {
     }
 
     /** Adds the statements that write {@code events} to {@code pipeline}. */
-    public void addTo(Pipeline pipeline, List<PreparedEvent> events) {
+    public void addTo(RoundTrip pipeline, List<PreparedEvent> events) {
         if (events.isEmpty()) {
             return;
         }

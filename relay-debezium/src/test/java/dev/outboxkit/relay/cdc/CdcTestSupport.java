@@ -1,18 +1,11 @@
 package dev.outboxkit.relay.cdc;
 
-import dev.outboxkit.core.EventIds;
 import dev.outboxkit.core.Secret;
 import dev.outboxkit.testkit.History;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.testkit.TestKafka;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -21,7 +14,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 
-/** Shared helpers of the relay's tests: relays on a test database, rows written with plain SQL, Kafka reads. */
+/** Shared helpers of the relay's tests: relays on a test database, Kafka reads (rows: the testkit's OutboxRows). */
 final class CdcTestSupport {
 
     private CdcTestSupport() {
@@ -44,55 +37,6 @@ final class CdcTestSupport {
                 .heartbeatInterval(Duration.ofSeconds(1))
                 .offsetFlushInterval(Duration.ofMillis(200))
                 .shutdownTimeout(Duration.ofSeconds(30));
-    }
-
-    /** One row of outbox_event as a test writes it. */
-    record Row(UUID id, String aggregateType, String aggregateId, String eventType, String topic, String payload,
-               String headers) {
-
-        static Row of(String topic, String aggregateId, int n) {
-            return new Row(EventIds.next(), "order", aggregateId, "OrderPlaced", topic,
-                    "{\"n\": " + n + ", \"aggregate\": \"" + aggregateId + "\"}", "{}");
-        }
-    }
-
-    static void insert(Connection c, Collection<Row> rows) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, "
-                + "topic, payload, headers) VALUES (?, ?, ?, ?, ?, ?::jsonb, ?::jsonb)")) {
-            for (Row r : rows) {
-                ps.setObject(1, r.id());
-                ps.setString(2, r.aggregateType());
-                ps.setString(3, r.aggregateId());
-                ps.setString(4, r.eventType());
-                ps.setString(5, r.topic());
-                ps.setString(6, r.payload());
-                ps.setString(7, r.headers());
-                ps.addBatch();
-            }
-            ps.executeBatch();
-        }
-    }
-
-    /** Inserts {@code rows} in one transaction (autocommit restored). */
-    static void insertCommitted(TestDatabase db, Collection<Row> rows) throws SQLException {
-        try (Connection c = db.connect()) {
-            c.setAutoCommit(false);
-            insert(c, rows);
-            c.commit();
-        }
-    }
-
-    static long count(TestDatabase db, String sql) throws SQLException {
-        try (Connection c = db.connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
-            rs.next();
-            return rs.getLong(1);
-        }
-    }
-
-    static void execute(TestDatabase db, String sql) throws SQLException {
-        try (Connection c = db.connect(); Statement s = c.createStatement()) {
-            s.execute(sql);
-        }
     }
 
     /** Drops the test's slot (after the relay closed) so the database can be dropped. */

@@ -74,7 +74,7 @@ class ContractTest {
                 // 2. rows committed while it streams: the WAL path
                 expected.putAll(writeRows(db, mapping, explicitTopic, "wal"));
                 await().atMost(Duration.ofSeconds(90))
-                        .until(() -> CdcTestSupport.count(db, "SELECT count(*) FROM outbox_event") == 0);
+                        .until(() -> db.count("SELECT count(*) FROM outbox_event") == 0);
             }
             try (CdcRelay relay = CdcTestSupport.relay(db, kafka).route(route).deleteAfterPublish(false).build()) {
                 relay.start();

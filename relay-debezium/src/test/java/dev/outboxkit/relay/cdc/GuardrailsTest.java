@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.outboxkit.testkit.History;
+import dev.outboxkit.testkit.OutboxRows;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.testkit.TestKafka;
@@ -27,28 +28,28 @@ class GuardrailsTest {
 
     @Test
     void anIdleOutboxOnABusyDatabaseDoesNotPinWal(TestDatabase db, TestKafka kafka) throws Exception {
-        CdcTestSupport.execute(db, "CREATE TABLE busy (id bigint, filler text)");
+        db.exec("CREATE TABLE busy (id bigint, filler text)");
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         try (CdcRelay relay = CdcTestSupport.relay(db, kafka).heartbeatInterval(Duration.ofMillis(300))
                 .meterRegistry(registry).build()) {
             relay.start();
             await().atMost(Duration.ofSeconds(90)).until(() -> relay.health().ready());
             // a slot nobody reads, as the control: it keeps every byte written from now on
-            CdcTestSupport.execute(db, "SELECT pg_create_logical_replication_slot('" + CdcTestSupport.slotFor(db) + "_idle', 'pgoutput')");
+            db.exec("SELECT pg_create_logical_replication_slot('" + CdcTestSupport.slotFor(db) + "_idle', 'pgoutput')");
             long written = 0;
             for (int round = 0; round < 8; round++) {
                 long before = lsnNow(db);
-                CdcTestSupport.execute(db, "INSERT INTO busy SELECT g, repeat(md5(g::text), 32) FROM generate_series(1, 4000) g");
+                db.exec("INSERT INTO busy SELECT g, repeat(md5(g::text), 32) FROM generate_series(1, 4000) g");
                 written += lsnNow(db) - before;
                 Thread.sleep(400);
             }
-            CdcTestSupport.execute(db, "CHECKPOINT"); // logs the running transactions, letting restart_lsn move
+            db.exec("CHECKPOINT"); // logs the running transactions, letting restart_lsn move
             long total = written;
             await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500))
                     .until(() -> retained(db, CdcTestSupport.slotFor(db)) < total / 4);
             long relayRetained = retained(db, CdcTestSupport.slotFor(db));
             long controlRetained = retained(db, CdcTestSupport.slotFor(db) + "_idle");
-            long lag = CdcTestSupport.count(db, "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint "
+            long lag = db.count("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint "
                     + "FROM pg_replication_slots WHERE slot_name = '" + CdcTestSupport.slotFor(db) + "'");
             log.info("busy table wrote {} MB of WAL: the relay's slot retains {} KB (confirmed lag {} KB), an unread slot {} MB",
                     written / MB, relayRetained / 1024, lag / 1024, controlRetained / MB);
@@ -59,7 +60,7 @@ class GuardrailsTest {
                     registry.get("outbox.relay.cdc.slot_lag_bytes").gauge().value()).isLessThan(total / 4.0));
             assertThat(registry.get("outbox.relay.cdc.wal_status").gauge().value()).isZero(); // reserved
         } finally {
-            CdcTestSupport.execute(db, "SELECT pg_drop_replication_slot('" + CdcTestSupport.slotFor(db) + "_idle')");
+            db.exec("SELECT pg_drop_replication_slot('" + CdcTestSupport.slotFor(db) + "_idle')");
             CdcTestSupport.dropSlot(db);
         }
     }
@@ -76,13 +77,13 @@ class GuardrailsTest {
             try (BackgroundWriter writer = new BackgroundWriter(db, history, topic, 30, 3)) {
                 for (int i = 0; i < 2; i++) {
                     Thread.sleep(1_500);
-                    long terminated = CdcTestSupport.count(db, "SELECT count(*) FROM pg_replication_slots s, "
+                    long terminated = db.count("SELECT count(*) FROM pg_replication_slots s, "
                             + "LATERAL pg_terminate_backend(s.active_pid) t WHERE s.slot_name = '" + CdcTestSupport.slotFor(db)
                             + "' AND s.active AND t");
                     log.info("terminated {} walsender(s) of the relay", terminated);
                     assertThat(terminated).isEqualTo(1);
-                    await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(200)).until(() -> CdcTestSupport.count(
-                            db, "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" + CdcTestSupport.slotFor(db)
+                    await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(200)).until(() -> db.count(
+                            "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" + CdcTestSupport.slotFor(db)
                                     + "' AND active") == 1);
                 }
                 Thread.sleep(1_000);
@@ -107,8 +108,8 @@ class GuardrailsTest {
         try (CdcRelay relay = CdcTestSupport.relay(db, kafka).build()) {
             relay.start();
             await().atMost(Duration.ofSeconds(90)).until(() -> relay.health().ready());
-            CdcTestSupport.insertCommitted(db, java.util.List.of(CdcTestSupport.Row.of(null, "a", 1)));
-            await().atMost(Duration.ofSeconds(60)).until(() -> CdcTestSupport.count(db,
+            OutboxRows.insertCommitted(db, java.util.List.of(OutboxRows.Row.of(null, "a", 1)));
+            await().atMost(Duration.ofSeconds(60)).until(() -> db.count(
                     "SELECT count(*) FROM outbox_cdc_offset WHERE slot_name = '" + slot + "'") == 1);
         }
         CdcTestSupport.dropSlot(db);
@@ -121,12 +122,12 @@ class GuardrailsTest {
         assertThat(missing.health().live()).isFalse();
         assertThat(missing.role()).isEqualTo(CdcRelay.Role.FAILED);
         missing.close();
-        assertThat(CdcTestSupport.count(db, "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" + slot + "'"))
+        assertThat(db.count("SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" + slot + "'"))
                 .as("no slot was created behind the operator's back").isZero();
 
         // someone re-creates the slot by hand: it starts at the WAL's end, past the stored offset
-        CdcTestSupport.execute(db, "INSERT INTO outbox_cdc_heartbeat (slot_name) VALUES ('x')");
-        CdcTestSupport.execute(db, "SELECT pg_create_logical_replication_slot('" + slot + "', 'pgoutput')");
+        db.exec("INSERT INTO outbox_cdc_heartbeat (slot_name) VALUES ('x')");
+        db.exec("SELECT pg_create_logical_replication_slot('" + slot + "', 'pgoutput')");
         try (CdcRelay ahead = CdcTestSupport.relay(db, kafka).build()) {
             assertThatThrownBy(ahead::start).isInstanceOf(CdcStartupException.class)
                     .hasMessageContaining("has confirmed WAL up to")
@@ -137,7 +138,7 @@ class GuardrailsTest {
     }
 
     private static long lsnNow(TestDatabase db) throws Exception {
-        return CdcTestSupport.count(db, "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint");
+        return db.count("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint");
     }
 
     private static long retained(TestDatabase db, String slot) throws Exception {

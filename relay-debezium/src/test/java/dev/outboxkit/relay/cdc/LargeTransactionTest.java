@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.outboxkit.core.EventIds;
 import dev.outboxkit.testkit.History;
+import dev.outboxkit.testkit.OutboxRows;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.testkit.TestKafka;
@@ -95,7 +96,7 @@ class LargeTransactionTest {
         Thread side = new Thread(() -> {
             try {
                 Thread.sleep(300);
-                CdcTestSupport.insertCommitted(db, List.of(new CdcTestSupport.Row(sideId, "order", "side", "Side", topic, "{}", "{}")));
+                OutboxRows.insertCommitted(db, List.of(new OutboxRows.Row(sideId, "order", "side", "Side", topic, "{}", "{}")));
                 history.committed(sideId, "side", 0);
             } catch (Exception e) {
                 throw new IllegalStateException(e);

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.testkit.History;
+import dev.outboxkit.testkit.OutboxRows;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.testkit.TestKafka;
@@ -54,8 +55,8 @@ class PoisonTest {
                         + "('00000000-0000-7000-8000-000000000005', 'order', 'a', 'FineToo', '{\"n\": 2}')");
                 c.commit();
             }
-            await().atMost(Duration.ofSeconds(90)).until(() -> CdcTestSupport.count(db, "SELECT count(*) FROM outbox_dead_letter") == 4
-                    && CdcTestSupport.count(db, "SELECT count(*) FROM outbox_event") == 0);
+            await().atMost(Duration.ofSeconds(90)).until(() -> db.count("SELECT count(*) FROM outbox_dead_letter") == 4
+                    && db.count("SELECT count(*) FROM outbox_event") == 0);
             var records = CdcTestSupport.await(kafka, topic, 2, Duration.ofSeconds(60));
             assertThat(records).extracting(r -> CdcTestSupport.header(r, "eventType")).containsExactly("Fine", "FineToo");
             assertThat(registry.get("outbox.relay.dead_lettered").counter().count()).isEqualTo(4);
@@ -93,16 +94,16 @@ class PoisonTest {
         random.nextBytes(noise);
         String oversized = "{\"blob\": \"" + HexFormat.of().formatHex(noise) + "\"}"; // random hex: lz4 cannot shrink it
         History history = new History();
-        List<CdcTestSupport.Row> rows = new ArrayList<>();
+        List<OutboxRows.Row> rows = new ArrayList<>();
         for (int i = 0; i < 1500; i++) {
             String aggregate = "o-" + (i % 40);
             byte[] filler = new byte[200];
             random.nextBytes(filler);
             // 400 incompressible characters: batches outgrow the topic's limit and Kafka splits them again and again
-            CdcTestSupport.Row row = new CdcTestSupport.Row(dev.outboxkit.core.EventIds.next(), "order", aggregate, "OrderPlaced",
+            OutboxRows.Row row = new OutboxRows.Row(dev.outboxkit.core.EventIds.next(), "order", aggregate, "OrderPlaced",
                     topic, "{\"n\": " + i + ", \"filler\": \"" + HexFormat.of().formatHex(filler) + "\"}", "{}");
             if (i == 20) {
-                row = new CdcTestSupport.Row(row.id(), row.aggregateType(), aggregate, "Huge", topic, oversized, "{}");
+                row = new OutboxRows.Row(row.id(), row.aggregateType(), aggregate, "Huge", topic, oversized, "{}");
             } else {
                 history.committed(row.id(), aggregate, i);
             }
@@ -113,13 +114,13 @@ class PoisonTest {
                 .build()) {
             relay.start();
             await().atMost(Duration.ofSeconds(90)).until(() -> relay.health().ready());
-            CdcTestSupport.insertCommitted(db, rows);
-            await().atMost(Duration.ofSeconds(120)).until(() -> CdcTestSupport.count(db, "SELECT count(*) FROM outbox_event") == 0);
+            OutboxRows.insertCommitted(db, rows);
+            await().atMost(Duration.ofSeconds(120)).until(() -> db.count("SELECT count(*) FROM outbox_event") == 0);
             assertThat(registry.get("outbox.relay.dead_lettered").counter().count()).isEqualTo(1);
         } finally {
             CdcTestSupport.dropSlot(db);
         }
-        assertThat(CdcTestSupport.count(db, "SELECT count(*) FROM outbox_dead_letter WHERE event_type = 'Huge' AND error_class = "
+        assertThat(db.count("SELECT count(*) FROM outbox_dead_letter WHERE event_type = 'Huge' AND error_class = "
                 + "'org.apache.kafka.common.errors.RecordTooLargeException'")).isEqualTo(1);
         CdcTestSupport.consume(kafka, topic, history);
         History.Report report = history.check();
@@ -137,18 +138,18 @@ class PoisonTest {
     void aTopicTheBrokerCreatesOnTheFirstRecordGetsEveryAggregateInOrder(TestDatabase db, TestKafka kafka) throws Exception {
         String topic = TestKafka.uniqueTopic("cdc-autocreated"); // never created here: auto.create.topics.enable
         History history = new History();
-        List<CdcTestSupport.Row> rows = new ArrayList<>();
+        List<OutboxRows.Row> rows = new ArrayList<>();
         for (int i = 0; i < 5000; i++) {
-            CdcTestSupport.Row row = CdcTestSupport.Row.of(topic, "o-" + (i % 50), i);
+            OutboxRows.Row row = OutboxRows.Row.of(topic, "o-" + (i % 50), i);
             history.committed(row.id(), row.aggregateId(), i);
             rows.add(row);
         }
         try (CdcRelay relay = CdcTestSupport.relay(db, kafka).route(TopicRoute.of(topic)).build()) {
             relay.start();
             await().atMost(Duration.ofSeconds(90)).until(() -> relay.health().ready());
-            CdcTestSupport.insertCommitted(db, rows);
+            OutboxRows.insertCommitted(db, rows);
             // with five requests in flight this stalled for the producer's delivery timeout (120 s) in 1 of 4 runs here
-            await().atMost(Duration.ofSeconds(60)).until(() -> CdcTestSupport.count(db, "SELECT count(*) FROM outbox_event") == 0);
+            await().atMost(Duration.ofSeconds(60)).until(() -> db.count("SELECT count(*) FROM outbox_event") == 0);
         } finally {
             CdcTestSupport.dropSlot(db);
         }

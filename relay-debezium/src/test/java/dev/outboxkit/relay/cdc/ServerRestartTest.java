@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.testkit.History;
 import dev.outboxkit.testkit.LocalPostgres;
+import dev.outboxkit.testkit.OutboxRows;
 import dev.outboxkit.testkit.OutboxTestkit;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.TestDatabase;
@@ -44,7 +45,7 @@ class ServerRestartTest {
             String topic = TestKafka.uniqueTopic("cdc-restart");
             kafka.createTopic(topic, 4);
             History history = new History();
-            List<CdcTestSupport.Row> rows = new ArrayList<>();
+            List<OutboxRows.Row> rows = new ArrayList<>();
             try (CdcRelay relay = CdcTestSupport.relay(db, kafka).route(TopicRoute.of(topic)).deleteAfterPublish(false).build()) {
                 relay.start();
                 await().atMost(Duration.ofSeconds(90)).until(() -> relay.health().ready());
@@ -70,13 +71,13 @@ class ServerRestartTest {
         }
     }
 
-    private static void write(TestDatabase db, History history, List<CdcTestSupport.Row> rows, int from, int to) throws Exception {
+    private static void write(TestDatabase db, History history, List<OutboxRows.Row> rows, int from, int to) throws Exception {
         for (int i = from; i < to; i += 50) {
-            List<CdcTestSupport.Row> batch = new ArrayList<>();
+            List<OutboxRows.Row> batch = new ArrayList<>();
             for (int j = i; j < i + 50; j++) {
-                batch.add(CdcTestSupport.Row.of(null, "agg-" + (j % 10), j));
+                batch.add(OutboxRows.Row.of(null, "agg-" + (j % 10), j));
             }
-            CdcTestSupport.insertCommitted(db, batch);
+            OutboxRows.insertCommitted(db, batch);
             for (int j = 0; j < batch.size(); j++) {
                 history.committed(batch.get(j).id(), batch.get(j).aggregateId(), i + j);
             }

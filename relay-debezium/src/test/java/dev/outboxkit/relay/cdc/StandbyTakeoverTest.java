@@ -83,7 +83,7 @@ class StandbyTakeoverTest {
     }
 
     private static long leaseFence(TestDatabase db) throws Exception {
-        return CdcTestSupport.count(db, "SELECT fence FROM outbox_relay_lease WHERE lease_key = 'cdc/" + CdcTestSupport.slotFor(db) + "'");
+        return db.count("SELECT fence FROM outbox_relay_lease WHERE lease_key = 'cdc/" + CdcTestSupport.slotFor(db) + "'");
     }
 
     private static boolean offsetWrittenWith(TestDatabase db, long fence) throws Exception {

@@ -13,7 +13,7 @@ import dev.outboxkit.relay.poller.internal.BacklogProbe;
 import dev.outboxkit.relay.poller.internal.LeaseManager;
 import dev.outboxkit.relay.poller.internal.NotifyListener;
 import dev.outboxkit.relay.poller.internal.Ownership;
-import dev.outboxkit.relay.poller.internal.Pipeline;
+import dev.outboxkit.relay.poller.internal.ClaimLoop;
 import dev.outboxkit.relay.poller.internal.PollerSettings;
 import dev.outboxkit.relay.poller.internal.PollerSql;
 import dev.outboxkit.relay.poller.internal.RelayMetrics;
@@ -82,8 +82,8 @@ public final class PollingRelay implements Relay {
     private volatile boolean started;
     private volatile boolean closed;
     private LeaseManager leases;
-    private Pipeline pipeline;
-    private Thread pipelineThread;
+    private ClaimLoop claimLoop;
+    private Thread claimLoopThread;
     private NotifyListener listener;
     private Thread listenerThread;
     private ScheduledExecutorService heartbeat;
@@ -135,7 +135,7 @@ public final class PollingRelay implements Relay {
             Waker waker = new Waker();
             RelayMetrics metrics = new RelayMetrics(registry, () -> leases == null ? 0 : leases.ownership().size());
             leases = new LeaseManager(dataSource, sql, settings, metrics, waker::wake);
-            pipeline = new Pipeline(settings, dataSource, sql, leases, () -> producerFactory.apply(settings.producerConfig()),
+            claimLoop = new ClaimLoop(settings, dataSource, sql, leases, () -> producerFactory.apply(settings.producerConfig()),
                     metrics, waker);
             BacklogProbe probe = new BacklogProbe(dataSource, sql, metrics);
 
@@ -147,8 +147,8 @@ public final class PollingRelay implements Relay {
             probes.scheduleWithFixedDelay(probe::age, 0, 2, TimeUnit.SECONDS);
             probes.scheduleWithFixedDelay(probe::count, 0, 10, TimeUnit.SECONDS);
 
-            pipelineThread = new Thread(pipeline, "outbox-poll-relay");
-            pipelineThread.start();
+            claimLoopThread = new Thread(claimLoop, "outbox-poll-relay");
+            claimLoopThread.start();
             if (settings.listenNotify()) {
                 warnIfTriggerMissing();
                 listener = new NotifyListener(dataSource, settings.schema(), settings.instanceId(), waker);
@@ -241,24 +241,24 @@ public final class PollingRelay implements Relay {
         if (closed) {
             return new Health(false, false, "poll relay " + settings.instanceId() + ": closed");
         }
-        boolean live = pipelineThread.isAlive() && !heartbeat.isShutdown();
+        boolean live = claimLoopThread.isAlive() && !heartbeat.isShutdown();
         long now = System.nanoTime();
         long beat = leases.lastHeartbeatNanos();
         boolean dbOk = beat != 0 && now - beat < settings.leaseDuration().toNanos()
-                && pipeline.databaseTroubleSinceNanos() == 0;
-        long kafkaTrouble = pipeline.kafkaTroubleSinceNanos();
+                && claimLoop.databaseTroubleSinceNanos() == 0;
+        long kafkaTrouble = claimLoop.kafkaTroubleSinceNanos();
         boolean kafkaOk = kafkaTrouble == 0;
         Ownership own = leases.ownership();
         StringBuilder detail = new StringBuilder("poll relay ").append(settings.instanceId()).append(": holding ")
                 .append(own).append(" (").append(leases.liveMembers()).append(" live instance")
-                .append(leases.liveMembers() == 1 ? "" : "s").append("), last batch ").append(pipeline.lastBatchSize())
+                .append(leases.liveMembers() == 1 ? "" : "s").append("), last batch ").append(claimLoop.lastBatchSize())
                 .append(" rows");
         if (!dbOk) {
-            detail.append("; database: ").append(leases.lastError() != null ? leases.lastError() : pipeline.lastError());
+            detail.append("; database: ").append(leases.lastError() != null ? leases.lastError() : claimLoop.lastError());
         }
         if (!kafkaOk) {
             detail.append("; Kafka failing for ").append((now - kafkaTrouble) / 1_000_000_000L).append(" s: ")
-                    .append(pipeline.lastError());
+                    .append(claimLoop.lastError());
         }
         if (leases.partitionMismatch()) {
             detail.append("; partition count in dispute with other instances");
@@ -285,11 +285,11 @@ public final class PollingRelay implements Relay {
                 }
                 return;
             }
-            pipeline.stop();
+            claimLoop.stop();
             if (listener != null) {
                 listener.stop();
             }
-            join(pipelineThread, settings.ackTimeout().plusSeconds(30));
+            join(claimLoopThread, settings.ackTimeout().plusSeconds(30));
             heartbeat.shutdown();
             awaitQuietly(heartbeat);
             probes.shutdownNow();
@@ -298,7 +298,7 @@ public final class PollingRelay implements Relay {
                 join(listenerThread, Duration.ofSeconds(5));
             }
             try {
-                pipeline.closeProducer(Duration.ofSeconds(10));
+                claimLoop.closeProducer(Duration.ofSeconds(10));
             } catch (RuntimeException e) {
                 log.warn("poll relay {}: closing the Kafka producer failed: {}", settings.instanceId(), e.getMessage());
             }

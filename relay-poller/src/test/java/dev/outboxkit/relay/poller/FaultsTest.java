@@ -8,6 +8,7 @@ import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.testkit.EmbeddedKafka;
 import dev.outboxkit.testkit.History;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
+import dev.outboxkit.testkit.Sql;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.testkit.TestKafka;
 import java.sql.Connection;
@@ -45,7 +46,7 @@ class FaultsTest {
                     long atStartup = writers.committed();
                     await().atMost(Duration.ofSeconds(60)).until(() -> writers.committed() > atStartup + 500);
                 }
-                OutboxRows.awaitEmpty(db, Duration.ofSeconds(120));
+                Outbox.awaitEmpty(db, Duration.ofSeconds(120));
                 await().atMost(Duration.ofSeconds(60)).untilAsserted(() ->
                         assertThat(relay.health().ready()).as(relay.health().detail()).isTrue());
             }
@@ -65,12 +66,12 @@ class FaultsTest {
                 for (int round = 0; round < 5; round++) {
                     long before = writers.committed();
                     await().atMost(Duration.ofSeconds(60)).until(() -> writers.committed() > before + 300);
-                    killed += (int) OutboxRows.count(admin, "SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM "
+                    killed += (int) Sql.count(admin, "SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM "
                             + "pg_stat_activity WHERE application_name = 'outboxkit-poll' AND datname = current_database()) k");
                 }
                 assertThat(killed).as("relay connections terminated").isGreaterThanOrEqualTo(5);
             }
-            OutboxRows.awaitEmpty(db, Duration.ofSeconds(120));
+            Outbox.awaitEmpty(db, Duration.ofSeconds(120));
             await().atMost(Duration.ofSeconds(60)).untilAsserted(() ->
                     assertThat(relay.health().ready()).as(relay.health().detail()).isTrue());
         }

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.outboxkit.testkit.History;
 import dev.outboxkit.testkit.JavaProcess;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
+import dev.outboxkit.testkit.Sql;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.testkit.TestKafka;
 import java.sql.Connection;
@@ -73,14 +74,14 @@ class MultiInstanceTest {
                 long atRejoin = writers.committed();
                 await().atMost(Duration.ofSeconds(60)).until(() -> writers.committed() > atRejoin + 1000);
             }
-            OutboxRows.awaitEmpty(db, Duration.ofSeconds(120));
+            Outbox.awaitEmpty(db, Duration.ofSeconds(120));
             // Graceful stop gives every lease back.
             for (JavaProcess r : List.of(b, c)) {
                 r.terminate(Duration.ofSeconds(60));
                 assertThat(r.output()).contains("RELAY STOPPED");
             }
             try (Connection conn = db.connect()) {
-                assertThat(OutboxRows.count(conn, "SELECT count(*) FROM outbox_relay_lease")).isZero();
+                assertThat(Sql.count(conn, "SELECT count(*) FROM outbox_relay_lease")).isZero();
             }
         } finally {
             relays.forEach(JavaProcess::close);

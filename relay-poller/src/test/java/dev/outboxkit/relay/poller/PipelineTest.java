@@ -6,7 +6,9 @@ import static org.awaitility.Awaitility.await;
 import dev.outboxkit.core.HeaderNames;
 import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.testkit.OutboxRows;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
+import dev.outboxkit.testkit.Sql;
 import dev.outboxkit.testkit.TestDatabase;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
@@ -101,7 +103,7 @@ class PipelineTest {
             await().atMost(Duration.ofSeconds(30)).until(() -> kafka.history().size() >= 3);
             assertThat(sentIds()).containsExactly(a1, b1, a1);
             try (Connection c = db.connect()) {
-                assertThat(OutboxRows.count(c, "SELECT attempts FROM outbox_event WHERE id = '" + a1 + "'")).isEqualTo(1);
+                assertThat(Sql.count(c, "SELECT attempts FROM outbox_event WHERE id = '" + a1 + "'")).isEqualTo(1);
             }
             kafka.completeNext();
             await().atMost(Duration.ofSeconds(30)).until(() -> kafka.history().size() >= 4);
@@ -127,13 +129,13 @@ class PipelineTest {
             kafka.completeNext();
             await().atMost(Duration.ofSeconds(30)).until(() -> registry.get("outbox.relay.dead_lettered").counter().count() == 1);
             try (Connection c = db.connect()) {
-                assertThat(OutboxRows.count(c, "SELECT count(*) FROM outbox_dead_letter WHERE id = '" + a1
+                assertThat(Sql.count(c, "SELECT count(*) FROM outbox_dead_letter WHERE id = '" + a1
                         + "' AND error_class = 'org.apache.kafka.common.errors.RecordTooLargeException' AND attempts = 1")).isEqualTo(1);
             }
             // A2 and A3 wait behind the parked A1; nothing else is sent.
             await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(10)).until(() -> kafka.history().size() == 2);
             try (Connection c = db.connect()) {
-                assertThat(OutboxRows.count(c, "SELECT count(*) FROM outbox_event WHERE id IN ('" + a2 + "', '" + a3 + "')"))
+                assertThat(Sql.count(c, "SELECT count(*) FROM outbox_event WHERE id IN ('" + a2 + "', '" + a3 + "')"))
                         .isEqualTo(2);
                 // An operator retries the parked event (back into the outbox at its old place).
                 try (Statement s = c.createStatement()) {
@@ -177,7 +179,7 @@ class PipelineTest {
                     }
                 }
                 try (Connection c = db.connect()) {
-                    assertThat(OutboxRows.count(c, "SELECT count(*) FROM outbox_dead_letter WHERE id = '" + a1
+                    assertThat(Sql.count(c, "SELECT count(*) FROM outbox_dead_letter WHERE id = '" + a1
                             + "' AND attempts = 2 AND error_class = 'org.apache.kafka.common.errors.NotEnoughReplicasException'"))
                             .isEqualTo(1);
                 }
@@ -199,7 +201,7 @@ class PipelineTest {
             await().atMost(Duration.ofSeconds(30)).until(() -> kafka.history().size() == 5);
             long fenceBefore;
             try (Connection c = db.connect()) {
-                fenceBefore = OutboxRows.count(c, "SELECT max(fence) FROM outbox_relay_lease");
+                fenceBefore = Sql.count(c, "SELECT max(fence) FROM outbox_relay_lease");
                 // The lease runs out while the batch waits for Kafka (as after a long pause).
                 try (Statement s = c.createStatement()) {
                     s.execute("UPDATE outbox_relay_lease SET expires_at = now() - interval '1 second'");
@@ -213,7 +215,7 @@ class PipelineTest {
                     registry.get("outbox.relay.fence.rejections").counter().count() >= 1);
             await().atMost(Duration.ofSeconds(30)).until(() -> kafka.history().size() >= 10);
             try (Connection c = db.connect()) {
-                assertThat(OutboxRows.count(c, "SELECT min(fence) FROM outbox_relay_lease")).isGreaterThan(fenceBefore);
+                assertThat(Sql.count(c, "SELECT min(fence) FROM outbox_relay_lease")).isGreaterThan(fenceBefore);
             }
             completeAllUntilEmpty(db);
             assertThat(sentIds().subList(5, 10)).containsExactlyElementsOf(ids);
@@ -236,9 +238,9 @@ class PipelineTest {
         closing.get();
         assertThat(relay.health().live()).isFalse();
         try (Connection c = db.connect()) {
-            assertThat(OutboxRows.count(c, "SELECT count(*) FROM outbox_event")).isZero();
-            assertThat(OutboxRows.count(c, "SELECT count(*) FROM outbox_relay_lease")).isZero();
-            assertThat(OutboxRows.count(c, "SELECT count(*) FROM outbox_relay_member")).isZero();
+            assertThat(Sql.count(c, "SELECT count(*) FROM outbox_event")).isZero();
+            assertThat(Sql.count(c, "SELECT count(*) FROM outbox_relay_lease")).isZero();
+            assertThat(Sql.count(c, "SELECT count(*) FROM outbox_relay_member")).isZero();
         }
         assertThat(kafka.history()).hasSize(20);
     }
@@ -270,8 +272,8 @@ class PipelineTest {
             kafka.completeNext();                                                    // A1 again
             await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
                 try (Connection c = db.connect()) {
-                    assertThat(OutboxRows.count(c, "SELECT count(*) FROM outbox_event")).isZero();
-                    assertThat(OutboxRows.count(c, "SELECT count(*) FROM outbox_dead_letter WHERE id = '" + b1 + "'")).isEqualTo(1);
+                    assertThat(Sql.count(c, "SELECT count(*) FROM outbox_event")).isZero();
+                    assertThat(Sql.count(c, "SELECT count(*) FROM outbox_dead_letter WHERE id = '" + b1 + "'")).isEqualTo(1);
                 }
             });
             assertThat(relay.health().ready()).as(relay.health().detail()).isTrue();
@@ -285,7 +287,7 @@ class PipelineTest {
                 // acknowledge everything sent so far
             }
             try (Connection c = db.connect()) {
-                assertThat(OutboxRows.count(c, "SELECT count(*) FROM outbox_event")).isZero();
+                assertThat(Sql.count(c, "SELECT count(*) FROM outbox_event")).isZero();
             }
         });
     }

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.testkit.History;
+import dev.outboxkit.testkit.OutboxRows;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.testkit.TestKafka;
@@ -64,7 +65,7 @@ class PoisonTest {
                     .meterRegistry(registry)
                     .build()) {
                 relay.start();
-                OutboxRows.awaitEmpty(db, Duration.ofSeconds(90));
+                Outbox.awaitEmpty(db, Duration.ofSeconds(90));
                 assertThat(registry.get("outbox.relay.dead_lettered").counter().count()).isEqualTo(3);
             }
             try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(

@@ -10,7 +10,9 @@ import dev.outboxkit.core.OutboxEvent;
 import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.testkit.History;
+import dev.outboxkit.testkit.OutboxRows;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
+import dev.outboxkit.testkit.Sql;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.testkit.TestKafka;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -74,7 +76,7 @@ class PollingRelayTest {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         try (PollingRelay relay = relay(db, kafka, topic).meterRegistry(registry).batchSize(500).build()) {
             relay.start();
-            OutboxRows.awaitEmpty(db, Duration.ofSeconds(90));
+            Outbox.awaitEmpty(db, Duration.ofSeconds(90));
             assertThat(relay.health().live()).isTrue();
             await().atMost(Duration.ofSeconds(30)).until(() -> relay.health().ready());
             assertThat(registry.get("outbox.relay.published").tag("relay", "poll").counter().count()).isGreaterThanOrEqualTo(3000);
@@ -128,13 +130,13 @@ class PollingRelayTest {
             relay.start();
             await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
                 try (Connection c = db.connect()) {
-                    assertThat(OutboxRows.count(c, "SELECT count(*) FROM outbox_event WHERE published_at IS NULL")).isZero();
+                    assertThat(Sql.count(c, "SELECT count(*) FROM outbox_event WHERE published_at IS NULL")).isZero();
                 }
             });
         }
         try (Connection c = db.connect()) {
-            assertThat(OutboxRows.count(c, "SELECT count(*) FROM outbox_event")).isEqualTo(200);
-            assertThat(OutboxRows.count(c, "SELECT count(*) FROM outbox_event WHERE published_at < '"
+            assertThat(Sql.count(c, "SELECT count(*) FROM outbox_event")).isEqualTo(200);
+            assertThat(Sql.count(c, "SELECT count(*) FROM outbox_event WHERE published_at < '"
                     + before + "'::timestamptz")).isZero();
         }
         Topic.check(kafka, List.of(topic), history, "mark");
@@ -156,13 +158,13 @@ class PollingRelayTest {
             for (int i = 0; i < 50; i++) {
                 history.committed(OutboxRows.insert(c, "account", "acc-" + i, "{\"i\": " + i + "}"), "acc-" + i, 0);
             }
-            await().atMost(Duration.ofSeconds(60)).until(() -> OutboxRows.count(c, "SELECT count(*) FROM outbox_event") == 0);
+            await().atMost(Duration.ofSeconds(60)).until(() -> Sql.count(c, "SELECT count(*) FROM outbox_event") == 0);
             late.commit();
             history.committed(lateId, "late", 0);
             doomed.rollback();
             history.rolledBack(doomedId);
             // No watermark: the late row with its lower seq is found and published.
-            await().atMost(Duration.ofSeconds(60)).until(() -> OutboxRows.count(c, "SELECT count(*) FROM outbox_event") == 0);
+            await().atMost(Duration.ofSeconds(60)).until(() -> Sql.count(c, "SELECT count(*) FROM outbox_event") == 0);
         }
         assertThat(Topic.check(kafka, List.of(topic), history, "late-commit").intents()).isEqualTo(51);
     }

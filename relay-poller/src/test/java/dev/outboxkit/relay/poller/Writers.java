@@ -1,6 +1,7 @@
 package dev.outboxkit.relay.poller;
 
 import dev.outboxkit.testkit.History;
+import dev.outboxkit.testkit.OutboxRows;
 import dev.outboxkit.testkit.TestDatabase;
 import java.sql.Connection;
 import java.sql.SQLException;

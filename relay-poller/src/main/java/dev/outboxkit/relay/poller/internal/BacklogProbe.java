@@ -34,7 +34,7 @@ public final class BacklogProbe {
     public void age() {
         try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(false);
-            LeaseManager.setTimeouts(c, 1000);
+            Jdbc.setTimeouts(c, 1000);
             try (PreparedStatement ps = c.prepareStatement(sql.oldestAge); ResultSet rs = ps.executeQuery()) {
                 metrics.oldestAge(rs.next() ? Duration.ofNanos((long) (rs.getDouble(1) * 1e9)) : Duration.ZERO);
             }

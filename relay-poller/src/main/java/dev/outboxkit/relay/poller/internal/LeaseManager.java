@@ -1,7 +1,6 @@
 package dev.outboxkit.relay.poller.internal;
 
 import dev.outboxkit.core.internal.LeaseTable;
-import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -32,8 +31,6 @@ import org.slf4j.LoggerFactory;
 public final class LeaseManager {
 
     private static final Logger log = LoggerFactory.getLogger(LeaseManager.class);
-    /** Lease, membership and probe transactions last milliseconds; one idle this long belongs to a frozen process. */
-    static final long IDLE_TRANSACTION_MILLIS = 2000;
 
     private final DataSource dataSource;
     private final PollerSql sql;
@@ -101,7 +98,7 @@ public final class LeaseManager {
 
     private void renew(Connection c) throws SQLException {
         Ownership held = ownership;
-        setTimeouts(c, 2000);
+        Jdbc.setTimeouts(c, 2000);
         try (PreparedStatement ps = c.prepareStatement(sql.memberUpsert)) {
             ps.setString(1, settings.instanceId());
             ps.setInt(2, settings.partitions());
@@ -172,7 +169,7 @@ public final class LeaseManager {
 
     private List<Member> members(Connection c) throws SQLException {
         List<Member> out = new ArrayList<>();
-        setTimeouts(c, 2000);
+        Jdbc.setTimeouts(c, 2000);
         try (PreparedStatement purge = c.prepareStatement(sql.purgeMembers)) {
             purge.executeUpdate();
         }
@@ -244,7 +241,7 @@ public final class LeaseManager {
 
     private void acquire(Connection c, int wanted, int target) throws SQLException {
         Set<Integer> taken = new HashSet<>();
-        setTimeouts(c, 2000);
+        Jdbc.setTimeouts(c, 2000);
         for (String key : sql.leases.liveKeys(c, PollerSql.LEASE_PREFIX)) {
             taken.add(PollerSql.partitionOfKey(key));
         }
@@ -264,14 +261,14 @@ public final class LeaseManager {
             keys.add(PollerSql.leaseKey(p));
         }
         Map<Integer, Long> gained = new HashMap<>();
-        setTimeouts(c, 2000);
+        Jdbc.setTimeouts(c, 2000);
         try {
             for (LeaseTable.Taken t : sql.leases.take(c, keys, settings.instanceId(), settings.leaseDuration(), false)) {
                 gained.put(PollerSql.partitionOfKey(t.key()), t.fence());
             }
             c.commit();
         } catch (SQLException e) {
-            rollbackQuietly(c);
+            Jdbc.rollbackQuietly(c);
             throw e;
         }
         if (!gained.isEmpty()) {
@@ -299,13 +296,13 @@ public final class LeaseManager {
         for (int i = 0; i < parts.length; i++) {
             fences[i] = give.get(parts[i]);
         }
-        setTimeouts(c, settings.ackTimeout().toMillis() + 2000);
+        Jdbc.setTimeouts(c, settings.ackTimeout().toMillis() + 2000);
         try {
             sql.leases.release(c, PollerSql.leaseMap(parts, fences), settings.instanceId());
             c.commit();
             log.info("poll relay {}: released {} ({}); holding {}", settings.instanceId(), describe(give), why, ownership);
         } catch (SQLException e) {
-            rollbackQuietly(c);
+            Jdbc.rollbackQuietly(c);
             log.warn("poll relay {}: could not release {} ({}); they expire by themselves after {}", settings.instanceId(),
                     give.keySet(), e.getMessage(), settings.leaseDuration());
         }
@@ -324,7 +321,7 @@ public final class LeaseManager {
         }
         try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(false);
-            setTimeouts(c, 5000);
+            Jdbc.setTimeouts(c, 5000);
             try (PreparedStatement member = c.prepareStatement(sql.memberLeave)) {
                 int n = sql.leases.releaseAll(c, settings.instanceId(), PollerSql.LEASE_PREFIX);
                 member.setString(1, settings.instanceId());
@@ -365,43 +362,5 @@ public final class LeaseManager {
             out.append(min == max ? " (fence " + min + ")" : " (fences " + min + ".." + max + ")");
         }
         return out.toString();
-    }
-
-    /**
-     * Timeouts of the current transaction. The idle one matters most: should this instance freeze
-     * inside a lease transaction, the server ends it, so it cannot block the others' takeovers.
-     */
-    static void setTimeouts(Connection c, long lockTimeoutMillis) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT set_config('lock_timeout', ?, true), "
-                + "set_config('statement_timeout', ?, true), set_config('idle_in_transaction_session_timeout', ?, true)")) {
-            ps.setString(1, Long.toString(lockTimeoutMillis));
-            ps.setString(2, Long.toString(lockTimeoutMillis + 10_000));
-            ps.setString(3, Long.toString(IDLE_TRANSACTION_MILLIS));
-            ps.executeQuery().close();
-        }
-    }
-
-    static Array ints(Connection c, int[] values) throws SQLException {
-        Integer[] boxed = new Integer[values.length];
-        for (int i = 0; i < values.length; i++) {
-            boxed[i] = values[i];
-        }
-        return c.createArrayOf("int4", boxed);
-    }
-
-    static Array longs(Connection c, long[] values) throws SQLException {
-        Long[] boxed = new Long[values.length];
-        for (int i = 0; i < values.length; i++) {
-            boxed[i] = values[i];
-        }
-        return c.createArrayOf("int8", boxed);
-    }
-
-    static void rollbackQuietly(Connection c) {
-        try {
-            c.rollback();
-        } catch (SQLException ignored) {
-            // the connection is broken; the server rolled back already
-        }
     }
 }

@@ -1,0 +1,340 @@
+package dev.outboxkit.ops.retention;
+
+import dev.outboxkit.consumer.InboxRetention;
+import dev.outboxkit.core.Identifiers;
+import dev.outboxkit.ops.internal.Checks;
+import dev.outboxkit.ops.internal.ChunkedDelete;
+import dev.outboxkit.ops.reconcile.IntentLedger;
+import dev.outboxkit.writer.IdempotencyKeys;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import javax.sql.DataSource;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * The one place that purges what outboxkit keeps, each with its window and its safety rule:
+ * <ul>
+ *   <li>intent ledger: day partitions dropped whole once older than {@code intentRetention}
+ *       (kept while an older event is still unpublished), partitions created ahead;</li>
+ *   <li>{@code processed_event} of each configured group: delegated to
+ *       {@link InboxRetention#purge}, which never deletes an id its group has not committed past
+ *       in Kafka (a redelivery could still reach it);</li>
+ *   <li>idempotency keys: delegated to {@link IdempotencyKeys#purgeExpired} (tombstones kept);</li>
+ *   <li>dead letters: only when {@code deadLetterRetention} is set (default: keep for ever).</li>
+ * </ul>
+ * Run it from a scheduler (hourly is plenty; {@link RetentionSchedule} runs it periodically, one
+ * instance per schema at a time), the sidecar ({@code outbox relay … --retention-interval}), or
+ * {@code outbox purge}.
+ */
+public final class Retention {
+
+    /** Default {@link Builder#intentRetention}: 8 days (the default 7-day dedupe window plus a day). */
+    public static final Duration DEFAULT_INTENT_RETENTION = Duration.ofDays(8);
+    /** Default {@link Builder#partitionsAhead}: 3 days. */
+    public static final int DEFAULT_PARTITIONS_AHEAD = 3;
+
+    /** A consumer group's processed_event retention. */
+    public record Inbox(DataSource dataSource, String schema, String group, Duration retention) {
+        public Inbox {
+            Objects.requireNonNull(dataSource, "dataSource");
+            Identifiers.requireValid("schema", schema);
+            if (group == null || group.isBlank()) {
+                throw new IllegalArgumentException("group must not be blank");
+            }
+            Checks.requirePositive("retention of group " + group, retention);
+        }
+    }
+
+    /**
+     * What a purge did, or in a dry run would do.
+     *
+     * @param intents            the intent ledger's purge
+     * @param partitionsCreated  day partitions created ahead (0 in a dry run)
+     * @param processedEvents    per group: ids purged and kept (dry run: purged = what would go)
+     * @param idempotencyKeys    keys purged; -1 in a dry run or when not configured
+     * @param deadLetters        dead letters purged (or that would be); 0 when kept for ever
+     */
+    public record Result(boolean dryRun, IntentLedger.Purge intents, int partitionsCreated,
+                         Map<String, InboxRetention.Result> processedEvents, long idempotencyKeys, long deadLetters,
+                         long archivedEvents) {
+        public Result {
+            processedEvents = Map.copyOf(processedEvents);
+        }
+    }
+
+    private final DataSource producer;
+    private final String schema;
+    private final Duration intentRetention;
+    private final int partitionsAhead;
+    private final Duration deadLetterRetention;
+    private final Duration archiveRetention;
+    private final IdempotencyKeys idempotencyKeys;
+    private final List<Inbox> inboxes;
+    private final Admin admin;
+    private final Clock clock;
+    private final MeterRegistry registry;
+
+    private Retention(Builder b) {
+        this.producer = b.producer;
+        this.schema = b.schema;
+        this.intentRetention = b.intentRetention;
+        this.partitionsAhead = b.partitionsAhead;
+        this.deadLetterRetention = b.deadLetterRetention;
+        this.archiveRetention = b.archiveRetention;
+        this.idempotencyKeys = b.idempotencyKeys;
+        this.inboxes = List.copyOf(b.inboxes);
+        this.admin = b.admin;
+        this.clock = b.clock;
+        this.registry = b.registry;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    DataSource producer() {
+        return producer;
+    }
+
+    String schema() {
+        return schema;
+    }
+
+    MeterRegistry registry() {
+        return registry;
+    }
+
+    private void count(String what, long n) {
+        Counter.builder("outbox.retention.purged").description("Rows (or intent partitions) purged by retention")
+                .tag("what", what).register(registry).increment(n);
+    }
+
+    /**
+     * {@link #purge purge(false)} under the schema's retention lock, the one every relay sidecar's
+     * {@link RetentionSchedule} takes, so a manual or cron purge never runs beside a scheduled round:
+     * waits up to {@code wait} for a round running elsewhere to end. Needs two connections of the
+     * producer DataSource (the lock's and the job's).
+     *
+     * @throws IllegalStateException when another session still held the lock after {@code wait}
+     */
+    public Result purgeExclusively(Duration wait) throws SQLException, InterruptedException {
+        try (Connection c = producer.getConnection(); RetentionLock lock = RetentionLock.acquire(c, schema, wait)) {
+            if (lock == null) {
+                throw new IllegalStateException("another instance is running retention on schema " + schema + " (a relay"
+                        + " sidecar's --retention-interval schedule or another 'outbox purge'); waited " + wait
+                        + ". It is doing this work already: run again later, or with --dry-run to see what is due.");
+            }
+            return purge(false);
+        }
+    }
+
+    /** Purges (or, with {@code dryRun}, only counts) everything configured. */
+    public Result purge(boolean dryRun) throws SQLException {
+        Instant now = clock.instant();
+        IntentLedger ledger = new IntentLedger(producer, schema);
+        int created = dryRun ? 0 : ledger.createPartitions(now.atZone(ZoneOffset.UTC).toLocalDate(), partitionsAhead);
+        IntentLedger.Purge intents = ledger.purge(now.minus(intentRetention), dryRun);
+        Map<String, InboxRetention.Result> processed = new LinkedHashMap<>();
+        for (Inbox inbox : inboxes) {
+            InboxRetention.Result r = dryRun ? inboxDryRun(inbox, now)
+                    : InboxRetention.purge(inbox.dataSource(), inbox.schema(), inbox.group(), inbox.retention(), admin, clock);
+            processed.put(inbox.group(), r);
+        }
+        long keys = -1;
+        if (idempotencyKeys != null && !dryRun) {
+            keys = idempotencyKeys.purgeExpired(producer);
+        }
+        long deadLetters = deadLetterRetention == null ? 0 : deadLetters(now.minus(deadLetterRetention), dryRun);
+        // The outbox archive: rows a MARK-mode relay kept after publishing them (unpublished rows are never touched).
+        long archived = archiveRetention == null ? 0 : ChunkedDelete.olderThan(producer,
+                Identifiers.qualified(schema, "outbox_event"), "id", "published_at", now.minus(archiveRetention), dryRun);
+        if (!dryRun) {
+            count("archived_events", archived);
+            count("intent_partitions", intents.dropped().size());
+            count("intent_rows", intents.defaultRowsDeleted());
+            processed.values().forEach(r -> count("processed_events", r.purged()));
+            count("idempotency_keys", Math.max(keys, 0));
+            count("dead_letters", deadLetters);
+        }
+        return new Result(dryRun, intents, created, processed, keys, deadLetters, archived);
+    }
+
+    private long deadLetters(Instant cutoff, boolean dryRun) throws SQLException {
+        return ChunkedDelete.olderThan(producer, Identifiers.qualified(schema, "outbox_dead_letter"), "id", "parked_at",
+                cutoff, dryRun);
+    }
+
+    /** Counts what {@link InboxRetention#purge} would delete, with the same offset rule. */
+    private InboxRetention.Result inboxDryRun(Inbox inbox, Instant now) throws SQLException {
+        Map<TopicPartition, OffsetAndMetadata> offsets;
+        try {
+            offsets = admin.listConsumerGroupOffsets(inbox.group()).partitionsToOffsetAndMetadata().get(60, TimeUnit.SECONDS);
+        } catch (ExecutionException | TimeoutException e) {
+            throw new IllegalStateException("cannot read the committed offsets of consumer group " + inbox.group() + ": " + e, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while reading the offsets of consumer group " + inbox.group(), e);
+        }
+        List<String> topics = new ArrayList<>();
+        List<Integer> partitions = new ArrayList<>();
+        List<Long> next = new ArrayList<>();
+        offsets.forEach((tp, o) -> {
+            if (o != null) {
+                topics.add(tp.topic());
+                partitions.add(tp.partition());
+                next.add(o.offset());
+            }
+        });
+        String table = Identifiers.qualified(inbox.schema(), "processed_event");
+        try (Connection c = inbox.dataSource().getConnection(); PreparedStatement ps = c.prepareStatement(
+                "SELECT count(*) FILTER (WHERE o.next_offset IS NOT NULL AND p.kafka_offset < o.next_offset),"
+                        + " count(*) FILTER (WHERE p.kafka_offset IS NOT NULL AND p.topic IS NOT NULL AND p.kafka_partition IS NOT NULL"
+                        + "   AND (o.next_offset IS NULL OR p.kafka_offset >= o.next_offset)),"
+                        + " count(*) FILTER (WHERE p.topic IS NULL OR p.kafka_partition IS NULL OR p.kafka_offset IS NULL)"
+                        + " FROM " + table + " p LEFT JOIN unnest(?::text[], ?::int[], ?::bigint[]) AS o(topic, kafka_partition, next_offset)"
+                        + " ON p.topic = o.topic AND p.kafka_partition = o.kafka_partition"
+                        + " WHERE p.consumer_group = ? AND p.processed_at < ?")) {
+            ps.setArray(1, c.createArrayOf("text", topics.toArray()));
+            ps.setArray(2, c.createArrayOf("int4", partitions.toArray()));
+            ps.setArray(3, c.createArrayOf("int8", next.toArray()));
+            ps.setString(4, inbox.group());
+            ps.setTimestamp(5, Timestamp.from(now.minus(inbox.retention())));
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return new InboxRetention.Result(rs.getLong(1), rs.getLong(2), rs.getLong(3));
+            }
+        }
+    }
+
+    /** Configuration; {@link #build()} validates it. */
+    public static final class Builder {
+        private DataSource producer;
+        private String schema = "public";
+        private Duration intentRetention = DEFAULT_INTENT_RETENTION;
+        private int partitionsAhead = DEFAULT_PARTITIONS_AHEAD;
+        private Duration deadLetterRetention;
+        private Duration archiveRetention;
+        private IdempotencyKeys idempotencyKeys;
+        private final List<Inbox> inboxes = new ArrayList<>();
+        private Admin admin;
+        private Clock clock = Clock.systemUTC();
+        private MeterRegistry registry;
+
+        private Builder() {
+        }
+
+        /** The producer's database and schema (intent ledger, dead letters, idempotency keys). Required. */
+        public Builder producer(DataSource dataSource, String schema) {
+            this.producer = dataSource;
+            this.schema = schema;
+            return this;
+        }
+
+        /** How long intents are kept. Default 8 days; keep it longer than the reconcile lookback and the dedupe window. */
+        public Builder intentRetention(Duration intentRetention) {
+            this.intentRetention = intentRetention;
+            return this;
+        }
+
+        /** Day partitions created ahead on every run. Default 3. */
+        public Builder partitionsAhead(int partitionsAhead) {
+            this.partitionsAhead = partitionsAhead;
+            return this;
+        }
+
+        /** Purge dead letters parked longer ago than this. Default null: dead letters are kept for ever. */
+        public Builder deadLetterRetention(Duration deadLetterRetention) {
+            this.deadLetterRetention = deadLetterRetention;
+            return this;
+        }
+
+        /**
+         * Purge published rows that a MARK-mode relay kept in {@code outbox_event} (the outbox
+         * archive that {@code outbox replay} reads) once published longer ago than this. Default:
+         * null, keep them; rows not yet published are never purged.
+         */
+        public Builder archiveRetention(Duration archiveRetention) {
+            this.archiveRetention = archiveRetention;
+            return this;
+        }
+
+        /** Purge idempotency keys with this instance's windows (its own retention per scope). Default: not purged here. */
+        public Builder idempotencyKeys(IdempotencyKeys idempotencyKeys) {
+            this.idempotencyKeys = idempotencyKeys;
+            return this;
+        }
+
+        /** Purge a group's processed_event rows (repeatable); needs {@link #kafkaAdmin}. */
+        public Builder inbox(DataSource dataSource, String schema, String group, Duration retention) {
+            inboxes.add(new Inbox(dataSource, schema, group, retention));
+            return this;
+        }
+
+        /** Reads the groups' committed offsets; required with {@link #inbox}. Not closed by Retention. */
+        public Builder kafkaAdmin(Admin admin) {
+            this.admin = admin;
+            return this;
+        }
+
+        public Builder clock(Clock clock) {
+            this.clock = clock;
+            return this;
+        }
+
+        /** Where outbox.retention.purged goes. Default a SimpleMeterRegistry. */
+        public Builder meterRegistry(MeterRegistry registry) {
+            this.registry = registry;
+            return this;
+        }
+
+        public Retention build() {
+            if (producer == null) {
+                throw new IllegalArgumentException("producer dataSource is required");
+            }
+            Identifiers.requireValid("schema", schema);
+            Checks.requirePositive("intentRetention", intentRetention);
+            if (intentRetention.compareTo(Duration.ofDays(1)) < 0) {
+                throw new IllegalArgumentException("intentRetention must be at least 1 day (partitions are days), got "
+                        + intentRetention);
+            }
+            if (partitionsAhead < 1 || partitionsAhead > 60) {
+                throw new IllegalArgumentException("partitionsAhead must be between 1 and 60, got " + partitionsAhead);
+            }
+            if (archiveRetention != null) {
+                Checks.requirePositive("archiveRetention", archiveRetention);
+            }
+            if (deadLetterRetention != null) {
+                Checks.requirePositive("deadLetterRetention", deadLetterRetention);
+            }
+            if (!inboxes.isEmpty() && admin == null) {
+                throw new IllegalArgumentException("kafkaAdmin is required to purge processed_event (the committed offsets"
+                        + " prove a redelivery cannot reach a purged id)");
+            }
+            Objects.requireNonNull(clock, "clock");
+            if (registry == null) {
+                registry = new SimpleMeterRegistry();
+            }
+            return new Retention(this);
+        }
+    }
+}

@@ -1,0 +1,199 @@
+package dev.outboxkit.ops.reconcile;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.outboxkit.consumer.ExternalEffects;
+import dev.outboxkit.ops.Anomalies;
+import dev.outboxkit.testkit.OutboxTestkitExtension;
+import dev.outboxkit.testkit.Sql;
+import dev.outboxkit.testkit.TestDatabase;
+import dev.outboxkit.testkit.TestPostgres;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.List;
+import java.util.UUID;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** Each test injects one anomaly into an otherwise clean producer/consumer pair (two databases) and expects exactly it. */
+@ExtendWith(OutboxTestkitExtension.class)
+class ReconcilerTest {
+
+    private static final String GROUP = "billing";
+
+    private TestDatabase consumerDb;
+    private DataSource producer;
+    private DataSource consumer;
+    private List<UUID> ids;
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+
+    @BeforeEach
+    void cleanPair(TestDatabase db, TestPostgres postgres) throws Exception {
+        consumerDb = postgres.newDatabase();
+        producer = db.dataSource();
+        consumer = consumerDb.dataSource();
+        new IntentLedger(producer, "public").enable();
+        Instant hourAgo = Instant.now().minus(1, ChronoUnit.HOURS);
+        ids = Anomalies.publish(producer, 50, hourAgo);
+        Anomalies.apply(consumer, GROUP, ids, hourAgo.plusSeconds(1));
+    }
+
+    @AfterEach
+    void dropConsumer(TestPostgres postgres) {
+        postgres.drop(consumerDb);
+    }
+
+    private Report reconcile() throws Exception {
+        return Reconciler.builder()
+                .producer(producer, "public")
+                .consumer(new ConsumerSource("svc", consumer, "public", List.of(GROUP)))
+                .grace(Duration.ofMinutes(5))
+                .dedupeWindow(Duration.ofDays(7))
+                .batchSize(7) // several batches even for 50 intents
+                .meterRegistry(registry)
+                .build()
+                .run();
+    }
+
+    private static void assertOnly(Report r, Finding.Kind kind, String subject) {
+        assertThat(r.findings()).singleElement().satisfies(f -> {
+            assertThat(f.kind()).isEqualTo(kind);
+            assertThat(f.subject()).isEqualTo(subject);
+        });
+        assertThat(r.counts()).containsEntry(kind, 1L);
+        assertThat(r.total()).isEqualTo(1);
+        assertThat(r.clean()).isFalse();
+    }
+
+    @Test
+    void cleanRunReportsNothing() throws Exception {
+        Report r = reconcile();
+        assertThat(r.intents()).isEqualTo(50);
+        assertThat(r.findings()).isEmpty();
+        assertThat(r.clean()).isTrue();
+        assertThat(registry.get("outbox.reconcile.findings").tag("kind", "lost").counter().count()).isZero();
+    }
+
+    @Test
+    void deletedEffectIsLost() throws Exception {
+        UUID victim = ids.get(17);
+        Sql.exec(consumer, "DELETE FROM processed_event WHERE event_id = '" + victim + "'");
+        Report r = reconcile();
+        assertOnly(r, Finding.Kind.LOST, victim.toString());
+        assertThat(r.findings().get(0).where()).isEqualTo("svc/" + GROUP);
+        assertThat(registry.get("outbox.reconcile.findings").tag("kind", "lost").counter().count()).isEqualTo(1.0);
+    }
+
+    @Test
+    void intentYoungerThanGraceIsNotLostYet() throws Exception {
+        Anomalies.publish(producer, 3, Instant.now().minusSeconds(10));
+        assertThat(reconcile().findings()).isEmpty();
+    }
+
+    @Test
+    void unpublishedIntentIsReportedAsStuck() throws Exception {
+        UUID id = UUID.randomUUID();
+        Sql.exec(producer, "INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload, created_at)"
+                + " VALUES ('" + id + "', 'order', 'o-x', 'OrderPlaced', '{}', now() - interval '2 hours')");
+        Report r = reconcile();
+        assertOnly(r, Finding.Kind.LOST, id.toString());
+        assertThat(r.findings().get(0).detail()).contains("stuck: still unpublished");
+    }
+
+    @Test
+    void effectWithoutIntentIsPhantom() throws Exception {
+        UUID phantom = UUID.randomUUID();
+        Anomalies.apply(consumer, GROUP, List.of(phantom), Instant.now().minusSeconds(60));
+        assertOnly(reconcile(), Finding.Kind.PHANTOM, phantom.toString());
+    }
+
+    @Test
+    void externalEffectPerformedTwiceIsADuplicate() throws Exception {
+        ExternalEffects effects = ExternalEffects.create(consumer, "public");
+        UUID id = ids.get(3);
+        ExternalEffects.Claim first = effects.claim("send-invoice", id, Duration.ofMinutes(5));
+        effects.markUnknown(first, "timeout");
+        ExternalEffects.Claim second = effects.reclaim("send-invoice", id, Duration.ofMinutes(5));
+        effects.complete(second, "invoice-42");
+        // a clean external effect next to it
+        ExternalEffects.Claim other = effects.claim("send-invoice", ids.get(4), Duration.ofMinutes(5));
+        effects.complete(other, "invoice-43");
+        Report r = reconcile();
+        assertOnly(r, Finding.Kind.DUPLICATE_EFFECT, "send-invoice/" + id);
+        assertThat(r.findings().get(0).where()).isEqualTo("svc");
+    }
+
+    @Test
+    void externalEffectWithUnknownOutcomeIsReported() throws Exception {
+        ExternalEffects effects = ExternalEffects.create(consumer, "public");
+        UUID id = ids.get(5);
+        effects.markUnknown(effects.claim("charge-card", id, Duration.ofMinutes(5)), "socket timeout");
+        assertOnly(reconcile(), Finding.Kind.UNKNOWN_OUTCOME, "charge-card/" + id);
+    }
+
+    @Test
+    void replayAfterTheWindowIsALateArrival() throws Exception {
+        // the event was created ten days ago and its dedupe record purged since; a partner replays it now
+        List<UUID> old = Anomalies.publish(producer, 1, Instant.now().minus(10, ChronoUnit.DAYS));
+        Anomalies.apply(consumer, GROUP, old, Instant.now().minusSeconds(30));
+        assertOnly(reconcile(), Finding.Kind.LATE_ARRIVAL, old.get(0).toString());
+    }
+
+    @Test
+    void effectLaterThanTheWindowWithinTheLookbackIsALateArrival() throws Exception {
+        List<UUID> slow = Anomalies.publish(producer, 1, Instant.now().minus(3, ChronoUnit.HOURS));
+        Anomalies.apply(consumer, GROUP, slow, Instant.now().minusSeconds(30));
+        Report r = Reconciler.builder().producer(producer, "public")
+                .consumer(new ConsumerSource("svc", consumer, "public", List.of(GROUP)))
+                .dedupeWindow(Duration.ofHours(2)).build().run();
+        assertOnly(r, Finding.Kind.LATE_ARRIVAL, slow.get(0).toString());
+    }
+
+    @Test
+    void idempotencyKeyInProgressPastItsLeaseIsAnUnknownOutcome() throws Exception {
+        Sql.exec(producer, "INSERT INTO idempotency_key (scope, idem_key, request_hash, state, locked_until)"
+                + " VALUES ('payments', 'k-1', '\\x00', 'in_progress', now() - interval '1 minute'),"
+                + "        ('payments', 'k-2', '\\x00', 'in_progress', now() + interval '1 hour')");
+        Report r = reconcile();
+        assertOnly(r, Finding.Kind.UNKNOWN_OUTCOME, "payments/k-1");
+        assertThat(r.findings().get(0).where()).isEqualTo("producer");
+    }
+
+    @Test
+    void groupsOnlyExpectTheirAggregateTypes() throws Exception {
+        Sql.exec(producer, "INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload, created_at)"
+                + " VALUES (gen_random_uuid(), 'customer', 'c-1', 'CustomerCreated', '{}', now() - interval '1 hour')");
+        Sql.exec(producer, "DELETE FROM outbox_event");
+        Report all = reconcile();
+        assertThat(all.counts()).containsEntry(Finding.Kind.LOST, 1L);
+        Report orders = Reconciler.builder().producer(producer, "public")
+                .consumer(new ConsumerSource("svc", consumer, "public", List.of(GROUP), java.util.Set.of("order")))
+                .build().run();
+        assertThat(orders.findings()).isEmpty();
+    }
+
+    @Test
+    void refusesToRunWithoutTheLedger() throws Exception {
+        new IntentLedger(producer, "public").disable();
+        assertThatThrownBy(this::reconcile).isInstanceOf(IllegalStateException.class).hasMessageContaining("outbox intents enable");
+    }
+
+    @Test
+    void builderNamesTheSetting() {
+        assertThatThrownBy(() -> Reconciler.builder().producer(producer, "public")
+                .consumer(new ConsumerSource("svc", consumer, "public", List.of(GROUP))).batchSize(0).build())
+                .hasMessageContaining("batchSize");
+        assertThatThrownBy(() -> Reconciler.builder().producer(producer, "public")
+                .consumer(new ConsumerSource("svc", consumer, "public", List.of(GROUP)))
+                .grace(Duration.ofDays(2)).build())
+                .hasMessageContaining("grace");
+        assertThatThrownBy(() -> new ConsumerSource("svc", consumer, "public; drop", List.of(GROUP)))
+                .hasMessageContaining("schema");
+    }
+}

@@ -1,0 +1,129 @@
+package dev.outboxkit.ops.retention;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.outboxkit.testkit.OutboxTestkitExtension;
+import dev.outboxkit.testkit.Sql;
+import dev.outboxkit.testkit.TestDatabase;
+import com.zaxxer.hikari.HikariDataSource;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+@ExtendWith(OutboxTestkitExtension.class)
+class RetentionScheduleTest {
+
+    private static final String ADVISORY = "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"
+            + " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())";
+
+    private static void expiredDeadLetter(DataSource ds) throws Exception {
+        Sql.exec(ds, "INSERT INTO outbox_dead_letter (id, seq, aggregate_type, aggregate_id, event_type, payload, headers,"
+                + " created_at, error_class, error_message, attempts, parked_at, parked_by)"
+                + " VALUES (gen_random_uuid(), 1, 'order', 'o', 'T', '{}', '{}', now(), 'E', 'm', 1, now() - interval '40 days', 'r')");
+    }
+
+    private static RetentionSchedule schedule(DataSource ds, SimpleMeterRegistry registry) {
+        return RetentionSchedule.builder().interval(Duration.ofSeconds(1)).retention(Retention.builder().producer(ds, "public")
+                .deadLetterRetention(Duration.ofDays(30)).meterRegistry(registry).build()).build();
+    }
+
+    @Test
+    void onlyOneInstancePerSchemaRunsARound(TestDatabase db) throws Exception {
+        expiredDeadLetter(db.dataSource());
+        SimpleMeterRegistry registryA = new SimpleMeterRegistry();
+        SimpleMeterRegistry registryB = new SimpleMeterRegistry();
+        try (HikariDataSource a = db.newPool(3); HikariDataSource b = db.newPool(3); Connection blocker = db.connect();
+             Statement s = blocker.createStatement()) {
+            RetentionSchedule first = schedule(a, registryA);
+            RetentionSchedule second = schedule(b, registryB);
+            // Hold the first round inside its run: it waits for the dead-letter table while it holds the retention lock.
+            blocker.setAutoCommit(false);
+            s.execute("LOCK TABLE outbox_dead_letter IN ACCESS EXCLUSIVE MODE");
+            CompletableFuture<RetentionSchedule.Outcome> running = CompletableFuture.supplyAsync(first::runOnce);
+            await().atMost(Duration.ofSeconds(60)).until(() -> Sql.count(db.dataSource(),
+                    ADVISORY + " AND granted") == 1
+                    && Sql.count(db.dataSource(), "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                    + " AND datname = current_database()") == 1);
+            assertThat(second.runOnce()).isEqualTo(RetentionSchedule.Outcome.SKIPPED);
+            assertThat(second.runOnce()).isEqualTo(RetentionSchedule.Outcome.SKIPPED);
+            assertThat(registryB.get("outbox.retention.runs").tag("outcome", "skipped").counter().count()).isEqualTo(2);
+            assertThat(running).isNotDone();
+            blocker.commit();
+
+            assertThat(running.get()).isEqualTo(RetentionSchedule.Outcome.SUCCESS);
+            assertThat(Sql.count(db.dataSource(), "SELECT count(*) FROM outbox_dead_letter")).isZero();
+            assertThat(registryA.get("outbox.retention.purged").tag("what", "dead_letters").counter().count()).isEqualTo(1);
+            assertThat(registryA.get("outbox.retention.since_last_success").gauge().value()).isLessThan(60);
+            assertThat(registryA.get("outbox.retention.duration").tag("outcome", "success").timer().count()).isEqualTo(1);
+            // the lock is released after the round: the other instance runs the next one
+            assertThat(second.runOnce()).isEqualTo(RetentionSchedule.Outcome.SUCCESS);
+            assertThat(Sql.count(db.dataSource(), ADVISORY)).isZero();
+        }
+    }
+
+    @Test
+    void aFailingRoundIsCountedAndTheScheduleGoesOn(TestDatabase db) throws Exception {
+        DataSource ds = db.dataSource();
+        expiredDeadLetter(ds);
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        Sql.exec(ds, "ALTER TABLE outbox_dead_letter RENAME TO outbox_dead_letter_away");
+        try (HikariDataSource pool = db.newPool(3); RetentionSchedule schedule = schedule(pool, registry)) {
+            schedule.start();
+            await().atMost(Duration.ofSeconds(60)).until(() -> registry.get("outbox.retention.runs").tag("outcome", "failure")
+                    .counter().count() >= 2);
+            assertThat(registry.get("outbox.retention.runs").tag("outcome", "success").counter().count()).isZero();
+            Sql.exec(ds, "ALTER TABLE outbox_dead_letter_away RENAME TO outbox_dead_letter");
+            await().atMost(Duration.ofSeconds(60)).until(() -> Sql.count(ds, "SELECT count(*) FROM outbox_dead_letter") == 0);
+            await().atMost(Duration.ofSeconds(60)).until(() -> registry.get("outbox.retention.runs").tag("outcome", "success")
+                    .counter().count() >= 1);
+        }
+    }
+
+    @Test
+    void builderRefusesAMissingJobOrATooShortInterval(TestDatabase db) {
+        Retention retention = Retention.builder().producer(db.dataSource(), "public").build();
+        assertThatThrownBy(() -> RetentionSchedule.builder().interval(Duration.ofHours(1)).build()).hasMessageContaining("retention");
+        assertThatThrownBy(() -> RetentionSchedule.builder().retention(retention).interval(Duration.ofMillis(10)).build())
+                .hasMessageContaining("interval must be at least 1 second");
+    }
+
+    @Test
+    void aManualPurgeWaitsForTheScheduledRoundAndFailsLoudlyWhenItDoesNotEnd(TestDatabase db) throws Exception {
+        expiredDeadLetter(db.dataSource());
+        try (HikariDataSource pool = db.newPool(3); Connection sidecar = db.connect()) {
+            Retention manual = Retention.builder().producer(pool, "public").deadLetterRetention(Duration.ofDays(30)).build();
+            RetentionLock held = RetentionLock.tryAcquire(sidecar, "public"); // a sidecar's round in progress
+            assertThat(held).isNotNull();
+            try (Connection other = pool.getConnection()) {
+                assertThat(RetentionLock.tryAcquire(other, "public")).as("one holder at a time").isNull();
+            }
+
+            assertThatThrownBy(() -> manual.purgeExclusively(Duration.ofMillis(400)))
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("another instance is running retention on schema public")
+                    .hasMessageContaining("--dry-run");
+            assertThat(Sql.count(db.dataSource(), "SELECT count(*) FROM outbox_dead_letter")).as("nothing purged").isEqualTo(1);
+
+            CompletableFuture<Retention.Result> waiting = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return manual.purgeExclusively(Duration.ofSeconds(30));
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            Thread.sleep(300); // deliberate: the purge must be waiting when the round ends
+            assertThat(waiting).isNotDone();
+            held.close();
+            assertThat(waiting.get().deadLetters()).isEqualTo(1);
+            assertThat(Sql.count(db.dataSource(), "SELECT count(*) FROM outbox_dead_letter")).isZero();
+            assertThat(Sql.count(db.dataSource(), ADVISORY)).as("the purge released the lock").isZero();
+        }
+    }
+}

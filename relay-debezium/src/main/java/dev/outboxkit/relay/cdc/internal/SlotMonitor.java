@@ -1,0 +1,81 @@
+package dev.outboxkit.relay.cdc.internal;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.outboxkit.relay.cdc.CdcStartupException;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.OffsetDateTime;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Every few seconds: the slot's state into the metrics (WAL status, lag, retained WAL), the age of
+ * the oldest unpublished row (deleteAfterPublish), and a fatal failure of the streaming session
+ * when its slot was dropped or invalidated under it.
+ */
+final class SlotMonitor implements Runnable {
+
+    private static final Logger log = LoggerFactory.getLogger(Supervisor.class);
+
+    private final CdcSettings settings;
+    private final CdcMetrics metrics;
+    private final HikariDataSource pool;
+    private final SlotGuard guard;
+    /** The session while the relay is active, else null. */
+    private final Supplier<Session> activeSession;
+    /** The slot had a walsender at the monitor's last look (Debezium is really streaming, not just started). */
+    private volatile boolean slotStreamed;
+
+    SlotMonitor(CdcSettings settings, CdcMetrics metrics, HikariDataSource pool, SlotGuard guard,
+                Supplier<Session> activeSession) {
+        this.settings = settings;
+        this.metrics = metrics;
+        this.pool = pool;
+        this.guard = guard;
+        this.activeSession = activeSession;
+    }
+
+    boolean slotStreamed() {
+        return slotStreamed;
+    }
+
+    @Override
+    public void run() {
+        try (Connection c = pool.getConnection()) {
+            SlotGuard.SlotState slot = guard.slot(c);
+            if (slot == null) {
+                slotStreamed = false;
+                metrics.walStatus.set(CdcMetrics.WAL_NO_SLOT);
+                metrics.slotLagBytes.set(0);
+                metrics.retainedWalBytes.set(0);
+            } else {
+                slotStreamed = slot.active();
+                metrics.walStatus.set(CdcMetrics.walStatusCode(slot.walStatus()));
+                metrics.slotLagBytes.set(slot.lagBytes());
+                metrics.retainedWalBytes.set(slot.retainedBytes());
+            }
+            Session s = activeSession.get();
+            if (s != null && s.enginePolling() && (slot == null || slot.invalidated())) {
+                s.fail(new CdcStartupException("replication slot " + settings.slotName() + (slot == null
+                        ? " was dropped while the relay streamed from it" : " was invalidated (wal_status " + slot.walStatus() + ")")
+                        + ". " + guard.recoveryAdvice()));
+            }
+            if (settings.deleteAfterPublish()) {
+                try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT created_at FROM "
+                        + settings.outboxTable() + " WHERE published_at IS NULL ORDER BY seq LIMIT 1")) {
+                    if (rs.next()) {
+                        OffsetDateTime at = rs.getObject(1, OffsetDateTime.class);
+                        metrics.oldestUnackedMicros.set(at.toEpochSecond() * 1_000_000 + at.getNano() / 1000);
+                    } else {
+                        metrics.oldestUnackedMicros.set(0);
+                    }
+                }
+            }
+        } catch (SQLException | RuntimeException e) {
+            log.debug("slot metrics could not be read: {}", e.toString());
+        }
+    }
+}

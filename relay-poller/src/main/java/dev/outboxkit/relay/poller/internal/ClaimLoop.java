@@ -1,0 +1,342 @@
+package dev.outboxkit.relay.poller.internal;
+
+import dev.outboxkit.core.KafkaRecords;
+import dev.outboxkit.relay.poller.ParkPolicy;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import javax.sql.DataSource;
+import org.apache.kafka.clients.producer.Producer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Not API: public for {@code dev.outboxkit.relay.poller.PollingRelay}.
+ *
+ * <p>The claim loop: claim ({@link Claimer}) → publish → wait for every acknowledgement → forget
+ * (commit, {@link Settlement}). A fully acknowledged batch is committed on the committer thread
+ * while the loop claims the next one.
+ *
+ * <p>A claim deletes (or marks) its rows inside a transaction that stays open until Kafka
+ * acknowledged them; the commit is the "forget". Crash anywhere before it and the database rolls
+ * the claim back: the rows are published again (a duplicate), never lost.
+ *
+ * <p>Order, with {@code pipelineClaims}: batch N+1 is claimed while N waits for Kafka, but it is
+ * sent only after every record of N has its outcome, and only if none of N's records failed retriably; otherwise N+1 is rolled
+ * back unsent. So a later row of an aggregate is never first-published while an earlier one may
+ * still be retried. (Rows Kafka refuses for good are parked; {@code ParkPolicy} decides whether
+ * their aggregate's later rows wait.)
+ */
+public final class ClaimLoop implements Runnable {
+
+    private static final Logger log = LoggerFactory.getLogger(ClaimLoop.class);
+    private static final long MIN_BACKOFF_MILLIS = 100;
+    private static final long MAX_BACKOFF_MILLIS = 10_000;
+
+    private final PollerSettings settings;
+    private final Supplier<Producer<byte[], byte[]>> producers;
+    private volatile Producer<byte[], byte[]> producer;
+    private final KafkaRecords records;
+    private final RelayMetrics metrics;
+    private final Waker waker;
+    private final boolean hold;
+    private final LoopStatus status;
+    private final Claimer claimer;
+    private final Settlement settlement;
+
+    private volatile boolean stopping;
+    private long backoffMillis;
+    private boolean failedSinceLastSleep;
+    private final Flusher flusher;
+    /** Commits fully acknowledged batches while the loop goes on; one at a time. */
+    private final ExecutorService committer;
+    private Future<?> pendingCommit;
+    private volatile boolean asyncCommitFailed;
+    /** After a batch did not wholly reach Kafka: small batches, one record at a time, until one passes. */
+    private boolean careful;
+
+    public ClaimLoop(PollerSettings settings, DataSource dataSource, PollerSql sql, LeaseManager leases,
+                     Supplier<Producer<byte[], byte[]>> producers, RelayMetrics metrics, Waker waker) {
+        this.settings = settings;
+        this.producers = producers;
+        this.producer = producers.get();
+        this.records = new KafkaRecords(settings.route());
+        this.metrics = metrics;
+        this.waker = waker;
+        this.hold = settings.parkPolicy() == ParkPolicy.HOLD_AGGREGATE;
+        this.status = new LoopStatus(settings);
+        this.claimer = new Claimer(settings, dataSource, sql, leases, metrics, status, hold);
+        this.settlement = new Settlement(settings, sql, leases, metrics, status);
+        this.flusher = new Flusher(() -> producer);
+        Thread flushing = new Thread(flusher, "outbox-poll-flush");
+        flushing.setDaemon(true);
+        flushing.start();
+        this.committer = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "outbox-poll-commit");
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /** Asks the loop to finish the batch in flight and return. */
+    public void stop() {
+        stopping = true;
+        waker.wake();
+    }
+
+    public long lastProgressNanos() {
+        return status.lastProgressNanos;
+    }
+
+    /** Since when (System.nanoTime) Kafka has not taken a whole batch, or 0. */
+    public long kafkaTroubleSinceNanos() {
+        return status.kafkaTroubleSinceNanos;
+    }
+
+    /** Since when (System.nanoTime) claims or commits fail, or 0. */
+    public long databaseTroubleSinceNanos() {
+        return status.databaseTroubleSinceNanos;
+    }
+
+    public String lastError() {
+        return status.lastError;
+    }
+
+    public int lastBatchSize() {
+        return status.lastBatchSize;
+    }
+
+    @Override
+    public void run() {
+        Batch current = null;
+        Batch next = null;
+        try {
+            while (true) {
+                if (current == null) {
+                    if (stopping) {
+                        break;
+                    }
+                    sleepIfIdleOrFailing();
+                    if (stopping) {
+                        break;
+                    }
+                    current = claim();
+                    if (current == null) {
+                        continue;
+                    }
+                    send(current);
+                }
+                boolean carefulBatch = careful;
+                // Pipelining: claim the next batch while this one waits for Kafka (only when configured: that claim
+                // must step over this batch's locked rows, which costs PostgreSQL more than it saves on a fast Kafka).
+                next = stopping || carefulBatch || !settings.pipelineClaims() ? null : claim();
+                boolean resolved = await(current);
+                boolean clean = resolved && current.count(Batch.State.FAILED) == 0;
+                if (next != null) {
+                    if (clean) {
+                        if (hold) {
+                            next.block(current.parkedAggregates());
+                        }
+                        send(next);
+                    } else {
+                        next.withholdAll();
+                        settlement.giveBack(next);
+                        next = null;
+                    }
+                }
+                if (clean && !carefulBatch && current.count(Batch.State.ACKED) == current.size()) {
+                    // The common case, everything acknowledged: commit off the critical path, while the loop
+                    // claims the next batch. (Order does not depend on it: those records are already published.)
+                    Batch done = current;
+                    current = next;
+                    next = null;
+                    commitAsync(done);
+                    backoffMillis = 0;
+                    continue;
+                }
+                awaitCommitter();
+                boolean committed = settlement.finish(current, clean);
+                if (!resolved) {
+                    awaitStragglers(current);
+                }
+                if (!clean) {
+                    if (!careful) {
+                        log.info("poll relay {}: retrying in careful mode (batches of at most {} rows, one record at a "
+                                + "time) until a batch passes", settings.instanceId(), Claimer.CAREFUL_BATCH);
+                    }
+                    careful = true;
+                } else if (carefulBatch && committed) {
+                    careful = false;
+                    log.info("poll relay {}: a careful batch passed; back to full batches", settings.instanceId());
+                }
+                if (!clean || !committed) {
+                    failedSinceLastSleep = true;
+                    metrics.retried();
+                } else {
+                    backoffMillis = 0;
+                }
+                current = next;
+                next = null;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            log.warn("poll relay {}: claim loop interrupted; the batch in flight is rolled back (published again later)",
+                    settings.instanceId());
+        } catch (RuntimeException | Error e) {
+            status.lastError = e.toString();
+            log.error("poll relay {}: claim loop failed unexpectedly; the batch in flight is rolled back", settings.instanceId(), e);
+            throw e;
+        } finally {
+            for (Batch open : new Batch[] {current, next}) {
+                if (open != null) {
+                    open.withholdAll();
+                    settlement.giveBack(open);
+                }
+            }
+            awaitCommitterQuietly();
+            committer.shutdown();
+            flusher.stop();
+        }
+    }
+
+    private void commitAsync(Batch b) throws InterruptedException {
+        try {
+            awaitCommitter();
+        } catch (InterruptedException e) {
+            settlement.giveBack(b); // acknowledged but not forgotten: published again later (a duplicate)
+            throw e;
+        }
+        pendingCommit = committer.submit(() -> {
+            if (!settlement.finish(b, true)) {
+                asyncCommitFailed = true;
+            }
+        });
+    }
+
+    private void awaitCommitter() throws InterruptedException {
+        Future<?> f = pendingCommit;
+        if (f != null) {
+            try {
+                f.get();
+            } catch (ExecutionException e) {
+                asyncCommitFailed = true;
+                log.error("poll relay {}: committing a batch failed unexpectedly; its rows stay in outbox_event",
+                        settings.instanceId(), e.getCause());
+            }
+            pendingCommit = null;
+        }
+        if (asyncCommitFailed) {
+            asyncCommitFailed = false;
+            failedSinceLastSleep = true;
+            metrics.retried();
+        }
+    }
+
+    private void awaitCommitterQuietly() {
+        try {
+            awaitCommitter();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void sleepIfIdleOrFailing() throws InterruptedException {
+        if (failedSinceLastSleep) {
+            failedSinceLastSleep = false;
+            backoffMillis = backoffMillis == 0 ? MIN_BACKOFF_MILLIS : Math.min(MAX_BACKOFF_MILLIS, backoffMillis * 2);
+            long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(backoffMillis);
+            while (!stopping && System.nanoTime() < until) {
+                TimeUnit.MILLISECONDS.sleep(Math.min(100, Math.max(1, (until - System.nanoTime()) / 1_000_000)));
+            }
+            return;
+        }
+        if (claimer.idle()) {
+            waker.sleep(claimer.idleDelayNanos());
+        }
+    }
+
+
+
+    /** Claims the next batch; null when there is nothing (or no lease, or a failure). */
+    private Batch claim() {
+        try {
+            return claimer.claim(careful);
+        } catch (SQLException e) {
+            status.databaseTrouble("claim", e);
+            failedSinceLastSleep = true;
+            return null;
+        }
+    }
+
+    private void send(Batch b) {
+        b.ackDeadlineNanos = System.nanoTime() + settings.ackTimeout().toNanos();
+        b.sendWave(producer, records, hold);
+        // Send now unless something useful overlaps the linger: only a pipelined claim does, and only while a
+        // backlog drains (a full batch). Every record of the batch is appended already, so the producer's
+        // batches are as full as they will get.
+        if (!settings.pipelineClaims() || b.size() < settings.batchSize() || b.hasMoreWaves()) {
+            flusher.request();
+        }
+    }
+
+    /** Waits wave after wave; false when the acknowledgement deadline passed first. */
+    private boolean await(Batch b) throws InterruptedException {
+        while (true) {
+            if (!b.awaitWave(b.ackDeadlineNanos)) {
+                b.closeWaves();
+                return false;
+            }
+            if (!b.hasMoreWaves()) {
+                b.closeWaves();
+                return true;
+            }
+            b.blockFailedAggregates(hold);
+            b.sendWave(producer, records, hold);
+            flusher.request();
+        }
+    }
+
+
+
+
+
+
+
+    /**
+     * A given-up batch may still have records inside the producer. Give Kafka one more ack timeout
+     * to answer them; if it does not, replace the producer: the old one is closed at once (its
+     * pending records fail) so stale copies do not pile up, and a partition the idempotent producer
+     * may have wedged (a first batch refused while later ones were written, KAFKA-14359) starts
+     * again with a new producer id.
+     */
+    private void awaitStragglers(Batch b) throws InterruptedException {
+        b.awaitWave(System.nanoTime() + settings.ackTimeout().toNanos());
+        if (!b.settled()) {
+            log.warn("poll relay {}: Kafka did not answer records of a given-up batch within {}; replacing the producer "
+                    + "(check that the brokers are reachable)", settings.instanceId(), settings.ackTimeout().multipliedBy(2));
+            recycleProducer();
+        }
+    }
+
+    private void recycleProducer() {
+        Producer<byte[], byte[]> old = producer;
+        try {
+            old.close(Duration.ZERO);
+        } catch (RuntimeException e) {
+            log.warn("poll relay {}: closing the stuck producer failed: {}", settings.instanceId(), e.getMessage());
+        }
+        producer = producers.get();
+    }
+
+    /** Closes the producer (after the loop ended). */
+    public void closeProducer(Duration timeout) {
+        producer.close(timeout);
+    }
+
+
+}

@@ -1,0 +1,42 @@
+package dev.outboxkit.relay.poller.internal;
+
+import java.sql.SQLException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** What the claim loop, the claim and the settlement report to health (read from other threads). */
+final class LoopStatus {
+
+    private static final Logger log = LoggerFactory.getLogger(ClaimLoop.class);
+
+    private final PollerSettings settings;
+
+    volatile long lastProgressNanos = System.nanoTime();
+    /** Since when (System.nanoTime) Kafka has not taken a whole batch, or 0. */
+    volatile long kafkaTroubleSinceNanos;
+    /** Since when (System.nanoTime) claims or commits fail, or 0. */
+    volatile long databaseTroubleSinceNanos;
+    volatile String lastError;
+    volatile int lastBatchSize;
+
+    LoopStatus(PollerSettings settings) {
+        this.settings = settings;
+    }
+
+    void databaseTrouble(String what, SQLException e) {
+        if (databaseTroubleSinceNanos == 0) {
+            databaseTroubleSinceNanos = System.nanoTime();
+        }
+        lastError = "database (" + what + "): " + e.getMessage();
+        boolean idleKilled = "25P03".equals(e.getSQLState());
+        if (idleKilled) {
+            log.warn("poll relay {}: the database ended this instance's claim transaction because it stalled for longer than "
+                            + "{} (idle_in_transaction_session_timeout); its rows went back to outbox_event and its work is "
+                            + "fenced off. Stepping down from the leases it cannot renew",
+                    settings.instanceId(), settings.idleTransactionTimeout());
+        } else {
+            log.warn("poll relay {}: {} failed ({}, SQLState {}); the batch's rows stay in outbox_event and are retried "
+                    + "after a back-off", settings.instanceId(), what, e.getMessage(), e.getSQLState());
+        }
+    }
+}

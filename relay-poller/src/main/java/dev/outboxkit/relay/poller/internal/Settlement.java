@@ -1,0 +1,239 @@
+package dev.outboxkit.relay.poller.internal;
+
+import dev.outboxkit.core.PublishFailure;
+import dev.outboxkit.core.internal.DeadLetterWriter;
+import dev.outboxkit.core.internal.PublishFailures;
+import dev.outboxkit.relay.poller.AfterPublish;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.kafka.common.errors.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Ends a batch's claim transaction once Kafka has answered (or the loop gave up waiting): rows Kafka
+ * refused for good, or that ran out of attempts, are parked in the dead-letter table; the rows that
+ * did not make it go back with their attempt counts; the fence is checked; then the commit forgets
+ * the acknowledged rows. A batch that was never (wholly) sent is rolled back instead ({@link #giveBack}).
+ */
+final class Settlement {
+
+    private static final Logger log = LoggerFactory.getLogger(ClaimLoop.class);
+
+    private final PollerSettings settings;
+    private final PollerSql sql;
+    private final DeadLetterWriter deadLetters;
+    private final LeaseManager leases;
+    private final RelayMetrics metrics;
+    private final LoopStatus status;
+    private final boolean mark;
+
+    Settlement(PollerSettings settings, PollerSql sql, LeaseManager leases, RelayMetrics metrics, LoopStatus status) {
+        this.settings = settings;
+        this.sql = sql;
+        this.deadLetters = new DeadLetterWriter(settings.schema());
+        this.leases = leases;
+        this.metrics = metrics;
+        this.status = status;
+        this.mark = settings.afterPublish() == AfterPublish.MARK;
+    }
+
+    /**
+     * Ends the batch's transaction: parks refused rows, puts back the rows that did not make it,
+     * checks the fence and commits. Returns false when the commit did not happen.
+     */
+    boolean finish(Batch b, boolean clean) {
+        int acked = b.count(Batch.State.ACKED);
+        int refused = b.count(Batch.State.PARKED);
+        // Attempts count only when Kafka answered for other records (a row's own failure, not an outage).
+        boolean kafkaAnswered = acked > 0 || refused > 0;
+        List<Integer> park = new ArrayList<>();
+        List<Integer> putBack = new ArrayList<>();
+        int[] attempts = new int[b.size()];
+        for (int i = 0; i < b.size(); i++) {
+            ClaimedRow row = b.rows[i];
+            attempts[i] = row.attempts;
+            switch (b.state(i)) {
+                case ACKED -> metrics.commitToAck(b.ackMicros(i) - row.createdAtMicros());
+                case PARKED -> {
+                    attempts[i] = row.attempts + 1;
+                    park.add(i);
+                }
+                case FAILED -> {
+                    // A timeout says Kafka is slow or away, not that this row is bad: it never counts. Nor does a
+                    // failure that needs an operator (authorization, versions): the row is fine, it must not be parked.
+                    PublishFailures.Classified failure = PublishFailures.classify(b.error(i));
+                    boolean counts = kafkaAnswered && failure.outcome() == PublishFailure.RETRIABLE
+                            && !(failure.cause() instanceof TimeoutException);
+                    if (counts) {
+                        attempts[i] = row.attempts + 1;
+                    }
+                    if (counts && attempts[i] >= settings.maxAttempts()) {
+                        park.add(i);
+                    } else {
+                        putBack.add(i);
+                    }
+                }
+                default -> putBack.add(i);
+            }
+        }
+        metrics.published(acked);
+        noteKafka(b, acked, clean);
+        Connection c = b.connection;
+        try {
+            if (!kafkaAnswered) {
+                c.rollback(); // nothing reached Kafka for good: every row back exactly as it was
+                return true;
+            }
+            if (!park.isEmpty()) {
+                park(c, b, park, attempts);
+            }
+            if (!putBack.isEmpty()) {
+                putBack(c, b, putBack, attempts);
+            }
+            int[] parts = b.partitions();
+            if (!fenceHolds(c, b.claimedUnder, parts)) {
+                Jdbc.rollbackQuietly(c);
+                Jdbc.closeQuietly(c);
+                leases.fenced(b.claimedUnder, parts, "the commit of a batch of " + b.size() + " rows found the lease gone (a newer holder "
+                        + "has it, or it expired while this instance stalled)");
+                return false;
+            }
+            c.commit();
+            status.lastProgressNanos = System.nanoTime();
+            if (!park.isEmpty()) {
+                metrics.deadLettered(park.size());
+                for (int i : park) {
+                    ClaimedRow r = b.rows[i];
+                    Throwable e = b.error(i);
+                    log.warn("poll relay {}: parked event {} (seq {}, aggregate {}/{}) in outbox_dead_letter after {} "
+                                    + "attempt(s): {}. Retry or discard it with 'outbox dead-letters'",
+                            settings.instanceId(), r.id, r.seq, r.aggregateType, r.aggregateId, attempts[i],
+                            PublishFailures.classify(e).describe());
+                }
+            }
+            return true;
+        } catch (SQLException e) {
+            Jdbc.rollbackQuietly(c);
+            status.databaseTrouble("commit", e);
+            return false;
+        } finally {
+            Jdbc.closeQuietly(c);
+        }
+    }
+
+    private void noteKafka(Batch b, int acked, boolean clean) {
+        if (clean) {
+            status.kafkaTroubleSinceNanos = 0;
+            return;
+        }
+        if (status.kafkaTroubleSinceNanos == 0) {
+            status.kafkaTroubleSinceNanos = System.nanoTime();
+        }
+        // The first failure that needs an operator, else the first failure: what health and the log report.
+        PublishFailures.Classified sample = null;
+        for (int i = 0; i < b.size() && (sample == null || sample.outcome() != PublishFailure.FATAL); i++) {
+            if (b.state(i) == Batch.State.FAILED && b.error(i) != null) {
+                PublishFailures.Classified c = PublishFailures.classify(b.error(i));
+                if (sample == null || c.outcome() == PublishFailure.FATAL) {
+                    sample = c;
+                }
+            }
+        }
+        int failed = b.count(Batch.State.FAILED);
+        boolean fatal = sample != null && sample.outcome() == PublishFailure.FATAL;
+        status.lastError = "Kafka: " + failed + " of " + b.size() + " records not acknowledged"
+                + (sample == null ? "" : " (" + (fatal ? PublishFailures.OPERATOR_HINT + ": " : "") + sample.describe() + ")");
+        if (fatal) {
+            log.error("poll relay {}: {} of {} records of a batch were not acknowledged by Kafka ({} acknowledged): {}: {}. "
+                            + "The rows stay in outbox_event (not counted as attempts, never parked for this) and are "
+                            + "retried after a back-off until it is fixed", settings.instanceId(), failed, b.size(), acked,
+                    PublishFailures.OPERATOR_HINT, sample.describe());
+        } else {
+            log.warn("poll relay {}: {} of {} records of a batch were not acknowledged by Kafka ({} acknowledged); the rows "
+                            + "stay in outbox_event and are retried after a back-off. First error: {}",
+                    settings.instanceId(), failed, b.size(), acked, sample == null ? "none" : sample.describe());
+        }
+        int risks = b.orderRisks();
+        if (risks > 0) {
+            log.warn("poll relay {}: {} acknowledged record(s) follow a failed record of the same aggregate in this batch; "
+                    + "Kafka may hold them ahead of it until it is retried. Use ParkPolicy.HOLD_AGGREGATE to rule this out",
+                    settings.instanceId(), risks);
+        }
+    }
+
+    private void park(Connection c, Batch b, List<Integer> park, int[] attempts) throws SQLException {
+        List<DeadLetterWriter.Letter> letters = new ArrayList<>(park.size());
+        for (int i : park) {
+            ClaimedRow r = b.rows[i];
+            Throwable e = b.error(i);
+            PublishFailures.Classified why = PublishFailures.classify(
+                    e != null ? e : new IllegalStateException("parked without a recorded error"));
+            letters.add(DeadLetterWriter.Letter.of(r.id, r.seq, r.aggregateType, r.aggregateId, r.eventType, r.payload,
+                    r.headersJson, r.topic, r.createdAt, why, attempts[i]));
+        }
+        deadLetters.park(c, letters, settings.instanceId());
+        if (mark) {
+            try (PreparedStatement ps = c.prepareStatement(sql.deleteParked)) {
+                Long[] seqs = park.stream().map(i -> b.rows[i].seq).toArray(Long[]::new);
+                ps.setArray(1, c.createArrayOf("int8", seqs));
+                ps.executeUpdate();
+            }
+        }
+    }
+
+    private void putBack(Connection c, Batch b, List<Integer> rows, int[] attempts) throws SQLException {
+        int n = rows.size();
+        Long[] seq = new Long[n];
+        Integer[] att = new Integer[n];
+        for (int k = 0; k < n; k++) {
+            seq[k] = b.rows[rows.get(k)].seq;
+            att[k] = attempts[rows.get(k)];
+        }
+        try (PreparedStatement ps = c.prepareStatement(sql.requeue)) {
+            if (mark) {
+                ps.setArray(1, c.createArrayOf("int8", seq));
+                ps.setArray(2, c.createArrayOf("int4", att));
+            } else {
+                String[][] text = new String[8][n];
+                for (int k = 0; k < n; k++) {
+                    ClaimedRow r = b.rows[rows.get(k)];
+                    text[0][k] = r.id.toString();
+                    text[1][k] = r.aggregateType;
+                    text[2][k] = r.aggregateId;
+                    text[3][k] = r.eventType;
+                    text[4][k] = r.topic;
+                    text[5][k] = r.payload;
+                    text[6][k] = r.headersJson;
+                    text[7][k] = r.createdAtText();
+                }
+                ps.setArray(1, c.createArrayOf("int8", seq));
+                for (int col = 0; col < 8; col++) {
+                    ps.setArray(2 + col, c.createArrayOf("text", text[col]));
+                }
+                ps.setArray(10, c.createArrayOf("int4", att));
+            }
+            ps.executeUpdate();
+        }
+    }
+
+    private boolean fenceHolds(Connection c, Ownership own, int[] parts) throws SQLException {
+        long[] fences = new long[parts.length];
+        for (int i = 0; i < parts.length; i++) {
+            fences[i] = own.fence(parts[i]);
+            if (fences[i] < 0) {
+                return false;
+            }
+        }
+        return sql.leases.countHeld(c, PollerSql.leaseMap(parts, fences), settings.instanceId()) == parts.length;
+    }
+
+    /** Rolls back a batch that was not (or not wholly) sent: its rows come back as they were. */
+    void giveBack(Batch b) {
+        Jdbc.rollbackQuietly(b.connection);
+        Jdbc.closeQuietly(b.connection);
+    }
+}

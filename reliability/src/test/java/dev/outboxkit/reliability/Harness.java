@@ -1,0 +1,620 @@
+package dev.outboxkit.reliability;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.outboxkit.consumer.DedupeConsumer;
+import dev.outboxkit.testkit.History;
+import dev.outboxkit.testkit.JavaProcess;
+import dev.outboxkit.testkit.TestDatabase;
+import dev.outboxkit.testkit.TestKafka;
+import dev.outboxkit.writer.CommitOutcomeUnknownException;
+import dev.outboxkit.writer.OutboxMessage;
+import dev.outboxkit.writer.OutboxTransaction;
+import dev.outboxkit.writer.OutboxWriter;
+import dev.outboxkit.writer.WriteMode;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The one end-to-end harness of the suite. Writers commit events through {@link OutboxWriter}
+ * (recording {@link History#committed}, {@link History#inDoubt} or {@link History#rolledBack});
+ * relays of one {@link RelayKind} (polling relays, or WAL relays on one replication slot) run in
+ * child JVMs (killable, pausable) and reach PostgreSQL and Kafka through the environment's fault
+ * proxies; a {@link DedupeConsumer} applies every new event by inserting
+ * a row into {@code reliability_effect}. Relays, consumer and writers each run as a
+ * least-privileged role with exactly the grants their module README documents, so a missing grant fails
+ * the suite. {@link #healDrainAndCheck()} heals every fault, waits until the outbox is empty and
+ * the consumer has no lag, then feeds the applied effects (from the table, i.e. only committed
+ * effects) and the delivered records (from the topic) into the history and checks it.
+ */
+final class Harness implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(Harness.class);
+    private static final int PARTITIONS = 4;
+    static final Duration RELAY_LEASE = Duration.ofSeconds(6);
+
+    final String name;
+    final RelayKind kind;
+    /** The WAL relays' replication slot (server-wide, so one per scenario); null for polling relays. */
+    final String slot;
+    final Environment env;
+    final TestDatabase db;
+    final String topic;
+    final History history = new History();
+    final String relayPassword = "relay-pw-" + UUID.randomUUID();
+    final String consumerPassword = "consumer-pw-" + UUID.randomUUID();
+    final String appPassword = "app-pw-" + UUID.randomUUID();
+    final String relayRole;
+    final String consumerRole;
+    final String appRole;
+    final OutboxWriter writer;
+    private final HikariDataSource appPool;
+    private final HikariDataSource consumerPool;
+    private final DedupeConsumer consumer;
+    private final Map<String, JavaProcess> relays = new ConcurrentHashMap<>();
+    private final Map<String, String> targetOfInstance = new ConcurrentHashMap<>();
+    private final List<JavaProcess> allRelayProcesses = new ArrayList<>();
+    private final AtomicInteger relayStarts = new AtomicInteger();
+    private final List<Thread> writerThreads = new ArrayList<>();
+    private final AtomicBoolean writing = new AtomicBoolean();
+    final AtomicLong commits = new AtomicLong();
+    final AtomicLong inDoubtCommits = new AtomicLong();
+    final AtomicLong failedCommits = new AtomicLong();
+    final AtomicLong connectionFailures = new AtomicLong();
+    private final Map<String, Long> nextOrder = new ConcurrentHashMap<>();
+
+    Harness(String name, int relayCount) throws SQLException {
+        this(name, relayCount, RelayKind.POLL);
+    }
+
+    Harness(String name, int relayCount, RelayKind kind) throws SQLException {
+        this(name, relayCount, kind, Map.of());
+    }
+
+    /** {@code consumerKafkaProperties}: extra Kafka consumer settings (e.g. a {@code sasl.jaas.config} the log check looks for). */
+    Harness(String name, int relayCount, RelayKind kind, Map<String, ?> consumerKafkaProperties) throws SQLException {
+        this.name = name;
+        this.kind = kind;
+        this.env = Environment.get();
+        env.healAll();
+        this.db = env.pg.newDatabase();
+        String suffix = db.name().replaceAll("[^a-z0-9_]", "_");
+        relayRole = ("rel_relay_" + suffix);
+        consumerRole = ("rel_consumer_" + suffix);
+        appRole = ("rel_app_" + suffix);
+        slot = kind.cdc() ? "rel_slot_" + suffix : null;
+        writer = OutboxWriter.builder().schema("public")
+                .mode(kind == RelayKind.CDC_WAL ? WriteMode.INSERT_AND_DELETE : WriteMode.KEEP).build();
+        createRolesAndTables();
+        topic = TestKafka.uniqueTopic("reliability-" + name);
+        env.kafka.createTopic(topic, PARTITIONS);
+        appPool = pool(db.jdbcUrl(), appRole, appPassword, 8, "app");
+        consumerPool = pool(db.jdbcUrl(), consumerRole, consumerPassword, 4, "consumer");
+        for (int i = 1; i <= relayCount; i++) {
+            startRelay("relay-" + i);
+        }
+        consumer = DedupeConsumer.builder()
+                .bootstrapServers(env.kafka.internalBootstrapServers())
+                .kafkaProperties(consumerKafkaProperties)
+                .group("reliability-" + name + "-" + UUID.randomUUID())
+                .topics(List.of(topic))
+                .dataSource(consumerPool)
+                .batchHandler((connection, events) -> {
+                    // one statement per batch (arrays), not a JDBC batch: see the finding in docs/reliability.md
+                    UUID[] ids = new UUID[events.size()];
+                    String[] aggregates = new String[events.size()];
+                    for (int i = 0; i < ids.length; i++) {
+                        ids[i] = events.get(i).id();
+                        aggregates[i] = events.get(i).aggregateId();
+                    }
+                    try (PreparedStatement ps = connection.prepareStatement("INSERT INTO reliability_effect "
+                            + "(event_id, aggregate_id) SELECT id, agg FROM unnest(?::uuid[], ?::text[]) WITH ORDINALITY "
+                            + "AS e(id, agg, i) ORDER BY i")) {
+                        ps.setArray(1, connection.createArrayOf("uuid", ids));
+                        ps.setArray(2, connection.createArrayOf("text", aggregates));
+                        ps.executeUpdate();
+                    }
+                })
+                .build();
+        consumer.start();
+        if (kind.cdc() && relayCount > 0) {
+            // A slot sees only what is committed after it was created. In the WAL-only mode nothing else
+            // keeps an event (the first runs lost every event written during the relay JVM's start-up), so
+            // writers start once the first relay has created the slot, as an operator must do.
+            await("slot " + slot + " created").atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(200))
+                    .until(() -> {
+                        assertNoRelayFailed();
+                        return count("SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" + slot + "'") == 1;
+                    });
+        }
+        log.info("scenario {} ({} relay): database {}, topic {}, roles {}/{}/{}", name, kind.label(), db.name(), topic,
+                appRole, relayRole, consumerRole);
+    }
+
+    /**
+     * The documented least-privilege grants (the module READMEs of relay-poller or relay-debezium,
+     * consumer-dedupe and outbox-writer), nothing more.
+     */
+    private void createRolesAndTables() throws SQLException {
+        try (Connection c = db.connect(); Statement s = c.createStatement()) {
+            s.execute("CREATE ROLE " + relayRole + " LOGIN " + (kind.cdc() ? "REPLICATION " : "")
+                    + "PASSWORD '" + relayPassword + "'");
+            s.execute("CREATE ROLE " + consumerRole + " LOGIN PASSWORD '" + consumerPassword + "'");
+            s.execute("CREATE ROLE " + appRole + " LOGIN PASSWORD '" + appPassword + "'");
+            s.execute("CREATE TABLE reliability_effect (n bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "
+                    + "event_id uuid NOT NULL, aggregate_id text NOT NULL)");
+            s.execute("GRANT USAGE ON SCHEMA public TO " + relayRole);
+            if (kind.cdc()) {
+                // relay-debezium/README.md, "Least-privilege role" (REPLICATION above); DELETE on the outbox only
+                // with deleteAfterPublish; the publication created by an administrator, as documented
+                s.execute("GRANT SELECT" + (kind == RelayKind.CDC ? ", DELETE" : "") + " ON outbox_event TO " + relayRole);
+                s.execute("GRANT SELECT, INSERT, UPDATE ON outbox_dead_letter TO " + relayRole);
+                s.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON outbox_relay_lease TO " + relayRole);
+                s.execute("GRANT USAGE ON SEQUENCE outbox_fence_seq TO " + relayRole);
+                s.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON outbox_cdc_offset, outbox_cdc_slot TO " + relayRole);
+                s.execute("GRANT SELECT, INSERT, DELETE ON outbox_cdc_heartbeat TO " + relayRole);
+                s.execute("CREATE PUBLICATION outboxkit_pub FOR TABLE outbox_event, outbox_cdc_heartbeat "
+                        + "WITH (publish = 'insert')");
+            } else {
+                // relay-poller/README.md, "Least-privilege grants"
+                s.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON outbox_event TO " + relayRole);
+                s.execute("GRANT SELECT, INSERT, UPDATE ON outbox_dead_letter TO " + relayRole);
+                s.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON outbox_relay_lease, outbox_relay_member TO " + relayRole);
+                s.execute("GRANT USAGE ON SEQUENCE outbox_fence_seq TO " + relayRole);
+            }
+            // consumer-dedupe/README.md, plus what its handler needs on the service's own table
+            s.execute("GRANT USAGE ON SCHEMA public TO " + consumerRole);
+            s.execute("GRANT SELECT, INSERT, DELETE ON processed_event TO " + consumerRole);
+            s.execute("GRANT INSERT ON reliability_effect TO " + consumerRole);
+            // outbox-writer/README.md: INSERT in the default mode, also SELECT and DELETE for INSERT_AND_DELETE
+            s.execute("GRANT USAGE ON SCHEMA public TO " + appRole);
+            s.execute("GRANT " + (kind == RelayKind.CDC_WAL ? "INSERT, SELECT, DELETE" : "INSERT")
+                    + " ON outbox_event TO " + appRole);
+        }
+    }
+
+    private static HikariDataSource pool(String url, String user, String password, int size, String name) {
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(url);
+        config.setUsername(user);
+        config.setPassword(password);
+        config.setMaximumPoolSize(size);
+        config.setMinimumIdle(0);
+        config.setConnectionTimeout(5_000);
+        config.setPoolName("reliability-" + name);
+        return new HikariDataSource(config);
+    }
+
+    // ---------------------------------------------------------------- relays
+
+    /** Starts (or restarts) the relay {@code target} in a child JVM, reaching PostgreSQL and Kafka through the proxies. */
+    void startRelay(String target) {
+        String instance = target + "-" + relayStarts.incrementAndGet();
+        List<String> args = new ArrayList<>(List.of(db.jdbcUrlVia(env.pgProxy.host(), env.pgProxy.port()), relayRole,
+                env.kafka.bootstrapServers(), topic, instance, Long.toString(RELAY_LEASE.toMillis())));
+        if (kind.cdc()) {
+            args.add(slot);
+            args.add(Boolean.toString(kind == RelayKind.CDC));
+        }
+        JavaProcess p = JavaProcess.start(name + "-" + instance, kind.cdc() ? CdcRelayMain.class : PollRelayMain.class,
+                args, List.of(), Map.of("RELAY_DB_PASSWORD", relayPassword));
+        synchronized (allRelayProcesses) {
+            allRelayProcesses.add(p);
+        }
+        targetOfInstance.put(instance, target);
+        relays.put(target, p);
+    }
+
+    /** The WAL relay ({@code relay-1}, ...) whose instance holds the lease {@code cdc/<slot>} now, or null. */
+    String activeCdcRelay() throws SQLException {
+        try (Connection c = db.connect(); PreparedStatement ps = c.prepareStatement(
+                "SELECT holder FROM outbox_relay_lease WHERE lease_key = ? AND expires_at > now()")) {
+            ps.setString(1, "cdc/" + slot);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? targetOfInstance.get(rs.getString(1)) : null;
+            }
+        }
+    }
+
+    /** The WAL relays' lease: its fencing token and holder (instance id). */
+    record LeaseState(long fence, String holder) {
+    }
+
+    LeaseState cdcLease() throws SQLException {
+        try (Connection c = db.connect(); PreparedStatement ps = c.prepareStatement(
+                "SELECT fence, holder FROM outbox_relay_lease WHERE lease_key = ?")) {
+            ps.setString(1, "cdc/" + slot);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? new LeaseState(rs.getLong(1), rs.getString(2)) : null;
+            }
+        }
+    }
+
+    /** The fencing token and writer of the WAL relays' stored offset. */
+    LeaseState cdcOffsetWriter() throws SQLException {
+        try (Connection c = db.connect(); PreparedStatement ps = c.prepareStatement(
+                "SELECT fence, updated_by FROM outbox_cdc_offset WHERE slot_name = ? ORDER BY updated_at DESC LIMIT 1")) {
+            ps.setString(1, slot);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? new LeaseState(rs.getLong(1), rs.getString(2)) : null;
+            }
+        }
+    }
+
+    /** Fails at once when a relay stopped for good (a WAL relay's start-up check, e.g. a missing grant). */
+    private void assertNoRelayFailed() {
+        synchronized (allRelayProcesses) {
+            for (JavaProcess p : allRelayProcesses) {
+                String out = p.output();
+                if (out.contains("\nFAILED ") || out.startsWith("FAILED ")) {
+                    throw new AssertionError(p.name() + " stopped for good:\n" + out);
+                }
+            }
+        }
+    }
+
+    /** True when the newest relay process's last readiness line is READY (a WAL relay prints READY / NOT READY on change). */
+    boolean relayReady() {
+        JavaProcess newest;
+        synchronized (allRelayProcesses) {
+            newest = allRelayProcesses.isEmpty() ? null : allRelayProcesses.get(allRelayProcesses.size() - 1);
+        }
+        if (newest == null) {
+            return false;
+        }
+        List<String> states = newest.output().lines().filter(l -> l.equals("READY") || l.equals("NOT READY")).toList();
+        return !states.isEmpty() && states.get(states.size() - 1).equals("READY");
+    }
+
+    int relayStartsCount() {
+        return relayStarts.get();
+    }
+
+    JavaProcess relay(String target) {
+        return relays.get(target);
+    }
+
+    void kill9Relay(String target) {
+        relays.get(target).kill9();
+    }
+
+    // ---------------------------------------------------------------- writers
+
+    /** Starts {@code threads} writers; each owns 8 aggregates, so one aggregate's commits are sequential. */
+    void startWriters(int threads, Duration pause) {
+        writing.set(true);
+        for (int t = 0; t < threads; t++) {
+            int id = t;
+            Thread thread = new Thread(() -> writeLoop(id, pause), name + "-writer-" + t);
+            thread.setDaemon(true);
+            writerThreads.add(thread);
+            thread.start();
+        }
+    }
+
+    private void writeLoop(int id, Duration pause) {
+        Random random = new Random(id);
+        while (writing.get()) {
+            String aggregate = "w" + id + "-a" + random.nextInt(8);
+            int events = 1 + random.nextInt(3);
+            try {
+                writeOnce(aggregate, events);
+            } catch (SQLException | RuntimeException e) {
+                if (connectionFailures.incrementAndGet() <= 3) {
+                    log.warn("scenario {}: writer failed ({} so far): {}", name, connectionFailures.get(), e.toString());
+                }
+                sleep(Duration.ofMillis(100));
+            }
+            sleep(pause);
+        }
+    }
+
+    /** One transaction with {@code events} events of {@code aggregate}, recorded in the history whatever happens. */
+    void writeOnce(String aggregate, int events) throws SQLException {
+        try (Connection c = appPool.getConnection()) {
+            c.setAutoCommit(false);
+            OutboxTransaction tx = writer.begin(c);
+            List<UUID> ids = new ArrayList<>();
+            List<Long> orders = new ArrayList<>();
+            for (int i = 0; i < events; i++) {
+                long order = nextOrder.merge(aggregate, 1L, Long::sum);
+                ids.add(tx.add(OutboxMessage.builder("reliability", aggregate, "Happened")
+                        .payloadJson("{\"n\":" + order + ",\"marker\":\"" + PAYLOAD_MARKER + "\"}").build()));
+                orders.add(order);
+            }
+            try {
+                tx.commit();
+                for (int i = 0; i < ids.size(); i++) {
+                    history.committed(ids.get(i), aggregate, orders.get(i));
+                }
+                commits.incrementAndGet();
+            } catch (CommitOutcomeUnknownException e) {
+                for (int i = 0; i < ids.size(); i++) {
+                    history.inDoubt(ids.get(i), aggregate, orders.get(i));
+                }
+                inDoubtCommits.incrementAndGet();
+            } catch (SQLException e) {
+                if (failedCommits.get() < 3) {
+                    log.warn("scenario {}: commit refused: {}", name, e.toString());
+                }
+                ids.forEach(history::rolledBack);
+                failedCommits.incrementAndGet();
+            }
+        }
+    }
+
+    /** A string in every payload: it must never show up in a log line at INFO or above. */
+    static final String PAYLOAD_MARKER = "payload-secret-7c1e";
+
+    void stopWriters() throws InterruptedException {
+        writing.set(false);
+        for (Thread t : writerThreads) {
+            t.join(60_000);
+        }
+        writerThreads.clear();
+    }
+
+    /** Rows the consumer applied so far (a liveness probe while faults are on). */
+    long appliedCount() throws SQLException {
+        try (Connection c = db.connect(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT count(*) FROM reliability_effect")) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    // ---------------------------------------------------------------- heal, drain, check
+
+    /** Heals every fault, restarts dead relays, drains, and returns the checker's verdict (printed). */
+    History.Report healDrainAndCheck() throws Exception {
+        stopWriters();
+        env.healAll();
+        for (Map.Entry<String, JavaProcess> e : relays.entrySet()) {
+            JavaProcess p = e.getValue();
+            if (!p.isAlive()) {
+                startRelay(e.getKey());
+            } else {
+                p.resume();   // harmless if it was not paused
+            }
+        }
+        long start = System.nanoTime();
+        awaitDrain("outbox drained by the relays", () -> {
+            assertNoRelayFailed();
+            return count("SELECT count(*) FROM outbox_event") == 0;
+        });
+        if (kind.cdc()) {
+            // the slot confirmed (i.e. the relay stored an offset at or past) all WAL written up to now: every
+            // committed event before it was acknowledged by Kafka (in the WAL-only mode the table says nothing)
+            String end = walPosition();
+            awaitDrain("slot " + slot + " confirmed " + end, () -> {
+                assertNoRelayFailed();
+                return slotConfirmed(end);
+            });
+        }
+        awaitDrain("consumer caught up", () -> consumerLag() == 0);
+        long drainMillis = (System.nanoTime() - start) / 1_000_000;
+        assertThat(count("SELECT count(*) FROM outbox_dead_letter")).as("parked events").isZero();
+        for (JavaProcess p : relays.values()) {
+            p.terminate(Duration.ofSeconds(30));
+        }
+        consumer.close();
+        try (Connection c = db.connect(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT event_id, aggregate_id FROM reliability_effect ORDER BY n")) {
+            while (rs.next()) {
+                history.applied((UUID) rs.getObject(1), rs.getString(2));
+            }
+        }
+        for (ConsumerRecord<byte[], byte[]> r : readTopic()) {
+            Header h = r.headers().lastHeader("id");
+            history.delivered(UUID.fromString(new String(h.value(), StandardCharsets.UTF_8).replace("\"", "")));
+        }
+        History.Report report = history.check();
+        String line = String.format("RELIABILITY %s: %s | relay=%s writer commits=%d inDoubt=%d failed=%d "
+                        + "connectionFailures=%d relayStarts=%d drain=%dms", name, report.summary(), kind.label(),
+                commits.get(), inDoubtCommits.get(), failedCommits.get(), connectionFailures.get(), relayStarts.get(),
+                drainMillis);
+        System.out.println(line);
+        log.info(line);
+        assertNoSecretsInRelayOutput();
+        return report;
+    }
+
+    /** Waits up to 4 minutes; on timeout fails with what the relays and the database were doing. */
+    private void awaitDrain(String what, java.util.concurrent.Callable<Boolean> done) {
+        try {
+            await(what).atMost(Duration.ofMinutes(4)).pollInterval(Duration.ofMillis(500)).until(done);
+        } catch (org.awaitility.core.ConditionTimeoutException e) {
+            String state = diagnose();
+            System.out.println("RELIABILITY " + name + ": " + what + " did not happen within 4 minutes\n" + state);
+            throw new AssertionError(what + " did not happen within 4 minutes; " + state, e);
+        }
+    }
+
+    /** Rows left, whether Kafka has them, the slot, the relays' sessions and threads. */
+    private String diagnose() {
+        StringBuilder out = new StringBuilder();
+        try {
+            java.util.Set<String> delivered = new java.util.HashSet<>();
+            for (ConsumerRecord<byte[], byte[]> r : readTopic()) {
+                delivered.add(new String(r.headers().lastHeader("id").value(), StandardCharsets.UTF_8));
+            }
+            int left = 0;
+            int leftDelivered = 0;
+            try (Connection c = db.connect(); Statement s = c.createStatement();
+                 ResultSet rs = s.executeQuery("SELECT id::text FROM outbox_event")) {
+                while (rs.next()) {
+                    left++;
+                    if (delivered.contains(rs.getString(1))) {
+                        leftDelivered++;
+                    }
+                }
+            }
+            out.append("outbox rows left ").append(left).append(", of them in the topic ").append(leftDelivered)
+                    .append("; records in the topic ").append(delivered.size()).append('\n');
+        } catch (Exception e) {
+            out.append("outbox/topic: ").append(e).append('\n');
+        }
+        for (String sql : new String[] {
+                "SELECT slot_name, active, active_pid, confirmed_flush_lsn, restart_lsn, pg_current_wal_lsn() "
+                        + "FROM pg_replication_slots",
+                "SELECT lease_key, holder, fence, expires_at > now() AS live FROM outbox_relay_lease",
+                "SELECT pid, usename, backend_type, application_name, state, wait_event_type, wait_event, "
+                        + "now() - state_change AS in_state, left(query, 100) FROM pg_stat_activity WHERE usename = '"
+                        + relayRole + "'"}) {
+            try (Connection c = db.connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+                int n = rs.getMetaData().getColumnCount();
+                while (rs.next()) {
+                    for (int i = 1; i <= n; i++) {
+                        out.append(rs.getMetaData().getColumnName(i)).append('=').append(rs.getString(i)).append(' ');
+                    }
+                    out.append('\n');
+                }
+            } catch (SQLException e) {
+                out.append(sql).append(": ").append(e).append('\n');
+            }
+        }
+        synchronized (allRelayProcesses) {
+            for (JavaProcess p : allRelayProcesses) {
+                if (p.isAlive()) {
+                    out.append("threads of ").append(p.name()).append(":\n").append(p.threadDump()).append('\n');
+                }
+            }
+        }
+        return out.toString();
+    }
+
+    private List<ConsumerRecord<byte[], byte[]>> readTopic() {
+        return env.kafka.readAll(List.of(topic));
+    }
+
+    /** The relays' whole output (child JVMs, INFO and above) names neither password nor payload. */
+    private void assertNoSecretsInRelayOutput() {
+        synchronized (allRelayProcesses) {
+            for (JavaProcess p : allRelayProcesses) {
+                assertThat(p.output()).as("output of " + p.name())
+                        .doesNotContain(relayPassword).doesNotContain(PAYLOAD_MARKER);
+            }
+        }
+    }
+
+    private String walPosition() throws SQLException {
+        try (Connection c = db.connect(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT pg_current_wal_lsn()::text")) {
+            rs.next();
+            return rs.getString(1);
+        }
+    }
+
+    private boolean slotConfirmed(String lsn) throws SQLException {
+        try (Connection c = db.connect(); PreparedStatement ps = c.prepareStatement(
+                "SELECT confirmed_flush_lsn >= ?::pg_lsn FROM pg_replication_slots WHERE slot_name = ?")) {
+            ps.setString(1, lsn);
+            ps.setString(2, slot);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() && rs.getBoolean(1);
+            }
+        }
+    }
+
+    /** Drops the scenario's replication slot (server-wide: left behind it would pin WAL for the whole suite). */
+    private void dropSlot() {
+        try {
+            db.dropReplicationSlot(slot);
+        } catch (IllegalStateException e) {
+            log.warn("scenario {}: {}", name, e.getMessage());
+        }
+    }
+
+    long count(String sql) throws SQLException {
+        try (Connection c = db.connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    private long consumerLag() throws Exception {
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", env.kafka.internalBootstrapServers()))) {
+            Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(consumer.group())
+                    .partitionsToOffsetAndMetadata().get();
+            Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+            for (int p = 0; p < PARTITIONS; p++) {
+                latest.put(new TopicPartition(topic, p), OffsetSpec.latest());
+            }
+            long lag = 0;
+            for (Map.Entry<TopicPartition, org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo> e
+                    : admin.listOffsets(latest).all().get().entrySet()) {
+                OffsetAndMetadata done = committed.get(e.getKey());
+                lag += e.getValue().offset() - (done == null ? 0 : done.offset());
+            }
+            return lag;
+        }
+    }
+
+    Map<String, String> figures(History.Report r) {
+        Map<String, String> m = new LinkedHashMap<>();
+        m.put("events committed (intents)", Integer.toString(r.intents()));
+        m.put("in doubt (applied)", r.inDoubt() + " (" + r.inDoubtApplied() + ")");
+        m.put("records delivered", Long.toString(r.deliveries()));
+        m.put("duplicate deliveries", Long.toString(r.duplicateDeliveries()));
+        m.put("effects applied", Integer.toString(r.applied()));
+        m.put("lost", Integer.toString(r.lost()));
+        m.put("unexpected", Integer.toString(r.unexpected()));
+        m.put("duplicate effects", Integer.toString(r.duplicateEffects()));
+        m.put("order violations", Integer.toString(r.orderViolations()));
+        return m;
+    }
+
+    static void sleep(Duration d) {
+        try {
+            Thread.sleep(d.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    public void close() {
+        writing.set(false);
+        try {
+            consumer.close();
+        } catch (RuntimeException ignored) {
+            // already closed after the check
+        }
+        synchronized (allRelayProcesses) {
+            allRelayProcesses.forEach(JavaProcess::close);
+        }
+        appPool.close();
+        consumerPool.close();
+        env.healAll();
+        if (kind.cdc()) {
+            dropSlot();
+        }
+    }
+}
