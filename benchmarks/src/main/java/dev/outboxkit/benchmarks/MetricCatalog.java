@@ -93,7 +93,7 @@ public final class MetricCatalog {
     public static String systemLabel(String system) {
         return switch (system) {
             case "poller" -> "the polling relay";
-            case "cdc" -> "the CDC relay";
+            case "cdc" -> "the WAL relay";
             case "modulith" -> "the Spring Modulith peer";
             default -> system;
         };

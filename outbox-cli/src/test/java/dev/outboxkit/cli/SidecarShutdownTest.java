@@ -93,7 +93,7 @@ class SidecarShutdownTest {
                 ports.put(e.getKey(), SidecarRetentionTest.port(e.getValue()));
                 TestDatabase db = dbs.get(e.getKey());
                 SidecarRetentionTest.write(db, new History(), 20);
-                await().atMost(WAIT).until(() -> SidecarRetentionTest.count(db, "SELECT count(*) FROM outbox_event") == 0);
+                await().atMost(WAIT).until(() -> db.count("SELECT count(*) FROM outbox_event") == 0);
             }
 
             // Both gone at once, with work pending: the relays' batches and lease renewals now hang.
