@@ -42,6 +42,12 @@ public final class CdcOptions {
     public static final RelayOption<Integer> MAX_BATCH_SIZE = RelayOption.integer("maxBatchSize", 4096, 1, 100_000,
             "Most events per batch (Debezium's max.batch.size; its queue holds four batches).");
 
+    /** Records waiting for Kafka's answer. */
+    public static final RelayOption<Integer> MAX_IN_FLIGHT = RelayOption.integer("maxInFlight", 16_384, 1, 1_000_000,
+            "Most records handed to the producer and not yet acknowledged. Debezium decodes the next batch while "
+                    + "earlier ones are on their way; past this bound it waits for the oldest. A value at or below "
+                    + "maxBatchSize makes every batch wait for its own acknowledgements.");
+
     /** Longest queue wait of a lone event. */
     public static final RelayOption<Duration> POLL_INTERVAL = RelayOption.duration("pollInterval",
             Duration.ofMillis(5), Duration.ofMillis(1), Duration.ofSeconds(10),
@@ -59,6 +65,6 @@ public final class CdcOptions {
     /** The WAL relay's own settings, in reference order. */
     public static List<RelayOption<?>> all() {
         return List.of(SLOT_NAME, PUBLICATION_NAME, DELETE_AFTER_PUBLISH, HEARTBEAT_INTERVAL, OFFSET_FLUSH_INTERVAL,
-                MAX_BATCH_SIZE, POLL_INTERVAL, SHUTDOWN_TIMEOUT);
+                MAX_BATCH_SIZE, MAX_IN_FLIGHT, POLL_INTERVAL, SHUTDOWN_TIMEOUT);
     }
 }

@@ -213,6 +213,15 @@ public final class CdcRelay implements Relay {
         }
 
         /**
+         * {@link CdcOptions#MAX_IN_FLIGHT}: most records handed to the producer and not yet acknowledged; past it the
+         * relay waits for the oldest batch. At or below {@code maxBatchSize}, every batch waits for its own
+         * acknowledgements. Default 16384; 1 to 1000000.
+         */
+        public Builder maxInFlight(int maxInFlight) {
+            return set(CdcOptions.MAX_IN_FLIGHT, maxInFlight);
+        }
+
+        /**
          * {@link CdcOptions#POLL_INTERVAL}: the longest a lone event waits in Debezium's queue before its batch is
          * handed over ({@code poll.interval.ms}). Lower means lower latency and more wake-ups when idle. Default
          * 5 ms; 1 ms to 10 s.
@@ -251,7 +260,8 @@ public final class CdcRelay implements Relay {
             return new CdcRelay(new CdcSettings(login.jdbcUrl(), login.user(), login.password(), get(RelayOptions.SCHEMA),
                     get(CdcOptions.SLOT_NAME), get(CdcOptions.PUBLICATION_NAME), producer, get(RelayOptions.ROUTE), id,
                     get(RelayOptions.LEASE_DURATION), get(CdcOptions.DELETE_AFTER_PUBLISH), get(CdcOptions.HEARTBEAT_INTERVAL),
-                    get(CdcOptions.OFFSET_FLUSH_INTERVAL), get(CdcOptions.MAX_BATCH_SIZE), get(CdcOptions.POLL_INTERVAL),
+                    get(CdcOptions.OFFSET_FLUSH_INTERVAL), get(CdcOptions.MAX_BATCH_SIZE), get(CdcOptions.MAX_IN_FLIGHT),
+                    get(CdcOptions.POLL_INTERVAL),
                     get(CdcOptions.SHUTDOWN_TIMEOUT), meterRegistry == null ? new SimpleMeterRegistry() : meterRegistry,
                     clock), producerFactory);
         }

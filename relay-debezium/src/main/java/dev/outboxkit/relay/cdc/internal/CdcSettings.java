@@ -17,6 +17,7 @@ import java.util.Map;
  * @param jdbcUrl         the URL without user= and password= ({@link DatabaseLogin}); user and password resolved
  * @param producerConfig  the checked producer configuration (defaults, overrides, bootstrap servers)
  * @param maxBatchSize    Debezium's {@code max.batch.size}: events handed to the relay per batch
+ * @param maxInFlight     most records handed to the producer and not yet acknowledged
  * @param pollInterval    Debezium's {@code poll.interval.ms}: the longest a lone event waits in its queue
  * @param shutdownTimeout how long {@code close()} waits for the open transaction to finish publishing
  */
@@ -24,7 +25,7 @@ public record CdcSettings(String jdbcUrl, String user, Secret password, String s
                           String publicationName, Map<String, Object> producerConfig, TopicRoute route,
                           String instanceId, Duration leaseDuration, boolean deleteAfterPublish,
                           Duration heartbeatInterval, Duration offsetFlushInterval, int maxBatchSize,
-                          Duration pollInterval, Duration shutdownTimeout, MeterRegistry meterRegistry, Clock clock) {
+                          int maxInFlight, Duration pollInterval, Duration shutdownTimeout, MeterRegistry meterRegistry, Clock clock) {
 
     /** Prefix of the logical decoding messages the writer emits in its emit-message mode. */
     public static final String MESSAGE_PREFIX = "outboxkit";

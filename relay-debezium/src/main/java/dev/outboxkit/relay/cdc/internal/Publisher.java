@@ -16,9 +16,10 @@ import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.RecordMetadata;
 
 /**
- * Sends a batch and waits until Kafka acknowledged every record of it: the only way a row leaves the
- * relay's hands. Records are built by {@link KafkaRecords} (the same mapping as the poller) and sent in
- * stream order, so one aggregate's events keep their commit order in its partition.
+ * Hands a batch's records to the producer without waiting ({@link #send}) and, later, reads what became of
+ * them ({@link #settle}): the only way a row leaves the relay's hands. Records are built by {@link KafkaRecords}
+ * (the same mapping as the poller) and sent in stream order, so one aggregate's events keep their commit order
+ * in its partition.
  *
  * <p>Failures are classified by {@link PublishFailures}, as in the polling relay: a {@link PublishFailure#POISON}
  * event becomes a {@link DeadLetter}; {@link PublishFailure#FENCED} ends the batch as a {@link FencedException};
@@ -50,64 +51,116 @@ final class Publisher {
         }
     }
 
+    /** A batch handed to the producer: its records may still be on their way. */
+    static final class Sent {
+        private final List<OutboxRow> rows;
+        private final List<Future<RecordMetadata>> futures;
+        private final List<DeadLetter> refused;
+        private int firstPending;
+
+        private Sent(List<OutboxRow> rows, List<Future<RecordMetadata>> futures, List<DeadLetter> refused) {
+            this.rows = rows;
+            this.futures = futures;
+            this.refused = refused;
+        }
+
+        /** Records handed to the producer. */
+        int size() {
+            return futures.size();
+        }
+
+        /** True once Kafka answered every record (never blocks). */
+        boolean answered() {
+            while (firstPending < futures.size() && futures.get(firstPending).isDone()) {
+                firstPending++;
+            }
+            return firstPending == futures.size();
+        }
+
+        /** The first row, for the age of the oldest unacknowledged event. */
+        OutboxRow first() {
+            return rows.isEmpty() ? null : rows.get(0);
+        }
+    }
+
     private final Producer<byte[], byte[]> producer;
     private final KafkaRecords records;
     private final CdcMetrics metrics;
     private final Clock clock;
+    private final Runnable flush;
 
-    Publisher(Producer<byte[], byte[]> producer, KafkaRecords records, CdcMetrics metrics, Clock clock) {
+    /** @param flush asks for the producer's buffer to be sent now, without waiting (the producer lingers 5 ms) */
+    Publisher(Producer<byte[], byte[]> producer, KafkaRecords records, CdcMetrics metrics, Clock clock, Runnable flush) {
         this.producer = producer;
         this.records = records;
         this.metrics = metrics;
         this.clock = clock;
+        this.flush = flush;
     }
 
+    /** Sends and waits: {@link #send}, then {@link #settle}. */
     Outcome publish(List<OutboxRow> rows) throws InterruptedException {
-        List<DeadLetter> dead = new ArrayList<>();
+        metrics.batchSize.record(rows.size());
+        return settle(send(rows));
+    }
+
+    /**
+     * Hands every row's record to the producer and returns at once. A row whose record cannot even be built or
+     * sent for good (poison) is set aside to be parked; any other refusal at send time throws.
+     */
+    Sent send(List<OutboxRow> rows) {
+        List<DeadLetter> refused = new ArrayList<>();
         List<OutboxRow> sentRows = new ArrayList<>(rows.size());
-        List<OutboxEvent> sentEvents = new ArrayList<>(rows.size());
         List<Future<RecordMetadata>> futures = new ArrayList<>(rows.size());
         for (OutboxRow row : rows) {
-            OutboxEvent event;
-            Future<RecordMetadata> future;
             try {
-                event = row.toEvent();
+                OutboxEvent event = row.toEvent();
+                Instant createdAt = event.createdAt();
                 // send() itself throws for some refusals (a serializer's), and for a closed or interrupted producer
-                future = producer.send(records.toRecord(event));
+                futures.add(producer.send(records.toRecord(event), (metadata, error) -> {
+                    if (error == null) {
+                        acknowledged(createdAt);
+                    }
+                }));
             } catch (RuntimeException e) {
                 PublishFailures.Classified failure = PublishFailures.classify(e);
                 if (failure.outcome() != PublishFailure.POISON) {
                     throw failed(row, failure);
                 }
-                dead.add(new DeadLetter(row, failure));
+                refused.add(new DeadLetter(row, failure));
                 continue;
             }
             sentRows.add(row);
-            sentEvents.add(event);
-            futures.add(future);
         }
-        if (futures.isEmpty()) {
-            return new Outcome(List.of(), dead);
+        if (!futures.isEmpty()) {
+            flush.run();
         }
-        producer.flush();
-        List<OutboxRow> acked = new ArrayList<>(sentRows.size());
-        Instant now = clock.instant();
-        for (int i = 0; i < futures.size(); i++) {
+        return new Sent(sentRows, futures, refused);
+    }
+
+    /** On the producer's thread, as each acknowledgement arrives: the latency is measured at the ack itself. */
+    private void acknowledged(Instant createdAt) {
+        metrics.commitToAck.record(Duration.between(createdAt, clock.instant()));
+        metrics.published.increment();
+        metrics.lastAckNanos.set(System.nanoTime());
+    }
+
+    /** Waits until Kafka answered every record of {@code sent}; classifies the refusals. */
+    Outcome settle(Sent sent) throws InterruptedException {
+        List<DeadLetter> dead = new ArrayList<>(sent.refused);
+        List<OutboxRow> acked = new ArrayList<>(sent.rows.size());
+        for (int i = 0; i < sent.futures.size(); i++) {
             try {
-                futures.get(i).get();
-                acked.add(sentRows.get(i));
-                metrics.commitToAck.record(Duration.between(sentEvents.get(i).createdAt(), now));
+                sent.futures.get(i).get();
+                acked.add(sent.rows.get(i));
             } catch (ExecutionException e) {
                 PublishFailures.Classified failure = PublishFailures.classify(e.getCause() == null ? e : e.getCause());
                 if (failure.outcome() != PublishFailure.POISON) {
-                    throw failed(sentRows.get(i), failure);
+                    throw failed(sent.rows.get(i), failure);
                 }
-                dead.add(new DeadLetter(sentRows.get(i), failure));
+                dead.add(new DeadLetter(sent.rows.get(i), failure));
             }
         }
-        metrics.lastAckNanos.set(System.nanoTime());
-        metrics.published.increment(acked.size());
-        metrics.batchSize.record(futures.size());
         return new Outcome(acked, dead);
     }
 

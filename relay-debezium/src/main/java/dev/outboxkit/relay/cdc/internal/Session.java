@@ -3,6 +3,7 @@ package dev.outboxkit.relay.cdc.internal;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxkit.core.FencedException;
 import dev.outboxkit.core.KafkaRecords;
+import dev.outboxkit.core.internal.Flusher;
 import dev.outboxkit.relay.cdc.CdcStartupException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -195,8 +196,13 @@ final class Session {
     End run() {
         String storeId = null;
         RowSink sink = new RowSink(pool, settings, lease, () -> fence, e -> lost = true, metrics);
+        Flusher flusher = new Flusher(() -> producer);
+        Thread flushing = new Thread(flusher, "outboxkit-cdc-flush-" + settings.slotName());
+        flushing.setDaemon(true);
+        flushing.start();
         try {
-            Publisher publisher = new Publisher(producer, new KafkaRecords(settings.route()), metrics, settings.clock());
+            Publisher publisher = new Publisher(producer, new KafkaRecords(settings.route()), metrics, settings.clock(),
+                    flusher::request);
             StartupDrain.Result drained = null;
             if (settings.deleteAfterPublish() || firstStart) {
                 phase = "publishing the rows already in " + settings.outboxTable();
@@ -228,7 +234,8 @@ final class Session {
             phase = "starting Debezium";
             FlushPolicy policy = new FlushPolicy(settings.offsetFlushInterval());
             StreamHandler handler = new StreamHandler(new ChangeDecoder(settings.schema(), EngineConfig.HEARTBEAT_TOPIC_PREFIX),
-                    publisher, sink, metrics, policy, this::authority, drained, !settings.deleteAfterPublish());
+                    publisher, sink, metrics, policy, this::authority, drained, !settings.deleteAfterPublish(),
+                    settings.maxInFlight());
             storeId = PostgresOffsetStore.register(new PostgresOffsetStore.Context(state, () -> fence,
                     this::checkBeforeRead, this::onWriteFailure));
             EngineRunner runner = new EngineRunner(EngineConfig.properties(settings, target, storeId), handler, policy,
@@ -288,6 +295,7 @@ final class Session {
                 PostgresOffsetStore.unregister(storeId);
             }
             sink.close();
+            flusher.stop();
             if (renewer != null) {
                 renewer.cancel(false); // the next session (if any) renews on its own
             }

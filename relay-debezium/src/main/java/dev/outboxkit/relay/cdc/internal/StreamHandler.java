@@ -5,6 +5,7 @@ import io.debezium.engine.DebeziumEngine;
 import io.debezium.engine.RecordChangeEvent;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -15,10 +16,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Debezium's batches in, Kafka records out. For each batch: decode, publish what belongs to the
- * outbox, wait for every acknowledgement, park dead letters, queue the deletion of published rows,
- * and only then mark a position as processed. The position marked is always a transaction boundary
- * (see {@link Position}); everything before it is acknowledged.
+ * Debezium's batches in, Kafka records out. For each batch: decode, hand what belongs to the outbox to
+ * the producer and return without waiting for Kafka, so Debezium decodes the next batch while this one
+ * is on its way. Each batch joins a queue with the position it may mark; a position is marked only when
+ * Kafka answered every record of its batch and of every batch before it: then dead letters are parked,
+ * the deletion of published rows queued, and the position marked as processed. The position marked is
+ * always a transaction boundary (see {@link Position}); everything before it is acknowledged. At most
+ * {@code maxInFlight} records wait for Kafka; past that the handler waits for the oldest batch.
  *
  * <p>Graceful stop ({@link #requestStop()}): the handler finishes the transaction it is in the middle
  * of (so the offset can cover everything it published), marks that boundary, flushes the offset and
@@ -36,6 +40,10 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
     private final FlushPolicy flushPolicy;
     private final BooleanSupplier authority;
     private final boolean trackInFlightAge;
+    private final int maxInFlight;
+    /** Batches handed to the producer, oldest first, with the position each may mark (poll thread only). */
+    private final ArrayDeque<Pending> pending = new ArrayDeque<>();
+    private int inFlight;
     private final CountDownLatch stopped = new CountDownLatch(1);
     private volatile StartupDrain.Result drained;
     private volatile boolean stopRequested;
@@ -47,8 +55,12 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
     private RecordChangeEvent<SourceRecord> openTail;
     private Long openTx;
 
+    /** Records on their way to Kafka, and the position to mark once they and everything before are answered. */
+    private record Pending(Publisher.Sent sent, RecordChangeEvent<SourceRecord> mark) {
+    }
+
     StreamHandler(ChangeDecoder decoder, Publisher publisher, RowSink sink, CdcMetrics metrics, FlushPolicy flushPolicy,
-                  BooleanSupplier authority, StartupDrain.Result drained, boolean trackInFlightAge) {
+                  BooleanSupplier authority, StartupDrain.Result drained, boolean trackInFlightAge, int maxInFlight) {
         this.decoder = decoder;
         this.publisher = publisher;
         this.sink = sink;
@@ -57,6 +69,7 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
         this.authority = authority;
         this.drained = drained == null || drained.drainedSeqs().length == 0 ? null : drained;
         this.trackInFlightAge = trackInFlightAge;
+        this.maxInFlight = maxInFlight;
     }
 
     void requestStop() {
@@ -89,6 +102,7 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
         int limit = events.size();
         if (stopping) {
             if (openTail == null) {
+                settle(committer, true);
                 finishStop(committer);
                 return;
             }
@@ -97,6 +111,7 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
 
         List<ChangeDecoder.Change> changes = new ArrayList<>(limit);
         List<OutboxRow> rows = new ArrayList<>(limit);
+        int[] rowAt = new int[limit]; // the index in 'events' of each row
         for (int i = 0; i < limit; i++) {
             ChangeDecoder.Change change = decoder.decode(events.get(i).record());
             changes.add(change);
@@ -106,8 +121,10 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
                     metrics.duplicatesSkipped.increment();
                     continue;
                 }
+                rowAt[rows.size()] = i;
                 rows.add(change.row());
             } else if (change.kind() == ChangeDecoder.Kind.OUTBOX_MESSAGE) {
+                rowAt[rows.size()] = i;
                 rows.add(change.row());
                 if (!trackInFlightAge && !warnedAboutMessages) {
                     warnedAboutMessages = true;
@@ -118,11 +135,12 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
                 }
             }
         }
-        if (!rows.isEmpty()) {
-            publish(rows);
-        }
 
+        // The last position of this batch that may be stored, and where it is: -1 for the open transaction's last
+        // change from an earlier batch, none (-2) when this batch completes no transaction.
         RecordChangeEvent<SourceRecord> candidate = null;
+        int candidateAt = -2;
+        int tailAt = -1;
         for (int i = 0; i < limit; i++) {
             Position position = changes.get(i).position();
             if (position.boundary()) {
@@ -130,9 +148,11 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
                     // proof that the open transaction is complete; its last change is the position to store
                     if (openTail != null) {
                         candidate = openTail;
+                        candidateAt = tailAt;
                     }
                 } else {
                     candidate = events.get(i); // a non-transactional message is its own transaction
+                    candidateAt = i;
                 }
                 openTail = null;
                 openTx = null;
@@ -140,8 +160,10 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
             } else if (position.inTransaction()) {
                 if (openTail != null && !position.txId().equals(openTx)) {
                     candidate = openTail;
+                    candidateAt = tailAt;
                 }
                 openTail = events.get(i);
+                tailAt = i;
                 openTx = position.txId();
                 passed(position);
             }
@@ -152,18 +174,28 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
             // Record 'limit' itself is neither published nor marked; it is streamed again at the next start.
             if (openTail != null) {
                 candidate = openTail;
+                candidateAt = tailAt;
             }
             openTail = null;
             openTx = null;
             stopNow = true;
         }
-        if (candidate != null) {
-            if (log.isDebugEnabled()) {
-                log.debug("marking {} processed (batch of {}, open transaction {})", candidate.record().sourceOffset(),
-                        events.size(), openTx);
-            }
-            committer.markProcessed(candidate);
+
+        if (!rows.isEmpty()) {
+            metrics.batchSize.record(rows.size());
         }
+        // Rows up to the candidate go with it; the rest wait for a later batch's position.
+        int upTo = 0;
+        while (upTo < rows.size() && rowAt[upTo] <= candidateAt) {
+            upTo++;
+        }
+        if (upTo > 0 || candidate != null) {
+            enqueue(upTo == 0 ? null : publisher.send(rows.subList(0, upTo)), candidate);
+        }
+        if (upTo < rows.size()) {
+            enqueue(publisher.send(rows.subList(upTo, rows.size())), null);
+        }
+        settle(committer, stopNow);
         batches++;
         if (stopNow) {
             finishStop(committer);
@@ -172,32 +204,72 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
         }
     }
 
-    private void publish(List<OutboxRow> rows) throws InterruptedException {
+    private void enqueue(Publisher.Sent sent, RecordChangeEvent<SourceRecord> mark) {
+        pending.add(new Pending(sent, mark));
+        inFlight += sent == null ? 0 : sent.size();
+    }
+
+    /**
+     * Settles the batches Kafka has answered, oldest first (all of them, waiting, when {@code all}), then waits
+     * for the oldest while more than {@code maxInFlight} records are unanswered.
+     */
+    private void settle(DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer, boolean all)
+            throws InterruptedException {
+        while (!pending.isEmpty() && (all || inFlight > maxInFlight || answered(pending.peek()))) {
+            settleOldest(committer);
+        }
         if (trackInFlightAge) {
+            metrics.oldestUnackedMicros.set(oldestUnacked());
+        }
+    }
+
+    private static boolean answered(Pending p) {
+        return p.sent() == null || p.sent().answered();
+    }
+
+    /** Dead letters parked and published rows queued for deletion before the position may move past them. */
+    private void settleOldest(DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer)
+            throws InterruptedException {
+        Pending p = pending.poll();
+        if (p.sent() != null) {
+            Publisher.Outcome outcome = publisher.settle(p.sent());
+            inFlight -= p.sent().size();
             try {
-                metrics.oldestUnackedMicros.set(micros(rows.get(0)));
-            } catch (RuntimeException e) {
-                // not a timestamp: the publisher parks the event
+                sink.park(outcome.deadLetters());
+            } catch (SQLException e) {
+                throw new IllegalStateException("could not park " + outcome.deadLetters().size()
+                        + " events in outbox_dead_letter: " + e.getMessage(), e);
+            }
+            int n = 0;
+            long[] seqs = new long[outcome.acked().size()];
+            for (OutboxRow row : outcome.acked()) {
+                if (row.seq() > 0) {
+                    seqs[n++] = row.seq();
+                }
+            }
+            sink.deleteLater(n == seqs.length ? seqs : java.util.Arrays.copyOf(seqs, n));
+        }
+        if (p.mark() != null) {
+            if (log.isDebugEnabled()) {
+                log.debug("marking {} processed ({} records still on their way)", p.mark().record().sourceOffset(), inFlight);
+            }
+            committer.markProcessed(p.mark());
+        }
+    }
+
+    /** created_at of the oldest unanswered event (micros), 0 when none; a row that has none counts as none. */
+    private long oldestUnacked() {
+        for (Pending p : pending) {
+            OutboxRow first = p.sent() == null ? null : p.sent().first();
+            if (first != null) {
+                try {
+                    return micros(first);
+                } catch (RuntimeException e) {
+                    return 0; // not a timestamp: the publisher parks the event
+                }
             }
         }
-        Publisher.Outcome outcome = publisher.publish(rows);
-        try {
-            sink.park(outcome.deadLetters());
-        } catch (SQLException e) {
-            throw new IllegalStateException("could not park " + outcome.deadLetters().size()
-                    + " events in outbox_dead_letter: " + e.getMessage(), e);
-        }
-        int n = 0;
-        long[] seqs = new long[outcome.acked().size()];
-        for (OutboxRow row : outcome.acked()) {
-            if (row.seq() > 0) {
-                seqs[n++] = row.seq();
-            }
-        }
-        sink.deleteLater(n == seqs.length ? seqs : java.util.Arrays.copyOf(seqs, n));
-        if (trackInFlightAge) {
-            metrics.oldestUnackedMicros.set(0);
-        }
+        return 0;
     }
 
     private static long micros(OutboxRow row) {

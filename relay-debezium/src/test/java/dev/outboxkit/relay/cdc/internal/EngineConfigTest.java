@@ -18,7 +18,7 @@ class EngineConfigTest {
     private static CdcSettings settings(DatabaseLogin login) {
         return new CdcSettings(login.jdbcUrl(), login.user(), login.password(), "public", "s", "outboxkit_pub", Map.of(),
                 TopicRoute.defaultRoute(), "i", Duration.ofSeconds(5), true, Duration.ofSeconds(1), Duration.ofSeconds(1),
-                100, Duration.ofMillis(5), Duration.ofSeconds(5), new SimpleMeterRegistry(), Clock.systemUTC());
+                100, 1000, Duration.ofMillis(5), Duration.ofSeconds(5), new SimpleMeterRegistry(), Clock.systemUTC());
     }
 
     private static Properties engine(DatabaseLogin login) {

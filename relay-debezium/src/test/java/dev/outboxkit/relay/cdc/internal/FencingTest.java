@@ -31,7 +31,7 @@ class FencingTest {
     private static CdcSettings settings(TestDatabase db, String instance) {
         return new CdcSettings(db.jdbcUrl(), db.user(), Secret.of(db.password()), "public", "fence_slot", "outboxkit_pub",
                 Map.of(), TopicRoute.defaultRoute(), instance, Duration.ofSeconds(5), true, Duration.ofSeconds(1),
-                Duration.ofSeconds(1), 100, Duration.ofMillis(5), Duration.ofSeconds(5), new SimpleMeterRegistry(),
+                Duration.ofSeconds(1), 100, 1000, Duration.ofMillis(5), Duration.ofSeconds(5), new SimpleMeterRegistry(),
                 Clock.systemUTC());
     }
 

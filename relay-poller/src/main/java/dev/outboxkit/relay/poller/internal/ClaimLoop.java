@@ -1,6 +1,7 @@
 package dev.outboxkit.relay.poller.internal;
 
 import dev.outboxkit.core.KafkaRecords;
+import dev.outboxkit.core.internal.Flusher;
 import dev.outboxkit.relay.poller.ParkPolicy;
 import java.sql.SQLException;
 import java.time.Duration;

@@ -1,33 +1,37 @@
-package dev.outboxkit.relay.poller.internal;
+package dev.outboxkit.core.internal;
 
 import java.util.function.Supplier;
 import org.apache.kafka.clients.producer.Producer;
 
 /**
- * Makes the producer send at once what it holds, without the claim loop waiting for it. The
- * producer lingers (5 ms) to fill batches while a backlog drains; when the relay is caught up it
- * asks for a flush after each small batch, so a lone event does not wait for the linger. Runs on
- * its own thread because {@code flush()} blocks until the records are acknowledged.
+ * Not API: shared by both relays.
+ *
+ * <p>Makes the producer send at once what it holds, without the relay's loop waiting for it. The
+ * producer lingers (5 ms) to fill batches while a backlog drains; a relay asks for a flush after each
+ * batch it appended, so a lone event does not wait for the linger. Runs on its own thread because
+ * {@code flush()} blocks until the records are acknowledged.
  */
-final class Flusher implements Runnable {
+public final class Flusher implements Runnable {
 
     private final Supplier<Producer<byte[], byte[]>> producer;
     private final Object lock = new Object();
     private boolean requested;
     private volatile boolean stopped;
 
-    Flusher(Supplier<Producer<byte[], byte[]>> producer) {
+    public Flusher(Supplier<Producer<byte[], byte[]>> producer) {
         this.producer = producer;
     }
 
-    void request() {
+    /** Asks for a flush; returns at once (requests made while one runs fold into the next). */
+    public void request() {
         synchronized (lock) {
             requested = true;
             lock.notifyAll();
         }
     }
 
-    void stop() {
+    /** Ends the thread running this (after the flush in progress, if any). */
+    public void stop() {
         stopped = true;
         request();
     }
