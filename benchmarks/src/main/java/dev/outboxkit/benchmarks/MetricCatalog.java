@@ -27,6 +27,10 @@ public final class MetricCatalog {
             "poller_drain_eps ÷ pg_drain_ceiling_eps, same repeat").atLeast(0.7);
     public static final Metric CDC_DRAIN_EPS = Metric.of("cdc_drain_eps", "events/s",
             "WAL relay (Debezium Embedded, pgoutput) streaming the backlog into Kafka").atLeast(50_000);
+    public static final Metric DEBEZIUM_CEILING_EPS = Metric.of("debezium_ceiling_eps", "events/s",
+            "Debezium Embedded alone: the WAL relay's connector settings, a handler that only marks records processed (no decoding, no Kafka)");
+    public static final Metric CDC_VS_DEBEZIUM_CEILING = Metric.of("cdc_vs_debezium_ceiling", "ratio",
+            "cdc_drain_eps ÷ debezium_ceiling_eps, same repeat").atLeast(0.9);
     public static final Metric STOCK_DEBEZIUM_EPS = Metric.of("stock_debezium_eps", "events/s",
             "stock pipeline: Debezium Embedded + EventRouter SMT + JSON converter + send-and-wait, as Debezium's docs show it");
     public static final Metric CDC_VS_STOCK_DEBEZIUM = Metric.of("cdc_vs_stock_debezium", "ratio",
@@ -102,7 +106,8 @@ public final class MetricCatalog {
     /** Every key the report lists even when nothing measured it, in report order. */
     public static final List<Metric> REQUIRED = List.of(
             PG_DRAIN_CEILING_EPS, KAFKA_PRODUCE_CEILING_EPS, POLLER_DRAIN_EPS, POLLER_VS_PG_CEILING,
-            CDC_DRAIN_EPS, STOCK_DEBEZIUM_EPS, CDC_VS_STOCK_DEBEZIUM, WRITER_TAX_RATIO, CONSUMER_DEDUPE_RATIO,
+            CDC_DRAIN_EPS, DEBEZIUM_CEILING_EPS, CDC_VS_DEBEZIUM_CEILING, STOCK_DEBEZIUM_EPS, CDC_VS_STOCK_DEBEZIUM,
+            WRITER_TAX_RATIO, CONSUMER_DEDUPE_RATIO,
             CONSUMER_EPS, POLLER_P50_MS_AT_200, POLLER_P99_MS_AT_200, CDC_P50_MS_AT_200, CDC_P99_MS_AT_200,
             POLLER_P99_MS_AT_5000, CDC_P99_MS_AT_5000, RELAY_RSS_MB, NOTIFY_COMMIT_RATIO,
             MODULITH_DRAIN_EPS, POLLER_VS_MODULITH_DRAIN, MODULITH_P50_MS_AT_200, MODULITH_P99_MS_AT_200,
@@ -121,6 +126,7 @@ public final class MetricCatalog {
 
     public static final List<Ratio> RATIOS = List.of(
             new Ratio(POLLER_VS_PG_CEILING, POLLER_DRAIN_EPS.key(), PG_DRAIN_CEILING_EPS.key()),
+            new Ratio(CDC_VS_DEBEZIUM_CEILING, CDC_DRAIN_EPS.key(), DEBEZIUM_CEILING_EPS.key()),
             new Ratio(CDC_VS_STOCK_DEBEZIUM, CDC_DRAIN_EPS.key(), STOCK_DEBEZIUM_EPS.key()),
             new Ratio(WRITER_TAX_RATIO, WRITER_OUTBOX_TPS.key(), WRITER_BASELINE_TPS.key()),
             new Ratio(CONSUMER_DEDUPE_RATIO, CONSUMER_EPS.key(), CONSUMER_PLAIN_EPS.key()),

@@ -2,6 +2,7 @@ package dev.outboxkit.benchmarks;
 
 import dev.outboxkit.benchmarks.scenarios.CdcDrain;
 import dev.outboxkit.benchmarks.scenarios.ConsumerThroughput;
+import dev.outboxkit.benchmarks.scenarios.DebeziumCeilingDrain;
 import dev.outboxkit.benchmarks.scenarios.CrashRecovery;
 import dev.outboxkit.benchmarks.scenarios.JmhHotPaths;
 import dev.outboxkit.benchmarks.scenarios.KafkaLatencyFloor;
@@ -14,6 +15,7 @@ import dev.outboxkit.benchmarks.scenarios.PollerDrain;
 import dev.outboxkit.benchmarks.scenarios.RelayLatency;
 import dev.outboxkit.benchmarks.scenarios.RelayRss;
 import dev.outboxkit.benchmarks.scenarios.StockDebeziumDrain;
+import dev.outboxkit.benchmarks.scenarios.WriterModeTax;
 import dev.outboxkit.benchmarks.scenarios.WriterOutbox;
 import dev.outboxkit.benchmarks.scenarios.WriterTaxBaseline;
 import java.util.List;
@@ -40,10 +42,12 @@ public final class ScenarioCatalog {
                 new ModulithDrain(),
                 new KafkaProduceCeiling(),
                 new CdcDrain(),
+                new DebeziumCeilingDrain(),
                 new StockDebeziumDrain(),
                 new WriterTaxBaseline(),
                 new WriterOutbox(),
                 new ModulithWriterTax(),
+                new WriterModeTax(),
                 new NotifyCommitRatio(),
                 new ConsumerThroughput(),
                 new KafkaLatencyFloor(),

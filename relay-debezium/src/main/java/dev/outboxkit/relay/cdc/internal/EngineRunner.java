@@ -29,7 +29,8 @@ final class EngineRunner implements AutoCloseable {
     private final Thread thread;
     private volatile boolean polling;
 
-    EngineRunner(Properties properties, StreamHandler handler, FlushPolicy policy, String slotName) {
+    EngineRunner(Properties properties, DebeziumEngine.ChangeConsumer<RecordChangeEvent<SourceRecord>> handler,
+                 FlushPolicy policy, String slotName) {
         engine = DebeziumEngine.create(ChangeEventFormat.of(Connect.class))
                 .using(properties)
                 .using(policy)

@@ -1,0 +1,109 @@
+package dev.outboxkit.relay.cdc.internal;
+
+import dev.outboxkit.core.RelayOptions;
+import dev.outboxkit.core.Secret;
+import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.relay.cdc.CdcOptions;
+import io.debezium.engine.DebeziumEngine;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.debezium.engine.RecordChangeEvent;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.connect.source.SourceRecord;
+
+/**
+ * Not API: for the benchmarks' {@code debezium_ceiling_eps}.
+ *
+ * <p>Debezium Embedded with exactly the WAL relay's connector settings ({@link EngineConfig}) and a handler
+ * that only marks each record processed: no decoding of ours, no Kafka, offsets in memory. What the relay
+ * drains is measured as a ratio of this, the most Debezium itself delivers on the same machine and backlog.
+ */
+public final class DebeziumAlone implements AutoCloseable {
+
+    private final EngineRunner runner;
+    private final AtomicLong outboxRecords = new AtomicLong();
+    private final AtomicLong records = new AtomicLong();
+
+    private DebeziumAlone(CdcSettings settings) {
+        Properties p = EngineConfig.properties(settings, JdbcTarget.parse(settings.jdbcUrl()), "unused");
+        p.setProperty("offset.storage", "org.apache.kafka.connect.storage.MemoryOffsetBackingStore");
+        String outboxTopic = EngineConfig.TOPIC_PREFIX + "." + settings.schema() + ".outbox_event";
+        DebeziumEngine.ChangeConsumer<RecordChangeEvent<SourceRecord>> handler = (List<RecordChangeEvent<SourceRecord>> batch,
+                DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer) -> {
+            long outbox = 0;
+            for (RecordChangeEvent<SourceRecord> event : batch) {
+                if (outboxTopic.equals(event.record().topic())) {
+                    outbox++;
+                }
+                committer.markProcessed(event);
+            }
+            committer.markBatchFinished();
+            outboxRecords.addAndGet(outbox);
+            records.addAndGet(batch.size());
+        };
+        runner = new EngineRunner(p, handler, new FlushPolicy(settings.offsetFlushInterval()), settings.slotName());
+    }
+
+    /**
+     * Creates the relay's publication and slot when missing (as the relay would) and starts streaming with the
+     * WAL relay's default settings ({@link CdcOptions}, {@link RelayOptions}).
+     */
+    public static DebeziumAlone start(String jdbcUrl, String user, Secret password, String slotName) throws SQLException {
+        CdcSettings settings = new CdcSettings(jdbcUrl, user, password, RelayOptions.SCHEMA.defaultValue(), slotName,
+                CdcOptions.PUBLICATION_NAME.defaultValue(), Map.of(), TopicRoute.defaultRoute(), "debezium-alone",
+                RelayOptions.LEASE_DURATION.defaultValue(), CdcOptions.DELETE_AFTER_PUBLISH.defaultValue(),
+                CdcOptions.HEARTBEAT_INTERVAL.defaultValue(), CdcOptions.OFFSET_FLUSH_INTERVAL.defaultValue(),
+                CdcOptions.MAX_BATCH_SIZE.defaultValue(), CdcOptions.MAX_IN_FLIGHT.defaultValue(),
+                CdcOptions.POLL_INTERVAL.defaultValue(), CdcOptions.SHUTDOWN_TIMEOUT.defaultValue(),
+                new SimpleMeterRegistry(), Clock.systemUTC());
+        SlotGuard guard = new SlotGuard(settings);
+        Properties login = new Properties();
+        login.setProperty("user", settings.user());
+        if (settings.password() != null) {
+            login.setProperty("password", settings.password().reveal());
+        }
+        try (Connection c = DriverManager.getConnection(settings.jdbcUrl(), login)) {
+            guard.requireSchema(c);
+            guard.ensurePublication(c);
+            if (guard.slot(c) == null) {
+                guard.createSlot(c);
+            }
+        }
+        DebeziumAlone alone = new DebeziumAlone(settings);
+        alone.runner.start();
+        return alone;
+    }
+
+    /** Change records of {@code outbox_event} handed over so far. */
+    public long outboxRecords() {
+        return outboxRecords.get();
+    }
+
+    /** Every record handed over so far (heartbeats included): above 0 once Debezium streams. */
+    public long records() {
+        return records.get();
+    }
+
+    /** Why the engine stopped, or null while it runs. */
+    public String failure() {
+        try {
+            EngineRunner.Outcome outcome = runner.outcome(Duration.ZERO);
+            return outcome == null ? null : "Debezium stopped: " + outcome.message();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "interrupted";
+        }
+    }
+
+    @Override
+    public void close() {
+        runner.close();
+    }
+}
