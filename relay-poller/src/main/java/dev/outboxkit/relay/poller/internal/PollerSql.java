@@ -62,8 +62,12 @@ public final class PollerSql {
         boolean mark = afterPublish == AfterPublish.MARK;
         boolean hold = parkPolicy == ParkPolicy.HOLD_AGGREGATE;
 
+        // synchronous_commit off for the claim transaction only: its commit (forget after the acks, put back, park)
+        // is lost in a database crash only together with every later commit in the WAL, and losing it brings its
+        // rows back to be published again: duplicates, never loss (FaultScenariosTest's PostgreSQL crash shows it).
         timeouts = "SELECT set_config('idle_in_transaction_session_timeout', ?, true), "
-                + "set_config('lock_timeout', ?, true), set_config('statement_timeout', ?, true)";
+                + "set_config('lock_timeout', ?, true), set_config('statement_timeout', ?, true), "
+                + "set_config('synchronous_commit', 'off', true)";
 
         String held = """
                 WITH held AS MATERIALIZED (
