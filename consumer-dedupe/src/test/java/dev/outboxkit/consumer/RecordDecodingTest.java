@@ -65,6 +65,37 @@ class RecordDecodingTest {
     }
 
     @Test
+    void headersKafkaConnectsJsonConverterWroteAreReadThrough() {
+        UUID id = UUID.randomUUID();
+        Instant created = Instant.parse("2025-01-02T03:04:05.123456Z");
+        for (boolean schemas : new boolean[] {false, true}) {
+            ConsumerRecord<byte[], byte[]> r = record(connectJson(id.toString(), schemas), "{}");
+            r.headers().add("eventType", connectJson("Order\"Placed\"", schemas).getBytes(StandardCharsets.UTF_8));
+            r.headers().add("aggregateType", connectJson("order", schemas).getBytes(StandardCharsets.UTF_8));
+            r.headers().add("createdAt", connectJson(created.toString(), schemas).getBytes(StandardCharsets.UTF_8));
+            InboxEvent e = decode(r);
+            assertThat(e.id()).isEqualTo(id);
+            assertThat(e.eventType()).isEqualTo("Order\"Placed\"");
+            assertThat(e.aggregateType()).isEqualTo("order");
+            assertThat(e.createdAt()).isEqualTo(created);
+            assertThat(e.header("aggregateType")).as("headers() keeps the bytes as they came")
+                    .isEqualTo(connectJson("order", schemas));
+        }
+        // what is not JsonConverter's encoding of a string is taken as it is
+        ConsumerRecord<byte[], byte[]> plain = record(id.toString(), "{}");
+        plain.headers().add("eventType", "{\"payload\": 1}".getBytes(StandardCharsets.UTF_8));
+        assertThat(decode(plain).eventType()).isEqualTo("{\"payload\": 1}");
+        plain.headers().add("eventType", "\"unbalanced".getBytes(StandardCharsets.UTF_8));
+        assertThat(decode(plain).eventType()).isEqualTo("\"unbalanced");
+    }
+
+    /** {@code text} as JsonConverter writes a string header, with or without its schema envelope. */
+    private static String connectJson(String text, boolean schemas) {
+        String quoted = "\"" + text.replace("\"", "\\\"") + "\"";
+        return schemas ? "{\"schema\":{\"type\":\"string\",\"optional\":false},\"payload\":" + quoted + "}" : quoted;
+    }
+
+    @Test
     void poisonIsRecognisedWithAReason() {
         assertThat(failure(record(null, "{}"))).hasMessage(NO_ID_HEADER).hasNoCause();
         assertThat(failure(record("1-2-3-4-5", "{}")))

@@ -1,9 +1,11 @@
 package dev.outboxkit.consumer.internal;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.outboxkit.consumer.InboxEvent;
 import dev.outboxkit.core.EventIds;
 import dev.outboxkit.core.HeaderNames;
 import dev.outboxkit.core.InvalidEventException;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
@@ -35,11 +37,11 @@ public final class RecordDecoder {
             for (Header h : record.headers()) {
                 headers.put(h.key(), h.value() == null ? null : new String(h.value(), StandardCharsets.UTF_8));
             }
-            Instant createdAt = createdAt(headers.get(HeaderNames.CREATED_AT));
+            Instant createdAt = createdAt(connectText(headers.get(HeaderNames.CREATED_AT)));
             String key = record.key() == null ? null : new String(record.key(), StandardCharsets.UTF_8);
-            InboxEvent event = new InboxEvent(id, headers.get(HeaderNames.EVENT_TYPE), headers.get(HeaderNames.AGGREGATE_TYPE),
-                    key, record.value(), Collections.unmodifiableMap(headers), createdAt, record.topic(),
-                    record.partition(), record.offset());
+            InboxEvent event = new InboxEvent(id, connectText(headers.get(HeaderNames.EVENT_TYPE)),
+                    connectText(headers.get(HeaderNames.AGGREGATE_TYPE)), key, record.value(),
+                    Collections.unmodifiableMap(headers), createdAt, record.topic(), record.partition(), record.offset());
             return new Decoded(event, null);
         } catch (InvalidEventException e) {
             return new Decoded(null, e);
@@ -51,22 +53,45 @@ public final class RecordDecoder {
     }
 
     /**
-     * The event id from {@code header}: a canonical UUID as text, also inside JSON quotes (Kafka
-     * Connect's JsonConverter writes string headers that way).
+     * The event id from {@code header}: a canonical UUID as text, also as Kafka Connect's JsonConverter
+     * writes a string header ({@link #connectText}).
      */
     public static UUID eventId(Header header, String headerName) {
         if (header == null || header.value() == null) {
             throw new InvalidEventException("the record has no '" + headerName + "' header, so it has no event id to "
                     + "deduplicate by (set the consumer's idHeader if the producer uses another name)");
         }
-        String text = new String(header.value(), StandardCharsets.UTF_8).trim();
-        if (text.length() == 38 && text.charAt(0) == '"' && text.charAt(37) == '"') {
-            text = text.substring(1, 37);
-        }
+        String text = connectText(new String(header.value(), StandardCharsets.UTF_8).trim());
         if (!isCanonicalUuid(text)) {
             throw new InvalidEventException("header '" + headerName + "' is not a UUID: '" + abbreviate(text) + "'");
         }
         return UUID.fromString(text);
+    }
+
+    /**
+     * A header's text, with the encodings of Kafka Connect's {@code JsonConverter} as a header converter taken off:
+     * a JSON string ({@code "text"}, schemas disabled; Debezium Embedded's and Server's Json format) and a
+     * {@code {"schema": {"type": "string", …}, "payload": "text"}} envelope (schemas enabled, the converter's
+     * default). Anything else, our relays' plain UTF-8 included, is returned as it is. Null stays null.
+     */
+    static String connectText(String text) {
+        if (text == null || text.length() < 2) {
+            return text;
+        }
+        char first = text.charAt(0);
+        boolean quoted = first == '"' && text.charAt(text.length() - 1) == '"';
+        if (!quoted && !(first == '{' && text.contains("\"payload\""))) {
+            return text; // the common case, decided without parsing
+        }
+        try {
+            JsonNode node = Payloads.MAPPER.readTree(text);
+            if (node != null && Payloads.isConnectEnvelope(node)) {
+                node = node.get("payload");
+            }
+            return node != null && node.isTextual() ? node.textValue() : text;
+        } catch (IOException e) {
+            return text;
+        }
     }
 
     /** 8-4-4-4-12 hex digits: UUID.fromString alone also accepts forms like 1-2-3-4-5. */
@@ -101,7 +126,7 @@ public final class RecordDecoder {
     /** The record's {@code createdAt} header, or null without one; an unreadable one is an {@link InvalidEventException}. */
     public static Instant createdAt(Header header) {
         return header == null || header.value() == null ? null
-                : createdAt(new String(header.value(), StandardCharsets.UTF_8));
+                : createdAt(connectText(new String(header.value(), StandardCharsets.UTF_8)));
     }
 
     private static Instant createdAt(String text) {
