@@ -2,6 +2,7 @@ package dev.outboxkit.consumer.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.outboxkit.consumer.InboxEvent;
+import dev.outboxkit.core.CloudEventsHeaders;
 import dev.outboxkit.core.EventIds;
 import dev.outboxkit.core.HeaderNames;
 import dev.outboxkit.core.InvalidEventException;
@@ -15,6 +16,7 @@ import java.util.Map;
 import java.util.UUID;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.Headers;
 
 /**
  * Not API: public for {@code dev.outboxkit.consumer.Inbox}.
@@ -32,15 +34,15 @@ public final class RecordDecoder {
     /** The event, or the reason the record is poison. Never throws for bad input. */
     public Decoded decode(ConsumerRecord<byte[], byte[]> record) {
         try {
-            UUID id = eventId(record.headers().lastHeader(idHeader), idHeader);
+            UUID id = eventId(record.headers(), idHeader);
             Map<String, String> headers = new LinkedHashMap<>();
             for (Header h : record.headers()) {
                 headers.put(h.key(), h.value() == null ? null : new String(h.value(), StandardCharsets.UTF_8));
             }
-            Instant createdAt = createdAt(connectText(headers.get(HeaderNames.CREATED_AT)));
+            Instant createdAt = createdAt(record.headers());
             String key = record.key() == null ? null : new String(record.key(), StandardCharsets.UTF_8);
-            InboxEvent event = new InboxEvent(id, connectText(headers.get(HeaderNames.EVENT_TYPE)),
-                    connectText(headers.get(HeaderNames.AGGREGATE_TYPE)), key, record.value(),
+            InboxEvent event = new InboxEvent(id, either(headers, HeaderNames.EVENT_TYPE, CloudEventsHeaders.TYPE),
+                    either(headers, HeaderNames.AGGREGATE_TYPE, CloudEventsHeaders.AGGREGATE_TYPE), key, record.value(),
                     Collections.unmodifiableMap(headers), createdAt, record.topic(), record.partition(), record.offset());
             return new Decoded(event, null);
         } catch (InvalidEventException e) {
@@ -52,14 +54,27 @@ public final class RecordDecoder {
     public record Decoded(InboxEvent event, InvalidEventException failure) {
     }
 
+    /** Header {@code outboxkit}'s text, else header {@code cloudEvents}'s (the other record format), else null. */
+    private static String either(Map<String, String> headers, String outboxkit, String cloudEvents) {
+        String text = headers.get(outboxkit);
+        return connectText(text != null ? text : headers.get(cloudEvents));
+    }
+
     /**
-     * The event id from {@code header}: a canonical UUID as text, also as Kafka Connect's JsonConverter
-     * writes a string header ({@link #connectText}).
+     * The event id: header {@code idHeader}, else a CloudEvents record's {@code ce_id}; a canonical UUID as text,
+     * also as Kafka Connect's JsonConverter writes a string header ({@link #connectText}).
      */
-    public static UUID eventId(Header header, String headerName) {
+    public static UUID eventId(Headers headers, String idHeader) {
+        String headerName = idHeader;
+        Header header = headers.lastHeader(idHeader);
         if (header == null || header.value() == null) {
-            throw new InvalidEventException("the record has no '" + headerName + "' header, so it has no event id to "
-                    + "deduplicate by (set the consumer's idHeader if the producer uses another name)");
+            headerName = CloudEventsHeaders.ID;
+            header = headers.lastHeader(CloudEventsHeaders.ID);
+        }
+        if (header == null || header.value() == null) {
+            throw new InvalidEventException("the record has no '" + idHeader + "' header (nor a CloudEvents 'ce_id'), "
+                    + "so it has no event id to deduplicate by (set the consumer's idHeader if the producer uses "
+                    + "another name)");
         }
         String text = connectText(new String(header.value(), StandardCharsets.UTF_8).trim());
         if (!isCanonicalUuid(text)) {
@@ -123,16 +138,22 @@ public final class RecordDecoder {
         return id.version() == 7 ? Instant.ofEpochMilli(EventIds.unixMillis(id)) : null;
     }
 
-    /** The record's {@code createdAt} header, or null without one; an unreadable one is an {@link InvalidEventException}. */
-    public static Instant createdAt(Header header) {
+    /**
+     * The record's {@code createdAt} header, else a CloudEvents record's {@code ce_time}, or null without either; an
+     * unreadable one is an {@link InvalidEventException}.
+     */
+    public static Instant createdAt(Headers headers) {
+        String name = HeaderNames.CREATED_AT;
+        Header header = headers.lastHeader(name);
+        if (header == null || header.value() == null) {
+            name = CloudEventsHeaders.TIME;
+            header = headers.lastHeader(name);
+        }
         return header == null || header.value() == null ? null
-                : createdAt(connectText(new String(header.value(), StandardCharsets.UTF_8)));
+                : createdAt(connectText(new String(header.value(), StandardCharsets.UTF_8)), name);
     }
 
-    private static Instant createdAt(String text) {
-        if (text == null) {
-            return null;
-        }
+    private static Instant createdAt(String text, String name) {
         Instant fast = parseRelayFormat(text);
         if (fast != null) {
             return fast;
@@ -140,7 +161,7 @@ public final class RecordDecoder {
         try {
             return Instant.parse(text.trim());
         } catch (DateTimeParseException e) {
-            throw new InvalidEventException("header '" + HeaderNames.CREATED_AT + "' is not an ISO-8601 instant: '"
+            throw new InvalidEventException("header '" + name + "' is not an ISO-8601 instant: '"
                     + abbreviate(text) + "'");
         }
     }
