@@ -22,8 +22,8 @@ public final class RelayOptions {
     /** How records are laid out: outboxkit's headers or CloudEvents. */
     public static final RelayOption<RecordFormat> RECORD_FORMAT = RelayOption.choice("recordFormat", RecordFormat.class,
             RecordFormat.OUTBOXKIT, "Record layout: OUTBOXKIT headers (id, eventType, aggregateType, createdAt) or "
-                    + "CLOUDEVENTS (the CloudEvents 1.0 Kafka binding, binary mode: ce_id, ce_type, ce_source, ce_time, "
-                    + "ce_subject, content-type); for every record of the relay.");
+                    + "CLOUDEVENTS (the CloudEvents 1.0 Kafka binding, binary mode: ce_id, ce_source, ce_type, ce_time, "
+                    + "ce_subject, ce_aggregatetype, content-type); for every record of the relay.");
 
     /** ce_source of CloudEvents records. */
     public static final RelayOption<String> CLOUD_EVENTS_SOURCE = RelayOption.cloudEventsSource("cloudEventsSource",
