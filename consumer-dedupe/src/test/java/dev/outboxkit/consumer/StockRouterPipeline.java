@@ -51,9 +51,9 @@ final class StockRouterPipeline implements AutoCloseable {
         JSON_WITH_SCHEMAS(Kind.JSON, Kind.JSON, Kind.SIMPLE, true),
         /** Everything as plain strings. */
         STRINGS(Kind.STRING, Kind.STRING, Kind.STRING, false),
-        /** JSON headers too, without schemas (Debezium Server's and Embedded's Json format): values in JSON quotes. */
+        /** JSON headers too, without schemas (Debezium's Json header format, schemas off): values in JSON quotes. */
         JSON_HEADERS(Kind.STRING, Kind.JSON, Kind.JSON, false),
-        /** JSON values and headers with schemas, JsonConverter's default: every header inside a schema/payload envelope. */
+        /** JSON values and headers with schemas (JsonConverter's and so Debezium's Json header format's default). */
         JSON_HEADERS_WITH_SCHEMAS(Kind.STRING, Kind.JSON, Kind.JSON, true);
 
         private enum Kind { STRING, JSON, SIMPLE }

@@ -185,7 +185,10 @@ public final class RelayOption<T> {
     /** A CloudEvents source template ({@link TopicRoute#checkSource}). */
     public static RelayOption<String> cloudEventsSource(String name, String defaultValue, String doc) {
         return new RelayOption<>(name, String.class, defaultValue, null, doc, s -> s, s -> s,
-                s -> problemOf(() -> TopicRoute.checkSource(s)),
+                s -> {
+                    String problem = problemOf(() -> TopicRoute.checkSource(s));
+                    return problem == null ? null : name + ": " + problem;
+                },
                 "a URI reference in which ${aggregateType} and ${eventType} are filled in");
     }
 
