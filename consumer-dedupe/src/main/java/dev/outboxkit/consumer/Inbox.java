@@ -73,21 +73,22 @@ public final class Inbox {
 
     /**
      * {@link #applyOnce(Connection, String, String, UUID, Effect)} for a record read by your own
-     * consumer: the id comes from its {@code id} header, the coordinates from the record.
+     * consumer: the id comes from its {@code id} header (a CloudEvents record's {@code ce_id}), the coordinates from
+     * the record.
      *
-     * @throws InvalidEventException when the record has no {@code id} header or it is not a UUID:
+     * @throws InvalidEventException when the record has no {@code id} (or {@code ce_id}) header or it is not a UUID:
      *                               dead-letter the record, do not retry it
      */
     public static boolean applyOnce(Connection c, String schema, String group, ConsumerRecord<?, ?> record, Effect effect)
             throws Exception {
-        UUID id = RecordDecoder.eventId(record.headers().lastHeader(HeaderNames.ID), HeaderNames.ID);
+        UUID id = RecordDecoder.eventId(record.headers(), HeaderNames.ID);
         return apply(c, schema, group, new InboxSql.Row(id, record.topic(), record.partition(), record.offset()), effect);
     }
 
     /**
      * {@link #applyOnce(Connection, String, String, ConsumerRecord, Effect)} with the late-arrival
-     * check of {@link DedupeConsumer}: a record whose event was made (header {@code createdAt}, else
-     * the time in a UUIDv7 id) before {@code lateBefore} (now minus the inbox's retention) is skipped
+     * check of {@link DedupeConsumer}: a record whose event was made (header {@code createdAt} or {@code ce_time},
+     * else the time in a UUIDv7 id) before {@code lateBefore} (now minus the inbox's retention) is skipped
      * when its id is still recorded and refused with {@link LateArrivalException} when it is not.
      *
      * @param lateBefore null for no check
@@ -96,12 +97,12 @@ public final class Inbox {
      */
     public static boolean applyOnce(Connection c, String schema, String group, ConsumerRecord<?, ?> record,
                                     Instant lateBefore, Effect effect) throws Exception {
-        UUID id = RecordDecoder.eventId(record.headers().lastHeader(HeaderNames.ID), HeaderNames.ID);
+        UUID id = RecordDecoder.eventId(record.headers(), HeaderNames.ID);
         InboxSql.Row row = new InboxSql.Row(id, record.topic(), record.partition(), record.offset());
         if (lateBefore == null) {
             return apply(c, schema, group, row, effect);
         }
-        Instant created = RecordDecoder.eventTime(RecordDecoder.createdAt(record.headers().lastHeader(HeaderNames.CREATED_AT)), id);
+        Instant created = RecordDecoder.eventTime(RecordDecoder.createdAt(record.headers()), id);
         if (created == null || !created.isBefore(lateBefore)) {
             return apply(c, schema, group, row, effect);
         }

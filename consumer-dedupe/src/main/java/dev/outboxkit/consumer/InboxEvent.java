@@ -19,13 +19,18 @@ import java.util.UUID;
  * ({@code table.fields.additional.placement}). {@link #aggregateId()} is the record key, {@code null}
  * when the record has none.
  *
- * @param id            event id (header {@code id}, or the consumer's configured id header): the dedupe key
- * @param eventType     header {@code eventType}, or null when absent
- * @param aggregateType header {@code aggregateType}, or null when absent
+ * <p>CloudEvents records (the relays' {@code recordFormat=CLOUDEVENTS}) fill the same fields from their
+ * attributes when outboxkit's headers are absent: {@code ce_id}, {@code ce_type}, {@code ce_aggregatetype},
+ * {@code ce_time}.
+ *
+ * @param id            event id (header {@code id}, or the consumer's configured id header, else {@code ce_id}):
+ *                      the dedupe key
+ * @param eventType     header {@code eventType} (else {@code ce_type}), or null when absent
+ * @param aggregateType header {@code aggregateType} (else {@code ce_aggregatetype}), or null when absent
  * @param aggregateId   the record key as UTF-8, or null when the record has no key
  * @param payload       the record value as it arrived (not copied; do not modify it)
  * @param headers       every header of the record as UTF-8 text (the last one wins for a repeated name)
- * @param createdAt     header {@code createdAt} (ISO-8601), or null when absent
+ * @param createdAt     header {@code createdAt} (else {@code ce_time}; ISO-8601), or null when absent
  * @param topic         topic the record was read from
  * @param partition     its partition
  * @param offset        its offset

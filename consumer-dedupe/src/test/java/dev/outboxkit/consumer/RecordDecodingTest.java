@@ -6,7 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.outboxkit.consumer.internal.RecordDecoder;
 import dev.outboxkit.core.EventIds;
 import dev.outboxkit.core.InvalidEventException;
+import dev.outboxkit.core.KafkaRecords;
 import dev.outboxkit.core.OutboxEvent;
+import dev.outboxkit.core.TopicRoute;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.Map;
@@ -18,8 +20,8 @@ import org.junit.jupiter.api.Test;
 /** The record contract read back: our relays' records, Debezium's shapes, and what is poison. */
 class RecordDecodingTest {
 
-    private static final String NO_ID_HEADER = "the record has no 'id' header, so it has no event id to deduplicate by "
-            + "(set the consumer's idHeader if the producer uses another name)";
+    private static final String NO_ID_HEADER = "the record has no 'id' header (nor a CloudEvents 'ce_id'), so it has no "
+            + "event id to deduplicate by (set the consumer's idHeader if the producer uses another name)";
 
     private final RecordDecoder decoder = new RecordDecoder("id");
 
@@ -48,6 +50,37 @@ class RecordDecodingTest {
     }
 
     @Test
+    void aCloudEventsRecordDecodesToTheSameEvent() {
+        Instant created = Instant.parse("2025-01-02T03:04:05.123456Z");
+        OutboxEvent e = new OutboxEvent(EventIds.next(), "order", "o-1", "placed", "orders", "{\"total\":5}",
+                Map.of("traceparent", "00-abc"), created);
+        InboxEvent plain = decode(received(Projection.RECORDS.toRecord(e)));
+        InboxEvent cloud = decode(received(new KafkaRecords(TopicRoute.defaultRoute().withCloudEvents("/shop")).toRecord(e)));
+        assertThat(cloud.id()).isEqualTo(e.id()).isEqualTo(plain.id());
+        assertThat(cloud.eventType()).isEqualTo("placed").isEqualTo(plain.eventType());
+        assertThat(cloud.aggregateType()).isEqualTo("order").isEqualTo(plain.aggregateType());
+        assertThat(cloud.aggregateId()).isEqualTo("o-1").isEqualTo(plain.aggregateId());
+        assertThat(cloud.createdAt()).isEqualTo(created).isEqualTo(plain.createdAt());
+        assertThat(cloud.payloadJson()).isEqualTo(plain.payloadJson());
+        assertThat(cloud.header("ce_source")).isEqualTo("/shop");
+        assertThat(cloud.header("traceparent")).isEqualTo("00-abc");
+
+        ConsumerRecord<byte[], byte[]> badTime = record(null, "{}");
+        badTime.headers().add("ce_id", UUID.randomUUID().toString().getBytes(StandardCharsets.UTF_8));
+        badTime.headers().add("ce_time", "yesterday".getBytes(StandardCharsets.UTF_8));
+        assertThat(failure(badTime)).hasMessage("header 'ce_time' is not an ISO-8601 instant: 'yesterday'");
+        ConsumerRecord<byte[], byte[]> badId = record(null, "{}");
+        badId.headers().add("ce_id", "42".getBytes(StandardCharsets.UTF_8));
+        assertThat(failure(badId)).hasMessage("header 'ce_id' is not a UUID: '42'");
+    }
+
+    private static ConsumerRecord<byte[], byte[]> received(ProducerRecord<byte[], byte[]> sent) {
+        ConsumerRecord<byte[], byte[]> received = new ConsumerRecord<>(sent.topic(), 0, 1L, sent.key(), sent.value());
+        sent.headers().forEach(h -> received.headers().add(h));
+        return received;
+    }
+
+    @Test
     void debeziumShapesDecodeToTheSameTree() {
         UUID id = UUID.randomUUID();
         InboxEvent plain = decode(id.toString(), "{\"total\":5}");
@@ -62,6 +95,37 @@ class RecordDecodingTest {
         // a payload that merely has a "payload" field is left alone
         InboxEvent own = decode(id.toString(), "{\"payload\":1,\"schema\":2}");
         assertThat(own.payloadJson().get("payload").asInt()).isEqualTo(1);
+    }
+
+    @Test
+    void headersKafkaConnectsJsonConverterWroteAreReadThrough() {
+        UUID id = UUID.randomUUID();
+        Instant created = Instant.parse("2025-01-02T03:04:05.123456Z");
+        for (boolean schemas : new boolean[] {false, true}) {
+            ConsumerRecord<byte[], byte[]> r = record(connectJson(id.toString(), schemas), "{}");
+            r.headers().add("eventType", connectJson("Order\"Placed\"", schemas).getBytes(StandardCharsets.UTF_8));
+            r.headers().add("aggregateType", connectJson("order", schemas).getBytes(StandardCharsets.UTF_8));
+            r.headers().add("createdAt", connectJson(created.toString(), schemas).getBytes(StandardCharsets.UTF_8));
+            InboxEvent e = decode(r);
+            assertThat(e.id()).isEqualTo(id);
+            assertThat(e.eventType()).isEqualTo("Order\"Placed\"");
+            assertThat(e.aggregateType()).isEqualTo("order");
+            assertThat(e.createdAt()).isEqualTo(created);
+            assertThat(e.header("aggregateType")).as("headers() keeps the bytes as they came")
+                    .isEqualTo(connectJson("order", schemas));
+        }
+        // what is not JsonConverter's encoding of a string is taken as it is
+        ConsumerRecord<byte[], byte[]> plain = record(id.toString(), "{}");
+        plain.headers().add("eventType", "{\"payload\": 1}".getBytes(StandardCharsets.UTF_8));
+        assertThat(decode(plain).eventType()).isEqualTo("{\"payload\": 1}");
+        plain.headers().add("eventType", "\"unbalanced".getBytes(StandardCharsets.UTF_8));
+        assertThat(decode(plain).eventType()).isEqualTo("\"unbalanced");
+    }
+
+    /** {@code text} as JsonConverter writes a string header, with or without its schema envelope. */
+    private static String connectJson(String text, boolean schemas) {
+        String quoted = "\"" + text.replace("\"", "\\\"") + "\"";
+        return schemas ? "{\"schema\":{\"type\":\"string\",\"optional\":false},\"payload\":" + quoted + "}" : quoted;
     }
 
     @Test

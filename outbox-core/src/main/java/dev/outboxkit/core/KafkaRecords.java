@@ -12,7 +12,8 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
 /**
  * The one mapping from an outbox row to a Kafka record. Both relays call it, so a record is
  * byte-identical whichever relay published it: topic from the row or the route, key = aggregate
- * id, value = payload, headers id, eventType, aggregateType, createdAt, then the row's headers.
+ * id, value = payload, headers id, eventType, aggregateType, createdAt (or, when the route says
+ * {@link RecordFormat#CLOUDEVENTS}, the {@link CloudEventsHeaders}), then the row's headers.
  */
 public final class KafkaRecords {
 
@@ -27,6 +28,7 @@ public final class KafkaRecords {
     private final TopicRoute route;
     /** The last topic found legal: relays send long runs to one topic, so the check runs once per run. */
     private volatile String lastLegalTopic;
+    private volatile String lastLegalSource;
 
     public KafkaRecords(TopicRoute route) {
         this.route = route;
@@ -48,18 +50,40 @@ public final class KafkaRecords {
             lastLegalTopic = Topics.requireLegal(topic);
         }
         RecordHeaders headers = new RecordHeaders();
-        headers.add(HeaderNames.ID, utf8(event.id().toString()));
-        headers.add(HeaderNames.EVENT_TYPE, utf8(event.eventType()));
-        headers.add(HeaderNames.AGGREGATE_TYPE, utf8(event.aggregateType()));
-        headers.add(HeaderNames.CREATED_AT, utf8(formatCreatedAt(event.createdAt())));
+        boolean cloudEvents = route.format() == RecordFormat.CLOUDEVENTS;
+        if (cloudEvents) {
+            CloudEventsHeaders.add(headers, event, legalSource(event));
+        } else {
+            headers.add(HeaderNames.ID, utf8(event.id().toString()));
+            headers.add(HeaderNames.EVENT_TYPE, utf8(event.eventType()));
+            headers.add(HeaderNames.AGGREGATE_TYPE, utf8(event.aggregateType()));
+            headers.add(HeaderNames.CREATED_AT, utf8(formatCreatedAt(event.createdAt())));
+        }
         for (Map.Entry<String, String> header : event.headers().entrySet()) {
             String problem = HeaderNames.problem(header.getKey());
+            if (problem == null && cloudEvents) {
+                problem = CloudEventsHeaders.problem(header.getKey());
+            }
             if (problem != null) {
                 throw new InvalidEventException("event " + event.id() + ": " + problem);
             }
             headers.add(header.getKey(), utf8(header.getValue()));
         }
         return new ProducerRecord<>(topic, null, null, utf8(event.aggregateId()), utf8(event.payload()), headers);
+    }
+
+    /** The event's ce_source, checked like its topic: once per run of equal sources. */
+    private String legalSource(OutboxEvent event) {
+        String source = route.sourceFor(event);
+        if (!source.equals(lastLegalSource)) {
+            String problem = TopicRoute.uriProblem(source);
+            if (problem != null) {
+                throw new InvalidEventException("event " + event.id() + ": its CloudEvents source '"
+                        + Identifiers.printable(source) + "' is not a URI reference (" + problem + ")");
+            }
+            lastLegalSource = source;
+        }
+        return source;
     }
 
     /**

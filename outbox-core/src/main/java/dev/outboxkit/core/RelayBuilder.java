@@ -144,6 +144,33 @@ public abstract class RelayBuilder<B extends RelayBuilder<B>> {
     }
 
     /**
+     * {@link RelayOptions#RECORD_FORMAT}: outboxkit's headers ({@link RecordFormat#OUTBOXKIT}, the default) or
+     * CloudEvents ({@link RecordFormat#CLOUDEVENTS}, binary mode), for every record this relay publishes.
+     */
+    public B recordFormat(RecordFormat recordFormat) {
+        return set(RelayOptions.RECORD_FORMAT, recordFormat);
+    }
+
+    /**
+     * {@link RelayOptions#CLOUD_EVENTS_SOURCE}: the {@code ce_source} of CloudEvents records, a URI reference in
+     * which {@code ${aggregateType}} and {@code ${eventType}} are filled in. Default {@code /outbox/${aggregateType}}.
+     */
+    public B cloudEventsSource(String sourceTemplate) {
+        return set(RelayOptions.CLOUD_EVENTS_SOURCE, sourceTemplate);
+    }
+
+    /**
+     * The route the relay publishes with: {@link RelayOptions#ROUTE}, in CloudEvents format with
+     * {@link RelayOptions#CLOUD_EVENTS_SOURCE} when {@link RelayOptions#RECORD_FORMAT} says so (a route given
+     * already in CloudEvents format stays so).
+     */
+    protected final TopicRoute routeWithFormat() {
+        TopicRoute route = get(RelayOptions.ROUTE);
+        return get(RelayOptions.RECORD_FORMAT) == RecordFormat.CLOUDEVENTS
+                ? route.withCloudEvents(get(RelayOptions.CLOUD_EVENTS_SOURCE)) : route;
+    }
+
+    /**
      * {@link RelayOptions#INSTANCE_ID}: this instance's name in the lease table and in
      * {@code outbox_dead_letter.parked_by}. Default: host name, process id and a random suffix.
      */

@@ -182,6 +182,16 @@ public final class RelayOption<T> {
                 TopicRoute::template, r -> null, "a topic name in which ${aggregateType} and ${eventType} are filled in");
     }
 
+    /** A CloudEvents source template ({@link TopicRoute#checkSource}). */
+    public static RelayOption<String> cloudEventsSource(String name, String defaultValue, String doc) {
+        return new RelayOption<>(name, String.class, defaultValue, null, doc, s -> s, s -> s,
+                s -> {
+                    String problem = problemOf(() -> TopicRoute.checkSource(s));
+                    return problem == null ? null : name + ": " + problem;
+                },
+                "a URI reference in which ${aggregateType} and ${eventType} are filled in");
+    }
+
     private static String problemOf(Runnable check) {
         try {
             check.run();

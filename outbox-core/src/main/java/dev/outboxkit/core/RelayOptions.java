@@ -19,6 +19,17 @@ public final class RelayOptions {
     public static final RelayOption<TopicRoute> ROUTE = RelayOption.route("route",
             "Topic for rows whose topic column is empty; the same default as Debezium's outbox event router.");
 
+    /** How records are laid out: outboxkit's headers or CloudEvents. */
+    public static final RelayOption<RecordFormat> RECORD_FORMAT = RelayOption.choice("recordFormat", RecordFormat.class,
+            RecordFormat.OUTBOXKIT, "Record layout: OUTBOXKIT headers (id, eventType, aggregateType, createdAt) or "
+                    + "CLOUDEVENTS (the CloudEvents 1.0 Kafka binding, binary mode: ce_id, ce_source, ce_type, ce_time, "
+                    + "ce_subject, ce_aggregatetype, content-type); for every record of the relay.");
+
+    /** ce_source of CloudEvents records. */
+    public static final RelayOption<String> CLOUD_EVENTS_SOURCE = RelayOption.cloudEventsSource("cloudEventsSource",
+            TopicRoute.DEFAULT_CLOUD_EVENTS_SOURCE, "The ce_source of CLOUDEVENTS records, for example the producing "
+                    + "service's URI; ignored for OUTBOXKIT.");
+
     /** This instance's name. */
     public static final RelayOption<String> INSTANCE_ID = RelayOption.instanceId("instanceId",
             "host name, process id and a random suffix",
@@ -40,6 +51,6 @@ public final class RelayOptions {
 
     /** Every shared setting, in reference order. */
     public static List<RelayOption<?>> all() {
-        return List.of(SCHEMA, ROUTE, INSTANCE_ID, LEASE_DURATION);
+        return List.of(SCHEMA, ROUTE, RECORD_FORMAT, CLOUD_EVENTS_SOURCE, INSTANCE_ID, LEASE_DURATION);
     }
 }

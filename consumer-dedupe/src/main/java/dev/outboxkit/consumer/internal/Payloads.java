@@ -60,7 +60,7 @@ public final class Payloads {
     }
 
     /** Kafka Connect's JsonConverter with schemas enabled: exactly {schema: {type: …}, payload}. */
-    private static boolean isConnectEnvelope(JsonNode node) {
+    static boolean isConnectEnvelope(JsonNode node) {
         return node.isObject() && node.size() == 2 && node.has("payload")
                 && node.get("schema") != null && node.get("schema").isObject() && node.get("schema").has("type");
     }

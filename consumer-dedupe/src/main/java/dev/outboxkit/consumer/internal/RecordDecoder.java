@@ -1,9 +1,12 @@
 package dev.outboxkit.consumer.internal;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.outboxkit.consumer.InboxEvent;
+import dev.outboxkit.core.CloudEventsHeaders;
 import dev.outboxkit.core.EventIds;
 import dev.outboxkit.core.HeaderNames;
 import dev.outboxkit.core.InvalidEventException;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
@@ -13,6 +16,7 @@ import java.util.Map;
 import java.util.UUID;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.Headers;
 
 /**
  * Not API: public for {@code dev.outboxkit.consumer.Inbox}.
@@ -30,16 +34,16 @@ public final class RecordDecoder {
     /** The event, or the reason the record is poison. Never throws for bad input. */
     public Decoded decode(ConsumerRecord<byte[], byte[]> record) {
         try {
-            UUID id = eventId(record.headers().lastHeader(idHeader), idHeader);
+            UUID id = eventId(record.headers(), idHeader);
             Map<String, String> headers = new LinkedHashMap<>();
             for (Header h : record.headers()) {
                 headers.put(h.key(), h.value() == null ? null : new String(h.value(), StandardCharsets.UTF_8));
             }
-            Instant createdAt = createdAt(headers.get(HeaderNames.CREATED_AT));
+            Instant createdAt = createdAt(record.headers());
             String key = record.key() == null ? null : new String(record.key(), StandardCharsets.UTF_8);
-            InboxEvent event = new InboxEvent(id, headers.get(HeaderNames.EVENT_TYPE), headers.get(HeaderNames.AGGREGATE_TYPE),
-                    key, record.value(), Collections.unmodifiableMap(headers), createdAt, record.topic(),
-                    record.partition(), record.offset());
+            InboxEvent event = new InboxEvent(id, either(headers, HeaderNames.EVENT_TYPE, CloudEventsHeaders.TYPE),
+                    either(headers, HeaderNames.AGGREGATE_TYPE, CloudEventsHeaders.AGGREGATE_TYPE), key, record.value(),
+                    Collections.unmodifiableMap(headers), createdAt, record.topic(), record.partition(), record.offset());
             return new Decoded(event, null);
         } catch (InvalidEventException e) {
             return new Decoded(null, e);
@@ -50,23 +54,59 @@ public final class RecordDecoder {
     public record Decoded(InboxEvent event, InvalidEventException failure) {
     }
 
+    /** Header {@code outboxkit}'s text, else header {@code cloudEvents}'s (the other record format), else null. */
+    private static String either(Map<String, String> headers, String outboxkit, String cloudEvents) {
+        String text = headers.get(outboxkit);
+        return connectText(text != null ? text : headers.get(cloudEvents));
+    }
+
     /**
-     * The event id from {@code header}: a canonical UUID as text, also inside JSON quotes (Kafka
-     * Connect's JsonConverter writes string headers that way).
+     * The event id: header {@code idHeader}, else a CloudEvents record's {@code ce_id}; a canonical UUID as text,
+     * also as Kafka Connect's JsonConverter writes a string header ({@link #connectText}).
      */
-    public static UUID eventId(Header header, String headerName) {
+    public static UUID eventId(Headers headers, String idHeader) {
+        String headerName = idHeader;
+        Header header = headers.lastHeader(idHeader);
         if (header == null || header.value() == null) {
-            throw new InvalidEventException("the record has no '" + headerName + "' header, so it has no event id to "
-                    + "deduplicate by (set the consumer's idHeader if the producer uses another name)");
+            headerName = CloudEventsHeaders.ID;
+            header = headers.lastHeader(CloudEventsHeaders.ID);
         }
-        String text = new String(header.value(), StandardCharsets.UTF_8).trim();
-        if (text.length() == 38 && text.charAt(0) == '"' && text.charAt(37) == '"') {
-            text = text.substring(1, 37);
+        if (header == null || header.value() == null) {
+            throw new InvalidEventException("the record has no '" + idHeader + "' header (nor a CloudEvents 'ce_id'), "
+                    + "so it has no event id to deduplicate by (set the consumer's idHeader if the producer uses "
+                    + "another name)");
         }
+        String text = connectText(new String(header.value(), StandardCharsets.UTF_8).trim());
         if (!isCanonicalUuid(text)) {
             throw new InvalidEventException("header '" + headerName + "' is not a UUID: '" + abbreviate(text) + "'");
         }
         return UUID.fromString(text);
+    }
+
+    /**
+     * A header's text, with the encodings of Kafka Connect's {@code JsonConverter} as a header converter taken off:
+     * a JSON string ({@code "text"}, schemas disabled; Debezium Embedded's and Server's Json format) and a
+     * {@code {"schema": {"type": "string", …}, "payload": "text"}} envelope (schemas enabled, the converter's
+     * default). Anything else, our relays' plain UTF-8 included, is returned as it is. Null stays null.
+     */
+    static String connectText(String text) {
+        if (text == null || text.length() < 2) {
+            return text;
+        }
+        char first = text.charAt(0);
+        boolean quoted = first == '"' && text.charAt(text.length() - 1) == '"';
+        if (!quoted && !(first == '{' && text.contains("\"payload\""))) {
+            return text; // the common case, decided without parsing
+        }
+        try {
+            JsonNode node = Payloads.MAPPER.readTree(text);
+            if (node != null && Payloads.isConnectEnvelope(node)) {
+                node = node.get("payload");
+            }
+            return node != null && node.isTextual() ? node.textValue() : text;
+        } catch (IOException e) {
+            return text;
+        }
     }
 
     /** 8-4-4-4-12 hex digits: UUID.fromString alone also accepts forms like 1-2-3-4-5. */
@@ -98,16 +138,22 @@ public final class RecordDecoder {
         return id.version() == 7 ? Instant.ofEpochMilli(EventIds.unixMillis(id)) : null;
     }
 
-    /** The record's {@code createdAt} header, or null without one; an unreadable one is an {@link InvalidEventException}. */
-    public static Instant createdAt(Header header) {
+    /**
+     * The record's {@code createdAt} header, else a CloudEvents record's {@code ce_time}, or null without either; an
+     * unreadable one is an {@link InvalidEventException}.
+     */
+    public static Instant createdAt(Headers headers) {
+        String name = HeaderNames.CREATED_AT;
+        Header header = headers.lastHeader(name);
+        if (header == null || header.value() == null) {
+            name = CloudEventsHeaders.TIME;
+            header = headers.lastHeader(name);
+        }
         return header == null || header.value() == null ? null
-                : createdAt(new String(header.value(), StandardCharsets.UTF_8));
+                : createdAt(connectText(new String(header.value(), StandardCharsets.UTF_8)), name);
     }
 
-    private static Instant createdAt(String text) {
-        if (text == null) {
-            return null;
-        }
+    private static Instant createdAt(String text, String name) {
         Instant fast = parseRelayFormat(text);
         if (fast != null) {
             return fast;
@@ -115,7 +161,7 @@ public final class RecordDecoder {
         try {
             return Instant.parse(text.trim());
         } catch (DateTimeParseException e) {
-            throw new InvalidEventException("header '" + HeaderNames.CREATED_AT + "' is not an ISO-8601 instant: '"
+            throw new InvalidEventException("header '" + name + "' is not an ISO-8601 instant: '"
                     + abbreviate(text) + "'");
         }
     }

@@ -258,7 +258,7 @@ public final class CdcRelay implements Relay {
             String id = instanceIdOrDefault();
             Map<String, Object> producer = producerConfig(Map.of());
             return new CdcRelay(new CdcSettings(login.jdbcUrl(), login.user(), login.password(), get(RelayOptions.SCHEMA),
-                    get(CdcOptions.SLOT_NAME), get(CdcOptions.PUBLICATION_NAME), producer, get(RelayOptions.ROUTE), id,
+                    get(CdcOptions.SLOT_NAME), get(CdcOptions.PUBLICATION_NAME), producer, routeWithFormat(), id,
                     get(RelayOptions.LEASE_DURATION), get(CdcOptions.DELETE_AFTER_PUBLISH), get(CdcOptions.HEARTBEAT_INTERVAL),
                     get(CdcOptions.OFFSET_FLUSH_INTERVAL), get(CdcOptions.MAX_BATCH_SIZE), get(CdcOptions.MAX_IN_FLIGHT),
                     get(CdcOptions.POLL_INTERVAL),

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.outboxkit.core.KafkaRecords;
 import dev.outboxkit.core.OutboxEvent;
+import dev.outboxkit.core.RecordFormat;
 import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.TestDatabase;
@@ -25,14 +26,16 @@ import java.util.UUID;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.Header;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The contract: whatever path an event takes through the WAL relay (the start-up drain, the WAL stream,
  * or a logical decoding message of the writer's emit-message mode), its Kafka record is byte for byte
  * {@code KafkaRecords.toRecord(OutboxEvent.fromRow(...))} of the row as SQL reads it back
- * ({@code payload::text}, {@code headers::text}) — the exact mapping the polling relay uses.
+ * ({@code payload::text}, {@code headers::text}) — the exact mapping the polling relay uses; in both record formats
+ * (outboxkit's headers and CloudEvents).
  */
 @ExtendWith(OutboxTestkitExtension.class)
 class ContractTest {
@@ -53,11 +56,16 @@ class ContractTest {
             "2024-05-06 07:08:09.123456+00", "2024-05-06 07:08:09.120000+02", "2024-05-06 07:08:09+00",
             "1999-12-31 23:59:59.999999-05:30", null};
 
-    @Test
-    void everyPathYieldsThePollersRecordByteForByte(TestDatabase db, TestKafka kafka) throws Exception {
+    /** In both record formats: outboxkit's headers, and CloudEvents (the route given to the builder in that format). */
+    @ParameterizedTest
+    @EnumSource(RecordFormat.class)
+    void everyPathYieldsThePollersRecordByteForByte(RecordFormat format, TestDatabase db, TestKafka kafka) throws Exception {
         String explicitTopic = TestKafka.uniqueTopic("cdc-contract");
         String routePrefix = TestKafka.uniqueTopic("cdc-route");
         TopicRoute route = TopicRoute.of(routePrefix + ".${aggregateType}");
+        if (format == RecordFormat.CLOUDEVENTS) {
+            route = route.withCloudEvents("https://contract.example/${aggregateType}/${eventType}");
+        }
         String routedTopic = routePrefix + ".order";
         kafka.createTopic(explicitTopic, 3);
         kafka.createTopic(routedTopic, 3);
@@ -185,7 +193,8 @@ class ContractTest {
                                           Map<UUID, ProducerRecord<byte[], byte[]>> expected) {
         assertThat(records).hasSize(expected.size());
         for (ConsumerRecord<byte[], byte[]> actual : records) {
-            UUID id = UUID.fromString(CdcTestSupport.header(actual, "id"));
+            String idHeader = actual.headers().lastHeader("id") != null ? "id" : "ce_id";
+            UUID id = UUID.fromString(CdcTestSupport.header(actual, idHeader));
             ProducerRecord<byte[], byte[]> want = expected.get(id);
             assertThat(want).as("record %s was expected", id).isNotNull();
             assertThat(actual.topic()).as("topic of %s", id).isEqualTo(want.topic());

@@ -477,7 +477,7 @@ public final class PollingRelay implements Relay {
                     Long.toString(Math.max(1000, Math.min(10_000, leaseDuration.dividedBy(3).toMillis()))));
             producer.put(ProducerConfig.CLIENT_ID_CONFIG, "outboxkit-poll-" + id);
             Map<String, Object> producerConfig = producerConfig(producer);
-            PollerSettings settings = new PollerSettings(get(RelayOptions.SCHEMA), producerConfig, get(RelayOptions.ROUTE),
+            PollerSettings settings = new PollerSettings(get(RelayOptions.SCHEMA), producerConfig, routeWithFormat(),
                     get(PollerOptions.PARTITIONS), id, leaseDuration, get(PollerOptions.BATCH_SIZE), listenNotify,
                     get(PollerOptions.AFTER_PUBLISH), get(PollerOptions.PARK_POLICY), get(PollerOptions.MAX_ATTEMPTS),
                     get(PollerOptions.MAX_POLL_DELAY), get(PollerOptions.PIPELINE_CLAIMS), clock);
