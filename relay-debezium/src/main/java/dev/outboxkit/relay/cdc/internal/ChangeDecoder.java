@@ -3,9 +3,11 @@ package dev.outboxkit.relay.cdc.internal;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import dev.outboxkit.core.LogicalMessages;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.Base64;
 import java.util.HashMap;
 import java.util.Map;
 import org.apache.kafka.connect.data.Field;
@@ -19,7 +21,8 @@ import org.apache.kafka.connect.source.SourceRecord;
  *
  * <p>Column values arrive as PostgreSQL's text output: {@code jsonb} as {@code jsonb_out} renders it (the
  * same bytes as {@code payload::text}), {@code uuid} lower-case, {@code timestamptz} as an ISO-8601 string
- * with all its microseconds.
+ * with all its microseconds; {@code bytea} (a binary event's {@code payload_bytes}) as the raw bytes
+ * ({@code binary.handling.mode=bytes}, see EngineConfig).
  */
 final class ChangeDecoder {
 
@@ -68,9 +71,12 @@ final class ChangeDecoder {
 
     private static OutboxRow fromRow(Struct after) {
         Object seq = after.get("seq");
+        Field bytesField = after.schema().field("payload_bytes");
+        Object bytes = bytesField == null ? null : after.get(bytesField);
         return new OutboxRow(seq instanceof Number n ? n.longValue() : 0L, string(after, "id"), string(after, "aggregate_type"),
                 string(after, "aggregate_id"), string(after, "event_type"), string(after, "topic"), string(after, "payload"),
-                string(after, "headers"), string(after, "created_at"));
+                string(after, "headers"), string(after, "created_at"), null, bytes == null ? null : bytes(bytes),
+                string(after, "content_type"));
     }
 
     private static String string(Struct struct, String field) {
@@ -100,6 +106,8 @@ final class ChangeDecoder {
      * embedded as JSON values. Their text is cut out of the message exactly as PostgreSQL rendered it,
      * so the record's value is byte-identical to what the table path would publish. A message that is not
      * such an object yields a row with nulls, which {@link OutboxRow#toEvent()} refuses (dead letter).
+     * A binary event (format version 2) carries {@code payload_base64} and {@code content_type} instead
+     * of {@code payload}; Base64 that does not decode leaves the row without a payload (dead letter).
      */
     static OutboxRow fromMessage(byte[] content) {
         String text = new String(content, StandardCharsets.UTF_8);
@@ -127,8 +135,17 @@ final class ChangeDecoder {
         } catch (IOException e) {
             return new OutboxRow(0, null, null, null, null, null, null, null, null);
         }
+        byte[] payloadBytes = null;
+        String base64 = fields.get(LogicalMessages.PAYLOAD_BASE64);
+        if (base64 != null) {
+            try {
+                payloadBytes = Base64.getDecoder().decode(base64);
+            } catch (IllegalArgumentException e) {
+                payloadBytes = null;
+            }
+        }
         return new OutboxRow(0, fields.get("id"), fields.get("aggregate_type"), fields.get("aggregate_id"),
                 fields.get("event_type"), fields.get("topic"), fields.get("payload"), fields.get("headers"),
-                fields.get("created_at"));
+                fields.get("created_at"), null, payloadBytes, fields.get(LogicalMessages.CONTENT_TYPE));
     }
 }
