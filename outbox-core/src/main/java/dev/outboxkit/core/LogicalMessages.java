@@ -98,7 +98,7 @@ public final class LogicalMessages {
         try {
             return OutboxEvent.fromRow(UUID.fromString(text(body, ID)), text(body, AGGREGATE_TYPE), text(body, AGGREGATE_ID),
                     text(body, EVENT_TYPE), body.path(TOPIC).isTextual() ? body.get(TOPIC).asText() : null,
-                    binary ? null : text(body, PAYLOAD), binary ? Base64.getDecoder().decode(text(body, PAYLOAD_BASE64)) : null,
+                    binary ? null : text(body, PAYLOAD), binary ? Base64.getMimeDecoder().decode(text(body, PAYLOAD_BASE64)) : null,
                     binary ? text(body, CONTENT_TYPE) : null, text(body, HEADERS), Instant.parse(text(body, CREATED_AT)));
         } catch (IllegalArgumentException | DateTimeParseException e) {
             if (e instanceof InvalidEventException invalid) {

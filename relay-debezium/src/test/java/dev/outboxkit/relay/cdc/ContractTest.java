@@ -32,7 +32,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * The contract: whatever path an event takes through the WAL relay (the start-up drain, the WAL stream,
  * or a logical decoding message of the writer's emit-message mode), its Kafka record is byte for byte
  * {@code KafkaRecords.toRecord(OutboxEvent.fromRow(...))} of the row as SQL reads it back
- * ({@code payload::text}, {@code headers::text}) — the exact mapping the polling relay uses.
+ * ({@code payload::text}, {@code headers::text}, {@code payload_bytes}) — the exact mapping the polling
+ * relay uses. Binary rows (payload_bytes with a content type) take every path too: their value must be
+ * the stored bytes, unchanged, with the {@code content-type} header.
  */
 @ExtendWith(OutboxTestkitExtension.class)
 class ContractTest {
@@ -48,6 +50,22 @@ class ContractTest {
             {"null", "{}"},
             {"   {  \"spaces\"  :  [ ]  }  ", "{}"},
     };
+
+    /** Binary payloads: every byte value, none at all, one that looks like JSON; content types with parameters. */
+    private static final Object[][] BINARY = {
+            {allByteValues(), "application/octet-stream"},
+            {new byte[0], "application/x-protobuf; messageType=\"shop.Empty\""},
+            {"{\"not\": \"json to us\"}".getBytes(StandardCharsets.UTF_8), "application/vnd.example+bytes"},
+            {new byte[] {0, 0, 0, 0, 42, 2, 10, (byte) 0xff}, "application/vnd.confluent.avro; version=1"},
+    };
+
+    private static byte[] allByteValues() {
+        byte[] b = new byte[256];
+        for (int i = 0; i < b.length; i++) {
+            b[i] = (byte) i;
+        }
+        return b;
+    }
 
     private static final String[] CREATED = {
             "2024-05-06 07:08:09.123456+00", "2024-05-06 07:08:09.120000+02", "2024-05-06 07:08:09+00",
@@ -119,6 +137,7 @@ class ContractTest {
                 }
                 ps.executeBatch();
             }
+            insertBinary(c, "outbox_event", tag, topic, ids);
             Map<UUID, ProducerRecord<byte[], byte[]>> out = readBack(c, mapping, "outbox_event", ids);
             c.commit();
             return out;
@@ -133,10 +152,10 @@ class ContractTest {
             c.setAutoCommit(false);
             try (Statement s = c.createStatement()) {
                 s.execute("CREATE TEMP TABLE msg_src ON COMMIT DROP AS SELECT id, aggregate_type, aggregate_id, event_type, "
-                        + "topic, payload, headers, created_at FROM outbox_event WITH NO DATA");
+                        + "topic, payload, headers, created_at, payload_bytes, content_type FROM outbox_event WITH NO DATA");
             }
             try (PreparedStatement ps = c.prepareStatement("INSERT INTO msg_src VALUES (?, 'order', ?, ?, ?, ?::jsonb, "
-                    + "?::jsonb, coalesce(?::timestamptz, now()))")) {
+                    + "?::jsonb, coalesce(?::timestamptz, now()), NULL, NULL)")) {
                 for (int i = 0; i < SAMPLES.length; i++) {
                     UUID id = UUID.randomUUID();
                     ids.add(id);
@@ -154,7 +173,20 @@ class ContractTest {
             try (Statement s = c.createStatement()) {
                 s.execute("SELECT pg_logical_emit_message(true, 'outboxkit', " + builder + "('id', id, 'aggregate_type', "
                         + "aggregate_type, 'aggregate_id', aggregate_id, 'event_type', event_type, 'topic', topic, "
-                        + "'payload', payload, 'headers', headers, 'created_at', created_at)::text) FROM msg_src ORDER BY id");
+                        + "'payload', payload, 'headers', headers, 'created_at', created_at)::text) FROM msg_src"
+                        + " WHERE payload_bytes IS NULL ORDER BY id");
+            }
+            // Binary events: format version 2, the bytes in Base64 as PostgreSQL's encode() writes it (line breaks
+            // every 76 characters; the writer itself sends them without).
+            List<UUID> binaryIds = new ArrayList<>();
+            insertBinary(c, "msg_src", "msg-" + builder, topic, binaryIds);
+            ids.addAll(binaryIds);
+            try (Statement s = c.createStatement()) {
+                s.execute("SELECT pg_logical_emit_message(true, 'outboxkit', " + builder + "('v', 2, 'id', id, "
+                        + "'aggregate_type', aggregate_type, 'aggregate_id', aggregate_id, 'event_type', event_type, "
+                        + "'topic', topic, 'payload_base64', encode(payload_bytes, 'base64'), 'content_type', content_type, "
+                        + "'headers', headers::text, 'created_at', to_char(created_at AT TIME ZONE 'UTC', "
+                        + "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'))::text) FROM msg_src WHERE payload_bytes IS NOT NULL ORDER BY id");
             }
             Map<UUID, ProducerRecord<byte[], byte[]>> out = readBack(c, mapping, "msg_src", ids);
             c.commit();
@@ -162,17 +194,41 @@ class ContractTest {
         }
     }
 
+    /** One binary row per {@link #BINARY} sample into {@code table}; their ids are added to {@code ids}. */
+    private static void insertBinary(Connection c, String table, String tag, String topic, List<UUID> ids) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + table + " (id, aggregate_type, aggregate_id, "
+                + "event_type, topic, payload_bytes, content_type, headers, created_at) VALUES (?, 'order', ?, ?, ?, ?, ?, "
+                + "?::jsonb, coalesce(?::timestamptz, now()))")) {
+            for (int i = 0; i < BINARY.length; i++) {
+                UUID id = UUID.randomUUID();
+                ids.add(id);
+                ps.setObject(1, id);
+                ps.setString(2, tag + "-bin-" + i);
+                ps.setString(3, "Binary" + i);
+                ps.setString(4, i % 2 == 0 ? topic : null);
+                ps.setBytes(5, (byte[]) BINARY[i][0]);
+                ps.setString(6, (String) BINARY[i][1]);
+                ps.setString(7, SAMPLES[i][1]);
+                ps.setString(8, CREATED[i % CREATED.length]);
+                ps.addBatch();
+            }
+            ps.executeBatch();
+        }
+    }
+
     private static Map<UUID, ProducerRecord<byte[], byte[]>> readBack(Connection c, KafkaRecords mapping, String table,
                                                                       List<UUID> ids) throws SQLException {
         Map<UUID, ProducerRecord<byte[], byte[]>> out = new HashMap<>();
         try (PreparedStatement ps = c.prepareStatement("SELECT id, aggregate_type, aggregate_id, event_type, topic, "
-                + "payload::text, headers::text, created_at FROM " + table + " WHERE id = ANY (?)")) {
+                + "payload::text, headers::text, created_at, payload_bytes, content_type FROM " + table + " WHERE id = ANY (?)")) {
             ps.setArray(1, c.createArrayOf("uuid", ids.toArray()));
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     UUID id = rs.getObject(1, UUID.class);
                     OutboxEvent event = OutboxEvent.fromRow(id, rs.getString(2), rs.getString(3), rs.getString(4),
-                            rs.getString(5), rs.getString(6), rs.getString(7), rs.getObject(8, OffsetDateTime.class).toInstant());
+                            rs.getString(5), rs.getString(6), rs.getBytes(9), rs.getString(10), rs.getString(7),
+                            rs.getObject(8, OffsetDateTime.class).toInstant());
+                    assertThat(event.isBinary()).isEqualTo(rs.getBytes(9) != null);
                     out.put(id, mapping.toRecord(event));
                 }
             }

@@ -125,7 +125,8 @@ final class ChangeDecoder {
                     fields.put(name, text.substring(start, (int) p.currentLocation().getCharOffset()));
                 } else if (token == JsonToken.VALUE_NULL && !name.equals("payload")) {
                     fields.put(name, null); // a JSON null payload is the value "null", like jsonb 'null' in the table
-                } else if (token == JsonToken.VALUE_STRING && !name.equals("payload") && !name.equals("headers")) {
+                } else if (token == JsonToken.VALUE_STRING && !name.equals("payload")) {
+                    // headers as a string holding the object (the writer's format) or embedded as an object: same text
                     fields.put(name, p.getText());
                 } else {
                     p.finishToken(); // a lazily parsed string ends where its closing quote is, not where it starts
@@ -139,7 +140,7 @@ final class ChangeDecoder {
         String base64 = fields.get(LogicalMessages.PAYLOAD_BASE64);
         if (base64 != null) {
             try {
-                payloadBytes = Base64.getDecoder().decode(base64);
+                payloadBytes = Base64.getMimeDecoder().decode(base64);
             } catch (IllegalArgumentException e) {
                 payloadBytes = null;
             }
