@@ -106,6 +106,42 @@ class WriteModesTest {
     }
 
     @Test
+    void aBinaryEventIsTheSameRecordAsAMessageAndAsARow(TestDatabase db) throws Exception {
+        byte[] bytes = new byte[300];
+        for (int i = 0; i < bytes.length; i++) {
+            bytes[i] = (byte) (i * 7);
+        }
+        OutboxMessage message = OutboxMessage.builder("order", "o-1", "OrderPlaced").payloadBytes(bytes,
+                "application/x-protobuf; messageType=shop.OrderPlaced").header("tenant", "acme").build();
+        List<Change> changes = decode(db, () -> {
+            try (Connection c = db.connect()) {
+                c.setAutoCommit(false);
+                OutboxWriter.builder().mode(WriteMode.LOGICAL_MESSAGE).build().write(c, message);
+                OutboxWriter.builder().mode(WriteMode.KEEP).build().write(c, message);
+                c.commit();
+            }
+        });
+        Change msg = changes.stream().filter(c -> c.data().startsWith("message:")).findFirst().orElseThrow();
+        OutboxEvent fromMessage = LogicalMessages.decode(msg.data().substring(msg.data().indexOf("content:") + "content:".length()));
+        OutboxEvent fromRow;
+        try (Connection c = db.connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(
+                "SELECT id, aggregate_type, aggregate_id, event_type, topic, payload::text, payload_bytes, content_type,"
+                        + " headers::text, created_at FROM outbox_event")) {
+            rs.next();
+            fromRow = OutboxEvent.fromRow(rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3), rs.getString(4),
+                    rs.getString(5), rs.getString(6), rs.getBytes(7), rs.getString(8), rs.getString(9),
+                    rs.getObject(10, OffsetDateTime.class).toInstant());
+        }
+        KafkaRecords records = new KafkaRecords(TopicRoute.defaultRoute());
+        ProducerRecord<byte[], byte[]> a = records.toRecord(fromMessage);
+        ProducerRecord<byte[], byte[]> b = records.toRecord(fromRow);
+        assertThat(a.value()).isEqualTo(b.value()).isEqualTo(bytes);
+        assertThat(a.key()).isEqualTo(b.key());
+        assertThat(headersWithoutCreatedAt(a)).isEqualTo(headersWithoutCreatedAt(b))
+                .contains("content-type=application/x-protobuf; messageType=shop.OrderPlaced", "tenant=acme");
+    }
+
+    @Test
     void logicalMessagesOfOneTransactionHaveOneLsnEach(TestDatabase db) throws Exception {
         List<Change> changes = decode(db, () -> write(db, WriteMode.LOGICAL_MESSAGE, 5, true));
         List<Change> messages = changes.stream().filter(c -> c.data().startsWith("message:")).toList();
