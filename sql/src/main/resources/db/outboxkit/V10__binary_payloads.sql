@@ -28,19 +28,15 @@ ALTER TABLE outbox_dead_letter
     ADD COLUMN IF NOT EXISTS content_type text;
 
 DO $$
+DECLARE
+    t text;
 BEGIN
-    IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = 'outbox_event'::regclass
-                                                 AND conname = 'outbox_event_one_payload') THEN
-        ALTER TABLE outbox_event ADD CONSTRAINT outbox_event_one_payload
-            CHECK ((payload IS NULL) <> (payload_bytes IS NULL) AND (content_type IS NULL) = (payload_bytes IS NULL))
-            NOT VALID;
-    END IF;
-    IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = 'outbox_dead_letter'::regclass
-                                                 AND conname = 'outbox_dead_letter_one_payload') THEN
-        ALTER TABLE outbox_dead_letter ADD CONSTRAINT outbox_dead_letter_one_payload
-            CHECK ((payload IS NULL) <> (payload_bytes IS NULL) AND (content_type IS NULL) = (payload_bytes IS NULL))
-            NOT VALID;
-    END IF;
+    FOREACH t IN ARRAY ARRAY['outbox_event', 'outbox_dead_letter'] LOOP
+        IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = t::regclass AND conname = t || '_one_payload') THEN
+            EXECUTE format('ALTER TABLE %I ADD CONSTRAINT %I CHECK ((payload IS NULL) <> (payload_bytes IS NULL)'
+                           ' AND (content_type IS NULL) = (payload_bytes IS NULL)) NOT VALID', t, t || '_one_payload');
+        END IF;
+    END LOOP;
 END
 $$;
 

@@ -37,42 +37,39 @@ public final class EventStatements {
                     + " (id, aggregate_type, aggregate_id, event_type, topic, payload, headers)"
                     + " VALUES (?, ?, ?, ?, ?, ?::jsonb, ?::jsonb)";
             // Built by PostgreSQL so that payload and headers are the jsonb's own rendering.
-            case LOGICAL_MESSAGE -> "SELECT pg_catalog.pg_logical_emit_message(true, '" + LogicalMessages.PREFIX + "',"
-                    + " pg_catalog.jsonb_build_object("
-                    + "'" + LogicalMessages.VERSION + "', " + LogicalMessages.FORMAT_VERSION
-                    + ", '" + LogicalMessages.ID + "', ?::uuid"
-                    + ", '" + LogicalMessages.AGGREGATE_TYPE + "', ?::text"
-                    + ", '" + LogicalMessages.AGGREGATE_ID + "', ?::text"
-                    + ", '" + LogicalMessages.EVENT_TYPE + "', ?::text"
-                    + ", '" + LogicalMessages.TOPIC + "', ?::text"
-                    + ", '" + LogicalMessages.PAYLOAD + "', (?::jsonb)::text"
-                    + ", '" + LogicalMessages.HEADERS + "', (?::jsonb)::text"
-                    + ", '" + LogicalMessages.CREATED_AT + "', pg_catalog.to_char(pg_catalog.now() AT TIME ZONE 'UTC',"
-                    + " 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'))::text)";
+            case LOGICAL_MESSAGE -> emitMessage(LogicalMessages.FORMAT_VERSION,
+                    ", '" + LogicalMessages.PAYLOAD + "', (?::jsonb)::text"
+                    + ", '" + LogicalMessages.HEADERS + "', (?::jsonb)::text");
         };
         this.insertBinary = switch (mode) {
             case KEEP, INSERT_AND_DELETE -> "INSERT INTO " + table
                     + " (id, aggregate_type, aggregate_id, event_type, topic, payload_bytes, headers, content_type)"
                     + " VALUES (?, ?, ?, ?, ?, ?, ?::jsonb, ?)";
-            case LOGICAL_MESSAGE -> "SELECT pg_catalog.pg_logical_emit_message(true, '" + LogicalMessages.PREFIX + "',"
-                    + " pg_catalog.jsonb_build_object("
-                    + "'" + LogicalMessages.VERSION + "', " + LogicalMessages.BINARY_FORMAT_VERSION
-                    + ", '" + LogicalMessages.ID + "', ?::uuid"
-                    + ", '" + LogicalMessages.AGGREGATE_TYPE + "', ?::text"
-                    + ", '" + LogicalMessages.AGGREGATE_ID + "', ?::text"
-                    + ", '" + LogicalMessages.EVENT_TYPE + "', ?::text"
-                    + ", '" + LogicalMessages.TOPIC + "', ?::text"
-                    + ", '" + LogicalMessages.PAYLOAD_BASE64 + "', ?::text"
+            case LOGICAL_MESSAGE -> emitMessage(LogicalMessages.BINARY_FORMAT_VERSION,
+                    ", '" + LogicalMessages.PAYLOAD_BASE64 + "', ?::text"
                     + ", '" + LogicalMessages.HEADERS + "', (?::jsonb)::text"
-                    + ", '" + LogicalMessages.CONTENT_TYPE + "', ?::text"
-                    + ", '" + LogicalMessages.CREATED_AT + "', pg_catalog.to_char(pg_catalog.now() AT TIME ZONE 'UTC',"
-                    + " 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'))::text)";
+                    + ", '" + LogicalMessages.CONTENT_TYPE + "', ?::text");
         };
         this.delete = mode == WriteMode.INSERT_AND_DELETE
                 ? "DELETE FROM " + table + " WHERE id = ANY (?::uuid[])"
                 : null;
         this.notify = notifyChannel == null ? null
                 : "SELECT pg_catalog.pg_notify('" + Identifiers.requireValid("notifyChannel", notifyChannel) + "', '')";
+    }
+
+    /** The emit-message statement of one format: the contract columns, then {@code payloadMembers}, then created_at. */
+    private static String emitMessage(int version, String payloadMembers) {
+        return "SELECT pg_catalog.pg_logical_emit_message(true, '" + LogicalMessages.PREFIX + "',"
+                + " pg_catalog.jsonb_build_object("
+                + "'" + LogicalMessages.VERSION + "', " + version
+                + ", '" + LogicalMessages.ID + "', ?::uuid"
+                + ", '" + LogicalMessages.AGGREGATE_TYPE + "', ?::text"
+                + ", '" + LogicalMessages.AGGREGATE_ID + "', ?::text"
+                + ", '" + LogicalMessages.EVENT_TYPE + "', ?::text"
+                + ", '" + LogicalMessages.TOPIC + "', ?::text"
+                + payloadMembers
+                + ", '" + LogicalMessages.CREATED_AT + "', pg_catalog.to_char(pg_catalog.now() AT TIME ZONE 'UTC',"
+                + " 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'))::text)";
     }
 
     public WriteMode mode() {
