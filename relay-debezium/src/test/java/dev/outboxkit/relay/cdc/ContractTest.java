@@ -98,9 +98,10 @@ class ContractTest {
                 relay.start();
                 await().atMost(Duration.ofSeconds(90)).until(() -> relay.health().ready());
                 // 3. the writer's emit-message mode (the relay in WAL-only mode, as documented for it), messages
-                //    built with json_build_object and with jsonb_build_object
+                //    built with json_build_object and with jsonb_build_object, and in the writer's own format
                 expected.putAll(emitMessages(db, mapping, explicitTopic, "json_build_object"));
                 expected.putAll(emitMessages(db, mapping, explicitTopic, "jsonb_build_object"));
+                expected.putAll(emitMessages(db, mapping, explicitTopic, "writer"));
                 List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
                 await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(500)).until(() -> {
                     records.clear();
@@ -170,10 +171,17 @@ class ContractTest {
                 }
                 ps.executeBatch();
             }
+            String createdAtUtc = "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')";
+            boolean writer = builder.equals("writer");
+            // "writer": the writer's own format (LogicalMessages 1): payload and headers as strings of their JSON text
+            String json = writer
+                    ? "jsonb_build_object('v', 1, 'id', id, 'aggregate_type', aggregate_type, 'aggregate_id', aggregate_id, "
+                            + "'event_type', event_type, 'topic', topic, 'payload', payload::text, 'headers', headers::text, "
+                            + "'created_at', " + createdAtUtc + ")"
+                    : builder + "('id', id, 'aggregate_type', aggregate_type, 'aggregate_id', aggregate_id, 'event_type', "
+                            + "event_type, 'topic', topic, 'payload', payload, 'headers', headers, 'created_at', created_at)";
             try (Statement s = c.createStatement()) {
-                s.execute("SELECT pg_logical_emit_message(true, 'outboxkit', " + builder + "('id', id, 'aggregate_type', "
-                        + "aggregate_type, 'aggregate_id', aggregate_id, 'event_type', event_type, 'topic', topic, "
-                        + "'payload', payload, 'headers', headers, 'created_at', created_at)::text) FROM msg_src"
+                s.execute("SELECT pg_logical_emit_message(true, 'outboxkit', " + json + "::text) FROM msg_src"
                         + " WHERE payload_bytes IS NULL ORDER BY id");
             }
             // Binary events: format version 2, the bytes in Base64 as PostgreSQL's encode() writes it (line breaks
@@ -182,11 +190,11 @@ class ContractTest {
             insertBinary(c, "msg_src", "msg-" + builder, topic, binaryIds);
             ids.addAll(binaryIds);
             try (Statement s = c.createStatement()) {
-                s.execute("SELECT pg_logical_emit_message(true, 'outboxkit', " + builder + "('v', 2, 'id', id, "
-                        + "'aggregate_type', aggregate_type, 'aggregate_id', aggregate_id, 'event_type', event_type, "
-                        + "'topic', topic, 'payload_base64', encode(payload_bytes, 'base64'), 'content_type', content_type, "
-                        + "'headers', headers::text, 'created_at', to_char(created_at AT TIME ZONE 'UTC', "
-                        + "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'))::text) FROM msg_src WHERE payload_bytes IS NOT NULL ORDER BY id");
+                s.execute("SELECT pg_logical_emit_message(true, 'outboxkit', " + (writer ? "jsonb_build_object" : builder)
+                        + "('v', 2, 'id', id, 'aggregate_type', aggregate_type, 'aggregate_id', aggregate_id, 'event_type', "
+                        + "event_type, 'topic', topic, 'payload_base64', encode(payload_bytes, 'base64'), 'content_type', "
+                        + "content_type, 'headers', headers::text, 'created_at', " + createdAtUtc + ")::text) FROM msg_src"
+                        + " WHERE payload_bytes IS NOT NULL ORDER BY id");
             }
             Map<UUID, ProducerRecord<byte[], byte[]>> out = readBack(c, mapping, "msg_src", ids);
             c.commit();

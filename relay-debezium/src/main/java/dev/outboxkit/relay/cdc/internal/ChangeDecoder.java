@@ -103,7 +103,8 @@ final class ChangeDecoder {
 
     /**
      * The writer's message: a JSON object of the contract columns, {@code payload} and {@code headers}
-     * embedded as JSON values. Their text is cut out of the message exactly as PostgreSQL rendered it,
+     * as strings holding their JSON text (format {@link LogicalMessages}, with {@code v}), or embedded as
+     * JSON values (a message built by hand). Their text is cut out of the message exactly as PostgreSQL rendered it,
      * so the record's value is byte-identical to what the table path would publish. A message that is not
      * such an object yields a row with nulls, which {@link OutboxRow#toEvent()} refuses (dead letter).
      * A binary event (format version 2) carries {@code payload_base64} and {@code content_type} instead
@@ -112,6 +113,7 @@ final class ChangeDecoder {
     static OutboxRow fromMessage(byte[] content) {
         String text = new String(content, StandardCharsets.UTF_8);
         Map<String, String> fields = new HashMap<>();
+        String payloadString = null;
         try (JsonParser p = JSON.createParser(text)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 return new OutboxRow(0, null, null, null, null, null, null, null, null);
@@ -131,6 +133,9 @@ final class ChangeDecoder {
                 } else {
                     p.finishToken(); // a lazily parsed string ends where its closing quote is, not where it starts
                     fields.put(name, text.substring(start, (int) p.currentLocation().getCharOffset()));
+                    if (token == JsonToken.VALUE_STRING && name.equals("payload")) {
+                        payloadString = p.getText();
+                    }
                 }
             }
         } catch (IOException e) {
@@ -145,8 +150,13 @@ final class ChangeDecoder {
                 payloadBytes = null;
             }
         }
+        // The writer's format (LogicalMessages, member "v") carries the payload as a string holding the jsonb's
+        // text: that text is the record value, as the polling relay would publish it. Without "v" (a message
+        // built by hand with the payload embedded) a string is itself the JSON value.
+        String payload = fields.containsKey(LogicalMessages.VERSION) && payloadString != null
+                ? payloadString : fields.get("payload");
         return new OutboxRow(0, fields.get("id"), fields.get("aggregate_type"), fields.get("aggregate_id"),
-                fields.get("event_type"), fields.get("topic"), fields.get("payload"), fields.get("headers"),
+                fields.get("event_type"), fields.get("topic"), payload, fields.get("headers"),
                 fields.get("created_at"), null, payloadBytes, fields.get(LogicalMessages.CONTENT_TYPE));
     }
 }
