@@ -7,31 +7,25 @@
 --     ACCESS EXCLUSIVE lock), then VALIDATEd in its own transaction, which scans under SHARE UPDATE
 --     EXCLUSIVE: writers and relays go on inserting, claiming and deleting meanwhile.
 -- Hence this script runs outside a transaction (V10__binary_payloads.sql.conf: executeInTransaction=false)
--- and every statement may be run again after a failure half-way: IF NOT EXISTS, and DO blocks that
--- look before they add. lock_timeout bounds the wait for the brief ACCESS EXCLUSIVE lock, so the ALTER
--- never queues the writers behind a long transaction for longer than that; on a timeout run the
--- migration again.
+-- and every statement may be run again after a failure half-way: IF NOT EXISTS, and a DO block that
+-- looks before it adds. lock_timeout (SET LOCAL: the caller's pooled connection keeps its own setting)
+-- bounds the wait for the brief ACCESS EXCLUSIVE lock, so the ALTER never queues the writers behind a
+-- long transaction for longer than that; on a timeout run the migration again.
 --
 -- A JSON row keeps payload (jsonb) and leaves payload_bytes and content_type NULL: rows written by a
 -- version-9 writer are JSON rows as they stand. A binary row has payload NULL, payload_bytes set and a
 -- content_type (the Kafka header content-type; its RFC 6838 shape is checked by the writer and the relays).
-SET lock_timeout = '10s';
 
-ALTER TABLE outbox_event
-    ALTER COLUMN payload DROP NOT NULL,
-    ADD COLUMN IF NOT EXISTS payload_bytes bytea,
-    ADD COLUMN IF NOT EXISTS content_type text;
-
-ALTER TABLE outbox_dead_letter
-    ALTER COLUMN payload DROP NOT NULL,
-    ADD COLUMN IF NOT EXISTS payload_bytes bytea,
-    ADD COLUMN IF NOT EXISTS content_type text;
-
+-- Step 1, one short transaction: the columns and the NOT VALID checks. outbox_dead_letter first, so the
+-- lock on the busy outbox_event is taken last and held only until the commit right after it.
 DO $$
 DECLARE
     t text;
 BEGIN
-    FOREACH t IN ARRAY ARRAY['outbox_event', 'outbox_dead_letter'] LOOP
+    SET LOCAL lock_timeout = '10s';
+    FOREACH t IN ARRAY ARRAY['outbox_dead_letter', 'outbox_event'] LOOP
+        EXECUTE format('ALTER TABLE %I ALTER COLUMN payload DROP NOT NULL,'
+                       ' ADD COLUMN IF NOT EXISTS payload_bytes bytea, ADD COLUMN IF NOT EXISTS content_type text', t);
         IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = t::regclass AND conname = t || '_one_payload') THEN
             EXECUTE format('ALTER TABLE %I ADD CONSTRAINT %I CHECK ((payload IS NULL) <> (payload_bytes IS NULL)'
                            ' AND (content_type IS NULL) = (payload_bytes IS NULL)) NOT VALID', t, t || '_one_payload');
@@ -40,8 +34,7 @@ BEGIN
 END
 $$;
 
-RESET lock_timeout;
-
+-- Step 2, one transaction each: the scans, under SHARE UPDATE EXCLUSIVE (writers and relays go on).
 ALTER TABLE outbox_event VALIDATE CONSTRAINT outbox_event_one_payload;
 ALTER TABLE outbox_dead_letter VALIDATE CONSTRAINT outbox_dead_letter_one_payload;
 
