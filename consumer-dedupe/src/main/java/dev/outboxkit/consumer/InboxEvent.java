@@ -2,6 +2,7 @@ package dev.outboxkit.consumer;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.outboxkit.consumer.internal.Payloads;
+import dev.outboxkit.core.HeaderNames;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.Map;
@@ -54,7 +55,35 @@ public record InboxEvent(UUID id, String eventType, String aggregateType, String
      *         handler it sends the event to the dead-letter topic at once, without retries
      */
     public JsonNode payloadJson() {
+        String contentType = contentType();
+        if (contentType != null && !Payloads.isJson(contentType)) {
+            throw new dev.outboxkit.core.InvalidEventException("event " + id + " is a binary event (content-type "
+                    + contentType + "), not JSON: read payloadBytes() and decode it with the library for that type");
+        }
         return Payloads.parse(payload);
+    }
+
+    /**
+     * The record value as it arrived, for a binary event (Protobuf, Avro, …) the bytes the writer was given
+     * (not copied; do not modify them). The same array as {@link #payload()}.
+     */
+    public byte[] payloadBytes() {
+        return payload;
+    }
+
+    /**
+     * The media type of the value, header {@code content-type}: set by the relays on binary events
+     * (for example {@code application/x-protobuf}); null for outboxkit's JSON events, which carry no
+     * such header.
+     */
+    public String contentType() {
+        return headers.get(HeaderNames.CONTENT_TYPE);
+    }
+
+    /** Whether the value is something other than JSON: a {@code content-type} that is not a JSON media type. */
+    public boolean isBinary() {
+        String contentType = contentType();
+        return contentType != null && !Payloads.isJson(contentType);
     }
 
     /** The payload as UTF-8 text, or null for a record without a value. */

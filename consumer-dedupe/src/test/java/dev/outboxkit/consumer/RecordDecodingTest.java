@@ -81,6 +81,36 @@ class RecordDecodingTest {
     }
 
     @Test
+    void aBinaryRecordHandsOverItsBytesAndContentType() {
+        byte[] bytes = {0, 0, 0, 0, 42, 6, 'E', 'U', 'R'};
+        OutboxEvent e = new OutboxEvent(EventIds.next(), "order", "o-1", "paid", "orders", null, Map.of(),
+                Instant.parse("2025-01-02T03:04:05.123456Z"), bytes, "application/vnd.confluent.avro");
+        ProducerRecord<byte[], byte[]> sent = Projection.RECORDS.toRecord(e);
+        ConsumerRecord<byte[], byte[]> received = new ConsumerRecord<>("orders", 0, 1L, sent.key(), sent.value());
+        sent.headers().forEach(h -> received.headers().add(h));
+
+        InboxEvent event = decoder.decode(received).event();
+        assertThat(event.payloadBytes()).isEqualTo(bytes);
+        assertThat(event.contentType()).isEqualTo("application/vnd.confluent.avro");
+        assertThat(event.isBinary()).isTrue();
+        assertThatThrownBy(event::payloadJson).isInstanceOf(InvalidEventException.class).hasMessage("event " + e.id()
+                + " is a binary event (content-type application/vnd.confluent.avro), not JSON: read payloadBytes() and "
+                + "decode it with the library for that type");
+        assertThat(event.toString()).contains("payloadBytes=9").doesNotContain("EUR");
+
+        InboxEvent json = decode(UUID.randomUUID().toString(), "{\"total\":5}");
+        assertThat(json.contentType()).isNull();
+        assertThat(json.isBinary()).isFalse();
+        ConsumerRecord<byte[], byte[]> cloudEventsJson = new ConsumerRecord<>("orders", 0, 2L, null,
+                "{\"total\":5}".getBytes(StandardCharsets.UTF_8));
+        cloudEventsJson.headers().add("id", UUID.randomUUID().toString().getBytes(StandardCharsets.UTF_8));
+        cloudEventsJson.headers().add("content-type", "application/json; charset=utf-8".getBytes(StandardCharsets.UTF_8));
+        InboxEvent declaredJson = decoder.decode(cloudEventsJson).event();
+        assertThat(declaredJson.isBinary()).isFalse();
+        assertThat(declaredJson.payloadJson().get("total").asInt()).isEqualTo(5);
+    }
+
+    @Test
     void debeziumShapesDecodeToTheSameTree() {
         UUID id = UUID.randomUUID();
         InboxEvent plain = decode(id.toString(), "{\"total\":5}");

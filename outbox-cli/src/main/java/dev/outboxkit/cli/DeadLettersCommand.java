@@ -80,7 +80,7 @@ final class DeadLettersCommand {
             PrintWriter out = spec.commandLine().getOut();
             try (HikariDataSource ds = db.dataSource("outbox-dead-letters", 1); Connection c = ds.getConnection();
                  PreparedStatement ps = c.prepareStatement("SELECT id, aggregate_type, aggregate_id, event_type, attempts, parked_at, "
-                         + "parked_by, error_class, error_message, octet_length(payload::text), seq FROM "
+                         + "parked_by, error_class, error_message, coalesce(octet_length(payload_bytes), octet_length(payload::text)), seq FROM "
                          + Identifiers.qualified(db.schema, "outbox_dead_letter") + " ORDER BY parked_at, seq LIMIT ?")) {
                 ps.setInt(1, limit);
                 int n = 0;
@@ -147,7 +147,9 @@ final class DeadLettersCommand {
     static String retrySql(String schema, String where) {
         String dl = Identifiers.qualified(schema, "outbox_dead_letter");
         String outbox = Identifiers.qualified(schema, "outbox_event");
-        String columns = "id, aggregate_type, aggregate_id, event_type, payload, headers, topic, created_at";
+        // payload_bytes and content_type: a binary event goes back as it was parked (schema version 10).
+        String columns = "id, aggregate_type, aggregate_id, event_type, payload, payload_bytes, content_type, headers, topic,"
+                + " created_at";
         String returning = " RETURNING id, aggregate_type, aggregate_id, seq";
         return "WITH moved AS (DELETE FROM " + dl + where + " RETURNING *), "
                 + "kept AS (INSERT INTO " + outbox + " (seq, " + columns + ") OVERRIDING SYSTEM VALUE "

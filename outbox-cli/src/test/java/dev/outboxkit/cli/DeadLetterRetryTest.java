@@ -111,6 +111,7 @@ class DeadLetterRetryTest {
         UUID message = UUID.fromString("018f3a5e-7b2c-7d11-8a00-000000000102");
         UUID clash = UUID.fromString("018f3a5e-7b2c-7d11-8a00-000000000103");
         UUID copy = UUID.fromString("018f3a5e-7b2c-7d11-8a00-000000000104");
+        UUID binary = UUID.fromString("018f3a5e-7b2c-7d11-8a00-000000000105");
         long before;
         try (Connection c = db.connect(); Statement s = c.createStatement()) {
             for (int i = 0; i < 3; i++) {
@@ -123,13 +124,24 @@ class DeadLetterRetryTest {
                     + "created_at, error_class, error_message, attempts, parked_by) VALUES "
                     + "('" + kept + "', 2, 'account', 'k', 'Opened', '{}', '{}', now(), 'E', 'm', 1, 'relay-1'), "
                     + "('" + message + "', 0, 'account', 'm', 'Opened', '{}', '{}', now(), 'E', 'm', 1, 'relay-1')");
+            // a binary event (schema version 10): it goes back with its bytes and content type
+            s.execute("INSERT INTO outbox_dead_letter (id, seq, aggregate_type, aggregate_id, event_type, payload_bytes, "
+                    + "content_type, headers, created_at, error_class, error_message, attempts, parked_by) VALUES "
+                    + "('" + binary + "', 0, 'account', 'b', 'Opened', '\\x00ff0a'::bytea, 'application/x-protobuf', '{}', "
+                    + "now(), 'E', 'm', 1, 'relay-1')");
         }
         String role = leastPrivilegedRole(db);
         Map<String, String> env = Map.of("OUTBOX_JDBC_URL", db.jdbcUrl(), "OUTBOX_USER", role, "OUTBOX_PASSWORD", ROLE_PASSWORD);
 
+        CliRun list = CliRun.run(env, "dead-letters", "list");
+        assertThat(list.exitCode()).as(list.all()).isZero();
+        assertThat(list.out()).contains(binary + " account/b Opened seq=0 attempts=1").contains("payload=3 bytes");
+
         CliRun retry = CliRun.run(env, "dead-letters", "retry", "--all");
         assertThat(retry.exitCode()).as(retry.all()).isZero();
-        assertThat(retry.out()).contains("retry " + kept + " (account/k) seq 2").contains("retry: 2 rows");
+        assertThat(retry.out()).contains("retry " + kept + " (account/k) seq 2").contains("retry: 3 rows");
+        assertThat(db.count("SELECT count(*) FROM outbox_event WHERE id = '" + binary + "' AND payload IS NULL"
+                + " AND payload_bytes = '\\x00ff0a'::bytea AND content_type = 'application/x-protobuf'")).isEqualTo(1);
         assertThat(db.count("SELECT seq FROM outbox_event WHERE id = '" + kept + "'")).isEqualTo(2);
         assertThat(db.count("SELECT seq FROM outbox_event WHERE id = '" + message + "'")).isGreaterThan(before);
 

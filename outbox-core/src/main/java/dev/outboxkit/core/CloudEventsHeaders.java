@@ -17,7 +17,8 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
  *   <tr><td>{@code ce_time}</td><td>{@code created_at}, RFC 3339 UTC with six fractional digits (as {@code createdAt})</td></tr>
  *   <tr><td>{@code ce_subject}</td><td>{@code aggregate_id}: the entity the event is about, also the record key</td></tr>
  *   <tr><td>{@code ce_aggregatetype}</td><td>{@code aggregate_type} (an extension attribute)</td></tr>
- *   <tr><td>{@code content-type}</td><td>{@code application/json} (the payload is jsonb)</td></tr>
+ *   <tr><td>{@code content-type}</td><td>{@code application/json} for a JSON event (jsonb), a binary event's own
+ *   content type</td></tr>
  * </table>
  */
 public final class CloudEventsHeaders {
@@ -54,7 +55,7 @@ public final class CloudEventsHeaders {
         headers.add(TIME, utf8(KafkaRecords.formatCreatedAt(event.createdAt())));
         headers.add(SUBJECT, utf8(event.aggregateId()));
         headers.add(AGGREGATE_TYPE, utf8(event.aggregateType()));
-        headers.add(CONTENT_TYPE, utf8(JSON));
+        headers.add(CONTENT_TYPE, utf8(event.isBinary() ? event.contentType() : JSON));
     }
 
     /**

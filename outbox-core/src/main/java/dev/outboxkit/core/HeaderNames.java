@@ -12,6 +12,12 @@ public final class HeaderNames {
     /** ISO-8601 UTC, always six fractional digits (PostgreSQL's microseconds). */
     public static final String CREATED_AT = "createdAt";
 
+    /**
+     * Media type of a binary event's value. Set by the relays on binary events only, so a JSON event's
+     * user header of this name passes through as before, while a binary event may not carry one of its own.
+     */
+    public static final String CONTENT_TYPE = "content-type";
+
     public static final Set<String> RESERVED = Set.of(ID, EVENT_TYPE, AGGREGATE_TYPE, CREATED_AT);
 
     private HeaderNames() {

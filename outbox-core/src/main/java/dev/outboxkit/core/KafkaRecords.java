@@ -12,8 +12,10 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
 /**
  * The one mapping from an outbox row to a Kafka record. Both relays call it, so a record is
  * byte-identical whichever relay published it: topic from the row or the route, key = aggregate
- * id, value = payload, headers id, eventType, aggregateType, createdAt (or, when the route says
- * {@link RecordFormat#CLOUDEVENTS}, the {@link CloudEventsHeaders}), then the row's headers.
+ * id, value = payload (a JSON event's text as UTF-8, a binary event's bytes unchanged), headers id,
+ * eventType, aggregateType, createdAt, {@code content-type} for a binary event only (or, when the route says
+ * {@link RecordFormat#CLOUDEVENTS}, the {@link CloudEventsHeaders}, whose {@code content-type} is always there),
+ * then the row's headers.
  */
 public final class KafkaRecords {
 
@@ -51,6 +53,7 @@ public final class KafkaRecords {
         }
         RecordHeaders headers = new RecordHeaders();
         boolean cloudEvents = route.format() == RecordFormat.CLOUDEVENTS;
+        boolean binary = event.isBinary();
         if (cloudEvents) {
             CloudEventsHeaders.add(headers, event, legalSource(event));
         } else {
@@ -58,18 +61,25 @@ public final class KafkaRecords {
             headers.add(HeaderNames.EVENT_TYPE, utf8(event.eventType()));
             headers.add(HeaderNames.AGGREGATE_TYPE, utf8(event.aggregateType()));
             headers.add(HeaderNames.CREATED_AT, utf8(formatCreatedAt(event.createdAt())));
+            if (binary) {
+                headers.add(HeaderNames.CONTENT_TYPE, utf8(event.contentType()));
+            }
         }
         for (Map.Entry<String, String> header : event.headers().entrySet()) {
             String problem = HeaderNames.problem(header.getKey());
             if (problem == null && cloudEvents) {
                 problem = CloudEventsHeaders.problem(header.getKey());
             }
+            if (problem == null && binary && header.getKey().equalsIgnoreCase(HeaderNames.CONTENT_TYPE)) {
+                problem = "a binary event carries its content type in content_type; it may not have a header '"
+                        + header.getKey() + "' as well";
+            }
             if (problem != null) {
                 throw new InvalidEventException("event " + event.id() + ": " + problem);
             }
             headers.add(header.getKey(), utf8(header.getValue()));
         }
-        return new ProducerRecord<>(topic, null, null, utf8(event.aggregateId()), utf8(event.payload()), headers);
+        return new ProducerRecord<>(topic, null, null, utf8(event.aggregateId()), event.value(), headers);
     }
 
     /** The event's ce_source, checked like its topic: once per run of equal sources. */

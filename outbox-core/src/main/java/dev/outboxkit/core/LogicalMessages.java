@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
+import java.util.Base64;
 import java.util.UUID;
 
 /**
@@ -34,6 +35,12 @@ import java.util.UUID;
  * </table>
  * Payload and headers are carried as strings so the relay never re-renders JSON: the record is
  * byte-identical to the one the polling relay would publish for the same row.
+ *
+ * <p>A binary event is written in format version {@value #BINARY_FORMAT_VERSION}: the same members
+ * but {@code payload}, which is replaced by {@code payload_base64} (string: the bytes, standard
+ * Base64 without line breaks) and {@code content_type} (string: their media type). A JSON event is
+ * still written as version {@value #FORMAT_VERSION}, so a relay that reads only version 1 keeps
+ * working for every JSON event and says "upgrade the relay" for a binary one.
  */
 public final class LogicalMessages {
 
@@ -41,6 +48,8 @@ public final class LogicalMessages {
     public static final String PREFIX = "outboxkit";
     /** The body format this class writes and reads. */
     public static final int FORMAT_VERSION = 1;
+    /** The body format of a binary event. */
+    public static final int BINARY_FORMAT_VERSION = 2;
 
     public static final String VERSION = "v";
     public static final String ID = "id";
@@ -49,6 +58,8 @@ public final class LogicalMessages {
     public static final String EVENT_TYPE = "event_type";
     public static final String TOPIC = "topic";
     public static final String PAYLOAD = "payload";
+    public static final String PAYLOAD_BASE64 = "payload_base64";
+    public static final String CONTENT_TYPE = "content_type";
     public static final String HEADERS = "headers";
     public static final String CREATED_AT = "created_at";
 
@@ -65,8 +76,8 @@ public final class LogicalMessages {
     /**
      * Decodes a message body.
      *
-     * @throws InvalidEventException when the body is not a version-{@value #FORMAT_VERSION}
-     *                               outboxkit message (a message with another prefix must not be passed here)
+     * @throws InvalidEventException when the body is not a version-{@value #FORMAT_VERSION} or
+     *                               version-{@value #BINARY_FORMAT_VERSION} outboxkit message (a message with another prefix must not be passed here)
      */
     public static OutboxEvent decode(String content) {
         JsonNode body;
@@ -79,14 +90,16 @@ public final class LogicalMessages {
             throw new InvalidEventException("outboxkit logical message must be a JSON object");
         }
         int version = body.path(VERSION).asInt(-1);
-        if (version != FORMAT_VERSION) {
+        if (version != FORMAT_VERSION && version != BINARY_FORMAT_VERSION) {
             throw new InvalidEventException("outboxkit logical message has format version " + body.path(VERSION)
-                    + "; this relay reads version " + FORMAT_VERSION + ": upgrade the relay");
+                    + "; this relay reads versions " + FORMAT_VERSION + " and " + BINARY_FORMAT_VERSION + ": upgrade the relay");
         }
+        boolean binary = version == BINARY_FORMAT_VERSION;
         try {
             return OutboxEvent.fromRow(UUID.fromString(text(body, ID)), text(body, AGGREGATE_TYPE), text(body, AGGREGATE_ID),
                     text(body, EVENT_TYPE), body.path(TOPIC).isTextual() ? body.get(TOPIC).asText() : null,
-                    text(body, PAYLOAD), text(body, HEADERS), Instant.parse(text(body, CREATED_AT)));
+                    binary ? null : text(body, PAYLOAD), binary ? Base64.getMimeDecoder().decode(text(body, PAYLOAD_BASE64)) : null,
+                    binary ? text(body, CONTENT_TYPE) : null, text(body, HEADERS), Instant.parse(text(body, CREATED_AT)));
         } catch (IllegalArgumentException | DateTimeParseException e) {
             if (e instanceof InvalidEventException invalid) {
                 throw invalid;

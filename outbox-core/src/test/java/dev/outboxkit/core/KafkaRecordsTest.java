@@ -39,6 +39,45 @@ class KafkaRecordsTest {
     }
 
     @Test
+    void aBinaryEventsValueIsItsBytesWithAContentTypeHeader() {
+        byte[] bytes = {0, (byte) 0x80, (byte) 0xff, '{'};
+        OutboxEvent binary = OutboxEvent.fromRow(ID, "account", "acc-42", "MoneyDeposited", null, null, bytes,
+                "application/vnd.confluent.avro", "{\"traceparent\": \"00-abc-def-01\"}", CREATED);
+        ProducerRecord<byte[], byte[]> r = records.toRecord(binary);
+        assertThat(r.value()).isSameAs(bytes);
+        assertThat(headers(r)).containsExactly(
+                "id=018f3a5e-7b2c-7d11-8a00-0123456789ab",
+                "eventType=MoneyDeposited",
+                "aggregateType=account",
+                "createdAt=2026-11-29T08:38:37.123400Z",
+                "content-type=application/vnd.confluent.avro",
+                "traceparent=00-abc-def-01");
+    }
+
+    @Test
+    void aJsonEventGetsNoContentTypeAndKeepsAUserHeaderOfThatName() {
+        assertThat(headers(records.toRecord(event(null, "{}")))).noneMatch(h -> h.startsWith("content-type="));
+        assertThat(headers(records.toRecord(event(null, "{\"content-type\": \"text/x-legacy\"}"))))
+                .contains("content-type=text/x-legacy");
+        OutboxEvent binaryWithHeader = OutboxEvent.fromRow(ID, "account", "acc-42", "E", null, null, new byte[] {1},
+                "application/octet-stream", "{\"Content-Type\": \"text/plain\"}", CREATED);
+        assertThatThrownBy(() -> records.toRecord(binaryWithHeader)).isInstanceOf(InvalidEventException.class)
+                .hasMessageContaining("may not have a header 'Content-Type'");
+    }
+
+    @Test
+    void aRowIsJsonOrBinaryNeverBothOrNeither() {
+        assertThatThrownBy(() -> OutboxEvent.fromRow(ID, "a", "1", "e", null, "{}", new byte[0], "application/x-a", "{}",
+                CREATED)).isInstanceOf(InvalidEventException.class).hasMessageContaining("it has both");
+        assertThatThrownBy(() -> OutboxEvent.fromRow(ID, "a", "1", "e", null, null, null, null, "{}", CREATED))
+                .isInstanceOf(InvalidEventException.class).hasMessageContaining("it has neither");
+        assertThatThrownBy(() -> OutboxEvent.fromRow(ID, "a", "1", "e", null, null, new byte[0], null, "{}", CREATED))
+                .isInstanceOf(InvalidEventException.class).hasMessageContaining("needs a content type");
+        assertThatThrownBy(() -> OutboxEvent.fromRow(ID, "a", "1", "e", null, "{}", null, "application/json", "{}", CREATED))
+                .isInstanceOf(InvalidEventException.class).hasMessageContaining("is JSON but has a content type");
+    }
+
+    @Test
     void explicitTopicWinsOverTheRoute() {
         assertThat(records.toRecord(event("payments.v1", "{}")).topic()).isEqualTo("payments.v1");
     }

@@ -3,6 +3,7 @@ package dev.outboxkit.writer;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.outboxkit.core.ContentTypes;
 import dev.outboxkit.core.EventIds;
 import dev.outboxkit.core.HeaderNames;
 import dev.outboxkit.core.InvalidEventException;
@@ -26,9 +27,19 @@ import java.util.UUID;
  *         .build();
  * }</pre>
  *
+ * <p>A binary payload (Protobuf, Avro, any bytes you serialised) goes with its media type, which the
+ * relays publish as the Kafka header {@code content-type}; the bytes are published unchanged:
+ *
+ * <pre>{@code
+ * OutboxMessage m = OutboxMessage.builder("order", orderId, "OrderPlaced")
+ *         .payloadBytes(placed.toByteArray(), "application/x-protobuf; messageType=shop.OrderPlaced")
+ *         .build();
+ * }</pre>
+ *
  * <p>What is checked in {@link Builder#build()}: aggregate type, aggregate id and event type are
  * not blank; exactly one payload is set and JSON text or a {@link JsonNode} is valid JSON that
- * PostgreSQL's jsonb accepts; header names are legal and not reserved ({@code id},
+ * PostgreSQL's jsonb accepts; the content type of bytes is a media type in RFC 6838's shape
+ * ({@link ContentTypes}); a binary event has no header {@code content-type} of its own; header names are legal and not reserved ({@code id},
  * {@code eventType}, {@code aggregateType}, {@code createdAt}); a {@code traceparent} is W3C
  * formatted; an explicit topic is a legal Kafka topic name. A payload given as an object is
  * serialised (and then checked, like the payload size) by the writer when the event is added,
@@ -46,6 +57,8 @@ public final class OutboxMessage {
     private final String topic;
     private final Object payloadObject;
     private final String payloadJson;
+    private final byte[] payloadBytes;
+    private final String contentType;
     private final Map<String, String> headers;
 
     private OutboxMessage(Builder b, String payloadJson) {
@@ -56,6 +69,8 @@ public final class OutboxMessage {
         this.topic = b.topic;
         this.payloadObject = payloadJson == null ? b.payloadObject : null;
         this.payloadJson = payloadJson;
+        this.payloadBytes = b.payloadBytes;
+        this.contentType = b.payloadBytes == null ? null : b.contentType;
         this.headers = Collections.unmodifiableMap(new LinkedHashMap<>(b.headers));
     }
 
@@ -108,6 +123,16 @@ public final class OutboxMessage {
         return payloadObject;
     }
 
+    /** The binary payload (as given, not copied), or null for a JSON event. */
+    public byte[] payloadBytes() {
+        return payloadBytes;
+    }
+
+    /** The media type of {@link #payloadBytes()}, or null for a JSON event. */
+    public String contentType() {
+        return contentType;
+    }
+
     /** Identifies the event without its payload or headers (which may be sensitive). */
     @Override
     public String toString() {
@@ -125,6 +150,8 @@ public final class OutboxMessage {
         private Object payloadObject;
         private JsonNode payloadNode;
         private String payloadJson;
+        private byte[] payloadBytes;
+        private String contentType;
         private boolean payloadSet;
         private boolean payloadNull;
         private final Map<String, String> headers = new LinkedHashMap<>();
@@ -163,11 +190,29 @@ public final class OutboxMessage {
             return this;
         }
 
+        /**
+         * The payload as bytes you serialised (Protobuf, Avro, Confluent-framed Avro, …), published
+         * unchanged as the Kafka value with the header {@code content-type: <contentType>}. The array
+         * is not copied: do not change it until the event is written.
+         *
+         * @param contentType a media type, {@code type/subtype[; name=value]} (RFC 6838), for example
+         *                    {@code application/x-protobuf} or {@code application/vnd.apache.avro+binary}
+         */
+        public Builder payloadBytes(byte[] bytes, String contentType) {
+            clearPayload();
+            payloadNull = bytes == null;
+            this.payloadBytes = bytes;
+            this.contentType = contentType;
+            return this;
+        }
+
         private void clearPayload() {
             payloadSet = true;
             payloadObject = null;
             payloadNode = null;
             payloadJson = null;
+            payloadBytes = null;
+            contentType = null;
         }
 
         /** Adds a Kafka header (a string); names {@code id}, {@code eventType}, {@code aggregateType}, {@code createdAt} are reserved. */
@@ -258,7 +303,20 @@ public final class OutboxMessage {
             }
             if (!payloadSet) {
                 throw new InvalidEventException("event " + describe() + " has no payload: call payload(Object), "
-                        + "payload(JsonNode) or payloadJson(String)");
+                        + "payload(JsonNode), payloadJson(String) or payloadBytes(byte[], String)");
+            }
+            if (payloadBytes != null) {
+                String problem = ContentTypes.problem(contentType);
+                if (problem != null) {
+                    throw new InvalidEventException("payloadBytes of event " + describe() + ": " + problem);
+                }
+                for (String name : headers.keySet()) {
+                    if (name.equalsIgnoreCase(HeaderNames.CONTENT_TYPE)) {
+                        throw new InvalidEventException("event " + describe() + " has a header '" + name + "'; a binary"
+                                + " event's content type is the second argument of payloadBytes(byte[], String)");
+                    }
+                }
+                return new OutboxMessage(this, null);
             }
             if (payloadNull) {
                 throw new InvalidEventException("payload of event " + describe() + " is null; for a JSON null "

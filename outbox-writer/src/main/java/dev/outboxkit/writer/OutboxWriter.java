@@ -223,6 +223,9 @@ public final class OutboxWriter {
     /** Serialises and checks one event; nothing is sent. */
     PreparedEvent prepare(OutboxMessage m) {
         Objects.requireNonNull(m, "message");
+        if (m.payloadBytes() != null) {
+            return prepareBinary(m);
+        }
         String payload = m.payloadJson();
         if (payload == null) {
             try {
@@ -247,13 +250,32 @@ public final class OutboxWriter {
                     + "together with the relay's max.request.size and the topic's max.message.bytes", size, maxPayloadBytes);
         }
         metrics.payloadBytes.record(size);
-        String headers;
+        return new PreparedEvent(m.id(), m.aggregateType(), m.aggregateId(), m.eventType(), m.topic(), payload,
+                headersJson(m), null, null);
+    }
+
+    /** A binary event: already checked when built, only the size is left. */
+    private PreparedEvent prepareBinary(OutboxMessage m) {
+        int size = m.payloadBytes().length;
+        if (size > maxPayloadBytes) {
+            metrics.rejectedTooLarge.increment();
+            throw new PayloadTooLargeException("payload of " + m + " is " + size + " bytes (" + m.contentType()
+                    + "); the limit is " + maxPayloadBytes + " bytes (maxPayloadBytes, matching the relay's Kafka"
+                    + " max.request.size), so a relay could never publish it. Store large data elsewhere and put a reference"
+                    + " in the event, or raise maxPayloadBytes together with the relay's max.request.size and the topic's"
+                    + " max.message.bytes", size, maxPayloadBytes);
+        }
+        metrics.payloadBytes.record(size);
+        return new PreparedEvent(m.id(), m.aggregateType(), m.aggregateId(), m.eventType(), m.topic(), null,
+                headersJson(m), m.payloadBytes(), m.contentType());
+    }
+
+    private String headersJson(OutboxMessage m) {
         try {
-            headers = m.headers().isEmpty() ? "{}" : objectMapper.writeValueAsString(m.headers());
+            return m.headers().isEmpty() ? "{}" : objectMapper.writeValueAsString(m.headers());
         } catch (JsonProcessingException e) {
             throw new InvalidEventException("headers of " + m + " could not be written as JSON: " + e.getOriginalMessage(), e);
         }
-        return new PreparedEvent(m.id(), m.aggregateType(), m.aggregateId(), m.eventType(), m.topic(), payload, headers);
     }
 
     /**

@@ -66,6 +66,30 @@ class ValidationTest {
     }
 
     @Test
+    void binaryPayloadsNeedAMediaTypeAndNoContentTypeHeader() {
+        byte[] bytes = {1, 2, 3};
+        OutboxMessage m = ok().payloadBytes(bytes, "application/x-protobuf; messageType=shop.Order").build();
+        assertThat(m.payloadBytes()).isSameAs(bytes);
+        assertThat(m.contentType()).isEqualTo("application/x-protobuf; messageType=shop.Order");
+        assertThat(ok().payloadJson("{}").build().contentType()).isNull();
+        assertThatThrownBy(() -> ok().payloadBytes(bytes, null).build()).isInstanceOf(InvalidEventException.class)
+                .hasMessage("payloadBytes of event account/acc-1/Opened: a binary payload needs a content type such as "
+                        + "application/x-protobuf or application/octet-stream");
+        assertThatThrownBy(() -> ok().payloadBytes(bytes, "protobuf").build()).isInstanceOf(InvalidEventException.class)
+                .hasMessageContaining("content type 'protobuf' has no '/' between type and subtype")
+                .hasMessageContaining("for example application/x-protobuf");
+        assertThatThrownBy(() -> ok().payloadBytes(null, "application/x-protobuf").build())
+                .isInstanceOf(InvalidEventException.class).hasMessageContaining("is null");
+        assertThatThrownBy(() -> ok().payloadBytes(bytes, "application/x-protobuf").header("Content-Type", "x/y").build())
+                .isInstanceOf(InvalidEventException.class)
+                .hasMessageContaining("second argument of payloadBytes(byte[], String)");
+        // a later payload setter replaces the bytes and their content type
+        OutboxMessage replaced = ok().payloadBytes(bytes, "application/x-protobuf").payloadJson("{}").build();
+        assertThat(replaced.payloadBytes()).isNull();
+        assertThat(replaced.contentType()).isNull();
+    }
+
+    @Test
     void headersMustBeLegalAndNotReserved() {
         assertThatThrownBy(() -> ok().header("id", "x").build())
                 .isInstanceOf(InvalidEventException.class).hasMessageContaining("header 'id' is reserved by outboxkit");

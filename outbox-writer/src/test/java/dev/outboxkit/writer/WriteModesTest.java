@@ -85,14 +85,7 @@ class WriteModesTest {
         OutboxEvent fromMessage = LogicalMessages.decode(messages.get(0).data().substring(
                 messages.get(0).data().indexOf("content:") + "content:".length()));
 
-        OutboxEvent fromRow;
-        try (Connection c = db.connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(
-                "SELECT id, aggregate_type, aggregate_id, event_type, topic, payload::text, headers::text, created_at "
-                        + "FROM outbox_event")) {
-            rs.next();
-            fromRow = OutboxEvent.fromRow(rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3), rs.getString(4),
-                    rs.getString(5), rs.getString(6), rs.getString(7), rs.getObject(8, OffsetDateTime.class).toInstant());
-        }
+        OutboxEvent fromRow = onlyRow(db);
         assertThat(fromMessage.payload()).isEqualTo(fromRow.payload());
         assertThat(fromMessage.createdAt()).isBefore(Instant.now().plusSeconds(1));
         KafkaRecords records = new KafkaRecords(TopicRoute.defaultRoute());
@@ -103,6 +96,48 @@ class WriteModesTest {
         assertThat(a.value()).isEqualTo(b.value());
         assertThat(headersWithoutCreatedAt(a)).isEqualTo(headersWithoutCreatedAt(b))
                 .contains("id=" + id, "tenant=acme", "traceparent=00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+    }
+
+    @Test
+    void aBinaryEventIsTheSameRecordAsAMessageAndAsARow(TestDatabase db) throws Exception {
+        byte[] bytes = new byte[300];
+        for (int i = 0; i < bytes.length; i++) {
+            bytes[i] = (byte) (i * 7);
+        }
+        OutboxMessage message = OutboxMessage.builder("order", "o-1", "OrderPlaced").payloadBytes(bytes,
+                "application/x-protobuf; messageType=shop.OrderPlaced").header("tenant", "acme").build();
+        List<Change> changes = decode(db, () -> {
+            try (Connection c = db.connect()) {
+                c.setAutoCommit(false);
+                OutboxWriter.builder().mode(WriteMode.LOGICAL_MESSAGE).build().write(c, message);
+                OutboxWriter.builder().mode(WriteMode.KEEP).build().write(c, message);
+                c.commit();
+            }
+        });
+        Change msg = changes.stream().filter(c -> c.data().startsWith("message:")).findFirst().orElseThrow();
+        OutboxEvent fromMessage = LogicalMessages.decode(msg.data().substring(msg.data().indexOf("content:") + "content:".length()));
+        OutboxEvent fromRow = onlyRow(db);
+        KafkaRecords records = new KafkaRecords(TopicRoute.defaultRoute());
+        ProducerRecord<byte[], byte[]> a = records.toRecord(fromMessage);
+        ProducerRecord<byte[], byte[]> b = records.toRecord(fromRow);
+        assertThat(a.value()).isEqualTo(b.value()).isEqualTo(bytes);
+        assertThat(a.key()).isEqualTo(b.key());
+        assertThat(headersWithoutCreatedAt(a)).isEqualTo(headersWithoutCreatedAt(b))
+                .contains("content-type=application/x-protobuf; messageType=shop.OrderPlaced", "tenant=acme");
+    }
+
+    /** The one row in outbox_event, read as the polling relay reads it (JSON or binary). */
+    private static OutboxEvent onlyRow(TestDatabase db) throws Exception {
+        try (Connection c = db.connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(
+                "SELECT id, aggregate_type, aggregate_id, event_type, topic, payload::text, payload_bytes, content_type,"
+                        + " headers::text, created_at FROM outbox_event")) {
+            assertThat(rs.next()).as("a row in outbox_event").isTrue();
+            OutboxEvent row = OutboxEvent.fromRow(rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3),
+                    rs.getString(4), rs.getString(5), rs.getString(6), rs.getBytes(7), rs.getString(8), rs.getString(9),
+                    rs.getObject(10, OffsetDateTime.class).toInstant());
+            assertThat(rs.next()).as("only one row in outbox_event").isFalse();
+            return row;
+        }
     }
 
     @Test

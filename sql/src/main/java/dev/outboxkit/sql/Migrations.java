@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.configuration.FluentConfiguration;
 import org.flywaydb.core.api.output.MigrateResult;
 
 /**
@@ -42,9 +43,25 @@ public final class Migrations {
      *                                  outboxkit did not create
      */
     public static Result migrate(DataSource dataSource, String schema) {
+        return migrate(dataSource, schema, null);
+    }
+
+    /**
+     * Brings {@code schema} up to outboxkit version {@code target} (for example {@code "9"}), no further: for an
+     * upgrade in steps, where the writers and relays of one version must be running before the next
+     * migration is applied. Null means the newest.
+     *
+     * @throws IllegalArgumentException when {@code schema} is not a legal identifier
+     * @throws SchemaConflictException  as {@link #migrate(DataSource, String)}
+     */
+    public static Result migrate(DataSource dataSource, String schema, String target) {
         Identifiers.requireValid("schema", schema);
         refuseForeignTables(dataSource, schema);
-        MigrateResult result = flyway(dataSource, schema).migrate();
+        var config = configure(dataSource, schema);
+        if (target != null) {
+            config.target(target);
+        }
+        MigrateResult result = config.load().migrate();
         return new Result(schema, result.migrationsExecuted, result.targetSchemaVersion != null
                 ? result.targetSchemaVersion : currentVersion(dataSource, schema));
     }
@@ -57,6 +74,10 @@ public final class Migrations {
     }
 
     private static Flyway flyway(DataSource dataSource, String schema) {
+        return configure(dataSource, schema).load();
+    }
+
+    private static FluentConfiguration configure(DataSource dataSource, String schema) {
         return Flyway.configure(Migrations.class.getClassLoader())
                 .dataSource(dataSource)
                 .locations(LOCATION)
@@ -68,8 +89,7 @@ public final class Migrations {
                 .baselineOnMigrate(true)
                 .baselineVersion("0")
                 .placeholderReplacement(false)
-                .validateMigrationNaming(true)
-                .load();
+                .validateMigrationNaming(true);
     }
 
     private static void refuseForeignTables(DataSource dataSource, String schema) {

@@ -59,6 +59,13 @@ public final class Payloads {
         return node;
     }
 
+    /** Whether {@code contentType} names JSON: {@code application/json}, or any {@code …+json} suffix (RFC 6839). */
+    public static boolean isJson(String contentType) {
+        int semicolon = contentType.indexOf(';');
+        String type = (semicolon < 0 ? contentType : contentType.substring(0, semicolon)).strip().toLowerCase(java.util.Locale.ROOT);
+        return type.equals("application/json") || type.endsWith("+json");
+    }
+
     /** Kafka Connect's JsonConverter with schemas enabled: exactly {schema: {type: …}, payload}. */
     static boolean isConnectEnvelope(JsonNode node) {
         return node.isObject() && node.size() == 2 && node.has("payload")

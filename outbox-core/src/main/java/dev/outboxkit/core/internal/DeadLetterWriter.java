@@ -27,12 +27,14 @@ public final class DeadLetterWriter {
      * even decode is still kept), a missing payload as JSON {@code null}, missing headers as {@code {}}, a
      * missing {@code createdAt} as the time of parking.
      *
-     * @param seq      the row's seq in {@code outbox_event}; 0 for an event that never was a row
-     * @param attempts publication attempts this parking stands for (at least 1)
+     * @param seq          the row's seq in {@code outbox_event}; 0 for an event that never was a row
+     * @param attempts     publication attempts this parking stands for (at least 1)
+     * @param payloadBytes a binary event's bytes (then {@code payloadJson} is ignored), or null for JSON
+     * @param contentType  their media type as the row had it (stored as {@code unknown} when missing)
      */
     public record Letter(UUID id, long seq, String aggregateType, String aggregateId, String eventType, String payloadJson,
                          String headersJson, String topic, Instant createdAt, String errorClass, String errorMessage,
-                         int attempts) {
+                         int attempts, byte[] payloadBytes, String contentType) {
 
         public Letter {
             if (id == null) {
@@ -45,21 +47,28 @@ public final class DeadLetterWriter {
 
         /** A letter whose reason is {@code failure}'s deciding exception. */
         public static Letter of(UUID id, long seq, String aggregateType, String aggregateId, String eventType,
-                                String payloadJson, String headersJson, String topic, Instant createdAt,
-                                PublishFailures.Classified failure, int attempts) {
+                                String payloadJson, byte[] payloadBytes, String contentType, String headersJson,
+                                String topic, Instant createdAt, PublishFailures.Classified failure, int attempts) {
             return new Letter(id, seq, aggregateType, aggregateId, eventType, payloadJson, headersJson, topic, createdAt,
-                    failure.errorClass(), failure.message(), attempts);
+                    failure.errorClass(), failure.message(), attempts, payloadBytes, contentType);
         }
     }
 
     private final String sql;
+    /** Binary letters only: JSON letters keep the statement that also runs on a version-9 schema. */
+    private final String binarySql;
 
     /** @param schema the outboxkit schema (validated and quoted here) */
     public DeadLetterWriter(String schema) {
         String table = Identifiers.qualified(schema, "outbox_dead_letter");
-        sql = "INSERT INTO " + table + " AS d (id, seq, aggregate_type, aggregate_id, event_type, payload, headers, topic,"
-                + " created_at, error_class, error_message, attempts, parked_by)"
-                + " VALUES (?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, coalesce(?, statement_timestamp()), ?, ?, ?, ?)"
+        sql = statement(table, "payload", "?::jsonb");
+        binarySql = statement(table, "payload_bytes, content_type", "?, ?");
+    }
+
+    private static String statement(String table, String payloadColumns, String payloadValues) {
+        return "INSERT INTO " + table + " AS d (id, seq, aggregate_type, aggregate_id, event_type, " + payloadColumns
+                + ", headers, topic, created_at, error_class, error_message, attempts, parked_by)"
+                + " VALUES (?, ?, ?, ?, ?, " + payloadValues + ", ?::jsonb, ?, coalesce(?, statement_timestamp()), ?, ?, ?, ?)"
                 + " ON CONFLICT (id) DO UPDATE SET seq = EXCLUDED.seq, error_class = EXCLUDED.error_class,"
                 + " error_message = EXCLUDED.error_message, attempts = d.attempts + EXCLUDED.attempts,"
                 + " parked_at = statement_timestamp(), parked_by = EXCLUDED.parked_by";
@@ -67,28 +76,39 @@ public final class DeadLetterWriter {
 
     /** Parks {@code letters} on {@code c}, in its current transaction (one batch, one round trip). */
     public void park(Connection c, List<Letter> letters, String parkedBy) throws SQLException {
+        park(c, letters.stream().filter(l -> l.payloadBytes() == null).toList(), parkedBy, false);
+        park(c, letters.stream().filter(l -> l.payloadBytes() != null).toList(), parkedBy, true);
+    }
+
+    private void park(Connection c, List<Letter> letters, String parkedBy, boolean binary) throws SQLException {
         if (letters.isEmpty()) {
             return;
         }
-        try (PreparedStatement ps = c.prepareStatement(sql)) {
+        try (PreparedStatement ps = c.prepareStatement(binary ? binarySql : sql)) {
             for (Letter l : letters) {
-                ps.setObject(1, l.id());
-                ps.setLong(2, l.seq());
-                ps.setString(3, orUnknown(l.aggregateType()));
-                ps.setString(4, orUnknown(l.aggregateId()));
-                ps.setString(5, orUnknown(l.eventType()));
-                ps.setString(6, l.payloadJson() == null ? "null" : l.payloadJson());
-                ps.setString(7, l.headersJson() == null ? "{}" : l.headersJson());
-                ps.setString(8, l.topic());
-                if (l.createdAt() == null) {
-                    ps.setNull(9, Types.TIMESTAMP_WITH_TIMEZONE);
+                int i = 1;
+                ps.setObject(i++, l.id());
+                ps.setLong(i++, l.seq());
+                ps.setString(i++, orUnknown(l.aggregateType()));
+                ps.setString(i++, orUnknown(l.aggregateId()));
+                ps.setString(i++, orUnknown(l.eventType()));
+                if (binary) {
+                    ps.setBytes(i++, l.payloadBytes());
+                    ps.setString(i++, orUnknown(l.contentType()));
                 } else {
-                    ps.setObject(9, l.createdAt().atOffset(ZoneOffset.UTC));
+                    ps.setString(i++, l.payloadJson() == null ? "null" : l.payloadJson());
                 }
-                ps.setString(10, orUnknown(l.errorClass()));
-                ps.setString(11, l.errorMessage() == null ? "" : l.errorMessage());
-                ps.setInt(12, l.attempts());
-                ps.setString(13, parkedBy);
+                ps.setString(i++, l.headersJson() == null ? "{}" : l.headersJson());
+                ps.setString(i++, l.topic());
+                if (l.createdAt() == null) {
+                    ps.setNull(i++, Types.TIMESTAMP_WITH_TIMEZONE);
+                } else {
+                    ps.setObject(i++, l.createdAt().atOffset(ZoneOffset.UTC));
+                }
+                ps.setString(i++, orUnknown(l.errorClass()));
+                ps.setString(i++, l.errorMessage() == null ? "" : l.errorMessage());
+                ps.setInt(i++, l.attempts());
+                ps.setString(i, parkedBy);
                 ps.addBatch();
             }
             ps.executeBatch();

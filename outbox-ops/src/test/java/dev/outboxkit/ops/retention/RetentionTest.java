@@ -92,6 +92,13 @@ class RetentionTest {
         assertThat(Sql.count(ds, "SELECT count(*) FROM outbox_intent i JOIN outbox_intent_p"
                 + today().toString().replace("-", "") + " p USING (event_id)"
                 + " WHERE i.payload_hash = sha256(convert_to(jsonb_build_object('n', 1)::text, 'UTF8'))")).isEqualTo(1);
+        // a binary event (schema version 10): the hash is of the bytes the relays publish
+        try (java.sql.Connection c = ds.getConnection(); java.sql.Statement s = c.createStatement()) {
+            s.execute("INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload_bytes, content_type)"
+                    + " VALUES (gen_random_uuid(), 'order', 'o-1', 'Placed', '\\x0a0208ff'::bytea, 'application/x-protobuf')");
+        }
+        assertThat(Sql.count(ds, "SELECT count(*) FROM outbox_intent WHERE payload_hash = sha256('\\x0a0208ff'::bytea)"))
+                .isEqualTo(1);
     }
 
     @Test

@@ -34,8 +34,10 @@ import org.junit.jupiter.params.provider.EnumSource;
  * The contract: whatever path an event takes through the WAL relay (the start-up drain, the WAL stream,
  * or a logical decoding message of the writer's emit-message mode), its Kafka record is byte for byte
  * {@code KafkaRecords.toRecord(OutboxEvent.fromRow(...))} of the row as SQL reads it back
- * ({@code payload::text}, {@code headers::text}) — the exact mapping the polling relay uses; in both record formats
- * (outboxkit's headers and CloudEvents).
+ * ({@code payload::text}, {@code headers::text}, {@code payload_bytes}) — the exact mapping the polling
+ * relay uses; in both record formats (outboxkit's headers and CloudEvents). Binary rows (payload_bytes with a
+ * content type) take every path too: their value must be the stored bytes, unchanged, with the
+ * {@code content-type} header.
  */
 @ExtendWith(OutboxTestkitExtension.class)
 class ContractTest {
@@ -51,6 +53,22 @@ class ContractTest {
             {"null", "{}"},
             {"   {  \"spaces\"  :  [ ]  }  ", "{}"},
     };
+
+    /** Binary payloads: every byte value, none at all, one that looks like JSON; content types with parameters. */
+    private static final Object[][] BINARY = {
+            {allByteValues(), "application/octet-stream"},
+            {new byte[0], "application/x-protobuf; messageType=\"shop.Empty\""},
+            {"{\"not\": \"json to us\"}".getBytes(StandardCharsets.UTF_8), "application/vnd.example+bytes"},
+            {new byte[] {0, 0, 0, 0, 42, 2, 10, (byte) 0xff}, "application/vnd.confluent.avro; version=1"},
+    };
+
+    private static byte[] allByteValues() {
+        byte[] b = new byte[256];
+        for (int i = 0; i < b.length; i++) {
+            b[i] = (byte) i;
+        }
+        return b;
+    }
 
     private static final String[] CREATED = {
             "2024-05-06 07:08:09.123456+00", "2024-05-06 07:08:09.120000+02", "2024-05-06 07:08:09+00",
@@ -88,9 +106,10 @@ class ContractTest {
                 relay.start();
                 await().atMost(Duration.ofSeconds(90)).until(() -> relay.health().ready());
                 // 3. the writer's emit-message mode (the relay in WAL-only mode, as documented for it), messages
-                //    built with json_build_object and with jsonb_build_object
+                //    built with json_build_object and with jsonb_build_object, and in the writer's own format
                 expected.putAll(emitMessages(db, mapping, explicitTopic, "json_build_object"));
                 expected.putAll(emitMessages(db, mapping, explicitTopic, "jsonb_build_object"));
+                expected.putAll(emitMessages(db, mapping, explicitTopic, "writer"));
                 List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
                 await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(500)).until(() -> {
                     records.clear();
@@ -127,6 +146,7 @@ class ContractTest {
                 }
                 ps.executeBatch();
             }
+            insertBinary(c, "outbox_event", tag, topic, ids);
             Map<UUID, ProducerRecord<byte[], byte[]>> out = readBack(c, mapping, "outbox_event", ids);
             c.commit();
             return out;
@@ -141,10 +161,10 @@ class ContractTest {
             c.setAutoCommit(false);
             try (Statement s = c.createStatement()) {
                 s.execute("CREATE TEMP TABLE msg_src ON COMMIT DROP AS SELECT id, aggregate_type, aggregate_id, event_type, "
-                        + "topic, payload, headers, created_at FROM outbox_event WITH NO DATA");
+                        + "topic, payload, headers, created_at, payload_bytes, content_type FROM outbox_event WITH NO DATA");
             }
             try (PreparedStatement ps = c.prepareStatement("INSERT INTO msg_src VALUES (?, 'order', ?, ?, ?, ?::jsonb, "
-                    + "?::jsonb, coalesce(?::timestamptz, now()))")) {
+                    + "?::jsonb, coalesce(?::timestamptz, now()), NULL, NULL)")) {
                 for (int i = 0; i < SAMPLES.length; i++) {
                     UUID id = UUID.randomUUID();
                     ids.add(id);
@@ -159,10 +179,30 @@ class ContractTest {
                 }
                 ps.executeBatch();
             }
+            String createdAtUtc = "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')";
+            boolean writer = builder.equals("writer");
+            // "writer": the writer's own format (LogicalMessages 1): payload and headers as strings of their JSON text
+            String json = writer
+                    ? "jsonb_build_object('v', 1, 'id', id, 'aggregate_type', aggregate_type, 'aggregate_id', aggregate_id, "
+                            + "'event_type', event_type, 'topic', topic, 'payload', payload::text, 'headers', headers::text, "
+                            + "'created_at', " + createdAtUtc + ")"
+                    : builder + "('id', id, 'aggregate_type', aggregate_type, 'aggregate_id', aggregate_id, 'event_type', "
+                            + "event_type, 'topic', topic, 'payload', payload, 'headers', headers, 'created_at', created_at)";
             try (Statement s = c.createStatement()) {
-                s.execute("SELECT pg_logical_emit_message(true, 'outboxkit', " + builder + "('id', id, 'aggregate_type', "
-                        + "aggregate_type, 'aggregate_id', aggregate_id, 'event_type', event_type, 'topic', topic, "
-                        + "'payload', payload, 'headers', headers, 'created_at', created_at)::text) FROM msg_src ORDER BY id");
+                s.execute("SELECT pg_logical_emit_message(true, 'outboxkit', " + json + "::text) FROM msg_src"
+                        + " WHERE payload_bytes IS NULL ORDER BY id");
+            }
+            // Binary events: format version 2, the bytes in Base64 as PostgreSQL's encode() writes it (line breaks
+            // every 76 characters; the writer itself sends them without).
+            List<UUID> binaryIds = new ArrayList<>();
+            insertBinary(c, "msg_src", "msg-" + builder, topic, binaryIds);
+            ids.addAll(binaryIds);
+            try (Statement s = c.createStatement()) {
+                s.execute("SELECT pg_logical_emit_message(true, 'outboxkit', " + (writer ? "jsonb_build_object" : builder)
+                        + "('v', 2, 'id', id, 'aggregate_type', aggregate_type, 'aggregate_id', aggregate_id, 'event_type', "
+                        + "event_type, 'topic', topic, 'payload_base64', encode(payload_bytes, 'base64'), 'content_type', "
+                        + "content_type, 'headers', headers::text, 'created_at', " + createdAtUtc + ")::text) FROM msg_src"
+                        + " WHERE payload_bytes IS NOT NULL ORDER BY id");
             }
             Map<UUID, ProducerRecord<byte[], byte[]>> out = readBack(c, mapping, "msg_src", ids);
             c.commit();
@@ -170,17 +210,41 @@ class ContractTest {
         }
     }
 
+    /** One binary row per {@link #BINARY} sample into {@code table}; their ids are added to {@code ids}. */
+    private static void insertBinary(Connection c, String table, String tag, String topic, List<UUID> ids) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + table + " (id, aggregate_type, aggregate_id, "
+                + "event_type, topic, payload_bytes, content_type, headers, created_at) VALUES (?, 'order', ?, ?, ?, ?, ?, "
+                + "?::jsonb, coalesce(?::timestamptz, now()))")) {
+            for (int i = 0; i < BINARY.length; i++) {
+                UUID id = UUID.randomUUID();
+                ids.add(id);
+                ps.setObject(1, id);
+                ps.setString(2, tag + "-bin-" + i);
+                ps.setString(3, "Binary" + i);
+                ps.setString(4, i % 2 == 0 ? topic : null);
+                ps.setBytes(5, (byte[]) BINARY[i][0]);
+                ps.setString(6, (String) BINARY[i][1]);
+                ps.setString(7, SAMPLES[i][1]);
+                ps.setString(8, CREATED[i % CREATED.length]);
+                ps.addBatch();
+            }
+            ps.executeBatch();
+        }
+    }
+
     private static Map<UUID, ProducerRecord<byte[], byte[]>> readBack(Connection c, KafkaRecords mapping, String table,
                                                                       List<UUID> ids) throws SQLException {
         Map<UUID, ProducerRecord<byte[], byte[]>> out = new HashMap<>();
         try (PreparedStatement ps = c.prepareStatement("SELECT id, aggregate_type, aggregate_id, event_type, topic, "
-                + "payload::text, headers::text, created_at FROM " + table + " WHERE id = ANY (?)")) {
+                + "payload::text, headers::text, created_at, payload_bytes, content_type FROM " + table + " WHERE id = ANY (?)")) {
             ps.setArray(1, c.createArrayOf("uuid", ids.toArray()));
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     UUID id = rs.getObject(1, UUID.class);
                     OutboxEvent event = OutboxEvent.fromRow(id, rs.getString(2), rs.getString(3), rs.getString(4),
-                            rs.getString(5), rs.getString(6), rs.getString(7), rs.getObject(8, OffsetDateTime.class).toInstant());
+                            rs.getString(5), rs.getString(6), rs.getBytes(9), rs.getString(10), rs.getString(7),
+                            rs.getObject(8, OffsetDateTime.class).toInstant());
+                    assertThat(event.isBinary()).isEqualTo(rs.getBytes(9) != null);
                     out.put(id, mapping.toRecord(event));
                 }
             }

@@ -51,16 +51,28 @@ class PoisonTest {
                         + "jsonb_build_object('blob', repeat('x', 1200000)))");
                 // a logical decoding message that is not an event at all
                 s.execute("SELECT pg_logical_emit_message(true, 'outboxkit', 'not json')");
+                // binary rows: one with a content type that is no media type (the table checks only that one is
+                // there), parked with its bytes; one fine
+                s.execute("INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload_bytes, content_type)"
+                        + " VALUES ('00000000-0000-7000-8000-000000000006', 'order', 'a', 'BadType', '\\x0102'::bytea, 'protobuf')");
+                s.execute("INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload_bytes, content_type)"
+                        + " VALUES ('00000000-0000-7000-8000-000000000007', 'order', 'a', 'FineBinary', '\\x0a00'::bytea,"
+                        + " 'application/x-protobuf')");
                 s.execute("INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload) VALUES "
                         + "('00000000-0000-7000-8000-000000000005', 'order', 'a', 'FineToo', '{\"n\": 2}')");
                 c.commit();
             }
-            await().atMost(Duration.ofSeconds(90)).until(() -> db.count("SELECT count(*) FROM outbox_dead_letter") == 4
+            await().atMost(Duration.ofSeconds(90)).until(() -> db.count("SELECT count(*) FROM outbox_dead_letter") == 5
                     && db.count("SELECT count(*) FROM outbox_event") == 0);
-            var records = CdcTestSupport.await(kafka, topic, 2, Duration.ofSeconds(60));
-            assertThat(records).extracting(r -> CdcTestSupport.header(r, "eventType")).containsExactly("Fine", "FineToo");
-            assertThat(registry.get("outbox.relay.dead_lettered").counter().count()).isEqualTo(4);
-            assertThat(registry.get("outbox.relay.published").counter().count()).isEqualTo(2);
+            var records = CdcTestSupport.await(kafka, topic, 3, Duration.ofSeconds(60));
+            assertThat(records).extracting(r -> CdcTestSupport.header(r, "eventType"))
+                    .containsExactly("Fine", "FineBinary", "FineToo");
+            assertThat(records.get(1).value()).containsExactly(0x0a, 0x00);
+            assertThat(CdcTestSupport.header(records.get(1), "content-type")).isEqualTo("application/x-protobuf");
+            assertThat(registry.get("outbox.relay.dead_lettered").counter().count()).isEqualTo(5);
+            assertThat(registry.get("outbox.relay.published").counter().count()).isEqualTo(3);
+            assertThat(db.count("SELECT count(*) FROM outbox_dead_letter WHERE event_type = 'BadType' AND payload IS NULL"
+                    + " AND payload_bytes = '\\x0102'::bytea AND content_type = 'protobuf'")).isEqualTo(1);
         } finally {
             CdcTestSupport.dropSlot(db);
         }
@@ -72,12 +84,13 @@ class PoisonTest {
                 assertThat(rs.getString(4)).isNotBlank();
             }
         }
-        assertThat(reasons).containsOnlyKeys("Reserved", "BadTopic", "Huge", "unknown");
+        assertThat(reasons).containsOnlyKeys("Reserved", "BadTopic", "Huge", "unknown", "BadType");
+        assertThat(reasons.get("BadType")).startsWith("dev.outboxkit.core.InvalidEventException").contains("no '/'");
         assertThat(reasons.get("Reserved")).startsWith("dev.outboxkit.core.InvalidEventException").contains("reserved");
         assertThat(reasons.get("BadTopic")).startsWith("dev.outboxkit.core.InvalidEventException").contains("'..'");
         assertThat(reasons.get("Huge")).startsWith("org.apache.kafka.common.errors.RecordTooLargeException");
         assertThat(reasons.get("unknown")).startsWith("dev.outboxkit.core.InvalidEventException");
-        assertThat(List.copyOf(reasons.keySet())).hasSize(4);
+        assertThat(List.copyOf(reasons.keySet())).hasSize(5);
     }
 
     /**

@@ -76,7 +76,8 @@ public final class PollingRelay implements Relay {
     private final HikariDataSource ownedPool;
     private final MeterRegistry registry;
     private final Function<Map<String, Object>, Producer<byte[], byte[]>> producerFactory;
-    private final PollerSql sql;
+    /** Replaced once at start by the version-9 statements when the schema has no binary payload columns yet. */
+    private PollerSql sql;
 
     private final Object lifecycle = new Object();
     private volatile boolean started;
@@ -182,9 +183,26 @@ public final class PollingRelay implements Relay {
             if (settings.afterPublish() == AfterPublish.MARK) {
                 requireUnpublishedIndex(c);
             }
+            if (!binaryColumnsPresent(c)) {
+                log.warn("poll relay {}: schema \"{}\" is older than version 10 (no binary payloads): the relay uses the"
+                                + " version-9 statements until it is restarted after 'outbox migrate'", settings.instanceId(),
+                        settings.schema());
+                sql = new PollerSql(settings.schema(), settings.partitions(), settings.afterPublish(), settings.parkPolicy(),
+                        false);
+            }
         } catch (SQLException e) {
             throw new IllegalStateException("poll relay " + settings.instanceId() + " cannot reach the database: "
                     + e.getMessage() + " (check the JDBC URL, credentials and network)", e);
+        }
+    }
+
+    private boolean binaryColumnsPresent(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql.binaryColumnsPresent())) {
+            ps.setString(1, Identifiers.qualified(settings.schema(), "outbox_event"));
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getBoolean(1);
+            }
         }
     }
 

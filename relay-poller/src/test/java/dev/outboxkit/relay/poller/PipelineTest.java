@@ -190,6 +190,47 @@ class PipelineTest {
     }
 
     @Test
+    void aBinaryRowIsPutBackAndParkedWithItsBytesAndContentTypeUnchanged(TestDatabase db) throws Exception {
+        byte[] bytes = new byte[256];
+        for (int i = 0; i < bytes.length; i++) {
+            bytes[i] = (byte) i;
+        }
+        UUID id = UUID.randomUUID();
+        String contentType = "application/x-protobuf; messageType=test.Bytes";
+        try (Connection c = db.connect(); java.sql.PreparedStatement ps = c.prepareStatement("INSERT INTO outbox_event"
+                + " (id, aggregate_type, aggregate_id, event_type, payload_bytes, content_type) VALUES (?, 'account', 'bin',"
+                + " 'Bytes', ?, ?)")) {
+            ps.setObject(1, id);
+            ps.setBytes(2, bytes);
+            ps.setString(3, contentType);
+            ps.executeUpdate();
+        }
+        try (PollingRelay relay = relay(db).build()) {
+            relay.start();
+            await().atMost(Duration.ofSeconds(30)).until(() -> kafka.history().size() == 1);
+            kafka.errorNext(new NotEnoughReplicasException("test: not enough replicas"));
+            // put back (DELETE mode: INSERT … OVERRIDING with the bytes), claimed and sent again, unchanged
+            await().atMost(Duration.ofSeconds(30)).until(() -> kafka.history().size() == 2);
+            for (ProducerRecord<byte[], byte[]> sent : kafka.history()) {
+                assertThat(sent.value()).isEqualTo(bytes);
+                assertThat(new String(sent.headers().lastHeader(HeaderNames.CONTENT_TYPE).value(), StandardCharsets.UTF_8))
+                        .isEqualTo(contentType);
+            }
+            // a terminal refusal parks it at once, bytes and content type as they were
+            kafka.errorNext(new RecordTooLargeException("test: too large"));
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+                try (Connection c = db.connect()) {
+                    assertThat(Sql.count(c, "SELECT count(*) FROM outbox_dead_letter WHERE id = '" + id + "'"
+                            + " AND error_class = 'org.apache.kafka.common.errors.RecordTooLargeException'"
+                            + " AND payload IS NULL AND payload_bytes = decode('" + java.util.HexFormat.of().formatHex(bytes)
+                            + "', 'hex') AND content_type = '" + contentType + "'")).isEqualTo(1);
+                }
+            });
+            assertThat(db.count("SELECT count(*) FROM outbox_event")).isZero();
+        }
+    }
+
+    @Test
     void aCommitAfterTheLeaseWasLostIsRolledBackAndTheRowsArePublishedAgain(TestDatabase db) throws Exception {
         List<UUID> ids = new ArrayList<>();
         for (int i = 0; i < 5; i++) {

@@ -61,6 +61,8 @@ final class EngineConfig {
         p.setProperty("tombstones.on.delete", "false");
         p.setProperty("provide.transaction.metadata", "false");
         p.setProperty("include.unknown.datatypes", "false");
+        // payload_bytes (bytea) as the raw bytes: ChangeDecoder publishes them unchanged (the default, pinned).
+        p.setProperty("binary.handling.mode", "bytes");
         p.setProperty("schema.name.adjustment.mode", "none");
         p.setProperty("field.name.adjustment.mode", "none");
 

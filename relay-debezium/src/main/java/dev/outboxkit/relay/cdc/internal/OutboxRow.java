@@ -14,14 +14,17 @@ import java.util.UUID;
  * @param seq       the row's seq; 0 for an event that came as a logical decoding message (no row)
  * @param createdAt      ISO-8601 timestamp with offset, as Debezium or PostgreSQL's JSON rendered it
  * @param createdAtValue the same instant when it was read as a value (the start-up drain), else null
+ * @param payloadBytes   a binary event's bytes as the row holds them (then {@code payload} is null), else null
+ * @param contentType    their media type, else null
  */
 record OutboxRow(long seq, String id, String aggregateType, String aggregateId, String eventType, String topic,
-                 String payload, String headers, String createdAt, Instant createdAtValue) {
+                 String payload, String headers, String createdAt, Instant createdAtValue, byte[] payloadBytes,
+                 String contentType) {
 
-    /** A row whose created_at is still text (from the WAL or a message). */
+    /** A JSON row whose created_at is still text (from the WAL or a message). */
     OutboxRow(long seq, String id, String aggregateType, String aggregateId, String eventType, String topic, String payload,
               String headers, String createdAt) {
-        this(seq, id, aggregateType, aggregateId, eventType, topic, payload, headers, createdAt, null);
+        this(seq, id, aggregateType, aggregateId, eventType, topic, payload, headers, createdAt, null, null, null);
     }
 
     /**
@@ -38,8 +41,8 @@ record OutboxRow(long seq, String id, String aggregateType, String aggregateId, 
             throw new InvalidEventException("event id '" + id + "' is not a UUID", e);
         }
         return OutboxEvent.fromRow(uuid, require("aggregate_type", aggregateType), require("aggregate_id", aggregateId),
-                require("event_type", eventType), topic, require("payload", payload), headers == null ? "{}" : headers,
-                createdAtInstant());
+                require("event_type", eventType), topic, payloadBytes == null ? require("payload", payload) : payload,
+                payloadBytes, contentType, headers == null ? "{}" : headers, createdAtInstant());
     }
 
     Instant createdAtInstant() {

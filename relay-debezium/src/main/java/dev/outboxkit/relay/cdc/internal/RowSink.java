@@ -118,7 +118,7 @@ final class RowSink implements AutoCloseable {
             createdAt = null; // parked at the time of parking
         }
         return DeadLetterWriter.Letter.of(id, row.seq(), row.aggregateType(), row.aggregateId(), row.eventType(),
-                row.payload(), row.headers(), row.topic(), createdAt, letter.failure(), 1);
+                row.payload(), row.payloadBytes(), row.contentType(), row.headers(), row.topic(), createdAt, letter.failure(), 1);
     }
 
     /** Queues acknowledged rows for deletion (deleteAfterPublish only). */

@@ -120,8 +120,10 @@ final class StartupDrain {
                 rs.next();
                 snapshotLsn = Lsns.parse(rs.getString(1));
             }
+            // A schema before version 10 has no binary columns: read it as version 9 did.
+            String binary = binaryColumnsPresent(c) ? ", payload_bytes, content_type" : ", NULL::bytea, NULL::text";
             String sql = "SELECT seq, id::text, aggregate_type, aggregate_id, event_type, topic, payload::text, headers::text, "
-                    + "created_at FROM " + settings.outboxTable() + " WHERE published_at IS NULL ORDER BY seq";
+                    + "created_at" + binary + " FROM " + settings.outboxTable() + " WHERE published_at IS NULL ORDER BY seq";
             try (PreparedStatement ps = c.prepareStatement(sql)) {
                 ps.setFetchSize(chunk);
                 try (ResultSet rs = ps.executeQuery()) {
@@ -133,7 +135,7 @@ final class StartupDrain {
                             OffsetDateTime createdAt = rs.getObject(9, OffsetDateTime.class);
                             rows.add(new OutboxRow(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4),
                                     rs.getString(5), rs.getString(6), rs.getString(7), rs.getString(8),
-                                    null, createdAt == null ? null : createdAt.toInstant()));
+                                    null, createdAt == null ? null : createdAt.toInstant(), rs.getBytes(10), rs.getString(11)));
                         }
                         if (rows.size() == chunk || (!more && !rows.isEmpty())) {
                             if (!keepGoing.getAsBoolean()) {
@@ -173,5 +175,16 @@ final class StartupDrain {
                     parked, (System.nanoTime() - started) / 1_000_000);
         }
         return new Result(seqs, snapshotLsn, published, parked);
+    }
+
+    private boolean binaryColumnsPresent(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT count(*) = 2 FROM pg_attribute WHERE attrelid = to_regclass(?)"
+                + " AND attname IN ('payload_bytes', 'content_type') AND NOT attisdropped")) {
+            ps.setString(1, settings.outboxTable());
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getBoolean(1);
+            }
+        }
     }
 }

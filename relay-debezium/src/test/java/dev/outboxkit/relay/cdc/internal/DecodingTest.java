@@ -73,6 +73,22 @@ class DecodingTest {
     }
 
     @Test
+    void theWritersFormatCarriesPayloadAndHeadersAsStringsHoldingTheJsonText() {
+        // LogicalMessages format 1 (the writer's LOGICAL_MESSAGE mode): "v" present, payload and headers are strings
+        String body = "{\"v\": 1, \"id\": \"0190a5a4-7c2e-7b3a-8f00-000000000001\", \"topic\": null, "
+                + "\"headers\": \"{\\\"tenant\\\": \\\"acme\\\"}\", \"payload\": \"{\\\"amount\\\": 10, \\\"s\\\": \\\"\\\\\\\"q\\\"}\", "
+                + "\"event_type\": \"T\", \"created_at\": \"2025-03-04T05:06:07.123456Z\", \"aggregate_id\": \"acc-1\", "
+                + "\"aggregate_type\": \"account\"}";
+        OutboxRow row = ChangeDecoder.fromMessage(body.getBytes(StandardCharsets.UTF_8));
+        assertThat(row.payload()).isEqualTo("{\"amount\": 10, \"s\": \"\\\"q\"}");
+        assertThat(row.toEvent()).isEqualTo(dev.outboxkit.core.LogicalMessages.decode(body));
+        // a JSON string payload of the writer's format is the string's JSON text, quotes included
+        String scalar = body.replace("\"payload\": \"{\\\"amount\\\": 10, \\\"s\\\": \\\"\\\\\\\"q\\\"}\"",
+                "\"payload\": \"\\\"text\\\"\"");
+        assertThat(ChangeDecoder.fromMessage(scalar.getBytes(StandardCharsets.UTF_8)).payload()).isEqualTo("\"text\"");
+    }
+
+    @Test
     void scalarPayloadsKeepTheirJsonText() {
         Map<String, String> cases = new HashMap<>();
         cases.put("\"just \\\"text\\\"\"", "\"just \\\"text\\\"\"");

@@ -23,7 +23,11 @@ final class ClaimedRow {
     final String aggregateId;
     final String eventType;
     final String topic;
+    /** JSON text, or null for a binary row. */
     final String payload;
+    /** A binary row's bytes and media type, or null for a JSON row. */
+    final byte[] payloadBytes;
+    final String contentType;
     final String headersJson;
     final Instant createdAt;
     /** Null when the row could not be turned into an event (see {@link #invalid}). */
@@ -42,10 +46,13 @@ final class ClaimedRow {
         headersJson = rs.getString(9);
         createdAt = rs.getObject(10, OffsetDateTime.class).toInstant();
         attempts = rs.getInt(11);
+        payloadBytes = rs.getBytes(12);
+        contentType = rs.getString(13);
         OutboxEvent e = null;
         InvalidEventException problem = null;
         try {
-            e = OutboxEvent.fromRow(id, aggregateType, aggregateId, eventType, topic, payload, headersJson, createdAt);
+            e = OutboxEvent.fromRow(id, aggregateType, aggregateId, eventType, topic, payload, payloadBytes, contentType,
+                    headersJson, createdAt);
         } catch (InvalidEventException ex) {
             problem = ex;
         }

@@ -52,7 +52,21 @@ public final class PollerSql {
     final String notifyTriggerPresent;
     final String unpublishedIndexPresent;
 
+    /** Whether the statements read and write the binary payload columns of schema version 10. */
+    final boolean binaryColumns;
+    /** Whether outbox_event has the version-10 columns (one parameter: the table). */
+    final String binaryColumnsPresent;
+
     public PollerSql(String schema, int partitions, AfterPublish afterPublish, ParkPolicy parkPolicy) {
+        this(schema, partitions, afterPublish, parkPolicy, true);
+    }
+
+    /**
+     * @param binaryColumns false on a schema before version 10: the statements are the ones of version 9, which
+     *                      do not name payload_bytes or content_type (a relay upgraded before its schema)
+     */
+    public PollerSql(String schema, int partitions, AfterPublish afterPublish, ParkPolicy parkPolicy, boolean binaryColumns) {
+        this.binaryColumns = binaryColumns;
         this.event = Identifiers.qualified(schema, "outbox_event");
         this.deadLetter = Identifiers.qualified(schema, "outbox_dead_letter");
         this.lease = Identifiers.qualified(schema, "outbox_relay_lease");
@@ -88,7 +102,8 @@ public final class PollerSql {
                 ? "UPDATE " + event + " e SET published_at = statement_timestamp() WHERE e.seq IN (%s)"
                 : "DELETE FROM " + event + " e WHERE e.seq IN (%s)";
         String returning = " RETURNING e.seq, " + partitionOf("e") + " AS part, e.id, e.aggregate_type, e.aggregate_id,"
-                + " e.event_type, e.topic, e.payload, e.headers, e.created_at, e.attempts";
+                + " e.event_type, e.topic, e.payload, e.headers, e.created_at, e.attempts"
+                + (binaryColumns ? ", e.payload_bytes, e.content_type" : ", NULL::bytea, NULL::text");
         claimSome = timeouts + ";\n" + held + forget.formatted(candidates.formatted(
                 partitionOf("c") + " = ANY (ARRAY(SELECT p FROM held))")) + returning;
         // Holding every partition: no per-row hash, only the one-time lease check.
@@ -100,12 +115,15 @@ public final class PollerSql {
                 ? "UPDATE " + event + " e SET published_at = NULL, attempts = r.attempts"
                         + " FROM unnest(?::bigint[], ?::int[]) AS r(seq, attempts) WHERE e.seq = r.seq"
                 : "INSERT INTO " + event + " (seq, id, aggregate_type, aggregate_id, event_type, topic, payload, headers,"
-                        + " created_at, attempts) OVERRIDING SYSTEM VALUE"
+                        + " created_at, attempts" + (binaryColumns ? ", payload_bytes, content_type" : "")
+                        + ") OVERRIDING SYSTEM VALUE"
                         + " SELECT r.seq, r.id::uuid, r.aggregate_type, r.aggregate_id, r.event_type, r.topic, r.payload::jsonb,"
                         + " r.headers::jsonb, r.created_at::timestamptz, r.attempts"
+                        + (binaryColumns ? ", decode(r.payload_hex, 'hex'), r.content_type" : "")
                         + " FROM unnest(?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[],"
-                        + " ?::text[], ?::text[], ?::int[])"
-                        + " AS r(seq, id, aggregate_type, aggregate_id, event_type, topic, payload, headers, created_at, attempts)";
+                        + " ?::text[], ?::text[], ?::int[]" + (binaryColumns ? ", ?::text[], ?::text[]" : "") + ")"
+                        + " AS r(seq, id, aggregate_type, aggregate_id, event_type, topic, payload, headers, created_at, attempts"
+                        + (binaryColumns ? ", payload_hex, content_type" : "") + ")";
         deleteParked = "DELETE FROM " + event + " WHERE seq = ANY (?::bigint[])";
         String expiresIn = "statement_timestamp() + ? * interval '1 millisecond'";
         memberUpsert = "INSERT INTO " + member + " (member_id, partitions, started_at, heartbeat_at, expires_at)"
@@ -120,6 +138,8 @@ public final class PollerSql {
         backlogCount = "SELECT count(*) FROM " + event + unpublished;
         oldestAge = "SELECT EXTRACT(EPOCH FROM statement_timestamp() - created_at) FROM " + event + unpublished
                 + " ORDER BY seq LIMIT 1";
+        binaryColumnsPresent = "SELECT count(*) = 2 FROM pg_attribute WHERE attrelid = to_regclass(?)"
+                + " AND attname IN ('payload_bytes', 'content_type') AND NOT attisdropped";
         tablesPresent = "SELECT to_regclass(?) IS NOT NULL, to_regclass(?) IS NOT NULL, to_regclass(?) IS NOT NULL,"
                 + " to_regclass(?) IS NOT NULL";
         notifyTriggerPresent = "SELECT EXISTS (SELECT 1 FROM pg_trigger t JOIN pg_proc p ON p.oid = t.tgfoid"
@@ -132,6 +152,11 @@ public final class PollerSql {
     /** Whether outbox_event has an index on seq for unpublished rows only (one parameter: the table); MARK mode needs it. */
     public String unpublishedIndexPresent() {
         return unpublishedIndexPresent;
+    }
+
+    /** Whether outbox_event has the binary payload columns of schema version 10 (one parameter: the table). */
+    public String binaryColumnsPresent() {
+        return binaryColumnsPresent;
     }
 
     /** Four to_regclass checks: outbox_event, outbox_dead_letter, outbox_relay_lease, outbox_relay_member. */

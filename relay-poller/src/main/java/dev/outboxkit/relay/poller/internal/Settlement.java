@@ -8,6 +8,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.slf4j.Logger;
@@ -173,7 +174,7 @@ final class Settlement {
             PublishFailures.Classified why = PublishFailures.classify(
                     e != null ? e : new IllegalStateException("parked without a recorded error"));
             letters.add(DeadLetterWriter.Letter.of(r.id, r.seq, r.aggregateType, r.aggregateId, r.eventType, r.payload,
-                    r.headersJson, r.topic, r.createdAt, why, attempts[i]));
+                    r.payloadBytes, r.contentType, r.headersJson, r.topic, r.createdAt, why, attempts[i]));
         }
         deadLetters.park(c, letters, settings.instanceId());
         if (mark) {
@@ -198,7 +199,7 @@ final class Settlement {
                 ps.setArray(1, c.createArrayOf("int8", seq));
                 ps.setArray(2, c.createArrayOf("int4", att));
             } else {
-                String[][] text = new String[8][n];
+                String[][] text = new String[10][n];
                 for (int k = 0; k < n; k++) {
                     ClaimedRow r = b.rows[rows.get(k)];
                     text[0][k] = r.id.toString();
@@ -209,12 +210,18 @@ final class Settlement {
                     text[5][k] = r.payload;
                     text[6][k] = r.headersJson;
                     text[7][k] = r.createdAtText();
+                    text[8][k] = r.payloadBytes == null ? null : HexFormat.of().formatHex(r.payloadBytes);
+                    text[9][k] = r.contentType;
                 }
                 ps.setArray(1, c.createArrayOf("int8", seq));
                 for (int col = 0; col < 8; col++) {
                     ps.setArray(2 + col, c.createArrayOf("text", text[col]));
                 }
                 ps.setArray(10, c.createArrayOf("int4", att));
+                if (sql.binaryColumns) {
+                    ps.setArray(11, c.createArrayOf("text", text[8]));
+                    ps.setArray(12, c.createArrayOf("text", text[9]));
+                }
             }
             ps.executeUpdate();
         }
