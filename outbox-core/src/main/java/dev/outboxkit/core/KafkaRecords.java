@@ -5,6 +5,8 @@ import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
+import dev.outboxkit.core.internal.PublishSpan;
+import dev.outboxkit.core.internal.Tracing;
 import java.util.Map;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -13,6 +15,10 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
  * The one mapping from an outbox row to a Kafka record. Both relays call it, so a record is
  * byte-identical whichever relay published it: topic from the row or the route, key = aggregate
  * id, value = payload, headers id, eventType, aggregateType, createdAt, then the row's headers.
+ *
+ * <p>With tracing on ({@link #toTracedRecord}) the record's {@code traceparent} (and
+ * {@code tracestate}) is the publish span's context, in the place the row's header had (appended
+ * when the row had none); everything else stays the same to the byte.
  */
 public final class KafkaRecords {
 
@@ -25,11 +31,22 @@ public final class KafkaRecords {
     private static final long FAST_UNTIL = 253_402_300_800L;
 
     private final TopicRoute route;
+    private final Tracing tracing;
     /** The last topic found legal: relays send long runs to one topic, so the check runs once per run. */
     private volatile String lastLegalTopic;
 
     public KafkaRecords(TopicRoute route) {
+        this(route, Tracing.OFF);
+    }
+
+    /** @param tracing how publish spans are made ({@link Tracing#OFF}: none) */
+    public KafkaRecords(TopicRoute route, Tracing tracing) {
         this.route = route;
+        this.tracing = tracing;
+    }
+
+    /** A record and the span of publishing it. */
+    public record Traced(ProducerRecord<byte[], byte[]> record, PublishSpan span) {
     }
 
     public TopicRoute route() {
@@ -43,7 +60,29 @@ public final class KafkaRecords {
      *                               topic, a header that reuses a reserved name): park it
      */
     public ProducerRecord<byte[], byte[]> toRecord(OutboxEvent event) {
+        return build(event, route.topicFor(event), PublishSpan.NONE);
+    }
+
+    /**
+     * The record for {@code event} with its PRODUCER span started (a no-op span when tracing is
+     * off). Send it with {@code producer.send(t.record(), t.span().callback(yours))}, which ends the
+     * span with the acknowledgement; if {@code send} throws instead, end it with
+     * {@link PublishSpan#end}. An event that can never be published ends its span here, as parked.
+     *
+     * @throws InvalidEventException as {@link #toRecord}
+     */
+    public Traced toTracedRecord(OutboxEvent event) {
         String topic = route.topicFor(event);
+        PublishSpan span = tracing.startPublish(event, topic);
+        try {
+            return new Traced(build(event, topic, span), span);
+        } catch (RuntimeException invalid) {
+            span.end(null, invalid);
+            throw invalid;
+        }
+    }
+
+    private ProducerRecord<byte[], byte[]> build(OutboxEvent event, String topic, PublishSpan span) {
         if (!topic.equals(lastLegalTopic)) {
             lastLegalTopic = Topics.requireLegal(topic);
         }
@@ -52,12 +91,30 @@ public final class KafkaRecords {
         headers.add(HeaderNames.EVENT_TYPE, utf8(event.eventType()));
         headers.add(HeaderNames.AGGREGATE_TYPE, utf8(event.aggregateType()));
         headers.add(HeaderNames.CREATED_AT, utf8(formatCreatedAt(event.createdAt())));
+        boolean traced = span != PublishSpan.NONE;
         for (Map.Entry<String, String> header : event.headers().entrySet()) {
-            String problem = HeaderNames.problem(header.getKey());
+            String name = header.getKey();
+            String problem = HeaderNames.problem(name);
             if (problem != null) {
                 throw new InvalidEventException("event " + event.id() + ": " + problem);
             }
-            headers.add(header.getKey(), utf8(header.getValue()));
+            String value = header.getValue();
+            if (traced && (name.equals(Tracing.TRACEPARENT) || name.equals(Tracing.TRACESTATE))) {
+                // the row's context is the span's parent; the record carries the span itself
+                value = span.header(name);
+                if (value == null) {
+                    continue;
+                }
+            }
+            headers.add(name, utf8(value));
+        }
+        if (traced) {
+            for (String name : new String[] {Tracing.TRACEPARENT, Tracing.TRACESTATE}) {
+                String value = span.header(name);
+                if (value != null && !event.headers().containsKey(name)) {
+                    headers.add(name, utf8(value));
+                }
+            }
         }
         return new ProducerRecord<>(topic, null, null, utf8(event.aggregateId()), utf8(event.payload()), headers);
     }
