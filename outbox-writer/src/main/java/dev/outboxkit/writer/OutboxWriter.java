@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.outboxkit.core.Identifiers;
 import dev.outboxkit.core.InvalidEventException;
 import dev.outboxkit.core.ProducerSafety;
+import dev.outboxkit.core.internal.Tracing;
 import dev.outboxkit.writer.internal.EventStatements;
 import dev.outboxkit.writer.internal.WriteFailures;
 import dev.outboxkit.writer.internal.JsonChecks;
@@ -23,7 +24,9 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
 import javax.sql.DataSource;
@@ -247,13 +250,33 @@ public final class OutboxWriter {
                     + "together with the relay's max.request.size and the topic's max.message.bytes", size, maxPayloadBytes);
         }
         metrics.payloadBytes.record(size);
+        Map<String, String> headerMap = withCurrentTraceContext(m.headers());
         String headers;
         try {
-            headers = m.headers().isEmpty() ? "{}" : objectMapper.writeValueAsString(m.headers());
+            headers = headerMap.isEmpty() ? "{}" : objectMapper.writeValueAsString(headerMap);
         } catch (JsonProcessingException e) {
             throw new InvalidEventException("headers of " + m + " could not be written as JSON: " + e.getOriginalMessage(), e);
         }
         return new PreparedEvent(m.id(), m.aggregateType(), m.aggregateId(), m.eventType(), m.topic(), payload, headers);
+    }
+
+    /**
+     * {@code headers} plus the current span's W3C context ({@code traceparent}, {@code tracestate})
+     * when OpenTelemetry is on the class path, a span is current and the caller set no
+     * {@code traceparent} of its own (an explicit header wins, with or without a tracestate).
+     */
+    static Map<String, String> withCurrentTraceContext(Map<String, String> headers) {
+        if (headers.containsKey(Tracing.TRACEPARENT)) {
+            return headers;
+        }
+        Map<String, String> context = Tracing.currentContextHeaders();
+        if (context.isEmpty()) {
+            return headers;
+        }
+        Map<String, String> out = new LinkedHashMap<>(headers);
+        out.remove(Tracing.TRACESTATE); // a tracestate belongs to its traceparent
+        out.putAll(context);
+        return out;
     }
 
     /**
