@@ -253,7 +253,7 @@ public final class CdcRelay implements Relay {
                     get(RelayOptions.LEASE_DURATION), get(CdcOptions.DELETE_AFTER_PUBLISH), get(CdcOptions.HEARTBEAT_INTERVAL),
                     get(CdcOptions.OFFSET_FLUSH_INTERVAL), get(CdcOptions.MAX_BATCH_SIZE), get(CdcOptions.POLL_INTERVAL),
                     get(CdcOptions.SHUTDOWN_TIMEOUT), meterRegistry == null ? new SimpleMeterRegistry() : meterRegistry,
-                    clock), producerFactory);
+                    clock, tracing), producerFactory);
         }
 
         private static void require(String name, String value) {

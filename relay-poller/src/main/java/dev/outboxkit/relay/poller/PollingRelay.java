@@ -480,7 +480,7 @@ public final class PollingRelay implements Relay {
             PollerSettings settings = new PollerSettings(get(RelayOptions.SCHEMA), producerConfig, get(RelayOptions.ROUTE),
                     get(PollerOptions.PARTITIONS), id, leaseDuration, get(PollerOptions.BATCH_SIZE), listenNotify,
                     get(PollerOptions.AFTER_PUBLISH), get(PollerOptions.PARK_POLICY), get(PollerOptions.MAX_ATTEMPTS),
-                    get(PollerOptions.MAX_POLL_DELAY), get(PollerOptions.PIPELINE_CLAIMS), clock);
+                    get(PollerOptions.MAX_POLL_DELAY), get(PollerOptions.PIPELINE_CLAIMS), clock, tracing);
             HikariDataSource pool = null;
             DataSource ds = dataSource;
             if (ds == null) {

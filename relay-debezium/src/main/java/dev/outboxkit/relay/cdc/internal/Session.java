@@ -196,7 +196,8 @@ final class Session {
         String storeId = null;
         RowSink sink = new RowSink(pool, settings, lease, () -> fence, e -> lost = true, metrics);
         try {
-            Publisher publisher = new Publisher(producer, new KafkaRecords(settings.route()), metrics, settings.clock());
+            Publisher publisher = new Publisher(producer, new KafkaRecords(settings.route(), settings.tracing()), metrics,
+                    settings.clock());
             StartupDrain.Result drained = null;
             if (settings.deleteAfterPublish() || firstStart) {
                 phase = "publishing the rows already in " + settings.outboxTable();

@@ -129,24 +129,26 @@ final class Batch {
                 arrive();
                 continue;
             }
-            ProducerRecord<byte[], byte[]> record;
+            KafkaRecords.Traced traced;
             try {
                 if (row.invalid != null) {
                     throw row.invalid;
                 }
-                record = records.toRecord(row.event);
+                traced = records.toTracedRecord(row.event);
             } catch (RuntimeException invalid) {
                 failedBeforeSend(i, invalid, holdParked);
                 continue;
             }
+            ProducerRecord<byte[], byte[]> record = traced.record();
             RuntimeException topicDown = deadTopics == null ? null : deadTopics.get(record.topic());
             if (topicDown != null) {
+                traced.span().end(null, topicDown);
                 failedBeforeSend(i, topicDown, holdParked);
                 continue;
             }
             state[i] = State.IN_FLIGHT;
             try {
-                Future<RecordMetadata> f = producer.send(record, callback(i));
+                Future<RecordMetadata> f = producer.send(record, traced.span().callback(callback(i)));
                 if (f.isDone() && state[i] == State.FAILED && errors[i] instanceof TimeoutException t) {
                     // No metadata for the topic within max.block.ms: the rest of this topic would wait as long.
                     if (deadTopics == null) {
@@ -162,6 +164,7 @@ final class Batch {
                 sent++;
             } catch (RuntimeException e) {
                 // send() threw instead of failing the future (closed producer, interrupt, buffer): never sent.
+                traced.span().end(null, e);
                 errors[i] = e;
                 state[i] = isPoison(e) ? State.PARKED : State.FAILED;
                 if (state[i] == State.FAILED || holdParked) {

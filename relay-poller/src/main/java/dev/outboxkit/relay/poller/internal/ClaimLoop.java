@@ -65,7 +65,7 @@ public final class ClaimLoop implements Runnable {
         this.settings = settings;
         this.producers = producers;
         this.producer = producers.get();
-        this.records = new KafkaRecords(settings.route());
+        this.records = new KafkaRecords(settings.route(), settings.tracing());
         this.metrics = metrics;
         this.waker = waker;
         this.hold = settings.parkPolicy() == ParkPolicy.HOLD_AGGREGATE;
