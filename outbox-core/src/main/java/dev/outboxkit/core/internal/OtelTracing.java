@@ -6,6 +6,7 @@ import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanContext;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.api.trace.StatusCode;
 import io.opentelemetry.api.trace.Tracer;
@@ -40,6 +41,7 @@ final class OtelTracing extends Tracing {
     static final AttributeKey<String> MESSAGE_KEY = AttributeKey.stringKey("messaging.kafka.message.key");
     static final AttributeKey<String> PARTITION = AttributeKey.stringKey("messaging.destination.partition.id");
     static final AttributeKey<Long> OFFSET = AttributeKey.longKey("messaging.kafka.offset");
+    static final AttributeKey<Long> BATCH_COUNT = AttributeKey.longKey("messaging.batch.message_count");
     static final AttributeKey<String> GROUP = AttributeKey.stringKey("messaging.consumer.group.name");
     static final AttributeKey<String> ERROR_TYPE = AttributeKey.stringKey("error.type");
     static final AttributeKey<String> EVENT_TYPE = AttributeKey.stringKey("outboxkit.event.type");
@@ -134,6 +136,35 @@ final class OtelTracing extends Tracing {
                 .setAttribute(OFFSET, record.offset());
         if (eventId != null) {
             builder.setAttribute(MESSAGE_ID, eventId.toString());
+        }
+        return new OtelProcessSpan(builder.startSpan());
+    }
+
+    @Override
+    public ProcessSpan startBatchProcess(List<? extends ConsumerRecord<?, ?>> records, String group) {
+        String topic = records.isEmpty() ? null : records.get(0).topic();
+        for (ConsumerRecord<?, ?> r : records) {
+            if (!r.topic().equals(topic)) {
+                topic = null;
+                break;
+            }
+        }
+        var builder = tracer.spanBuilder(topic == null ? "process" : "process " + topic)
+                .setNoParent()
+                .setSpanKind(SpanKind.CONSUMER)
+                .setAttribute(SYSTEM, "kafka")
+                .setAttribute(OPERATION_TYPE, "process")
+                .setAttribute(OPERATION_NAME, "process")
+                .setAttribute(GROUP, group)
+                .setAttribute(BATCH_COUNT, (long) records.size());
+        if (topic != null) {
+            builder.setAttribute(DESTINATION, topic);
+        }
+        for (ConsumerRecord<?, ?> r : records) {
+            SpanContext linked = Span.fromContext(W3C.extract(Context.root(), r.headers(), HEADERS_GETTER)).getSpanContext();
+            if (linked.isValid()) {
+                builder.addLink(linked);
+            }
         }
         return new OtelProcessSpan(builder.startSpan());
     }

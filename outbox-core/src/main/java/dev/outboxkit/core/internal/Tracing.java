@@ -2,6 +2,7 @@ package dev.outboxkit.core.internal;
 
 import dev.outboxkit.core.OutboxEvent;
 import io.opentelemetry.api.OpenTelemetry;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -31,6 +32,11 @@ public abstract class Tracing {
 
         @Override
         public ProcessSpan startProcess(ConsumerRecord<?, ?> record, String group, UUID eventId) {
+            return ProcessSpan.NONE;
+        }
+
+        @Override
+        public ProcessSpan startBatchProcess(List<? extends ConsumerRecord<?, ?>> records, String group) {
             return ProcessSpan.NONE;
         }
     };
@@ -76,6 +82,12 @@ public abstract class Tracing {
      * {@code traceparent} header. {@code eventId} may be null (an undecodable record).
      */
     public abstract ProcessSpan startProcess(ConsumerRecord<?, ?> record, String group, UUID eventId);
+
+    /**
+     * Starts the CONSUMER span of processing {@code records} in one call (a batch handler): a
+     * new trace linked to each record's context, since one span cannot have many parents.
+     */
+    public abstract ProcessSpan startBatchProcess(List<? extends ConsumerRecord<?, ?>> records, String group);
 
     private static boolean present(String className) {
         try {
