@@ -5,8 +5,6 @@ import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
-import dev.outboxkit.core.internal.PublishSpan;
-import dev.outboxkit.core.internal.Tracing;
 import java.util.Map;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -16,9 +14,9 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
  * byte-identical whichever relay published it: topic from the row or the route, key = aggregate
  * id, value = payload, headers id, eventType, aggregateType, createdAt, then the row's headers.
  *
- * <p>With tracing on ({@link #toTracedRecord}) the record's {@code traceparent} (and
- * {@code tracestate}) is the publish span's context, in the place the row's header had (appended
- * when the row had none); everything else stays the same to the byte.
+ * <p>A relay that traces gives the record its publish span's context
+ * ({@link #toRecord(OutboxEvent, Map)}): the record's {@code traceparent} and {@code tracestate}
+ * are then the span's, everything else stays the same to the byte.
  */
 public final class KafkaRecords {
 
@@ -30,23 +28,17 @@ public final class KafkaRecords {
     private static final long FAST_FROM = -62_167_219_200L;
     private static final long FAST_UNTIL = 253_402_300_800L;
 
+    /** The W3C trace context headers (https://www.w3.org/TR/trace-context/). */
+    public static final String TRACEPARENT = "traceparent";
+    public static final String TRACESTATE = "tracestate";
+    private static final String[] TRACE_CONTEXT = {TRACEPARENT, TRACESTATE};
+
     private final TopicRoute route;
-    private final Tracing tracing;
     /** The last topic found legal: relays send long runs to one topic, so the check runs once per run. */
     private volatile String lastLegalTopic;
 
     public KafkaRecords(TopicRoute route) {
-        this(route, Tracing.OFF);
-    }
-
-    /** @param tracing how publish spans are made ({@link Tracing#OFF}: none) */
-    public KafkaRecords(TopicRoute route, Tracing tracing) {
         this.route = route;
-        this.tracing = tracing;
-    }
-
-    /** A record and the span of publishing it. */
-    public record Traced(ProducerRecord<byte[], byte[]> record, PublishSpan span) {
     }
 
     public TopicRoute route() {
@@ -60,29 +52,22 @@ public final class KafkaRecords {
      *                               topic, a header that reuses a reserved name): park it
      */
     public ProducerRecord<byte[], byte[]> toRecord(OutboxEvent event) {
-        return build(event, route.topicFor(event), PublishSpan.NONE);
+        return build(event, null);
     }
 
     /**
-     * The record for {@code event} with its PRODUCER span started (a no-op span when tracing is
-     * off). Send it with {@code producer.send(t.record(), t.span().callback(yours))}, which ends the
-     * span with the acknowledgement; if {@code send} throws instead, end it with
-     * {@link PublishSpan#end}. An event that can never be published ends its span here, as parked.
+     * The record for {@code event}, carrying {@code traceContext}'s {@code traceparent} and
+     * {@code tracestate} instead of the row's: each in the place the row's header had, appended
+     * when the row had none, left out when {@code traceContext} has none.
      *
-     * @throws InvalidEventException as {@link #toRecord}
+     * @throws InvalidEventException as {@link #toRecord(OutboxEvent)}
      */
-    public Traced toTracedRecord(OutboxEvent event) {
-        String topic = route.topicFor(event);
-        PublishSpan span = tracing.startPublish(event, topic);
-        try {
-            return new Traced(build(event, topic, span), span);
-        } catch (RuntimeException invalid) {
-            span.end(null, invalid);
-            throw invalid;
-        }
+    public ProducerRecord<byte[], byte[]> toRecord(OutboxEvent event, Map<String, String> traceContext) {
+        return build(event, traceContext);
     }
 
-    private ProducerRecord<byte[], byte[]> build(OutboxEvent event, String topic, PublishSpan span) {
+    private ProducerRecord<byte[], byte[]> build(OutboxEvent event, Map<String, String> traceContext) {
+        String topic = route.topicFor(event);
         if (!topic.equals(lastLegalTopic)) {
             lastLegalTopic = Topics.requireLegal(topic);
         }
@@ -91,7 +76,6 @@ public final class KafkaRecords {
         headers.add(HeaderNames.EVENT_TYPE, utf8(event.eventType()));
         headers.add(HeaderNames.AGGREGATE_TYPE, utf8(event.aggregateType()));
         headers.add(HeaderNames.CREATED_AT, utf8(formatCreatedAt(event.createdAt())));
-        boolean traced = span != PublishSpan.NONE;
         for (Map.Entry<String, String> header : event.headers().entrySet()) {
             String name = header.getKey();
             String problem = HeaderNames.problem(name);
@@ -99,18 +83,17 @@ public final class KafkaRecords {
                 throw new InvalidEventException("event " + event.id() + ": " + problem);
             }
             String value = header.getValue();
-            if (traced && (name.equals(Tracing.TRACEPARENT) || name.equals(Tracing.TRACESTATE))) {
-                // the row's context is the span's parent; the record carries the span itself
-                value = span.header(name);
+            if (traceContext != null && (name.equals(TRACEPARENT) || name.equals(TRACESTATE))) {
+                value = traceContext.get(name);
                 if (value == null) {
                     continue;
                 }
             }
             headers.add(name, utf8(value));
         }
-        if (traced) {
-            for (String name : new String[] {Tracing.TRACEPARENT, Tracing.TRACESTATE}) {
-                String value = span.header(name);
+        if (traceContext != null) {
+            for (String name : TRACE_CONTEXT) {
+                String value = traceContext.get(name);
                 if (value != null && !event.headers().containsKey(name)) {
                     headers.add(name, utf8(value));
                 }

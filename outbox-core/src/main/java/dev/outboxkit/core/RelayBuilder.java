@@ -1,6 +1,5 @@
 package dev.outboxkit.core;
 
-import dev.outboxkit.core.internal.Tracing;
 import io.opentelemetry.api.OpenTelemetry;
 import java.net.InetAddress;
 import java.time.Clock;
@@ -34,7 +33,8 @@ public abstract class RelayBuilder<B extends RelayBuilder<B>> {
     protected String bootstrapServers;
     protected Map<String, ?> producerOverrides = Map.of();
     protected Clock clock = Clock.systemUTC();
-    protected Tracing tracing = Tracing.OFF;
+    /** What {@link #tracing} was given; null: no tracing. */
+    protected OpenTelemetry openTelemetry;
 
     protected RelayBuilder() {
     }
@@ -176,7 +176,7 @@ public abstract class RelayBuilder<B extends RelayBuilder<B>> {
      * loaded.
      */
     public B tracing(OpenTelemetry openTelemetry) {
-        this.tracing = Tracing.of(openTelemetry);
+        this.openTelemetry = openTelemetry;
         return self();
     }
 

@@ -10,6 +10,7 @@ import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.relay.cdc.CdcRelay;
 import dev.outboxkit.relay.poller.PollingRelay;
+import dev.outboxkit.testkit.JavaProcess;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.testkit.TestKafka;
@@ -168,6 +169,20 @@ class TracingEndToEndTest {
                 streamed.dropReplicationSlot(slot);
             }
         }
+    }
+
+    @Test
+    void withoutOpenTelemetryOnTheClassPathEverythingWorksAndNothingOfItIsNeeded(TestDatabase db, TestKafka kafka) {
+        String topic = TestKafka.uniqueTopic("no-otel");
+        kafka.createTopic(topic, 1);
+        kafka.createTopic(topic + ".dlq", 1);
+        try (JavaProcess child = JavaProcess.start("no-otel", NoOpenTelemetryMain.class,
+                List.of(db.jdbcUrl(), db.user(), db.password(), kafka.bootstrapServers(), topic), List.of(), Map.of(),
+                entry -> entry.contains("opentelemetry"))) {
+            assertThat(child.waitForExit(WAIT)).as(child.output()).isZero();
+            assertThat(child.output()).contains("NO-OTEL OK");
+        }
+        assertThat(kafka.readAll(List.of(topic))).hasSize(1);
     }
 
     private static OutboxMessage message(String type) {

@@ -186,8 +186,8 @@ final class OtelTracing extends Tracing {
         }
 
         @Override
-        public String header(String name) {
-            return context.get(name);
+        public Map<String, String> context() {
+            return context;
         }
 
         @Override

@@ -1,5 +1,6 @@
 package dev.outboxkit.core.internal;
 
+import java.util.Map;
 import org.apache.kafka.clients.producer.Callback;
 import org.apache.kafka.clients.producer.RecordMetadata;
 
@@ -13,8 +14,8 @@ public abstract class PublishSpan {
     /** No span: tracing is off. */
     public static final PublishSpan NONE = new PublishSpan() {
         @Override
-        public String header(String name) {
-            return null;
+        public Map<String, String> context() {
+            return Map.of();
         }
 
         @Override
@@ -31,10 +32,10 @@ public abstract class PublishSpan {
     }
 
     /**
-     * The value the record carries for the trace context header {@code name} ({@code traceparent},
-     * {@code tracestate}) so that a consumer's span becomes a child of this one; null for none.
+     * This span's W3C context ({@code traceparent}, {@code tracestate} when there is one): what the
+     * record carries, so that a consumer's span becomes a child of this one.
      */
-    public abstract String header(String name);
+    public abstract Map<String, String> context();
 
     /** Ends the span: acknowledged when {@code error} is null, else failed or parked (per {@link PublishFailures}). */
     public abstract void end(RecordMetadata metadata, Throwable error);

@@ -1,5 +1,6 @@
 package dev.outboxkit.core.internal;
 
+import dev.outboxkit.core.KafkaRecords;
 import dev.outboxkit.core.OutboxEvent;
 import io.opentelemetry.api.OpenTelemetry;
 import java.util.List;
@@ -41,9 +42,9 @@ public abstract class Tracing {
         }
     };
 
-    /** The W3C trace context header names (https://www.w3.org/TR/trace-context/). */
-    public static final String TRACEPARENT = "traceparent";
-    public static final String TRACESTATE = "tracestate";
+    /** The W3C trace context header names. */
+    public static final String TRACEPARENT = KafkaRecords.TRACEPARENT;
+    public static final String TRACESTATE = KafkaRecords.TRACESTATE;
 
     private static final boolean OTEL_PRESENT = present("io.opentelemetry.api.trace.Span");
 
@@ -73,7 +74,7 @@ public abstract class Tracing {
     /**
      * Starts the PRODUCER span of publishing {@code event} to {@code topic}, child of the context
      * stored in the event's headers (a root span when there is none). End it through
-     * {@link PublishSpan#callback} or {@link PublishSpan#end}.
+     * {@link PublishSpan#callback} or {@link PublishSpan#end}; {@link TracedRecords} does both steps.
      */
     public abstract PublishSpan startPublish(OutboxEvent event, String topic);
 

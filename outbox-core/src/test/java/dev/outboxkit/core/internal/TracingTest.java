@@ -42,7 +42,7 @@ class TracingTest {
             .addSpanProcessor(SimpleSpanProcessor.create(spans)).build();
     private final OpenTelemetrySdk otel = OpenTelemetrySdk.builder().setTracerProvider(provider).build();
     private final Tracing tracing = Tracing.of(otel);
-    private final KafkaRecords traced = new KafkaRecords(TopicRoute.defaultRoute(), tracing);
+    private final TracedRecords traced = new TracedRecords(TopicRoute.defaultRoute(), tracing);
     private final KafkaRecords plain = new KafkaRecords(TopicRoute.defaultRoute());
 
     @AfterEach
@@ -57,7 +57,7 @@ class TracingTest {
 
     @Test
     void publishSpanIsAChildOfTheRowsContextAndTheRecordCarriesTheSpan() {
-        KafkaRecords.Traced t = traced.toTracedRecord(event(
+        TracedRecords.Traced t = traced.toRecord(event(
                 "{\"before\": \"1\", \"traceparent\": \"" + ROW_CONTEXT + "\", \"tracestate\": \"vendor=x\", \"after\": \"2\"}"));
         t.span().callback(null).onCompletion(new RecordMetadata(new TopicPartition("outbox.event.account", 3), 41, 0, 0, 0, 0),
                 null);
@@ -84,7 +84,7 @@ class TracingTest {
     @Test
     void tracingOffGivesTheSameRecordAsBefore() {
         OutboxEvent e = event("{\"traceparent\": \"" + ROW_CONTEXT + "\"}");
-        KafkaRecords.Traced t = plain.toTracedRecord(e);
+        TracedRecords.Traced t = new TracedRecords(TopicRoute.defaultRoute(), Tracing.OFF).toRecord(e);
         assertThat(t.span()).isSameAs(PublishSpan.NONE);
         assertThat(headers(t.record())).isEqualTo(headers(plain.toRecord(e)));
         assertThat(headers(t.record())).contains("traceparent=" + ROW_CONTEXT);
@@ -92,7 +92,7 @@ class TracingTest {
 
     @Test
     void aRowWithoutContextGetsARootSpanAndTheRecordItsTraceparent() {
-        KafkaRecords.Traced t = traced.toTracedRecord(event("{}"));
+        TracedRecords.Traced t = traced.toRecord(event("{}"));
         t.span().end(null, null);
         SpanData span = only(spans.getFinishedSpanItems());
         assertThat(span.getParentSpanContext().isValid()).isFalse();
@@ -102,7 +102,7 @@ class TracingTest {
 
     @Test
     void anEventThatCanNeverBePublishedEndsItsSpanAsParked() {
-        assertThatThrownBy(() -> traced.toTracedRecord(event("{\"traceparent\": \"" + ROW_CONTEXT + "\", \"id\": \"x\"}")))
+        assertThatThrownBy(() -> traced.toRecord(event("{\"traceparent\": \"" + ROW_CONTEXT + "\", \"id\": \"x\"}")))
                 .isInstanceOf(InvalidEventException.class);
         SpanData span = only(spans.getFinishedSpanItems());
         assertThat(span.getTraceId()).isEqualTo(TRACE);
@@ -114,8 +114,8 @@ class TracingTest {
 
     @Test
     void refusedForGoodIsParkedAndATimeoutIsOnlyAFailure() {
-        traced.toTracedRecord(event("{}")).span().callback(null).onCompletion(null, new RecordTooLargeException("too big"));
-        traced.toTracedRecord(event("{}")).span().callback(null).onCompletion(null, new TimeoutException("no ack"));
+        traced.toRecord(event("{}")).span().callback(null).onCompletion(null, new RecordTooLargeException("too big"));
+        traced.toRecord(event("{}")).span().callback(null).onCompletion(null, new TimeoutException("no ack"));
         List<SpanData> ended = spans.getFinishedSpanItems();
         assertThat(ended).hasSize(2);
         assertThat(ended.get(0).getStatus().getDescription()).isEqualTo("parked: too big");

@@ -69,8 +69,8 @@ class WithoutOpenTelemetryTest {
         public Object get() {
             OutboxEvent event = OutboxEvent.fromRow(UUID.randomUUID(), "account", "acc-1", "Opened", null, "{}",
                     "{\"traceparent\": \"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\"}", Instant.now());
-            KafkaRecords records = new KafkaRecords(TopicRoute.defaultRoute(), Tracing.OFF);
-            KafkaRecords.Traced t = records.toTracedRecord(event);
+            TracedRecords records = new TracedRecords(TopicRoute.defaultRoute(), Tracing.OFF);
+            TracedRecords.Traced t = records.toRecord(event);
             t.span().end(null, null);
             ProducerRecord<byte[], byte[]> plain = new KafkaRecords(TopicRoute.defaultRoute()).toRecord(event);
             return List.of(Tracing.openTelemetryPresent(), Tracing.currentContextHeaders().isEmpty(),

@@ -5,6 +5,7 @@ import dev.outboxkit.core.RelayBuilder;
 import dev.outboxkit.core.RelayOption;
 import dev.outboxkit.core.RelayOptions;
 import dev.outboxkit.core.internal.DatabaseLogin;
+import dev.outboxkit.core.internal.Tracing;
 import dev.outboxkit.relay.cdc.internal.CdcSettings;
 import dev.outboxkit.relay.cdc.internal.Supervisor;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -253,7 +254,7 @@ public final class CdcRelay implements Relay {
                     get(RelayOptions.LEASE_DURATION), get(CdcOptions.DELETE_AFTER_PUBLISH), get(CdcOptions.HEARTBEAT_INTERVAL),
                     get(CdcOptions.OFFSET_FLUSH_INTERVAL), get(CdcOptions.MAX_BATCH_SIZE), get(CdcOptions.POLL_INTERVAL),
                     get(CdcOptions.SHUTDOWN_TIMEOUT), meterRegistry == null ? new SimpleMeterRegistry() : meterRegistry,
-                    clock, tracing), producerFactory);
+                    clock, Tracing.of(openTelemetry)), producerFactory);
         }
 
         private static void require(String name, String value) {

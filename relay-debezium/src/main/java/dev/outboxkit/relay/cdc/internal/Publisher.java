@@ -5,6 +5,7 @@ import dev.outboxkit.core.KafkaRecords;
 import dev.outboxkit.core.OutboxEvent;
 import dev.outboxkit.core.PublishFailure;
 import dev.outboxkit.core.internal.PublishFailures;
+import dev.outboxkit.core.internal.TracedRecords;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -51,11 +52,11 @@ final class Publisher {
     }
 
     private final Producer<byte[], byte[]> producer;
-    private final KafkaRecords records;
+    private final TracedRecords records;
     private final CdcMetrics metrics;
     private final Clock clock;
 
-    Publisher(Producer<byte[], byte[]> producer, KafkaRecords records, CdcMetrics metrics, Clock clock) {
+    Publisher(Producer<byte[], byte[]> producer, TracedRecords records, CdcMetrics metrics, Clock clock) {
         this.producer = producer;
         this.records = records;
         this.metrics = metrics;
@@ -113,7 +114,7 @@ final class Publisher {
 
     /** Sends {@code event}'s record; its publish span (when tracing) ends with the acknowledgement or failure. */
     private Future<RecordMetadata> send(OutboxEvent event) {
-        KafkaRecords.Traced traced = records.toTracedRecord(event);
+        TracedRecords.Traced traced = records.toRecord(event);
         try {
             return producer.send(traced.record(), traced.span().callback(null));
         } catch (RuntimeException e) {

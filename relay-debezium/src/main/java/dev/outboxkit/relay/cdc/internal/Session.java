@@ -2,7 +2,7 @@ package dev.outboxkit.relay.cdc.internal;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxkit.core.FencedException;
-import dev.outboxkit.core.KafkaRecords;
+import dev.outboxkit.core.internal.TracedRecords;
 import dev.outboxkit.relay.cdc.CdcStartupException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -196,7 +196,7 @@ final class Session {
         String storeId = null;
         RowSink sink = new RowSink(pool, settings, lease, () -> fence, e -> lost = true, metrics);
         try {
-            Publisher publisher = new Publisher(producer, new KafkaRecords(settings.route(), settings.tracing()), metrics,
+            Publisher publisher = new Publisher(producer, new TracedRecords(settings.route(), settings.tracing()), metrics,
                     settings.clock());
             StartupDrain.Result drained = null;
             if (settings.deleteAfterPublish() || firstStart) {

@@ -1,8 +1,8 @@
 package dev.outboxkit.relay.poller.internal;
 
-import dev.outboxkit.core.KafkaRecords;
 import dev.outboxkit.core.PublishFailure;
 import dev.outboxkit.core.internal.PublishFailures;
+import dev.outboxkit.core.internal.TracedRecords;
 import java.sql.Connection;
 import java.time.Clock;
 import java.time.Instant;
@@ -109,7 +109,7 @@ final class Batch {
     }
 
     /** Sends the next wave's rows; returns how many records went to the producer. */
-    int sendWave(Producer<byte[], byte[]> producer, KafkaRecords records, boolean holdParked) {
+    int sendWave(Producer<byte[], byte[]> producer, TracedRecords records, boolean holdParked) {
         int w = nextWave++;
         List<Integer> members = new ArrayList<>();
         for (int i = 0; i < rows.length; i++) {
@@ -129,12 +129,12 @@ final class Batch {
                 arrive();
                 continue;
             }
-            KafkaRecords.Traced traced;
+            TracedRecords.Traced traced;
             try {
                 if (row.invalid != null) {
                     throw row.invalid;
                 }
-                traced = records.toTracedRecord(row.event);
+                traced = records.toRecord(row.event);
             } catch (RuntimeException invalid) {
                 failedBeforeSend(i, invalid, holdParked);
                 continue;
