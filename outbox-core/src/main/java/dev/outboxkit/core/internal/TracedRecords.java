@@ -4,16 +4,19 @@ import dev.outboxkit.core.InvalidEventException;
 import dev.outboxkit.core.KafkaRecords;
 import dev.outboxkit.core.OutboxEvent;
 import dev.outboxkit.core.TopicRoute;
+import java.util.concurrent.Future;
+import org.apache.kafka.clients.producer.Callback;
+import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 
 /**
  * Not API: public for the relays.
  *
  * <p>{@link KafkaRecords}' mapping with the publish span started for each record (when tracing is
- * on): the record carries the span's context. Send it with
- * {@code producer.send(t.record(), t.span().callback(yours))}, which ends the span with the
- * acknowledgement; if {@code send} throws instead, end it with {@link PublishSpan#end}. An event
- * that can never be published ends its span here, as parked.
+ * on): the record carries the span's context. Send it with {@link #send}, which ends the span with
+ * Kafka's acknowledgement or failure. An event that can never be published ends its span here, as
+ * parked.
  */
 public final class TracedRecords {
 
@@ -44,6 +47,19 @@ public final class TracedRecords {
         } catch (RuntimeException invalid) {
             span.end(null, invalid);
             throw invalid;
+        }
+    }
+
+    /**
+     * {@code producer.send} of {@code traced}'s record; the span ends with the acknowledgement or the failure (after
+     * which {@code callback}, which may be null, runs), also when {@code send} throws instead of failing the future.
+     */
+    public static Future<RecordMetadata> send(Producer<byte[], byte[]> producer, Traced traced, Callback callback) {
+        try {
+            return producer.send(traced.record(), traced.span().callback(callback));
+        } catch (RuntimeException e) {
+            traced.span().end(null, e);
+            throw e;
         }
     }
 }

@@ -162,6 +162,23 @@ class TracingTest {
         assertThat(span.getAttributes().get(AttributeKey.booleanKey("outboxkit.inbox.duplicate"))).isTrue();
     }
 
+    @Test
+    void aBatchProcessSpanIsLinkedToEveryRecordsContext() {
+        ConsumerRecord<byte[], byte[]> traced = new ConsumerRecord<>("orders", 0, 1L, new byte[0], new byte[0]);
+        traced.headers().add("traceparent", ROW_CONTEXT.getBytes(StandardCharsets.UTF_8));
+        ConsumerRecord<byte[], byte[]> untraced = new ConsumerRecord<>("orders", 0, 2L, new byte[0], new byte[0]);
+        ProcessSpan p = tracing.startBatchProcess(List.of(traced, untraced), "billing");
+        p.failed(new IllegalStateException("handler broke"));
+        p.end();
+        SpanData span = only(spans.getFinishedSpanItems());
+        assertThat(span.getName()).isEqualTo("process orders");
+        assertThat(span.getParentSpanContext().isValid()).isFalse();
+        assertThat(span.getLinks()).extracting(l -> l.getSpanContext().getSpanId()).containsExactly(PARENT);
+        assertThat(span.getAttributes().get(AttributeKey.longKey("messaging.batch.message_count"))).isEqualTo(2L);
+        assertThat(span.getStatus().getStatusCode()).isEqualTo(StatusCode.ERROR);
+        assertThat(span.getStatus().getDescription()).isEqualTo("handler failed: handler broke");
+    }
+
     private static SpanData only(List<SpanData> items) {
         assertThat(items).hasSize(1);
         return items.get(0);

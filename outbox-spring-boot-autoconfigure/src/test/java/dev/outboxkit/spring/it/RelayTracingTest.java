@@ -14,7 +14,6 @@ import io.opentelemetry.sdk.trace.SdkTracerProvider;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
 import java.time.Duration;
-import java.util.List;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -56,12 +55,7 @@ class RelayTracingTest {
 
     @DynamicPropertySource
     static void infrastructure(DynamicPropertyRegistry registry) {
-        TestApplication.database(registry);
-        ProxiedKafka kafka = ProxiedKafka.get();
-        for (String topic : List.of(Projection.TOPIC, Projection.TOPIC + ".dlq", Projection.TOPIC + ".review")) {
-            kafka.kafka.createTopic(topic, 3);
-        }
-        registry.add("spring.kafka.bootstrap-servers", kafka.kafka::bootstrapServers);
+        RelayAppTest.relayInfrastructure(registry);
     }
 
     @Autowired

@@ -74,7 +74,7 @@ final class Publisher {
             try {
                 event = row.toEvent();
                 // send() itself throws for some refusals (a serializer's), and for a closed or interrupted producer
-                future = send(event);
+                future = TracedRecords.send(producer, records.toRecord(event), null);
             } catch (RuntimeException e) {
                 PublishFailures.Classified failure = PublishFailures.classify(e);
                 if (failure.outcome() != PublishFailure.POISON) {
@@ -110,17 +110,6 @@ final class Publisher {
         metrics.published.increment(acked.size());
         metrics.batchSize.record(futures.size());
         return new Outcome(acked, dead);
-    }
-
-    /** Sends {@code event}'s record; its publish span (when tracing) ends with the acknowledgement or failure. */
-    private Future<RecordMetadata> send(OutboxEvent event) {
-        TracedRecords.Traced traced = records.toRecord(event);
-        try {
-            return producer.send(traced.record(), traced.span().callback(null));
-        } catch (RuntimeException e) {
-            traced.span().end(null, e);
-            throw e;
-        }
     }
 
     private static RuntimeException failed(OutboxRow row, PublishFailures.Classified failure) {

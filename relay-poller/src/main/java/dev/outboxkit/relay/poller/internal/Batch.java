@@ -148,7 +148,7 @@ final class Batch {
             }
             state[i] = State.IN_FLIGHT;
             try {
-                Future<RecordMetadata> f = producer.send(record, traced.span().callback(callback(i)));
+                Future<RecordMetadata> f = TracedRecords.send(producer, traced, callback(i));
                 if (f.isDone() && state[i] == State.FAILED && errors[i] instanceof TimeoutException t) {
                     // No metadata for the topic within max.block.ms: the rest of this topic would wait as long.
                     if (deadTopics == null) {
@@ -164,7 +164,6 @@ final class Batch {
                 sent++;
             } catch (RuntimeException e) {
                 // send() threw instead of failing the future (closed producer, interrupt, buffer): never sent.
-                traced.span().end(null, e);
                 errors[i] = e;
                 state[i] = isPoison(e) ? State.PARKED : State.FAILED;
                 if (state[i] == State.FAILED || holdParked) {
