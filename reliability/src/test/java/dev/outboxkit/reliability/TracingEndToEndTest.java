@@ -19,6 +19,7 @@ import dev.outboxkit.writer.OutboxWriter;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.api.trace.StatusCode;
 import io.opentelemetry.api.trace.Tracer;
 import io.opentelemetry.context.Scope;
 import io.opentelemetry.sdk.OpenTelemetrySdk;
@@ -47,7 +48,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * a request span writes one event to a database drained by the polling relay and one to a database streamed
  * by the WAL relay; the consumer's handler runs under a process span whose parent is the publish span whose
  * parent is the request. A redelivered record is marked duplicate and gets no handler span; a dead-lettered
- * record keeps its context on the .dlq record.
+ * record keeps its context on the .dlq record; a row the relay parks gets an error span with the reason.
  */
 @ExtendWith(OutboxTestkitExtension.class)
 class TracingEndToEndTest {
@@ -162,6 +163,19 @@ class TracingEndToEndTest {
                         && s.getEvents().stream().anyMatch(e -> e.getName().equals("dead-lettered")));
                 assertThat(deadLettered.getParentSpanId()).isEqualTo(publishPoison.getSpanId());
                 assertThat(spans(s -> s.getName().equals("handle Poison"))).isEmpty();
+
+                // a row the relay can never publish (a reserved header) is parked under an error span saying why
+                UUID unpublishable = UUID.randomUUID();
+                polled.exec("INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload, headers) VALUES ('"
+                        + unpublishable + "', 'account', 'acc-x', 'Opened', '{}', '{\"traceparent\": \"00-" + trace + "-"
+                        + request.getSpanContext().getSpanId() + "-01\", \"id\": \"mine\"}')");
+                await().atMost(WAIT).until(() -> polled.count("SELECT count(*) FROM outbox_dead_letter WHERE id = '"
+                        + unpublishable + "'") == 1);
+                SpanData parked = one(s -> unpublishable.toString().equals(s.getAttributes().get(MESSAGE_ID)));
+                assertThat(parked.getParentSpanId()).isEqualTo(request.getSpanContext().getSpanId());
+                assertThat(parked.getStatus().getStatusCode()).isEqualTo(StatusCode.ERROR);
+                assertThat(parked.getStatus().getDescription()).startsWith("parked: ").contains("reserved");
+                assertThat(parked.getAttributes().get(AttributeKey.booleanKey("outboxkit.parked"))).isTrue();
             } finally {
                 consumer.close();
                 walRelay.close();
