@@ -5,22 +5,15 @@ import dev.outboxkit.benchmarks.Measurements;
 import dev.outboxkit.benchmarks.Metric;
 import dev.outboxkit.benchmarks.MetricCatalog;
 import dev.outboxkit.benchmarks.Scenario;
-import dev.outboxkit.benchmarks.load.Await;
-import dev.outboxkit.benchmarks.load.Backlog;
-import dev.outboxkit.benchmarks.load.Relays;
-import dev.outboxkit.core.TopicRoute;
-import dev.outboxkit.relay.poller.PollingRelay;
-import dev.outboxkit.testkit.TestDatabase;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.opentelemetry.sdk.OpenTelemetrySdk;
 import io.opentelemetry.sdk.common.CompletableResultCode;
 import io.opentelemetry.sdk.trace.SdkTracerProvider;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import io.opentelemetry.sdk.trace.export.BatchSpanProcessor;
 import io.opentelemetry.sdk.trace.export.SpanExporter;
-import java.sql.Connection;
 import java.util.Collection;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -68,33 +61,17 @@ public final class PollerTracingCost implements Scenario {
                 .put(UNTRACED.key(), untraced);
     }
 
-    /** Events per second of one drain of a fresh backlog. */
+    /** Events per second of one drain of a fresh backlog ({@link PollerDrain}'s). */
     private static double drain(BenchContext context, boolean traced) throws Exception {
-        TestDatabase db = context.newDatabase();
         int backlog = context.sizes().backlogEvents();
-        String topic = context.uniqueTopic(traced ? "poller-traced" : "poller-untraced");
-        context.kafka().createTopic(topic, BacklogDrain.PARTITIONS);
-        Backlog.fill(db, BacklogDrain.SCHEMA, backlog, context.payloadBytes());
         CountingExporter exported = new CountingExporter();
-        SimpleMeterRegistry registry = new SimpleMeterRegistry();
         double seconds;
         try (OpenTelemetrySdk otel = OpenTelemetrySdk.builder()
                 .setTracerProvider(SdkTracerProvider.builder().addSpanProcessor(BatchSpanProcessor.builder(exported).build())
-                        .build()).build();
-             PollingRelay relay = Relays.poller(db, context.kafka().bootstrapServers(), TopicRoute.of(topic), registry,
-                     traced ? otel : null);
-             Connection c = db.connect()) {
-            long start = System.nanoTime();
-            relay.start();
-            Await.until("poller drain of " + backlog + " rows" + (traced ? " (traced)" : ""),
-                    () -> Relays.tableEmpty(c, BacklogDrain.SCHEMA), BacklogDrain.drainTimeout(backlog), 5,
-                    () -> relay.health().live() ? null : "relay down: " + relay.health().detail());
-            seconds = BacklogDrain.secondsSince(start);
-            otel.getSdkTracerProvider().forceFlush().join(30, java.util.concurrent.TimeUnit.SECONDS);
-        }
-        if (Relays.published(registry) < backlog) {
-            throw new IllegalStateException("the poller emptied the table but Kafka acknowledged only "
-                    + Relays.published(registry) + " of " + backlog + " events");
+                        .build()).build()) {
+            seconds = PollerDrain.drain(context, context.newDatabase(), backlog, traced ? "poller-traced" : "poller-untraced",
+                    traced ? otel : null);
+            otel.getSdkTracerProvider().forceFlush().join(30, TimeUnit.SECONDS);
         }
         long spans = exported.spans.sum();
         if (traced ? spans < backlog : spans != 0) {
