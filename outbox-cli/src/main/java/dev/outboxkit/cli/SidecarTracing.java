@@ -49,6 +49,8 @@ final class SidecarTracing {
         properties.put("otel.service.name", serviceName);
         properties.put("otel.metrics.exporter", "none");
         properties.put("otel.logs.exporter", "none");
+        // the SDK's own default is grpc, for which the sidecar ships no sender (only the JDK's HTTP client)
+        properties.put("otel.exporter.otlp.protocol", "http/protobuf");
         env.forEach((name, value) -> {
             if (name.startsWith("OTEL_")) {
                 properties.put(name.toLowerCase(Locale.ROOT).replace('_', '.'), value);
@@ -61,8 +63,12 @@ final class SidecarTracing {
                     .build()
                     .getOpenTelemetrySdk();
         } catch (RuntimeException e) {
+            StringBuilder why = new StringBuilder(String.valueOf(e.getMessage()));
+            for (Throwable cause = e.getCause(); cause != null && cause != cause.getCause(); cause = cause.getCause()) {
+                why.append(": ").append(cause.getMessage() != null ? cause.getMessage() : cause.getClass().getName());
+            }
             throw new ConfigurationException("Invalid OpenTelemetry configuration in the OTEL_* environment variables: "
-                    + e.getMessage());
+                    + why);
         }
     }
 

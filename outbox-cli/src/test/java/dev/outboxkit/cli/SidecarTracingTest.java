@@ -72,7 +72,7 @@ class SidecarTracingTest {
             Map<String, String> env = Map.of("OUTBOX_JDBC_URL", db.jdbcUrl(), "OUTBOX_USER", db.user(),
                     "OUTBOX_PASSWORD", db.password(), "OUTBOX_BOOTSTRAP_SERVERS", kafka.bootstrapServers(),
                     "OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:" + receiver.getAddress().getPort(),
-                    "OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf", "OTEL_BSP_SCHEDULE_DELAY", "100",
+                    "OTEL_BSP_SCHEDULE_DELAY", "100",
                     "OTEL_SERVICE_NAME", "sidecar-under-test");
             try (JavaProcess relay = JavaProcess.start("sidecar-trace", Main.class, List.of("relay", "poll", "--http-port", "0",
                     "--route", prefix + ".${aggregateType}", "--instance-id", "sidecar-trace"), List.of(), env)) {
