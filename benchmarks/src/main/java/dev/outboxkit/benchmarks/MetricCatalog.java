@@ -52,6 +52,9 @@ public final class MetricCatalog {
     public static final Metric NOTIFY_COMMIT_RATIO = Metric.of("notify_commit_ratio", "ratio",
             "writer commits/s with a pg_notify in each transaction ÷ without, 8 clients, same repeat");
 
+    public static final Metric POLLER_TRACING_DRAIN_RATIO = Metric.of("poller_tracing_drain_ratio", "ratio",
+            "polling relay drain events/s with a PRODUCER span per event ÷ without tracing, same repeat");
+
     /** Numerators and denominators of the derived ratios that scenarios still have to produce. */
     public static final Metric WRITER_OUTBOX_TPS = Metric.of("writer_outbox_tps", "transfers/s",
             "transfers/s with one outbox event each, 8 clients (the writer scenario)");
@@ -109,7 +112,7 @@ public final class MetricCatalog {
             CDC_DRAIN_EPS, DEBEZIUM_CEILING_EPS, CDC_VS_DEBEZIUM_CEILING, STOCK_DEBEZIUM_EPS, CDC_VS_STOCK_DEBEZIUM,
             WRITER_TAX_RATIO, CONSUMER_DEDUPE_RATIO,
             CONSUMER_EPS, POLLER_P50_MS_AT_200, POLLER_P99_MS_AT_200, CDC_P50_MS_AT_200, CDC_P99_MS_AT_200,
-            POLLER_P99_MS_AT_5000, CDC_P99_MS_AT_5000, RELAY_RSS_MB, NOTIFY_COMMIT_RATIO,
+            POLLER_P99_MS_AT_5000, CDC_P99_MS_AT_5000, RELAY_RSS_MB, NOTIFY_COMMIT_RATIO, POLLER_TRACING_DRAIN_RATIO,
             MODULITH_DRAIN_EPS, POLLER_VS_MODULITH_DRAIN, MODULITH_P50_MS_AT_200, MODULITH_P99_MS_AT_200,
             MODULITH_P99_MS_AT_5000, MODULITH_WRITER_TAX_RATIO);
 

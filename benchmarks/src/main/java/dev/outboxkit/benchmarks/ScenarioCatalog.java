@@ -12,6 +12,7 @@ import dev.outboxkit.benchmarks.scenarios.ModulithWriterTax;
 import dev.outboxkit.benchmarks.scenarios.NotifyCommitRatio;
 import dev.outboxkit.benchmarks.scenarios.PgDrainCeiling;
 import dev.outboxkit.benchmarks.scenarios.PollerDrain;
+import dev.outboxkit.benchmarks.scenarios.PollerTracingCost;
 import dev.outboxkit.benchmarks.scenarios.RelayLatency;
 import dev.outboxkit.benchmarks.scenarios.RelayRss;
 import dev.outboxkit.benchmarks.scenarios.StockDebeziumDrain;
@@ -39,6 +40,7 @@ public final class ScenarioCatalog {
         return List.of(
                 new PgDrainCeiling(),
                 new PollerDrain(),
+                new PollerTracingCost(),
                 new ModulithDrain(),
                 new KafkaProduceCeiling(),
                 new CdcDrain(),

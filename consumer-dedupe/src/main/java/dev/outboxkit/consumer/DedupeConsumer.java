@@ -6,7 +6,9 @@ import dev.outboxkit.consumer.internal.ConsumerSettings;
 import dev.outboxkit.consumer.internal.ApplyFailures;
 import dev.outboxkit.core.Relay;
 import dev.outboxkit.core.UnsafeConfigurationException;
+import dev.outboxkit.core.internal.Tracing;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.opentelemetry.api.OpenTelemetry;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
@@ -237,6 +239,7 @@ public final class DedupeConsumer implements AutoCloseable {
         private Duration retentionCheckInterval = Duration.ofHours(1);
         private LateArrivalPolicy lateArrivalPolicy = LateArrivalPolicy.routeToReviewTopic();
         private MeterRegistry meterRegistry;
+        private Tracing tracing = Tracing.OFF;
         private Clock clock = Clock.systemUTC();
         private Duration pollTimeout = Duration.ofMillis(500);
         private Duration closeTimeout = Duration.ofSeconds(30);
@@ -369,6 +372,18 @@ public final class DedupeConsumer implements AutoCloseable {
             return this;
         }
 
+        /**
+         * Traces processing through {@code openTelemetry}: a CONSUMER span per record, child of the context in its
+         * {@code traceparent} header and current while the handler runs, so the handler's own spans nest under it.
+         * A duplicate the inbox skips gets a span marked {@code outboxkit.inbox.duplicate} and no handler call; a
+         * batch handler runs in one span linked to every record's context. Null (the default) traces nothing. Needs
+         * {@code io.opentelemetry:opentelemetry-api} on the class path.
+         */
+        public Builder tracing(OpenTelemetry openTelemetry) {
+            this.tracing = Tracing.of(openTelemetry);
+            return this;
+        }
+
         /** Clock for {@code processed_at}, late-arrival checks and retention. Default the system UTC clock. */
         public Builder clock(Clock clock) {
             this.clock = clock;
@@ -403,7 +418,7 @@ public final class DedupeConsumer implements AutoCloseable {
             return new DedupeConsumer(new ConsumerSettings(null, bootstrapServers, kafkaProperties, group, topics,
                     topicPattern, dataSource, schema, handler, batchHandler, idHeader, deadLetterTopic, maxAttempts, backoff,
                     maxBackoff, retention, retentionCheckInterval, lateArrivalPolicy, meterRegistry, clock, pollTimeout,
-                    closeTimeout, afterDatabaseCommit));
+                    closeTimeout, afterDatabaseCommit, tracing));
         }
     }
 }

@@ -10,6 +10,7 @@ import dev.outboxkit.relay.cdc.CdcRelay;
 import dev.outboxkit.relay.poller.PollingRelay;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.opentelemetry.sdk.OpenTelemetrySdk;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.Arrays;
@@ -204,6 +205,8 @@ final class RelayCommand {
         @Mixin
         Common common;
         Settings settings;
+        /** The spans' exporter when the OTEL_* variables ask for one, else null (no tracing). */
+        private OpenTelemetrySdk tracing;
 
         @Override
         public void settings(Settings settings) {
@@ -232,7 +235,8 @@ final class RelayCommand {
                     .password(login.password())
                     .schema(db.schema)
                     .bootstrapServers(kafka.requireBootstrap())
-                    .producerOverrides(producer);
+                    .producerOverrides(producer)
+                    .tracing(tracing);
             for (RelayOption<?> option : builder.options()) {
                 if (option != RelayOptions.SCHEMA) {
                     Object value = spec.findOption(flag(option)).getValue();
@@ -252,10 +256,17 @@ final class RelayCommand {
             }
             Map<String, Object> producer = kafka.clientProperties(settings, true);
             PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-            Relay relay = build(() -> relay(producer, registry));
-            log.info("relay {}: {}{} → {}", kind(), db.describe(), source(), kafka.bootstrapServers);
-            return serve(kind(), relay, registry, http.httpPort, common.shutdownDeadline, spec.commandLine().getOut(),
-                    () -> SidecarRetention.of(common, db, kafka, settings, registry));
+            tracing = SidecarTracing.fromEnvironment(settings.env(), "outbox-relay-" + kind());
+            try {
+                Relay relay = build(() -> relay(producer, registry));
+                log.info("relay {}: {}{} → {}{}", kind(), db.describe(), source(), kafka.bootstrapServers,
+                        tracing == null ? "" : "; exporting spans (OTEL_* environment)");
+                return serve(kind(), relay, registry, http.httpPort, common.shutdownDeadline, spec.commandLine().getOut(),
+                        () -> SidecarRetention.of(common, db, kafka, settings, registry));
+            } finally {
+                // the relay has stopped (or never started): send what is buffered, bounded like the stop
+                SidecarTracing.close(tracing, Math.max(1, common.shutdownDeadline.toSeconds() / 4));
+            }
         }
     }
 

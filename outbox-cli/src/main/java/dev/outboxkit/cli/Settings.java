@@ -36,6 +36,11 @@ final class Settings implements CommandLine.IDefaultValueProvider {
         this.fileName = fileName;
     }
 
+    /** The environment the command was started with. */
+    Map<String, String> env() {
+        return env;
+    }
+
     /** Reads the file named by {@code --config} in {@code args} or by {@code OUTBOX_CONFIG}. */
     static Settings load(String[] args, Map<String, String> env) {
         String config = env.get(CONFIG_ENV);

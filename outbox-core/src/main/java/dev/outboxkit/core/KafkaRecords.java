@@ -16,6 +16,10 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
  * eventType, aggregateType, createdAt, {@code content-type} for a binary event only (or, when the route says
  * {@link RecordFormat#CLOUDEVENTS}, the {@link CloudEventsHeaders}, whose {@code content-type} is always there),
  * then the row's headers.
+ *
+ * <p>A relay that traces gives the record its publish span's context
+ * ({@link #toRecord(OutboxEvent, Map)}): the record's {@code traceparent} and {@code tracestate}
+ * are then the span's, everything else stays the same to the byte.
  */
 public final class KafkaRecords {
 
@@ -26,6 +30,11 @@ public final class KafkaRecords {
     /** 0000-01-01T00:00:00Z and 10000-01-01T00:00:00Z: the years the fast createdAt path formats itself. */
     private static final long FAST_FROM = -62_167_219_200L;
     private static final long FAST_UNTIL = 253_402_300_800L;
+
+    /** The W3C trace context headers (https://www.w3.org/TR/trace-context/). */
+    public static final String TRACEPARENT = "traceparent";
+    public static final String TRACESTATE = "tracestate";
+    private static final String[] TRACE_CONTEXT = {TRACEPARENT, TRACESTATE};
 
     private final TopicRoute route;
     /** The last topic found legal: relays send long runs to one topic, so the check runs once per run. */
@@ -47,6 +56,21 @@ public final class KafkaRecords {
      *                               topic, a header that reuses a reserved name): park it
      */
     public ProducerRecord<byte[], byte[]> toRecord(OutboxEvent event) {
+        return build(event, null);
+    }
+
+    /**
+     * The record for {@code event}, carrying {@code traceContext}'s {@code traceparent} and
+     * {@code tracestate} instead of the row's: each in the place the row's header had, appended
+     * when the row had none, left out when {@code traceContext} has none.
+     *
+     * @throws InvalidEventException as {@link #toRecord(OutboxEvent)}
+     */
+    public ProducerRecord<byte[], byte[]> toRecord(OutboxEvent event, Map<String, String> traceContext) {
+        return build(event, traceContext);
+    }
+
+    private ProducerRecord<byte[], byte[]> build(OutboxEvent event, Map<String, String> traceContext) {
         String topic = route.topicFor(event);
         if (!topic.equals(lastLegalTopic)) {
             lastLegalTopic = Topics.requireLegal(topic);
@@ -66,18 +90,34 @@ public final class KafkaRecords {
             }
         }
         for (Map.Entry<String, String> header : event.headers().entrySet()) {
-            String problem = HeaderNames.problem(header.getKey());
+            String name = header.getKey();
+            String problem = HeaderNames.problem(name);
             if (problem == null && cloudEvents) {
-                problem = CloudEventsHeaders.problem(header.getKey());
+                problem = CloudEventsHeaders.problem(name);
             }
-            if (problem == null && binary && header.getKey().equalsIgnoreCase(HeaderNames.CONTENT_TYPE)) {
+            if (problem == null && binary && name.equalsIgnoreCase(HeaderNames.CONTENT_TYPE)) {
                 problem = "a binary event carries its content type in content_type; it may not have a header '"
-                        + header.getKey() + "' as well";
+                        + name + "' as well";
             }
             if (problem != null) {
                 throw new InvalidEventException("event " + event.id() + ": " + problem);
             }
-            headers.add(header.getKey(), utf8(header.getValue()));
+            String value = header.getValue();
+            if (traceContext != null && (name.equals(TRACEPARENT) || name.equals(TRACESTATE))) {
+                value = traceContext.get(name);
+                if (value == null) {
+                    continue;
+                }
+            }
+            headers.add(name, utf8(value));
+        }
+        if (traceContext != null) {
+            for (String name : TRACE_CONTEXT) {
+                String value = traceContext.get(name);
+                if (value != null && !event.headers().containsKey(name)) {
+                    headers.add(name, utf8(value));
+                }
+            }
         }
         return new ProducerRecord<>(topic, null, null, utf8(event.aggregateId()), event.value(), headers);
     }

@@ -1,5 +1,6 @@
 package dev.outboxkit.core;
 
+import io.opentelemetry.api.OpenTelemetry;
 import java.net.InetAddress;
 import java.time.Clock;
 import java.time.Duration;
@@ -32,6 +33,8 @@ public abstract class RelayBuilder<B extends RelayBuilder<B>> {
     protected String bootstrapServers;
     protected Map<String, ?> producerOverrides = Map.of();
     protected Clock clock = Clock.systemUTC();
+    /** What {@link #tracing} was given; null: no tracing. */
+    protected OpenTelemetry openTelemetry;
 
     protected RelayBuilder() {
     }
@@ -190,6 +193,17 @@ public abstract class RelayBuilder<B extends RelayBuilder<B>> {
     /** Clock of the commit-to-ack metric. Default UTC system clock (leases use the database's clock). */
     public B clock(Clock clock) {
         this.clock = clock;
+        return self();
+    }
+
+    /**
+     * Traces every publication through {@code openTelemetry}: one PRODUCER span per event, child of the context the
+     * writer stored with it, whose own context the Kafka record carries. Null (the default) traces nothing. Needs
+     * {@code io.opentelemetry:opentelemetry-api} on the class path; without a call to this method nothing of it is
+     * loaded.
+     */
+    public B tracing(OpenTelemetry openTelemetry) {
+        this.openTelemetry = openTelemetry;
         return self();
     }
 

@@ -259,8 +259,8 @@ public class OutboxkitAutoConfiguration {
         @Bean
         @ConditionalOnMissingBean
         RelayLifecycle outboxkitRelay(OutboxkitProperties properties, Environment env,
-                                      ObjectProvider<MeterRegistry> meterRegistry) {
-            RelaySettings settings = new RelaySettings(properties, env, registry(meterRegistry));
+                                      ObjectProvider<MeterRegistry> meterRegistry, ObjectProvider<RelayTracing> tracing) {
+            RelaySettings settings = new RelaySettings(properties, env, registry(meterRegistry), tracing.getIfAvailable());
             return switch (properties.getRelay().getMode()) {
                 case POLL -> {
                     requireClass("dev.outboxkit.relay.poller.PollingRelay", "poll", "relay-poller");
@@ -272,6 +272,18 @@ public class OutboxkitAutoConfiguration {
                 }
                 case NONE -> throw new IllegalStateException("unreachable: outboxkit.relay.mode=none starts no relay");
             };
+        }
+
+        /** The application's OpenTelemetry (when it has one) for the relay: a PRODUCER span per published event. */
+        @Configuration(proxyBeanMethods = false)
+        @ConditionalOnClass(name = "io.opentelemetry.api.OpenTelemetry")
+        static class Tracing {
+
+            @Bean
+            @ConditionalOnMissingBean
+            RelayTracing outboxkitRelayTracing(ObjectProvider<io.opentelemetry.api.OpenTelemetry> openTelemetry) {
+                return new RelayTracing(openTelemetry);
+            }
         }
 
         /** The relay's readiness for Actuator. */

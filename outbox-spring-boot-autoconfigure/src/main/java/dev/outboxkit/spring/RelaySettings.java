@@ -31,8 +31,10 @@ final class RelaySettings {
     final String username;
     final String password;
     final MeterRegistry meterRegistry;
+    /** Hands the application's OpenTelemetry to the builder; null when there is none (or no API on the class path). */
+    final RelayTracing tracing;
 
-    RelaySettings(OutboxkitProperties properties, Environment env, MeterRegistry meterRegistry) {
+    RelaySettings(OutboxkitProperties properties, Environment env, MeterRegistry meterRegistry, RelayTracing tracing) {
         this.relay = properties.getRelay();
         this.schema = properties.getSchema();
         this.bootstrapServers = firstSet(relay.getBootstrapServers(), env.getProperty("spring.kafka.bootstrap-servers"),
@@ -42,6 +44,7 @@ final class RelaySettings {
         this.username = relay.getUsername() != null ? relay.getUsername() : env.getProperty("spring.datasource.username");
         this.password = relay.getPassword() != null ? relay.getPassword() : env.getProperty("spring.datasource.password");
         this.meterRegistry = meterRegistry;
+        this.tracing = tracing;
     }
 
     /** Applies the connection settings and every {@code outboxkit.relay.options.*} entry to {@code builder}. */
@@ -70,6 +73,9 @@ final class RelaySettings {
         }
         if (!producer.isEmpty()) {
             builder.producerOverrides(producer);
+        }
+        if (tracing != null) {
+            tracing.applyTo(builder);
         }
         return builder;
     }

@@ -89,7 +89,7 @@ class OutboxkitUnitTest {
         p.getRelay().getOptions().put("batch-sise", "10");
         MockEnvironment env = new MockEnvironment().withProperty("spring.kafka.bootstrap-servers", "k:9092")
                 .withProperty("spring.datasource.url", "jdbc:postgresql://db/app").withProperty("spring.datasource.username", "app");
-        RelaySettings settings = new RelaySettings(p, env, new SimpleMeterRegistry());
+        RelaySettings settings = new RelaySettings(p, env, new SimpleMeterRegistry(), null);
         assertThat(settings.bootstrapServers).isEqualTo("k:9092");
         assertThat(settings.jdbcUrl).isEqualTo("jdbc:postgresql://db/app");
         assertThat(settings.username).isEqualTo("app");
@@ -98,7 +98,7 @@ class OutboxkitUnitTest {
         p.getRelay().getOptions().clear();
         p.getRelay().getOptions().put("lease-duration", "soon");
         assertThatThrownBy(() -> PollRelays.build(settings)).hasMessageContaining("outboxkit.relay.options.lease-duration");
-        assertThatThrownBy(() -> new RelaySettings(p, new MockEnvironment(), new SimpleMeterRegistry()))
+        assertThatThrownBy(() -> new RelaySettings(p, new MockEnvironment(), new SimpleMeterRegistry(), null))
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("spring.kafka.bootstrap-servers");
     }
 

@@ -38,13 +38,25 @@ public final class JavaProcess implements AutoCloseable {
     /** Starts {@code mainClass} with {@code args}, extra JVM options and environment. */
     public static JavaProcess start(String name, Class<?> mainClass, List<String> args, List<String> jvmOptions,
                                     Map<String, String> environment) {
+        return start(name, mainClass, args, jvmOptions, environment, entry -> false);
+    }
+
+    /**
+     * The same on the test class path less the entries {@code leaveOut} accepts (for example a library's jars, to
+     * show the code runs without it).
+     */
+    public static JavaProcess start(String name, Class<?> mainClass, List<String> args, List<String> jvmOptions,
+                                    Map<String, String> environment, java.util.function.Predicate<String> leaveOut) {
+        String classPath = java.util.Arrays.stream(classPath().split(java.io.File.pathSeparator))
+                .filter(entry -> !leaveOut.test(entry))
+                .collect(java.util.stream.Collectors.joining(java.io.File.pathSeparator));
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.add("-Xmx512m");
         command.add("-XX:+UseSerialGC");
         command.addAll(jvmOptions);
         command.add("-cp");
-        command.add(classPath());
+        command.add(classPath);
         command.add(mainClass.getName());
         command.addAll(args);
         ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);

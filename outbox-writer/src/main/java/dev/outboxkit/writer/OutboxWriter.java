@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.outboxkit.core.Identifiers;
 import dev.outboxkit.core.InvalidEventException;
 import dev.outboxkit.core.ProducerSafety;
+import dev.outboxkit.core.internal.Tracing;
 import dev.outboxkit.writer.internal.EventStatements;
 import dev.outboxkit.writer.internal.WriteFailures;
 import dev.outboxkit.writer.internal.JsonChecks;
@@ -23,7 +24,9 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
 import javax.sql.DataSource;
@@ -272,10 +275,30 @@ public final class OutboxWriter {
 
     private String headersJson(OutboxMessage m) {
         try {
-            return m.headers().isEmpty() ? "{}" : objectMapper.writeValueAsString(m.headers());
+            Map<String, String> headers = withCurrentTraceContext(m.headers());
+            return headers.isEmpty() ? "{}" : objectMapper.writeValueAsString(headers);
         } catch (JsonProcessingException e) {
             throw new InvalidEventException("headers of " + m + " could not be written as JSON: " + e.getOriginalMessage(), e);
         }
+    }
+
+    /**
+     * {@code headers} plus the current span's W3C context ({@code traceparent}, {@code tracestate})
+     * when OpenTelemetry is on the class path, a span is current and the caller set no
+     * {@code traceparent} of its own (an explicit header wins, with or without a tracestate).
+     */
+    static Map<String, String> withCurrentTraceContext(Map<String, String> headers) {
+        if (headers.containsKey(Tracing.TRACEPARENT)) {
+            return headers;
+        }
+        Map<String, String> context = Tracing.currentContextHeaders();
+        if (context.isEmpty()) {
+            return headers;
+        }
+        Map<String, String> out = new LinkedHashMap<>(headers);
+        out.remove(Tracing.TRACESTATE); // a tracestate belongs to its traceparent
+        out.putAll(context);
+        return out;
     }
 
     /**

@@ -8,6 +8,7 @@ import dev.outboxkit.relay.poller.PollingRelay;
 import dev.outboxkit.testkit.TestDatabase;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.opentelemetry.api.OpenTelemetry;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -32,15 +33,25 @@ public final class Relays {
         return poller(db.jdbcUrl(), db.user(), db.password(), bootstrap, route, registry);
     }
 
+    /** The same, tracing through {@code openTelemetry} (null: not tracing). */
+    public static PollingRelay poller(TestDatabase db, String bootstrap, TopicRoute route, MeterRegistry registry,
+                                      OpenTelemetry openTelemetry) {
+        return pollerBuilder(db.jdbcUrl(), db.user(), db.password(), bootstrap, route, registry).tracing(openTelemetry).build();
+    }
+
     /** The same, from connection settings (for a relay in a child JVM). */
     public static PollingRelay poller(String jdbcUrl, String user, String password, String bootstrap, TopicRoute route,
                                       MeterRegistry registry) {
+        return pollerBuilder(jdbcUrl, user, password, bootstrap, route, registry).build();
+    }
+
+    private static PollingRelay.Builder pollerBuilder(String jdbcUrl, String user, String password, String bootstrap,
+                                                      TopicRoute route, MeterRegistry registry) {
         return PollingRelay.builder()
                 .jdbcUrl(jdbcUrl).user(user).password(Secret.of(password))
                 .bootstrapServers(bootstrap)
                 .route(route)
-                .meterRegistry(registry)
-                .build();
+                .meterRegistry(registry);
     }
 
     /**

@@ -9,6 +9,7 @@ import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.relay.poller.PollingRelay;
 import dev.outboxkit.testkit.TestDatabase;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.opentelemetry.api.OpenTelemetry;
 import java.sql.Connection;
 
 /**
@@ -26,12 +27,22 @@ public final class PollerDrain extends BacklogDrain {
 
     @Override
     double drain(BenchContext context, TestDatabase db, int backlog) throws Exception {
-        String topic = context.uniqueTopic("poller-drain");
+        return drain(context, db, backlog, "poller-drain", null);
+    }
+
+    /**
+     * Fills {@code db} with {@code backlog} rows, drains them through a polling relay (tracing through
+     * {@code openTelemetry} unless null) and returns the seconds from {@code start()} to the empty table.
+     */
+    static double drain(BenchContext context, TestDatabase db, int backlog, String topicPrefix, OpenTelemetry openTelemetry)
+            throws Exception {
+        String topic = context.uniqueTopic(topicPrefix);
         context.kafka().createTopic(topic, PARTITIONS);
         Backlog.fill(db, SCHEMA, backlog, context.payloadBytes());
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         double seconds;
-        try (PollingRelay relay = Relays.poller(db, context.kafka().bootstrapServers(), TopicRoute.of(topic), registry);
+        try (PollingRelay relay = Relays.poller(db, context.kafka().bootstrapServers(), TopicRoute.of(topic), registry,
+                openTelemetry);
              Connection c = db.connect()) {
             long start = System.nanoTime();
             relay.start();

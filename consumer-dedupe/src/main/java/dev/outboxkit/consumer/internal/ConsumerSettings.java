@@ -6,6 +6,7 @@ import dev.outboxkit.consumer.LateArrivalPolicy;
 import dev.outboxkit.core.Identifiers;
 import dev.outboxkit.core.Topics;
 import dev.outboxkit.core.UnsafeConfigurationException;
+import dev.outboxkit.core.internal.Tracing;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Clock;
@@ -56,7 +57,8 @@ public record ConsumerSettings(
         Clock clock,
         Duration pollTimeout,
         Duration closeTimeout,
-        Runnable afterDatabaseCommit) {
+        Runnable afterDatabaseCommit,
+        Tracing tracing) {
 
     private static final AtomicInteger INSTANCES = new AtomicInteger();
 
@@ -147,6 +149,9 @@ public record ConsumerSettings(
         }
         if (meterRegistry == null) {
             meterRegistry = new SimpleMeterRegistry();
+        }
+        if (tracing == null) {
+            tracing = Tracing.OFF;
         }
     }
 

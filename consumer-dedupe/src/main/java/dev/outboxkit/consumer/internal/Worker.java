@@ -3,6 +3,7 @@ package dev.outboxkit.consumer.internal;
 import dev.outboxkit.consumer.DeadLetterHeaders;
 import dev.outboxkit.consumer.InboxEvent;
 import dev.outboxkit.consumer.LateArrivalPolicy;
+import dev.outboxkit.core.internal.ProcessSpan;
 import io.micrometer.core.instrument.Timer;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -250,6 +251,7 @@ final class Worker implements Runnable {
         inboxSample.stop(metrics.inbox);
         Set<UUID> lateKnown = lateIds.isEmpty() ? Set.of() : sql.existing(c, s.group(), lateIds);
         List<InboxEvent> newEvents = new ArrayList<>(fresh.size());
+        List<BatchEntry> newEntries = new ArrayList<>(fresh.size());
         List<BatchEntry> lateToForward = new ArrayList<>();
         Set<UUID> lateSeen = new HashSet<>();
         int duplicates = 0;
@@ -261,28 +263,47 @@ final class Worker implements Runnable {
             if (e.late && routeLate) {
                 if (lateKnown.contains(e.event.id()) || !lateSeen.add(e.event.id())) {
                     duplicates++;
+                    traceDuplicate(e);
                 } else {
                     late++;
                     lateToForward.add(e);
                 }
             } else if (fresh.remove(e.event.id())) {
                 newEvents.add(e.event);
+                newEntries.add(e);
                 if (e.late) {
                     late++;
                 }
             } else {
                 duplicates++;
+                traceDuplicate(e);
             }
         }
         if (!newEvents.isEmpty()) {
             Timer.Sample sample = Timer.start();
             try {
                 if (s.batchHandler() != null) {
-                    s.batchHandler().handle(c, Collections.unmodifiableList(newEvents));
+                    ProcessSpan span = s.tracing().startBatchProcess(newEntries.stream().map(e -> e.record).toList(), s.group());
+                    try (ProcessSpan.Scope ignored = span.makeCurrent()) {
+                        s.batchHandler().handle(c, Collections.unmodifiableList(newEvents));
+                    } catch (Exception | Error x) {
+                        span.failed(x);
+                        throw x;
+                    } finally {
+                        span.end();
+                    }
                 }
                 if (s.handler() != null) {
-                    for (InboxEvent event : newEvents) {
-                        s.handler().handle(c, event);
+                    for (BatchEntry e : newEntries) {
+                        ProcessSpan span = s.tracing().startProcess(e.record, s.group(), e.event.id());
+                        try (ProcessSpan.Scope ignored = span.makeCurrent()) {
+                            s.handler().handle(c, e.event);
+                        } catch (Exception | Error x) {
+                            span.failed(x);
+                            throw x;
+                        } finally {
+                            span.end();
+                        }
                     }
                 }
             } finally {
@@ -292,6 +313,13 @@ final class Worker implements Runnable {
         c.commit();
         s.afterDatabaseCommit().run();
         return new Applied(newEvents.size(), duplicates, late, lateToForward);
+    }
+
+    /** The inbox skipped {@code e}: a process span that says so, and no handler call. */
+    private void traceDuplicate(BatchEntry e) {
+        ProcessSpan span = s.tracing().startProcess(e.record, s.group(), e.event.id());
+        span.duplicate();
+        span.end();
     }
 
     private List<Out> lateForwards(Applied applied) {
@@ -320,8 +348,12 @@ final class Worker implements Runnable {
                     s.group(), e.record.topic(), e.record.partition(), e.record.offset(), error.getMessage(),
                     s.deadLetterTopic().apply(e.record.topic()));
         }
-        return new Out(e, new Forwarder.Forward(e.record, s.deadLetterTopic().apply(e.record.topic()), reason, error,
-                attempts));
+        String topic = s.deadLetterTopic().apply(e.record.topic());
+        // the dead letter keeps the record's headers, traceparent included; this span says where it went
+        ProcessSpan span = s.tracing().startProcess(e.record, s.group(), e.event == null ? null : e.event.id());
+        span.deadLettered(topic, reason + ": " + error.getMessage());
+        span.end();
+        return new Out(e, new Forwarder.Forward(e.record, topic, reason, error, attempts));
     }
 
     private void count(Applied applied, List<Out> forwards) {

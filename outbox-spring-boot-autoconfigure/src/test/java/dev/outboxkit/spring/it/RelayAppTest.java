@@ -39,12 +39,18 @@ abstract class RelayAppTest {
 
     @DynamicPropertySource
     static void infrastructure(DynamicPropertyRegistry registry) {
-        db = TestApplication.database(registry);
+        db = relayInfrastructure(registry);
+    }
+
+    /** A new database, the projection's topics and the proxied Kafka, wired into a relay test's context. */
+    static TestDatabase relayInfrastructure(DynamicPropertyRegistry registry) {
+        TestDatabase database = TestApplication.database(registry);
         ProxiedKafka kafka = ProxiedKafka.get();
         for (String topic : List.of(Projection.TOPIC, Projection.TOPIC + ".dlq", Projection.TOPIC + ".review")) {
             kafka.kafka.createTopic(topic, 3);
         }
         registry.add("spring.kafka.bootstrap-servers", kafka.kafka::bootstrapServers);
+        return database;
     }
 
     @Autowired

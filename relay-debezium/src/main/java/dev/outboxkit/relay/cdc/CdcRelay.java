@@ -5,6 +5,7 @@ import dev.outboxkit.core.RelayBuilder;
 import dev.outboxkit.core.RelayOption;
 import dev.outboxkit.core.RelayOptions;
 import dev.outboxkit.core.internal.DatabaseLogin;
+import dev.outboxkit.core.internal.Tracing;
 import dev.outboxkit.relay.cdc.internal.CdcSettings;
 import dev.outboxkit.relay.cdc.internal.Supervisor;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -263,7 +264,7 @@ public final class CdcRelay implements Relay {
                     get(CdcOptions.OFFSET_FLUSH_INTERVAL), get(CdcOptions.MAX_BATCH_SIZE), get(CdcOptions.MAX_IN_FLIGHT),
                     get(CdcOptions.POLL_INTERVAL),
                     get(CdcOptions.SHUTDOWN_TIMEOUT), meterRegistry == null ? new SimpleMeterRegistry() : meterRegistry,
-                    clock), producerFactory);
+                    clock, Tracing.of(openTelemetry)), producerFactory);
         }
 
         private static void require(String name, String value) {

@@ -9,6 +9,7 @@ import dev.outboxkit.core.RelayOption;
 import dev.outboxkit.core.RelayOptions;
 import dev.outboxkit.core.internal.ConnectionPools;
 import dev.outboxkit.core.internal.DatabaseLogin;
+import dev.outboxkit.core.internal.Tracing;
 import dev.outboxkit.relay.poller.internal.BacklogProbe;
 import dev.outboxkit.relay.poller.internal.LeaseManager;
 import dev.outboxkit.relay.poller.internal.NotifyListener;
@@ -498,7 +499,7 @@ public final class PollingRelay implements Relay {
             PollerSettings settings = new PollerSettings(get(RelayOptions.SCHEMA), producerConfig, routeWithFormat(),
                     get(PollerOptions.PARTITIONS), id, leaseDuration, get(PollerOptions.BATCH_SIZE), listenNotify,
                     get(PollerOptions.AFTER_PUBLISH), get(PollerOptions.PARK_POLICY), get(PollerOptions.MAX_ATTEMPTS),
-                    get(PollerOptions.MAX_POLL_DELAY), get(PollerOptions.PIPELINE_CLAIMS), clock);
+                    get(PollerOptions.MAX_POLL_DELAY), get(PollerOptions.PIPELINE_CLAIMS), clock, Tracing.of(openTelemetry));
             HikariDataSource pool = null;
             DataSource ds = dataSource;
             if (ds == null) {

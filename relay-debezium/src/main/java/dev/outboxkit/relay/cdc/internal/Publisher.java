@@ -5,6 +5,7 @@ import dev.outboxkit.core.KafkaRecords;
 import dev.outboxkit.core.OutboxEvent;
 import dev.outboxkit.core.PublishFailure;
 import dev.outboxkit.core.internal.PublishFailures;
+import dev.outboxkit.core.internal.TracedRecords;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -84,13 +85,13 @@ final class Publisher {
     }
 
     private final Producer<byte[], byte[]> producer;
-    private final KafkaRecords records;
+    private final TracedRecords records;
     private final CdcMetrics metrics;
     private final Clock clock;
     private final Runnable flush;
 
     /** @param flush asks for the producer's buffer to be sent now, without waiting (the producer lingers 5 ms) */
-    Publisher(Producer<byte[], byte[]> producer, KafkaRecords records, CdcMetrics metrics, Clock clock, Runnable flush) {
+    Publisher(Producer<byte[], byte[]> producer, TracedRecords records, CdcMetrics metrics, Clock clock, Runnable flush) {
         this.producer = producer;
         this.records = records;
         this.metrics = metrics;
@@ -117,7 +118,7 @@ final class Publisher {
                 OutboxEvent event = row.toEvent();
                 Instant createdAt = event.createdAt();
                 // send() itself throws for some refusals (a serializer's), and for a closed or interrupted producer
-                futures.add(producer.send(records.toRecord(event), (metadata, error) -> {
+                futures.add(TracedRecords.send(producer, records.toRecord(event), (metadata, error) -> {
                     if (error == null) {
                         acknowledged(createdAt);
                     }

@@ -2,8 +2,8 @@ package dev.outboxkit.relay.cdc.internal;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxkit.core.FencedException;
-import dev.outboxkit.core.KafkaRecords;
 import dev.outboxkit.core.internal.Flusher;
+import dev.outboxkit.core.internal.TracedRecords;
 import dev.outboxkit.relay.cdc.CdcStartupException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -201,8 +201,8 @@ final class Session {
         flushing.setDaemon(true);
         flushing.start();
         try {
-            Publisher publisher = new Publisher(producer, new KafkaRecords(settings.route()), metrics, settings.clock(),
-                    flusher::request);
+            Publisher publisher = new Publisher(producer, new TracedRecords(settings.route(), settings.tracing()), metrics,
+                    settings.clock(), flusher::request);
             StartupDrain.Result drained = null;
             if (settings.deleteAfterPublish() || firstStart) {
                 phase = "publishing the rows already in " + settings.outboxTable();

@@ -3,9 +3,10 @@ package dev.outboxkit.relay.cdc.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.outboxkit.core.KafkaRecords;
 import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.core.internal.TracedRecords;
+import dev.outboxkit.core.internal.Tracing;
 import io.debezium.engine.DebeziumEngine;
 import io.debezium.engine.RecordChangeEvent;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -145,7 +146,8 @@ class AsyncAcksTest {
         // deleteAfterPublish=false and no dead letters: the sink never touches its (absent) database
         RowSink sink = new RowSink(null, settings, null, () -> 1, e -> { }, metrics);
         // no flush requests: MockProducer.flush() would acknowledge everything at once
-        Publisher publisher = new Publisher(producer, new KafkaRecords(settings.route()), metrics, Clock.systemUTC(), () -> { });
+        Publisher publisher = new Publisher(producer, new TracedRecords(settings.route(), Tracing.OFF), metrics,
+                Clock.systemUTC(), () -> { });
         return new StreamHandler(new ChangeDecoder("public", EngineConfig.HEARTBEAT_TOPIC_PREFIX), publisher, sink, metrics,
                 new FlushPolicy(Duration.ofSeconds(1)), () -> true, null, true, maxInFlight);
     }

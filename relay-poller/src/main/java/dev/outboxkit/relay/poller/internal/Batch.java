@@ -1,8 +1,8 @@
 package dev.outboxkit.relay.poller.internal;
 
-import dev.outboxkit.core.KafkaRecords;
 import dev.outboxkit.core.PublishFailure;
 import dev.outboxkit.core.internal.PublishFailures;
+import dev.outboxkit.core.internal.TracedRecords;
 import java.sql.Connection;
 import java.time.Clock;
 import java.time.Instant;
@@ -109,7 +109,7 @@ final class Batch {
     }
 
     /** Sends the next wave's rows; returns how many records went to the producer. */
-    int sendWave(Producer<byte[], byte[]> producer, KafkaRecords records, boolean holdParked) {
+    int sendWave(Producer<byte[], byte[]> producer, TracedRecords records, boolean holdParked) {
         int w = nextWave++;
         List<Integer> members = new ArrayList<>();
         for (int i = 0; i < rows.length; i++) {
@@ -129,24 +129,26 @@ final class Batch {
                 arrive();
                 continue;
             }
-            ProducerRecord<byte[], byte[]> record;
+            TracedRecords.Traced traced;
             try {
                 if (row.invalid != null) {
                     throw row.invalid;
                 }
-                record = records.toRecord(row.event);
+                traced = records.toRecord(row.event);
             } catch (RuntimeException invalid) {
                 failedBeforeSend(i, invalid, holdParked);
                 continue;
             }
+            ProducerRecord<byte[], byte[]> record = traced.record();
             RuntimeException topicDown = deadTopics == null ? null : deadTopics.get(record.topic());
             if (topicDown != null) {
+                traced.span().end(null, topicDown);
                 failedBeforeSend(i, topicDown, holdParked);
                 continue;
             }
             state[i] = State.IN_FLIGHT;
             try {
-                Future<RecordMetadata> f = producer.send(record, callback(i));
+                Future<RecordMetadata> f = TracedRecords.send(producer, traced, callback(i));
                 if (f.isDone() && state[i] == State.FAILED && errors[i] instanceof TimeoutException t) {
                     // No metadata for the topic within max.block.ms: the rest of this topic would wait as long.
                     if (deadTopics == null) {

@@ -1,7 +1,7 @@
 package dev.outboxkit.relay.poller.internal;
 
-import dev.outboxkit.core.KafkaRecords;
 import dev.outboxkit.core.internal.Flusher;
+import dev.outboxkit.core.internal.TracedRecords;
 import dev.outboxkit.relay.poller.ParkPolicy;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -42,7 +42,7 @@ public final class ClaimLoop implements Runnable {
     private final PollerSettings settings;
     private final Supplier<Producer<byte[], byte[]>> producers;
     private volatile Producer<byte[], byte[]> producer;
-    private final KafkaRecords records;
+    private final TracedRecords records;
     private final RelayMetrics metrics;
     private final Waker waker;
     private final boolean hold;
@@ -66,7 +66,7 @@ public final class ClaimLoop implements Runnable {
         this.settings = settings;
         this.producers = producers;
         this.producer = producers.get();
-        this.records = new KafkaRecords(settings.route());
+        this.records = new TracedRecords(settings.route(), settings.tracing());
         this.metrics = metrics;
         this.waker = waker;
         this.hold = settings.parkPolicy() == ParkPolicy.HOLD_AGGREGATE;

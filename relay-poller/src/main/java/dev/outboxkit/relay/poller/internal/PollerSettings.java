@@ -1,6 +1,7 @@
 package dev.outboxkit.relay.poller.internal;
 
 import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.core.internal.Tracing;
 import dev.outboxkit.relay.poller.AfterPublish;
 import dev.outboxkit.relay.poller.ParkPolicy;
 import java.time.Clock;
@@ -13,6 +14,7 @@ import java.util.Map;
  * <p>The validated, immutable settings of one polling relay (built by {@code PollingRelay.Builder}).
  *
  * @param producerConfig the checked Kafka producer configuration (defaults, then overrides)
+ * @param tracing        publish spans ({@link Tracing#OFF}: none)
  */
 public record PollerSettings(
         String schema,
@@ -28,7 +30,8 @@ public record PollerSettings(
         int maxAttempts,
         Duration maxPollDelay,
         boolean pipelineClaims,
-        Clock clock) {
+        Clock clock,
+        Tracing tracing) {
 
     /** How often leases and membership are renewed: a third of the lease. */
     public Duration heartbeatInterval() {
