@@ -56,6 +56,7 @@ public final class CdcRelayMain {
                 .offsetFlushInterval(Duration.ofMillis(Long.parseLong(a.getOrDefault("flush", "200"))))
                 .heartbeatInterval(Duration.ofMillis(Long.parseLong(a.getOrDefault("heartbeat", "1000"))))
                 .maxBatchSize(Integer.parseInt(a.getOrDefault("batch", "4096")))
+                .maxInFlight(Integer.parseInt(a.getOrDefault("maxInFlight", CdcOptions.MAX_IN_FLIGHT.defaultText())))
                 .meterRegistry(registry);
         if (a.containsKey("route")) {
             builder.route(TopicRoute.of(a.get("route")));

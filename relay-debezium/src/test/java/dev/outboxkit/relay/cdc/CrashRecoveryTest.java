@@ -10,7 +10,7 @@ import dev.outboxkit.testkit.TestKafka;
 import java.time.Duration;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,16 +34,18 @@ class CrashRecoveryTest {
      */
     private static final int DUPLICATES_PER_KILL = 1_500;
 
-    @ParameterizedTest(name = "deleteAfterPublish={0}")
-    @ValueSource(booleans = {true, false})
-    void killNineMidStreamLosesNothingAndKeepsOrder(boolean deleteAfterPublish, TestDatabase db, TestKafka kafka)
-            throws Exception {
+    /** The second case also runs with asynchronous acknowledgements (maxInFlight above a batch). */
+    @ParameterizedTest(name = "deleteAfterPublish={0}, maxInFlight={1}")
+    @CsvSource({"true, 1", "false, 16384"})
+    void killNineMidStreamLosesNothingAndKeepsOrder(boolean deleteAfterPublish, int maxInFlight, TestDatabase db,
+                                                    TestKafka kafka) throws Exception {
         String topic = TestKafka.uniqueTopic("cdc-crash");
         kafka.createTopic(topic, 4);
         History history = new History();
         try (BackgroundWriter writer = new BackgroundWriter(db, history, topic, 40, 3)) {
             for (int kill = 1; kill <= KILLS; kill++) {
-                try (ChildRelay relay = ChildRelay.start("crash-" + kill, db, kafka, topic, deleteAfterPublish, "instance=crashing-relay")) {
+                try (ChildRelay relay = ChildRelay.start("crash-" + kill, db, kafka, topic, deleteAfterPublish, "instance=crashing-relay",
+                        "maxInFlight=" + maxInFlight)) {
                     relay.awaitReady(Duration.ofSeconds(120));
                     assertThat(relay.awaitPublished(400, Duration.ofSeconds(120)))
                             .as("relay %d publishes while the writer writes:%n%s", kill, relay.output()).isTrue();
@@ -52,7 +54,8 @@ class CrashRecoveryTest {
                             writer.committed());
                 }
             }
-            try (ChildRelay last = ChildRelay.start("crash-final", db, kafka, topic, deleteAfterPublish, "instance=crashing-relay")) {
+            try (ChildRelay last = ChildRelay.start("crash-final", db, kafka, topic, deleteAfterPublish,
+                    "instance=crashing-relay", "maxInFlight=" + maxInFlight)) {
                 last.awaitReady(Duration.ofSeconds(120));
                 assertThat(last.awaitPublished(200, Duration.ofSeconds(120))).isTrue();
                 writer.close();
@@ -66,7 +69,8 @@ class CrashRecoveryTest {
         }
         CdcTestSupport.consume(kafka, topic, history);
         History.Report report = history.check();
-        log.info("kill -9 x{} (deleteAfterPublish={}): {}", KILLS, deleteAfterPublish, report.summary());
+        log.info("kill -9 x{} (deleteAfterPublish={}, maxInFlight={}): {}", KILLS, deleteAfterPublish, maxInFlight,
+                report.summary());
         assertThat(report.ok()).as(report.summary()).isTrue();
         assertThat(report.lost()).isZero();
         assertThat(report.orderViolations()).isZero();

@@ -16,13 +16,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Debezium's batches in, Kafka records out. For each batch: decode, hand what belongs to the outbox to
- * the producer and return without waiting for Kafka, so Debezium decodes the next batch while this one
- * is on its way. Each batch joins a queue with the position it may mark; a position is marked only when
+ * Debezium's batches in, Kafka records out. For each batch: decode and hand what belongs to the outbox to
+ * the producer. Each batch joins a queue with the position it may mark; a position is marked only when
  * Kafka answered every record of its batch and of every batch before it: then dead letters are parked,
  * the deletion of published rows queued, and the position marked as processed. The position marked is
  * always a transaction boundary (see {@link Position}); everything before it is acknowledged. At most
- * {@code maxInFlight} records wait for Kafka; past that the handler waits for the oldest batch.
+ * {@code maxInFlight} records wait for Kafka; past that the handler waits for the oldest batch, so with
+ * the default (1) every batch waits for its own answers, and with a bound above a batch the handler returns
+ * at once and Debezium decodes the next batch while this one is on its way.
  *
  * <p>Graceful stop ({@link #requestStop()}): the handler finishes the transaction it is in the middle
  * of (so the offset can cover everything it published), marks that boundary, flushes the offset and

@@ -28,8 +28,8 @@ import org.apache.kafka.connect.source.SourceRecord;
 import org.junit.jupiter.api.Test;
 
 /**
- * The stream handler never waits for Kafka inside a batch, yet marks a position only once Kafka answered
- * every record up to it: Debezium's records in, a {@link MockProducer} that acknowledges only when told.
+ * With {@code maxInFlight} above a batch, the stream handler does not wait for Kafka inside a batch, yet marks a
+ * position only once Kafka answered every record up to it: Debezium's records in, a {@link MockProducer} that acknowledges only when told.
  * (That nothing is lost or reordered with a real broker is proven by the integration tests of this module.)
  */
 class AsyncAcksTest {
