@@ -32,6 +32,20 @@ class CloudEventsRecordsTest {
     }
 
     @Test
+    void aBinaryEventKeepsItsBytesAndItsOwnContentType() {
+        byte[] bytes = {0, 0, 0, 0, 7, 2, 'o', 'k'};
+        OutboxEvent binary = new OutboxEvent(ID, "account", "acc-7", "MoneyDeposited", null, null, java.util.Map.of(),
+                CREATED, bytes, "application/vnd.confluent.avro");
+        ProducerRecord<byte[], byte[]> r = records.toRecord(binary);
+        assertThat(r.value()).isEqualTo(bytes);
+        assertThat(headers(r)).contains("content-type=application/vnd.confluent.avro")
+                .doesNotContain("content-type=application/json");
+        CloudEvent read = KafkaMessageFactory.createReader(r.headers(), r.value()).toEvent();
+        assertThat(read.getDataContentType()).isEqualTo("application/vnd.confluent.avro");
+        assertThat(read.getData().toBytes()).isEqualTo(bytes);
+    }
+
+    @Test
     void mapsTheKafkaBindingInBinaryMode() {
         ProducerRecord<byte[], byte[]> r = records.toRecord(event("acc-42", "{\"amount\": 10}", "{\"traceparent\": \"00-abc\"}"));
         assertThat(r.topic()).isEqualTo("outbox.event.account");
