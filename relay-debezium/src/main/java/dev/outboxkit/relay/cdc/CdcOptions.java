@@ -43,11 +43,11 @@ public final class CdcOptions {
             "Most events per batch (Debezium's max.batch.size; its queue holds four batches).");
 
     /** Records waiting for Kafka's answer. */
-    public static final RelayOption<Integer> MAX_IN_FLIGHT = RelayOption.integer("maxInFlight", 1, 1, 1_000_000,
-            "Most records handed to the producer and not yet acknowledged. At or below maxBatchSize (the default) "
-                    + "every batch waits for its own acknowledgements, which drained fastest with a nearby broker; "
-                    + "above it Debezium decodes the next batch while earlier ones are on their way (for a distant "
-                    + "Kafka), waiting for the oldest past the bound.");
+    public static final RelayOption<Integer> MAX_IN_FLIGHT = RelayOption.integer("maxInFlight", 0, 0, 1_000_000,
+            "Most records still unacknowledged when a batch is handed back to Debezium. 0 (the default): every batch "
+                    + "waits for its own acknowledgements, which drained fastest with a nearby broker; above 0 Debezium "
+                    + "decodes the next batch while earlier ones are on their way (for a distant Kafka), and the relay "
+                    + "waits for the oldest batch past the bound.");
 
     /** Longest queue wait of a lone event. */
     public static final RelayOption<Duration> POLL_INTERVAL = RelayOption.duration("pollInterval",

@@ -214,10 +214,10 @@ public final class CdcRelay implements Relay {
         }
 
         /**
-         * {@link CdcOptions#MAX_IN_FLIGHT}: most records handed to the producer and not yet acknowledged. At or
-         * below {@code maxBatchSize} every batch waits for its own acknowledgements (fastest with a nearby broker);
-         * above it Debezium decodes on while earlier batches are on their way, waiting for the oldest past the
-         * bound. Default 1; 1 to 1000000.
+         * {@link CdcOptions#MAX_IN_FLIGHT}: most records still unacknowledged when a batch is handed back to
+         * Debezium. 0 (default): every batch waits for its own acknowledgements (fastest with a nearby broker);
+         * above 0 Debezium decodes on while earlier batches are on their way, and the relay waits for the oldest
+         * batch past the bound. 0 to 1000000.
          */
         public Builder maxInFlight(int maxInFlight) {
             return set(CdcOptions.MAX_IN_FLIGHT, maxInFlight);

@@ -36,7 +36,7 @@ class CrashRecoveryTest {
 
     /** The second case also runs with asynchronous acknowledgements (maxInFlight above a batch). */
     @ParameterizedTest(name = "deleteAfterPublish={0}, maxInFlight={1}")
-    @CsvSource({"true, 1", "false, 16384"})
+    @CsvSource({"true, 0", "false, 16384"})
     void killNineMidStreamLosesNothingAndKeepsOrder(boolean deleteAfterPublish, int maxInFlight, TestDatabase db,
                                                     TestKafka kafka) throws Exception {
         String topic = TestKafka.uniqueTopic("cdc-crash");

@@ -143,7 +143,6 @@ final class Publisher {
     private void acknowledged(Instant createdAt) {
         metrics.commitToAck.record(Duration.between(createdAt, clock.instant()));
         metrics.published.increment();
-        metrics.lastAckNanos.set(System.nanoTime());
     }
 
     /** Waits until Kafka answered every record of {@code sent}; classifies the refusals. */
@@ -161,6 +160,10 @@ final class Publisher {
                 }
                 dead.add(new DeadLetter(sent.rows.get(i), failure));
             }
+        }
+        if (!sent.futures.isEmpty()) {
+            // a whole batch answered: readiness and the health detail's last failure go by this, not by single acks
+            metrics.lastAckNanos.set(System.nanoTime());
         }
         return new Outcome(acked, dead);
     }

@@ -21,9 +21,9 @@ import org.slf4j.LoggerFactory;
  * Kafka answered every record of its batch and of every batch before it: then dead letters are parked,
  * the deletion of published rows queued, and the position marked as processed. The position marked is
  * always a transaction boundary (see {@link Position}); everything before it is acknowledged. At most
- * {@code maxInFlight} records wait for Kafka; past that the handler waits for the oldest batch, so with
- * the default (1) every batch waits for its own answers, and with a bound above a batch the handler returns
- * at once and Debezium decodes the next batch while this one is on its way.
+ * {@code maxInFlight} records are still unanswered when the handler returns; past that it waits for the oldest
+ * batch, so with the default (0) every batch waits for its own answers, and with a bound above a batch the
+ * handler returns at once and Debezium decodes the next batch while this one is on its way.
  *
  * <p>Graceful stop ({@link #requestStop()}): the handler finishes the transaction it is in the middle
  * of (so the offset can cover everything it published), marks that boundary, flushes the offset and
