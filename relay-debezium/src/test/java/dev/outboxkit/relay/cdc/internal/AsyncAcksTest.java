@@ -2,6 +2,7 @@ package dev.outboxkit.relay.cdc.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.TopicRoute;
@@ -91,8 +92,8 @@ class AsyncAcksTest {
                 throw new IllegalStateException(e);
             }
         });
-        Thread.sleep(300); // the second batch is handed over, then the handler waits: 6 records are unanswered
-        assertThat(second).isNotDone();
+        // the second batch is handed over, then the handler waits: 6 records are unanswered
+        await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(2)).until(() -> !second.isDone());
         assertThat(committer.marked).isEmpty();
         for (int i = 0; i < 3; i++) {
             producer.completeNext();
@@ -128,8 +129,7 @@ class AsyncAcksTest {
                 throw new IllegalStateException(e);
             }
         });
-        Thread.sleep(300);
-        assertThat(stop).isNotDone();
+        await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(2)).until(() -> !stop.isDone());
         producer.completeNext();
         producer.completeNext();
         stop.get(10, TimeUnit.SECONDS);
