@@ -125,8 +125,12 @@ public final class CpuBudget {
     private static final Path PROC = Path.of("/proc");
     private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
+    /** The key of the postmaster's waited-for children in {@link Snapshot#postgres()}: no process has pid 0 here. */
+    private static final long EXITED = 0;
+
     private final long postmasterPid;
     private final long ticksPerSecond;
+    private final Map<Long, String> titles = new java.util.concurrent.ConcurrentHashMap<>();
 
     private CpuBudget(long postmasterPid, long ticksPerSecond) {
         this.postmasterPid = postmasterPid;
@@ -164,11 +168,14 @@ public final class CpuBudget {
     }
 
     /** Everything a difference needs, at one instant. */
-    public record Snapshot(long wallNanos, long postgresTicks, long processNanos, Map<Long, ThreadTime> threads,
+    public record Snapshot(long wallNanos, Map<Long, ThreadTime> postgres, long processNanos, Map<Long, ThreadTime> threads,
                            Map<Long, ThreadTime> vmThreads, MachineTicks machine) {
     }
 
-    /** One live thread's name and CPU time (nanoseconds for Java threads, clock ticks for the JVM's own). */
+    /**
+     * One live thread's or process's name and CPU time: nanoseconds for Java threads, clock ticks for the JVM's own
+     * threads and the PostgreSQL processes.
+     */
     public record ThreadTime(String name, long cpuNanos) {
     }
 
@@ -178,7 +185,7 @@ public final class CpuBudget {
 
     /** Reads the processes, then the threads and this process, then the machine, then the clock. */
     public Snapshot snapshot() {
-        long postgres = postgresTicks();
+        Map<Long, ThreadTime> postgres = postgresTicks();
         Map<Long, ThreadTime> threads = threadTimes();
         Map<Long, ThreadTime> vmThreads = vmThreadTicks();
         long process = processCpuNanos();
@@ -192,8 +199,8 @@ public final class CpuBudget {
         for (Part part : Part.values()) {
             nanos.put(part, 0L);
         }
-        nanos.put(Part.POSTGRES, ticksToNanos(end.postgresTicks() - start.postgresTicks()));
         List<ThreadUse> threads = new ArrayList<>();
+        nanos.put(Part.POSTGRES, postgresDelta(start.postgres(), end.postgres(), threads));
         long threadSum = 0;
         for (var entry : end.threads().entrySet()) {
             ThreadTime before = start.threads().get(entry.getKey());
@@ -222,7 +229,7 @@ public final class CpuBudget {
         return new Usage(wall, cpus, nanos, busy / capacity, (busy - ours) / capacity, threads);
     }
 
-    /** One thread's share of a window. */
+    /** One thread's or server process's share of a window. */
     public record ThreadUse(String name, Part part, long cpuNanos) {
     }
 
@@ -243,7 +250,7 @@ public final class CpuBudget {
             return nanos.values().stream().mapToLong(Long::longValue).sum() / 1e3 / events;
         }
 
-        /** One log line: the parts in ms, busy, and the {@code n} busiest threads with their part. */
+        /** One log line: the parts in ms, busy, and the {@code n} busiest threads and server processes with their part. */
         public String profile(int n) {
             String parts = nanos.entrySet().stream()
                     .map(e -> e.getKey().key() + " " + Math.round(e.getValue() / 1e6) + " ms")
@@ -251,7 +258,7 @@ public final class CpuBudget {
             String top = threads.stream().limit(n)
                     .map(t -> t.name() + " [" + t.part().key() + "] " + Math.round(t.cpuNanos() / 1e6) + " ms")
                     .collect(Collectors.joining("; "));
-            return String.format("%.2f s wall on %d CPUs, busy %.2f (others %.2f): %s; top threads: %s",
+            return String.format("%.2f s wall on %d CPUs, busy %.2f (others %.2f): %s; busiest: %s",
                     wallSeconds, cpus, machineBusy, othersBusy, parts, top);
         }
     }
@@ -260,24 +267,83 @@ public final class CpuBudget {
         return ticks * 1_000_000_000L / ticksPerSecond;
     }
 
-    /** The postmaster's own and waited-for children's time, plus every live child's. */
-    private long postgresTicks() {
+    /**
+     * The server's processes by pid, in clock ticks: the postmaster's own time, its waited-for children's (under
+     * {@link #EXITED}), and every live child's (its own and its waited-for children's), named by its process title.
+     */
+    private Map<Long, ThreadTime> postgresTicks() {
+        // a child waited for between reading the postmaster and listing the children would be in neither (a backend
+        // exits just as a drain's clock stops, when its connection closes): list again until no child was waited for
+        ProcStat postmaster = postmaster();
+        for (int attempt = 1; ; attempt++) {
+            Map<Long, ThreadTime> ticks = postgresTicks(postmaster);
+            ProcStat after = postmaster();
+            if (after.cutime() + after.cstime() == postmaster.cutime() + postmaster.cstime() || attempt == 10) {
+                return ticks;
+            }
+            postmaster = after;
+        }
+    }
+
+    private ProcStat postmaster() {
         ProcStat postmaster = ProcStat.readOrNull(postmasterPid);
         if (postmaster == null) {
             throw new IllegalStateException("the PostgreSQL postmaster (pid " + postmasterPid + ") is gone");
         }
-        long ticks = postmaster.totalTicks();
+        return postmaster;
+    }
+
+    private Map<Long, ThreadTime> postgresTicks(ProcStat postmaster) {
+        Map<Long, ThreadTime> ticks = new HashMap<>();
+        ticks.put(postmasterPid, new ThreadTime("postmaster", postmaster.utime() + postmaster.stime()));
+        ticks.put(EXITED, new ThreadTime("exited server processes", postmaster.cutime() + postmaster.cstime()));
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(PROC, "[0-9]*")) {
             for (Path entry : entries) {
-                ProcStat child = ProcStat.readOrNull(Long.parseLong(entry.getFileName().toString()));
+                long pid = Long.parseLong(entry.getFileName().toString());
+                ProcStat child = ProcStat.readOrNull(pid);
                 if (child != null && child.ppid() == postmasterPid) {
-                    ticks += child.totalTicks();
+                    ticks.put(pid, new ThreadTime(titles.computeIfAbsent(pid, CpuBudget::processTitle), child.totalTicks()));
                 }
             }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot list " + PROC, e);
         }
+        titles.keySet().retainAll(ticks.keySet()); // a pid used again later is another process
         return ticks;
+    }
+
+    /**
+     * The server's CPU from {@code start} to {@code end}, in nanoseconds; adds each process's share to
+     * {@code into}. A child gone by {@code end} was waited for: its whole time moved into {@link #EXITED}, so its
+     * share of the window is that growth less what it had at {@code start}.
+     */
+    private long postgresDelta(Map<Long, ThreadTime> start, Map<Long, ThreadTime> end, List<ThreadUse> into) {
+        long total = 0;
+        long exited = end.get(EXITED).cpuNanos() - start.get(EXITED).cpuNanos();
+        for (var entry : start.entrySet()) {
+            if (!end.containsKey(entry.getKey())) {
+                exited -= entry.getValue().cpuNanos();
+            }
+        }
+        for (var entry : end.entrySet()) {
+            ThreadTime before = start.get(entry.getKey());
+            long spent = entry.getKey() == EXITED ? exited
+                    : entry.getValue().cpuNanos() - (before == null ? 0 : before.cpuNanos());
+            into.add(new ThreadUse(entry.getValue().name(), Part.POSTGRES, ticksToNanos(spent)));
+            total += spent;
+        }
+        return ticksToNanos(total);
+    }
+
+    /** {@code postgres: checkpointer}, {@code postgres: postgres t42_1 127.0.0.1(5432) idle}, …: for the profile only. */
+    private static String processTitle(long pid) {
+        try {
+            String title = Files.readString(PROC.resolve(Long.toString(pid)).resolve("cmdline"), StandardCharsets.UTF_8)
+                    .replace('\0', ' ').trim();
+            return title.isEmpty() ? "pid " + pid : title;
+        } catch (IOException e) {
+            return "pid " + pid; // gone meanwhile
+        }
     }
 
     private static Map<Long, ThreadTime> threadTimes() {

@@ -70,7 +70,7 @@ abstract class BacklogDrain implements Scenario {
         drain(context, db, backlog, clock);
         CpuBudget.Usage cpu = clock.cpu();
         log.info("{} CPU over {} events ({} µs/event in all): {}", name, backlog,
-                Math.round(cpu.totalMicrosPerEvent(backlog)), cpu.profile(8));
+                Math.round(cpu.totalMicrosPerEvent(backlog)), cpu.profile(10));
         Measurements m = new Measurements().put(metric.key(), backlog / clock.seconds());
         for (CpuBudget.Part part : CpuBudget.Part.values()) {
             m.put(MetricCatalog.cpuPerEventKey(system, part), cpu.microsPerEvent(part, backlog));
