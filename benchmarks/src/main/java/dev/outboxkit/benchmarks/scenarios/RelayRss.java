@@ -129,6 +129,8 @@ public final class RelayRss implements Scenario {
         metrics.add(Metric.of(v.prefix + "_compiler_peak_mb", "MB",
                 "the peak of NMT's Compiler malloc and arenas (the JIT compilers' scratch memory, freed since) of " + child));
         metrics.add(Metric.of(v.prefix + "_vmrss_mb", "MB", "resident memory (VmRSS) of " + child + ", as jcmd ran"));
+        metrics.add(Metric.of(v.prefix + "_rss_anon_mb", "MB", "the anonymous part (RssAnon: heap, stacks, malloc arenas) of that VmRSS"));
+        metrics.add(Metric.of(v.prefix + "_rss_file_mb", "MB", "the file-backed part (RssFile: libjvm.so, the JDK's lib/modules, the CDS archive) of that VmRSS"));
         metrics.add(Metric.of(v.prefix + "_vmhwm_mb", "MB", "peak resident memory (VmHWM) of " + child
                 + " (NMT's own overhead included)"));
         return metrics;
@@ -167,13 +169,16 @@ public final class RelayRss implements Scenario {
             m.put(v.prefix + "_other_mb", nmt.totalCommittedMb() - named);
             m.put(v.prefix + "_compiler_peak_mb", nmt.peakMb("Compiler"));
             m.put(v.prefix + "_vmrss_mb", d.rssMb());
+            m.put(v.prefix + "_rss_anon_mb", d.rssAnonMb());
+            m.put(v.prefix + "_rss_file_mb", d.rssFileMb());
             m.put(v.prefix + "_vmhwm_mb", d.peakMb());
         }
         return m;
     }
 
     /** One child's drain: its rate, its peak and current RSS at the empty table, and its NMT summary if tracked. */
-    private record Drain(double eventsPerSecond, double peakMb, double rssMb, NativeMemory.Summary nmt) {
+    private record Drain(double eventsPerSecond, double peakMb, double rssMb, double rssAnonMb, double rssFileMb,
+                         NativeMemory.Summary nmt) {
     }
 
     private static Drain drain(BenchContext context, Variant variant, boolean nmt) throws Exception {
@@ -216,14 +221,17 @@ public final class RelayRss implements Scenario {
             double rate = (rest > 0 ? rest : backlog) / seconds;
             double peak = ProcessMemory.peakRssMb(child.pid());
             double rss = ProcessMemory.rssMb(child.pid());
+            double anon = ProcessMemory.rssAnonMb(child.pid());
+            double file = ProcessMemory.rssFileMb(child.pid());
             NativeMemory.Summary summary = nmt ? NativeMemory.summary(child.pid()) : null;
             child.terminate(Duration.ofSeconds(60));
             log.info("relay child {}{}: first batch after {} s, then {} rows in {} s = {} events/s, VmHWM {} MB,"
-                    + " VmRSS {} MB{}", variant, nmt ? " (NMT)" : "", String.format("%.2f", (firstBatch - start) / 1e9),
+                    + " VmRSS {} MB (anon {}, file {}){}", variant, nmt ? " (NMT)" : "", String.format("%.2f", (firstBatch - start) / 1e9),
                     rest, String.format("%.2f", seconds), Math.round(rate),
-                    String.format("%.1f", peak), String.format("%.1f", rss),
+                    String.format("%.1f", peak), String.format("%.1f", rss), String.format("%.1f", anon),
+                    String.format("%.1f", file),
                     summary == null ? "" : ", NMT committed " + summary.committedKb() + " KB, peaks " + summary.peakKb());
-            return new Drain(rate, peak, rss, summary);
+            return new Drain(rate, peak, rss, anon, file, summary);
         } finally {
             Files.deleteIfExists(startFile);
         }
