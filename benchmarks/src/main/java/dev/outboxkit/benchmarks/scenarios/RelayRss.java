@@ -23,6 +23,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
@@ -56,7 +57,8 @@ public final class RelayRss implements Scenario {
 
     /**
      * The sidecar's options and what trims its memory: the C1 compiler only (no C2 and its compile arenas), a heap
-     * that gives back what it does not use, smaller thread stacks and code cache.
+     * that gives back what it does not use, smaller thread stacks and code cache. Measured, not the default: less
+     * memory for less drain throughput, an opt-in for memory-tight pods (outbox-cli/README.md).
      */
     public static final List<String> LEAN_JVM_OPTIONS = Stream.concat(SIDECAR_JVM_OPTIONS.stream(),
             Stream.of("-XX:TieredStopAtLevel=1", "-XX:MinHeapFreeRatio=10", "-XX:MaxHeapFreeRatio=20", "-Xss512k",
@@ -193,7 +195,7 @@ public final class RelayRss implements Scenario {
         if (nmt) {
             options.add(NMT);
         }
-        try (JavaProcess child = JavaProcess.start("bench-poller-rss-" + variant.name().toLowerCase(java.util.Locale.ROOT),
+        try (JavaProcess child = JavaProcess.start("bench-poller-rss-" + variant.name().toLowerCase(Locale.ROOT),
                 PollerRelayMain.class,
                 List.of("jdbcUrl=" + db.jdbcUrl(), "user=" + db.user(), "password=" + db.password(),
                         "bootstrap=" + context.kafka().bootstrapServers(), "topic=" + topic, "startFile=" + startFile),
