@@ -3,6 +3,9 @@ package dev.outboxkit.benchmarks.load;
 import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.relay.poller.PollingRelay;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
@@ -10,10 +13,14 @@ import java.util.concurrent.CountDownLatch;
 /**
  * A polling relay alone in a JVM, for {@code relay_rss_mb}: started by the benchmark as a child
  * process ({@code JavaProcess}), it runs {@link PollingRelay} with its defaults until SIGTERM.
- * Arguments {@code key=value}: jdbcUrl, user, password, bootstrap, topic. Prints {@code READY}
- * once started.
+ * Arguments {@code key=value}: jdbcUrl, user, password, bootstrap, topic, and optionally startFile: then it
+ * builds the relay, prints {@link #WAITING} and starts it only once that file exists, so that the benchmark can
+ * time a drain from the start of the relay, not of the JVM. Prints {@code READY} once started.
  */
 public final class PollerRelayMain {
+
+    /** Printed when the relay is built and waits for its startFile. */
+    public static final String WAITING = "WAITING";
 
     private PollerRelayMain() {
     }
@@ -26,6 +33,12 @@ public final class PollerRelayMain {
             relay.close();
             stopped.countDown();
         }));
+        String startFile = a.get("startFile");
+        if (startFile != null) {
+            System.out.println(WAITING);
+            Path go = Path.of(startFile);
+            Await.until("the start file " + go, () -> Files.exists(go), Duration.ofMinutes(30), 2, () -> null);
+        }
         relay.start();
         System.out.println("READY");
         stopped.await();

@@ -21,6 +21,16 @@ public final class ProcessMemory {
         return fieldMb(pid, "VmRSS");
     }
 
+    /** The anonymous part of {@link #rssMb}: heaps, stacks, malloc arenas (what NMT can account for, and more). */
+    public static double rssAnonMb(long pid) {
+        return fieldMb(pid, "RssAnon");
+    }
+
+    /** The file-backed part of {@link #rssMb}: mapped libraries, the JDK's modules image, the CDS archive. */
+    public static double rssFileMb(long pid) {
+        return fieldMb(pid, "RssFile");
+    }
+
     /** Peak resident set of {@code pid} since it started, MiB. */
     public static double peakRssMb(long pid) {
         return fieldMb(pid, "VmHWM");

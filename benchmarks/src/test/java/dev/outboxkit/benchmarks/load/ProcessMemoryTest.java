@@ -21,6 +21,8 @@ class ProcessMemoryTest {
 
             assertThat(rss).as("160 MiB touched").isGreaterThan(160);
             assertThat(peak).isGreaterThanOrEqualTo(rss);
+            assertThat(ProcessMemory.rssAnonMb(child.pid())).as("the arrays are anonymous memory").isGreaterThan(160);
+            assertThat(ProcessMemory.rssFileMb(child.pid())).as("libjvm.so is mapped from a file").isPositive();
         }
     }
 
