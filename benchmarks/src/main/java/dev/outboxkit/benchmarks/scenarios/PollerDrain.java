@@ -11,6 +11,7 @@ import dev.outboxkit.testkit.TestDatabase;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.opentelemetry.api.OpenTelemetry;
 import java.sql.Connection;
+import java.util.function.UnaryOperator;
 
 /**
  * {@code poller_drain_eps}: the polling relay ({@link PollingRelay}, default settings) draining the
@@ -27,7 +28,7 @@ public final class PollerDrain extends BacklogDrain {
 
     @Override
     double drain(BenchContext context, TestDatabase db, int backlog) throws Exception {
-        return drain(context, db, backlog, "poller-drain", null);
+        return drain(context, db, backlog, "poller-drain", UnaryOperator.identity());
     }
 
     /**
@@ -36,13 +37,19 @@ public final class PollerDrain extends BacklogDrain {
      */
     static double drain(BenchContext context, TestDatabase db, int backlog, String topicPrefix, OpenTelemetry openTelemetry)
             throws Exception {
+        return drain(context, db, backlog, topicPrefix, b -> b.tracing(openTelemetry));
+    }
+
+    /** The same with the relay's builder set up by {@code settings} (defaults otherwise). */
+    static double drain(BenchContext context, TestDatabase db, int backlog, String topicPrefix,
+                        UnaryOperator<PollingRelay.Builder> settings) throws Exception {
         String topic = context.uniqueTopic(topicPrefix);
         context.kafka().createTopic(topic, PARTITIONS);
         Backlog.fill(db, SCHEMA, backlog, context.payloadBytes());
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         double seconds;
-        try (PollingRelay relay = Relays.poller(db, context.kafka().bootstrapServers(), TopicRoute.of(topic), registry,
-                openTelemetry);
+        try (PollingRelay relay = settings.apply(Relays.pollerBuilder(db, context.kafka().bootstrapServers(),
+                TopicRoute.of(topic), registry)).build();
              Connection c = db.connect()) {
             long start = System.nanoTime();
             relay.start();
