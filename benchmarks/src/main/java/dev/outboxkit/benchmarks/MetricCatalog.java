@@ -1,5 +1,6 @@
 package dev.outboxkit.benchmarks;
 
+import dev.outboxkit.benchmarks.load.CpuBudget;
 import java.util.List;
 import java.util.Map;
 
@@ -78,6 +79,53 @@ public final class MetricCatalog {
             "the Spring Modulith peer's @Transactional transfers without an event, 8 clients");
     public static final Metric MODULITH_WRITER_EVENT_TPS = Metric.of("modulith_writer_event_tps", "transfers/s",
             "the same transfers publishing one event each (registry row in the transaction), 8 clients");
+
+    /**
+     * The CPU budget of a drain ({@code load.CpuBudget}), measured over its timed part: CPU microseconds per
+     * drained event for each part, {@code <system>_cpu_us_per_event_<part>}, and how busy the machine was,
+     * {@code <system>_cpu_busy} (all of it) and {@code <system>_cpu_busy_others} (processes other than the
+     * PostgreSQL server and the benchmark JVM). {@code drain} names the drain in the meanings.
+     */
+    public static List<Metric> cpuBudget(String system, String drain) {
+        List<Metric> metrics = new java.util.ArrayList<>();
+        for (CpuBudget.Part part : CpuBudget.Part.values()) {
+            metrics.add(Metric.of(cpuPerEventKey(system, part), "µs/event",
+                    "CPU (user + system) per event during " + drain + ": " + cpuPart(part)));
+        }
+        metrics.add(Metric.of(cpuBusyKey(system), "ratio", "the machine's busy CPU ÷ (CPUs × wall time) during "
+                + drain + ", from /proc/stat (0..1, everything running, steal included)"));
+        metrics.add(Metric.of(cpuBusyOthersKey(system), "ratio", "the part of " + cpuBusyKey(system) + " that neither"
+                + " the PostgreSQL server nor the benchmark JVM used (other processes on the machine)"));
+        return List.copyOf(metrics);
+    }
+
+    public static String cpuPerEventKey(String system, CpuBudget.Part part) {
+        return system + "_cpu_us_per_event_" + part.key();
+    }
+
+    public static String cpuBusyKey(String system) {
+        return system + "_cpu_busy";
+    }
+
+    public static String cpuBusyOthersKey(String system) {
+        return system + "_cpu_busy_others";
+    }
+
+    private static String cpuPart(CpuBudget.Part part) {
+        return switch (part) {
+            case POSTGRES -> "the embedded PostgreSQL server, postmaster and all its children (backends, walsender, "
+                    + "walwriter, checkpointer …, exited ones included)";
+            case KAFKA -> "the in-JVM Kafka broker's threads (by name)";
+            case PRODUCER -> "the Kafka producers' sender threads (kafka-producer-network-thread)";
+            case DEBEZIUM -> "Debezium's connector threads (debezium-…: the WAL reader and decoder, keep-alive, LSN flush)";
+            case CLIENT -> "every other thread of the benchmark JVM: the relay's own, the Debezium engine thread "
+                    + "(converters, handler), JDBC, the benchmark's waiting";
+            case GC -> "the benchmark JVM's garbage collector threads (GC Thread#N, G1 …)";
+            case JIT -> "the benchmark JVM's JIT compiler threads (C1/C2 CompilerThread)";
+            case JVM -> "the rest of the benchmark JVM's CPU: the VM thread (safepoints), other VM threads, and threads"
+                    + " that ended in the window";
+        };
+    }
 
     /** The systems the crash runs kill, in report order. */
     public static final List<String> CRASH_SYSTEMS = List.of("poller", "cdc", "modulith");

@@ -3,6 +3,7 @@ package dev.outboxkit.benchmarks;
 import dev.outboxkit.benchmarks.scenarios.CdcDrain;
 import dev.outboxkit.benchmarks.scenarios.ConsumerThroughput;
 import dev.outboxkit.benchmarks.scenarios.DebeziumCeilingDrain;
+import dev.outboxkit.benchmarks.scenarios.DebeziumCeilingLatency;
 import dev.outboxkit.benchmarks.scenarios.CrashRecovery;
 import dev.outboxkit.benchmarks.scenarios.JmhHotPaths;
 import dev.outboxkit.benchmarks.scenarios.KafkaLatencyFloor;
@@ -57,6 +58,7 @@ public final class ScenarioCatalog {
                 new KafkaLatencyFloor(),
                 new RelayLatency(RelayLatency.Kind.POLLER),
                 new RelayLatency(RelayLatency.Kind.CDC),
+                new DebeziumCeilingLatency(),
                 new RelayLatency(RelayLatency.Kind.MODULITH),
                 new RelayRss(),
                 new CrashRecovery(CrashRecovery.Kind.POLLER),

@@ -22,30 +22,28 @@ import java.time.Duration;
 public final class CdcDrain extends BacklogDrain {
 
     public CdcDrain() {
-        super("cdc_drain", MetricCatalog.CDC_DRAIN_EPS);
+        super("cdc_drain", MetricCatalog.CDC_DRAIN_EPS, "cdc", "the WAL relay's drain");
     }
 
     @Override
-    double drain(BenchContext context, TestDatabase db, int backlog) throws Exception {
+    void drain(BenchContext context, TestDatabase db, int backlog, DrainClock clock) throws Exception {
         String topic = context.uniqueTopic("cdc-drain");
         context.kafka().createTopic(topic, PARTITIONS);
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         CdcRelay relay = Relays.cdc(db, context.kafka().bootstrapServers(), TopicRoute.of(topic), registry);
-        double seconds;
         try {
             relay.start();
             Await.until("WAL relay ready", () -> relay.health().ready(), Duration.ofMinutes(2), 20,
                     () -> failure(relay));
             Backlog.copy(db, SCHEMA, backlog, context.payloadBytes());
-            long committed = System.nanoTime();
+            clock.start();
             Await.until("WAL relay streaming " + backlog + " rows", () -> Relays.published(registry) >= backlog,
                     drainTimeout(backlog), 5, () -> failure(relay));
-            seconds = secondsSince(committed);
+            clock.stop();
         } finally {
             relay.close();
             db.dropReplicationSlot(relay.slotName());
         }
-        return seconds;
     }
 
     static String failure(CdcRelay relay) {

@@ -19,24 +19,22 @@ import java.time.Duration;
 public final class DebeziumCeilingDrain extends BacklogDrain {
 
     public DebeziumCeilingDrain() {
-        super("debezium_ceiling_drain", MetricCatalog.DEBEZIUM_CEILING_EPS);
+        super("debezium_ceiling_drain", MetricCatalog.DEBEZIUM_CEILING_EPS, "debezium_ceiling", "Debezium alone's drain");
     }
 
     @Override
-    double drain(BenchContext context, TestDatabase db, int backlog) throws Exception {
+    void drain(BenchContext context, TestDatabase db, int backlog, DrainClock clock) throws Exception {
         String slot = Relays.uniqueSlot("bench_dbz_alone");
-        double seconds;
         try (DebeziumAlone alone = DebeziumAlone.start(db.jdbcUrl(), db.user(), Secret.of(db.password()), slot)) {
             // streaming once a heartbeat (or anything) came through, like the relay's readiness
             Await.until("Debezium alone streaming", () -> alone.records() > 0, Duration.ofMinutes(2), 20, alone::failure);
             Backlog.copy(db, SCHEMA, backlog, context.payloadBytes());
-            long committed = System.nanoTime();
+            clock.start();
             Await.until("Debezium alone streaming " + backlog + " rows", () -> alone.outboxRecords() >= backlog,
                     drainTimeout(backlog), 5, alone::failure);
-            seconds = secondsSince(committed);
+            clock.stop();
         } finally {
             db.dropReplicationSlot(slot);
         }
-        return seconds;
     }
 }

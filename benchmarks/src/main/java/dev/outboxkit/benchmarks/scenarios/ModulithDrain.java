@@ -22,7 +22,7 @@ import java.time.Duration;
 public final class ModulithDrain extends BacklogDrain {
 
     public ModulithDrain() {
-        super("modulith_drain", MetricCatalog.MODULITH_DRAIN_EPS);
+        super("modulith_drain", MetricCatalog.MODULITH_DRAIN_EPS, "modulith", "the Spring Modulith peer's drain");
     }
 
     @Override
@@ -31,18 +31,18 @@ public final class ModulithDrain extends BacklogDrain {
     }
 
     @Override
-    double drain(BenchContext context, TestDatabase db, int backlog) throws Exception {
+    void drain(BenchContext context, TestDatabase db, int backlog, DrainClock clock) throws Exception {
         String topic = context.uniqueTopic("modulith-drain");
         context.kafka().createTopic(topic, PARTITIONS);
         String bootstrap = context.kafka().bootstrapServers();
         try (ModulithPeer peer = ModulithPeer.start(db, bootstrap, topic);
              TopicRecords records = new TopicRecords(bootstrap, topic, EventIdReader.JSON_ID_FIELD)) {
             Backlog.fillModulith(db, peer, backlog, context.payloadBytes());
-            long start = System.nanoTime();
+            clock.start();
             peer.resubmitIncomplete();
             Await.until("Spring Modulith publishing " + backlog + " events", () -> records.count() >= backlog,
                     Duration.ofMinutes(2).plusMillis(20L * backlog), 5, () -> null); // it may drain at 50/s
-            return secondsSince(start);
+            clock.stop();
         }
     }
 }

@@ -27,14 +27,14 @@ public final class PgDrainCeiling extends BacklogDrain {
     public static final int BATCH = 1000;
 
     public PgDrainCeiling() {
-        super("pg_drain_ceiling", MetricCatalog.PG_DRAIN_CEILING_EPS);
+        super("pg_drain_ceiling", MetricCatalog.PG_DRAIN_CEILING_EPS, "pg_ceiling", "the PostgreSQL claim/delete ceiling's drain");
     }
 
     @Override
-    double drain(BenchContext context, TestDatabase db, int backlog) throws Exception {
+    void drain(BenchContext context, TestDatabase db, int backlog, DrainClock clock) throws Exception {
         Backlog.fill(db, SCHEMA, backlog, context.payloadBytes());
         long drained = 0;
-        long start = System.nanoTime();
+        clock.start();
         try (Connection c = db.connect(); PreparedStatement claim = c.prepareStatement(claimSql(SCHEMA))) {
             c.setAutoCommit(false);
             claim.setInt(1, BATCH);
@@ -46,11 +46,10 @@ public final class PgDrainCeiling extends BacklogDrain {
                 drained += batch.size();
             } while (!batch.isEmpty());
         }
-        double seconds = secondsSince(start);
+        clock.stop();
         if (drained != backlog) {
             throw new IllegalStateException("drained " + drained + " rows of a backlog of " + backlog);
         }
-        return seconds;
     }
 
     /** The claim-and-delete statement: the batch size is its one parameter. */

@@ -23,45 +23,43 @@ import java.util.function.UnaryOperator;
 public final class PollerDrain extends BacklogDrain {
 
     public PollerDrain() {
-        super("poller_drain", MetricCatalog.POLLER_DRAIN_EPS);
+        super("poller_drain", MetricCatalog.POLLER_DRAIN_EPS, "poller", "the polling relay's drain");
     }
 
     @Override
-    double drain(BenchContext context, TestDatabase db, int backlog) throws Exception {
-        return drain(context, db, backlog, "poller-drain", UnaryOperator.identity());
+    void drain(BenchContext context, TestDatabase db, int backlog, DrainClock clock) throws Exception {
+        drain(context, db, backlog, "poller-drain", null, clock);
     }
 
     /**
      * Fills {@code db} with {@code backlog} rows, drains them through a polling relay (tracing through
-     * {@code openTelemetry} unless null) and returns the seconds from {@code start()} to the empty table.
+     * {@code openTelemetry} unless null), {@code clock} running from {@code start()} to the empty table.
      */
-    static double drain(BenchContext context, TestDatabase db, int backlog, String topicPrefix, OpenTelemetry openTelemetry)
-            throws Exception {
-        return drain(context, db, backlog, topicPrefix, b -> b.tracing(openTelemetry));
+    static void drain(BenchContext context, TestDatabase db, int backlog, String topicPrefix, OpenTelemetry openTelemetry,
+                      DrainClock clock) throws Exception {
+        drain(context, db, backlog, topicPrefix, b -> b.tracing(openTelemetry), clock);
     }
 
     /** The same with the relay's builder set up by {@code settings} (defaults otherwise). */
-    static double drain(BenchContext context, TestDatabase db, int backlog, String topicPrefix,
-                        UnaryOperator<PollingRelay.Builder> settings) throws Exception {
+    static void drain(BenchContext context, TestDatabase db, int backlog, String topicPrefix,
+                      UnaryOperator<PollingRelay.Builder> settings, DrainClock clock) throws Exception {
         String topic = context.uniqueTopic(topicPrefix);
         context.kafka().createTopic(topic, PARTITIONS);
         Backlog.fill(db, SCHEMA, backlog, context.payloadBytes());
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        double seconds;
         try (PollingRelay relay = settings.apply(Relays.pollerBuilder(db, context.kafka().bootstrapServers(),
                 TopicRoute.of(topic), registry)).build();
              Connection c = db.connect()) {
-            long start = System.nanoTime();
+            clock.start();
             relay.start();
             Await.until("poller drain of " + backlog + " rows", () -> Relays.tableEmpty(c, SCHEMA),
                     drainTimeout(backlog), 5, () -> relay.health().live() ? null : "relay down: " + relay.health().detail());
-            seconds = secondsSince(start);
+            clock.stop();
         }
         double published = Relays.published(registry);
         if (published < backlog) {
             throw new IllegalStateException("the poller emptied the table but Kafka acknowledged only " + published
                     + " of " + backlog + " events");
         }
-        return seconds;
     }
 }

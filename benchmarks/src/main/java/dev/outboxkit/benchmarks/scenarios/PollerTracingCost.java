@@ -5,6 +5,7 @@ import dev.outboxkit.benchmarks.Measurements;
 import dev.outboxkit.benchmarks.Metric;
 import dev.outboxkit.benchmarks.MetricCatalog;
 import dev.outboxkit.benchmarks.Scenario;
+import dev.outboxkit.testkit.TestDatabase;
 import io.opentelemetry.context.Context;
 import io.opentelemetry.sdk.OpenTelemetrySdk;
 import io.opentelemetry.sdk.common.CompletableResultCode;
@@ -77,15 +78,16 @@ public final class PollerTracingCost implements Scenario {
         int backlog = context.sizes().backlogEvents();
         CountingExporter exported = new CountingExporter();
         LongAdder ended = new LongAdder();
-        double seconds;
+        TestDatabase db = context.newDatabase();
+        BacklogDrain.DrainClock clock = BacklogDrain.DrainClock.on(db);
         // a backlog drains far faster than the default queue (2,048 spans) empties on a busy machine: a larger one
         BatchSpanProcessor batches = BatchSpanProcessor.builder(exported).setMaxQueueSize(QUEUE).setMaxExportBatchSize(BATCH)
                 .build();
         try (OpenTelemetrySdk otel = OpenTelemetrySdk.builder()
                 .setTracerProvider(SdkTracerProvider.builder().addSpanProcessor(new EndCounter(ended)).addSpanProcessor(batches)
                         .build()).build()) {
-            seconds = PollerDrain.drain(context, context.newDatabase(), backlog, traced ? "poller-traced" : "poller-untraced",
-                    traced ? otel : null);
+            PollerDrain.drain(context, db, backlog, traced ? "poller-traced" : "poller-untraced", traced ? otel : null,
+                    clock);
             otel.getSdkTracerProvider().forceFlush().join(30, TimeUnit.SECONDS);
         }
         long spans = ended.sum();
@@ -97,7 +99,7 @@ public final class PollerTracingCost implements Scenario {
             log.warn("the batch span processor dropped {} of {} spans (queue full); the drain paid for every span's "
                     + "creation all the same", spans - exported.spans.sum(), spans);
         }
-        return backlog / seconds;
+        return backlog / clock.seconds();
     }
 
     /** Counts ended spans: every event's span, whether or not the batch processor's queue had room for it. */

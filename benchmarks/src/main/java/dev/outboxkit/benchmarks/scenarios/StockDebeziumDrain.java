@@ -25,11 +25,11 @@ public final class StockDebeziumDrain extends BacklogDrain {
     static final String PUBLICATION = "stock_pub";
 
     public StockDebeziumDrain() {
-        super("stock_debezium_drain", MetricCatalog.STOCK_DEBEZIUM_EPS);
+        super("stock_debezium_drain", MetricCatalog.STOCK_DEBEZIUM_EPS, "stock_debezium", "the stock Debezium pipeline's drain");
     }
 
     @Override
-    double drain(BenchContext context, TestDatabase db, int backlog) throws Exception {
+    void drain(BenchContext context, TestDatabase db, int backlog, DrainClock clock) throws Exception {
         String prefix = context.uniqueTopic("stock");
         String topic = prefix + ".account";
         context.kafka().createTopic(topic, PARTITIONS);
@@ -43,18 +43,16 @@ public final class StockDebeziumDrain extends BacklogDrain {
         }
         URI url = URI.create(db.jdbcUrl().substring("jdbc:".length()));
         Path offsets = Files.createTempFile(context.workDir(), "stock-offsets", ".dat");
-        double seconds;
         try (StockDebeziumPipeline stock = StockDebeziumPipeline.start(new StockDebeziumPipeline.Settings(
                 url.getHost(), url.getPort(), url.getPath().substring(1), db.user(), db.password(),
                 context.kafka().bootstrapServers(), slot, PUBLICATION, prefix + ".${routedByValue}", offsets))) {
             Backlog.copy(db, SCHEMA, backlog, context.payloadBytes());
-            long committed = System.nanoTime();
+            clock.start();
             Await.until("stock Debezium streaming " + backlog + " rows", () -> stock.acked() >= backlog,
                     drainTimeout(backlog).multipliedBy(4), 5, stock::failure);
-            seconds = secondsSince(committed);
+            clock.stop();
         } finally {
             db.dropReplicationSlot(slot);
         }
-        return seconds;
     }
 }

@@ -11,6 +11,7 @@ import dev.outboxkit.writer.OutboxMessage;
 import dev.outboxkit.writer.OutboxTransaction;
 import dev.outboxkit.writer.OutboxWriter;
 import dev.outboxkit.writer.WriteMode;
+import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,6 +24,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * that mode, in the order without, with, with, without (half a window each) on the same database; the key is
  * the ratio of the two means (1 = free). Back to back, the two legs see the same machine, which the ratio of
  * {@code writer_tax_ratio} (baseline and outbox in separate scenarios) does not promise.
+ *
+ * <p>{@code writer_tax_raw_logical_message_<n>c} is PostgreSQL's own price of that mode, the floor under the
+ * writer's: the same transfers with a hand-written {@code pg_logical_emit_message} of a ready JSON body of the
+ * same size in the committing round trip (as the writer sends it), no writer at all.
  */
 public final class WriterModeTax implements Scenario {
 
@@ -34,19 +39,30 @@ public final class WriterModeTax implements Scenario {
         return "writer_modes";
     }
 
+    /** The raw emit variant's name in its key. */
+    static final String RAW_LOGICAL_MESSAGE = "raw_logical_message";
+
     /** The key of one mode at {@code clients} clients. */
     public static String key(WriteMode mode, int clients) {
-        return "writer_tax_" + mode.name().toLowerCase(Locale.ROOT) + "_" + clients + "c";
+        return key(mode.name().toLowerCase(Locale.ROOT), clients);
+    }
+
+    static String key(String variant, int clients) {
+        return "writer_tax_" + variant + "_" + clients + "c";
     }
 
     @Override
     public List<Metric> metrics() {
         List<Metric> metrics = new ArrayList<>();
         for (int clients : List.of(1, 8)) {
+            String who = clients + (clients == 1 ? " client" : " clients") + ", legs back to back";
             for (WriteMode mode : MODES) {
                 metrics.add(Metric.of(key(mode, clients), "ratio", "transfers/s with one event written in mode " + mode
-                        + " ÷ without, " + clients + (clients == 1 ? " client" : " clients") + ", legs back to back"));
+                        + " ÷ without, " + who));
             }
+            metrics.add(Metric.of(key(RAW_LOGICAL_MESSAGE, clients), "ratio", "transfers/s with a hand-written"
+                    + " pg_logical_emit_message of the same size in the commit's round trip ÷ without (PostgreSQL's own"
+                    + " price of LOGICAL_MESSAGE mode, no writer), " + who));
         }
         return metrics;
     }
@@ -75,13 +91,35 @@ public final class WriterModeTax implements Scenario {
                                     SyntheticEvents.payload(sequence.getAndIncrement(), bytes)).build());
                     tx.commit();
                 };
-                double without = leg(context, db, clients, half, TransferWorkload.Hook.NONE);
-                double with = leg(context, db, clients, half, withEvent);
-                with = (with + leg(context, db, clients, half, withEvent)) / 2;
-                without = (without + leg(context, db, clients, half, TransferWorkload.Hook.NONE)) / 2;
-                m.put(key(mode, clients), with / without);
+                m.put(key(mode, clients), abba(context, db, clients, half, withEvent));
             }
+            // The emit the writer sends, with a body made beforehand, committed in the same round trip.
+            String body = SyntheticEvents.payload(0, bytes + RAW_ENVELOPE_BYTES);
+            TransferWorkload.Hook rawEmit = (connection, transfer) -> {
+                try (PreparedStatement ps = connection.prepareStatement(
+                        "SELECT pg_catalog.pg_logical_emit_message(true, 'outboxkit', ?);\nCOMMIT")) {
+                    ps.setString(1, body);
+                    ps.execute();
+                }
+            };
+            m.put(key(RAW_LOGICAL_MESSAGE, clients), abba(context, db, clients, half, rawEmit));
         }
         return m;
+    }
+
+    /**
+     * What the writer's message adds around a payload (member names, id, aggregate, type, topic, headers, time and
+     * the payload's quoting: 238 bytes for the benchmark's event), so the raw body is as long as the writer's.
+     */
+    private static final int RAW_ENVELOPE_BYTES = 240;
+
+    /** with ÷ without, legs in the order without, with, with, without. */
+    private static double abba(BenchContext context, TestDatabase db, int clients, Duration half,
+                               TransferWorkload.Hook with) throws Exception {
+        double a = leg(context, db, clients, half, TransferWorkload.Hook.NONE);
+        double b = leg(context, db, clients, half, with);
+        b = (b + leg(context, db, clients, half, with)) / 2;
+        a = (a + leg(context, db, clients, half, TransferWorkload.Hook.NONE)) / 2;
+        return b / a;
     }
 }
