@@ -28,7 +28,7 @@ public final class PollerDrain extends BacklogDrain {
 
     @Override
     void drain(BenchContext context, TestDatabase db, int backlog, DrainClock clock) throws Exception {
-        drain(context, db, backlog, "poller-drain", null, clock);
+        drain(context, db, backlog, "poller-drain", UnaryOperator.identity(), clock);
     }
 
     /**
