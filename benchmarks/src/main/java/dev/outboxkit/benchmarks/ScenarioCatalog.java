@@ -13,6 +13,7 @@ import dev.outboxkit.benchmarks.scenarios.ModulithWriterTax;
 import dev.outboxkit.benchmarks.scenarios.NotifyCommitRatio;
 import dev.outboxkit.benchmarks.scenarios.PgDrainCeiling;
 import dev.outboxkit.benchmarks.scenarios.PollerDrain;
+import dev.outboxkit.benchmarks.scenarios.PollerPipeline;
 import dev.outboxkit.benchmarks.scenarios.PollerTracingCost;
 import dev.outboxkit.benchmarks.scenarios.RelayLatency;
 import dev.outboxkit.benchmarks.scenarios.RelayRss;
@@ -42,6 +43,7 @@ public final class ScenarioCatalog {
                 new PgDrainCeiling(),
                 new PollerDrain(),
                 new PollerTracingCost(),
+                new PollerPipeline(),
                 new ModulithDrain(),
                 new KafkaProduceCeiling(),
                 new CdcDrain(),

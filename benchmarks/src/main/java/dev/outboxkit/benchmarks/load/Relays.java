@@ -45,6 +45,12 @@ public final class Relays {
         return pollerBuilder(jdbcUrl, user, password, bootstrap, route, registry).build();
     }
 
+    /** A polling relay's builder with its defaults (then set what a scenario varies). */
+    public static PollingRelay.Builder pollerBuilder(TestDatabase db, String bootstrap, TopicRoute route,
+                                                     MeterRegistry registry) {
+        return pollerBuilder(db.jdbcUrl(), db.user(), db.password(), bootstrap, route, registry);
+    }
+
     private static PollingRelay.Builder pollerBuilder(String jdbcUrl, String user, String password, String bootstrap,
                                                       TopicRoute route, MeterRegistry registry) {
         return PollingRelay.builder()

@@ -11,6 +11,7 @@ import dev.outboxkit.testkit.TestDatabase;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.opentelemetry.api.OpenTelemetry;
 import java.sql.Connection;
+import java.util.function.UnaryOperator;
 
 /**
  * {@code poller_drain_eps}: the polling relay ({@link PollingRelay}, default settings) draining the
@@ -27,7 +28,7 @@ public final class PollerDrain extends BacklogDrain {
 
     @Override
     void drain(BenchContext context, TestDatabase db, int backlog, DrainClock clock) throws Exception {
-        drain(context, db, backlog, "poller-drain", null, clock);
+        drain(context, db, backlog, "poller-drain", UnaryOperator.identity(), clock);
     }
 
     /**
@@ -36,12 +37,18 @@ public final class PollerDrain extends BacklogDrain {
      */
     static void drain(BenchContext context, TestDatabase db, int backlog, String topicPrefix, OpenTelemetry openTelemetry,
                       DrainClock clock) throws Exception {
+        drain(context, db, backlog, topicPrefix, b -> b.tracing(openTelemetry), clock);
+    }
+
+    /** The same with the relay's builder set up by {@code settings} (defaults otherwise). */
+    static void drain(BenchContext context, TestDatabase db, int backlog, String topicPrefix,
+                      UnaryOperator<PollingRelay.Builder> settings, DrainClock clock) throws Exception {
         String topic = context.uniqueTopic(topicPrefix);
         context.kafka().createTopic(topic, PARTITIONS);
         Backlog.fill(db, SCHEMA, backlog, context.payloadBytes());
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        try (PollingRelay relay = Relays.poller(db, context.kafka().bootstrapServers(), TopicRoute.of(topic), registry,
-                openTelemetry);
+        try (PollingRelay relay = settings.apply(Relays.pollerBuilder(db, context.kafka().bootstrapServers(),
+                TopicRoute.of(topic), registry)).build();
              Connection c = db.connect()) {
             clock.start();
             relay.start();

@@ -79,6 +79,8 @@ public final class PollingRelay implements Relay {
     private final Function<Map<String, Object>, Producer<byte[], byte[]>> producerFactory;
     /** Replaced once at start by the version-9 statements when the schema has no binary payload columns yet. */
     private PollerSql sql;
+    /** Whether pipelined claims alternate slices on the slice index (found at start). */
+    private boolean sliceIndex;
 
     private final Object lifecycle = new Object();
     private volatile boolean started;
@@ -138,7 +140,7 @@ public final class PollingRelay implements Relay {
             RelayMetrics metrics = new RelayMetrics(registry, () -> leases == null ? 0 : leases.ownership().size());
             leases = new LeaseManager(dataSource, sql, settings, metrics, waker::wake);
             claimLoop = new ClaimLoop(settings, dataSource, sql, leases, () -> producerFactory.apply(settings.producerConfig()),
-                    metrics, waker);
+                    metrics, waker, sliceIndex);
             BacklogProbe probe = new BacklogProbe(dataSource, sql, metrics);
 
             leases.heartbeat();
@@ -184,6 +186,7 @@ public final class PollingRelay implements Relay {
             if (settings.afterPublish() == AfterPublish.MARK) {
                 requireUnpublishedIndex(c);
             }
+            sliceIndex = settings.pipelineClaims() && present(c, sql.sliceIndexPresent());
             if (!binaryColumnsPresent(c)) {
                 log.warn("poll relay {}: schema \"{}\" is older than version 10 (no binary payloads): the relay uses the"
                                 + " version-9 statements until it is restarted after 'outbox migrate'", settings.instanceId(),
@@ -194,6 +197,16 @@ public final class PollingRelay implements Relay {
         } catch (SQLException e) {
             throw new IllegalStateException("poll relay " + settings.instanceId() + " cannot reach the database: "
                     + e.getMessage() + " (check the JDBC URL, credentials and network)", e);
+        }
+    }
+
+    private boolean present(Connection c, String check) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(check)) {
+            ps.setString(1, Identifiers.qualified(settings.schema(), "outbox_event"));
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getBoolean(1);
+            }
         }
     }
 

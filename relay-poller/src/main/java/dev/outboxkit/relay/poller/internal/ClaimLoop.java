@@ -60,10 +60,20 @@ public final class ClaimLoop implements Runnable {
     private volatile boolean asyncCommitFailed;
     /** After a batch did not wholly reach Kafka: small batches, one record at a time, until one passes. */
     private boolean careful;
+    /** Pipelined claims on the slice index: consecutive claims take alternate slices ({@link PollerSql#SLICES}). */
+    private final boolean sliced;
+    private int nextSlice;
 
     public ClaimLoop(PollerSettings settings, DataSource dataSource, PollerSql sql, LeaseManager leases,
                      Supplier<Producer<byte[], byte[]>> producers, RelayMetrics metrics, Waker waker) {
+        this(settings, dataSource, sql, leases, producers, metrics, waker, false);
+    }
+
+    /** @param sliced pipelined claims alternate slices (needs the slice index: {@link PollerSql#SLICE_INDEX}) */
+    public ClaimLoop(PollerSettings settings, DataSource dataSource, PollerSql sql, LeaseManager leases,
+                     Supplier<Producer<byte[], byte[]>> producers, RelayMetrics metrics, Waker waker, boolean sliced) {
         this.settings = settings;
+        this.sliced = sliced && settings.pipelineClaims();
         this.producers = producers;
         this.producer = producers.get();
         this.records = new TracedRecords(settings.route(), settings.tracing());
@@ -135,7 +145,11 @@ public final class ClaimLoop implements Runnable {
                 boolean carefulBatch = careful;
                 // Pipelining: claim the next batch while this one waits for Kafka (only when configured: that claim
                 // must step over this batch's locked rows, which costs PostgreSQL more than it saves on a fast Kafka).
-                next = stopping || carefulBatch || !settings.pipelineClaims() ? null : claim();
+                boolean pipeline = !stopping && !carefulBatch && settings.pipelineClaims();
+                if (pipeline && sliced) {
+                    awaitCommitter(); // the batch before this one held the next claim's slice: its commit first
+                }
+                next = pipeline ? claim() : null;
                 boolean resolved = await(current);
                 boolean clean = resolved && current.count(Batch.State.FAILED) == 0;
                 if (next != null) {
@@ -266,7 +280,12 @@ public final class ClaimLoop implements Runnable {
     /** Claims the next batch; null when there is nothing (or no lease, or a failure). */
     private Batch claim() {
         try {
-            return claimer.claim(careful);
+            int slice = -1;
+            if (sliced) {
+                slice = nextSlice;
+                nextSlice = (nextSlice + 1) % PollerSql.SLICES;
+            }
+            return claimer.claim(careful, slice);
         } catch (SQLException e) {
             status.databaseTrouble("claim", e);
             failedSinceLastSleep = true;

@@ -69,6 +69,11 @@ final class Claimer {
      * claim is rolled back and its exception thrown.
      */
     Batch claim(boolean careful) throws SQLException {
+        return claim(careful, -1);
+    }
+
+    /** As {@link #claim(boolean)}, of one slice ({@link PollerSql#SLICES}) unless {@code slice} is -1. */
+    Batch claim(boolean careful, int slice) throws SQLException {
         Ownership own = leases.ownership();
         if (own.isEmpty()) {
             emptyStreak = Math.max(emptyStreak + 1, 31); // standby: poll at the slowest rate; a lease gain wakes us
@@ -89,7 +94,9 @@ final class Claimer {
             c.setAutoCommit(false);
             List<ClaimedRow> rows = new ArrayList<>();
             // One round trip: the transaction's timeouts, then the claim.
-            try (PreparedStatement ps = c.prepareStatement(own.holdsAll() ? sql.claimAll : sql.claimSome)) {
+            String claim = slice < 0 ? (own.holdsAll() ? sql.claimAll : sql.claimSome)
+                    : (own.holdsAll() ? sql.claimAllSlice[slice] : sql.claimSomeSlice[slice]);
+            try (PreparedStatement ps = c.prepareStatement(claim)) {
                 ps.setString(1, idleTimeout);
                 ps.setString(2, statementTimeout);
                 ps.setString(3, statementTimeout);

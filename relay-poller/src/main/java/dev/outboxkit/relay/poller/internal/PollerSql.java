@@ -36,6 +36,11 @@ public final class PollerSql {
     final String timeouts;
     final String claimSome;
     final String claimAll;
+    /** {@link #claimSome} and {@link #claimAll} of each slice (see {@link #SLICES}), by slice. */
+    final String[] claimSomeSlice = new String[SLICES];
+    final String[] claimAllSlice = new String[SLICES];
+    /** Whether outbox_event has the slice index (one parameter: the table). */
+    final String sliceIndexPresent;
     /** Idle polls ask this first (no transaction, no locks): is there any row at all? */
     final String anyRow;
     final String requeue;
@@ -104,11 +109,19 @@ public final class PollerSql {
         String returning = " RETURNING e.seq, " + partitionOf("e") + " AS part, e.id, e.aggregate_type, e.aggregate_id,"
                 + " e.event_type, e.topic, e.payload, e.headers, e.created_at, e.attempts"
                 + (binaryColumns ? ", e.payload_bytes, e.content_type" : ", NULL::bytea, NULL::text");
-        claimSome = timeouts + ";\n" + held + forget.formatted(candidates.formatted(
-                partitionOf("c") + " = ANY (ARRAY(SELECT p FROM held))")) + returning;
+        String some = partitionOf("c") + " = ANY (ARRAY(SELECT p FROM held))";
         // Holding every partition: no per-row hash, only the one-time lease check.
-        claimAll = timeouts + ";\n" + held + forget.formatted(candidates.formatted(
-                "(SELECT count(*) FROM held) = " + partitions)) + returning;
+        String all = "(SELECT count(*) FROM held) = " + partitions;
+        claimSome = timeouts + ";\n" + held + forget.formatted(candidates.formatted(some)) + returning;
+        claimAll = timeouts + ";\n" + held + forget.formatted(candidates.formatted(all)) + returning;
+        for (int i = 0; i < SLICES; i++) {
+            // a literal, so that the planner matches the slice's partial index
+            String slice = " AND " + sliceOf("c") + " = " + i;
+            claimSomeSlice[i] = timeouts + ";\n" + held + forget.formatted(candidates.formatted(some + slice)) + returning;
+            claimAllSlice[i] = timeouts + ";\n" + held + forget.formatted(candidates.formatted(all + slice)) + returning;
+        }
+        sliceIndexPresent = "SELECT count(*) = " + SLICES + " FROM pg_index i JOIN pg_class x ON x.oid = i.indexrelid"
+                + " WHERE i.indrelid = to_regclass(?) AND i.indisvalid AND x.relname LIKE '" + SLICE_INDEX + "_%'";
 
         anyRow = "SELECT seq FROM " + event + (mark ? " WHERE published_at IS NULL" : "") + " ORDER BY seq LIMIT 1";
         requeue = mark
@@ -167,6 +180,26 @@ public final class PollerSql {
     /** Whether the outbox_event_notify trigger is attached and enabled (one parameter: the table). */
     public String notifyTriggerPresent() {
         return notifyTriggerPresent;
+    }
+
+    /**
+     * Slices for pipelined claims: consecutive claims take alternate slices, so the next claim never steps over the
+     * rows the batch in flight holds locked. An aggregate's rows are all in one slice (the low bit of the partition
+     * hash; with an even partition count a slice is the partitions of one parity). Served by one partial index on
+     * seq per slice, {@value #SLICE_INDEX}_0 and _1 (an index on (slice, seq) loses to the primary key in the
+     * planner's costs: its leading column does not follow the heap's order).
+     */
+    public static final int SLICES = 2;
+    public static final String SLICE_INDEX = "outbox_event_slice";
+
+    /** The slice of an outbox row; the predicate of the slice indexes is written the same way. */
+    static String sliceOf(String alias) {
+        return "(hashtext(" + alias + ".aggregate_type || '/' || " + alias + ".aggregate_id) & 1)";
+    }
+
+    /** Whether outbox_event has the slice index (one parameter: the table). */
+    public String sliceIndexPresent() {
+        return sliceIndexPresent;
     }
 
     /** The partition of an outbox row: a stable hash of aggregate type and id, modulo the partition count. */
