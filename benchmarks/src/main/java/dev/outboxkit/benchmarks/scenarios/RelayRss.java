@@ -220,7 +220,7 @@ public final class RelayRss implements Scenario {
             long rest = queryLong(c, "SELECT count(*) FROM " + TABLE);
             Await.until("child relay drains " + backlog + " rows", () -> Relays.tableEmpty(c, BacklogDrain.SCHEMA),
                     timeout, 5, failure);
-            double seconds = BacklogDrain.secondsSince(rest > 0 ? firstBatch : start);
+            double seconds = (System.nanoTime() - (rest > 0 ? firstBatch : start)) / 1e9;
             // a backlog of one batch or less (the smoke run's) has no rest to time: then start to empty
             double rate = (rest > 0 ? rest : backlog) / seconds;
             double peak = ProcessMemory.peakRssMb(child.pid());
