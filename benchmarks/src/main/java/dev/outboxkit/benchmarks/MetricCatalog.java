@@ -144,6 +144,21 @@ public final class MetricCatalog {
                         + " their aggregate after the SIGKILL and restart of " + label + "'s publishing process"));
     }
 
+    /**
+     * The p50 and p99 keys of a latency floor at every rate ({@code <system>_p50_ms_at_<rate>} …), each meaning
+     * "{@code <percentile> <what> at <rate> events/s offered (<why>)}".
+     */
+    public static List<Metric> latencyFloor(String system, String what, String why) {
+        List<Metric> metrics = new java.util.ArrayList<>();
+        for (int rate : Sizes.LATENCY_RATES) {
+            for (String p : List.of("p50", "p99")) {
+                metrics.add(Metric.of(LatencyProfile.key(system, p, rate), "ms",
+                        p + " " + what + " at " + rate + " events/s offered (" + why + ")"));
+            }
+        }
+        return List.copyOf(metrics);
+    }
+
     /** What a system key stands for in a sentence. */
     public static String systemLabel(String system) {
         return switch (system) {

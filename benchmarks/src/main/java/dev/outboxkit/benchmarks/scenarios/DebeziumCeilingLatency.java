@@ -1,11 +1,10 @@
 package dev.outboxkit.benchmarks.scenarios;
 
 import dev.outboxkit.benchmarks.BenchContext;
-import dev.outboxkit.benchmarks.LatencyProfile;
 import dev.outboxkit.benchmarks.Measurements;
 import dev.outboxkit.benchmarks.Metric;
+import dev.outboxkit.benchmarks.MetricCatalog;
 import dev.outboxkit.benchmarks.Scenario;
-import dev.outboxkit.benchmarks.Sizes;
 import dev.outboxkit.benchmarks.load.Await;
 import dev.outboxkit.benchmarks.load.LatencyTracker;
 import dev.outboxkit.benchmarks.load.OpenLoopDriver;
@@ -15,7 +14,6 @@ import dev.outboxkit.core.Secret;
 import dev.outboxkit.relay.cdc.internal.DebeziumAlone;
 import dev.outboxkit.testkit.TestDatabase;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -38,15 +36,8 @@ public final class DebeziumCeilingLatency implements Scenario {
 
     @Override
     public List<Metric> metrics() {
-        List<Metric> metrics = new ArrayList<>();
-        for (int rate : Sizes.LATENCY_RATES) {
-            for (String p : List.of("p50", "p99")) {
-                metrics.add(Metric.of(LatencyProfile.key(SYSTEM, p, rate), "ms", p + " commit→hand-over of Debezium"
-                        + " Embedded alone (the WAL relay's connector settings, no Kafka) at " + rate
-                        + " events/s offered (the database side of the WAL relay's latency floor)"));
-            }
-        }
-        return metrics;
+        return MetricCatalog.latencyFloor(SYSTEM, "commit→hand-over of Debezium Embedded alone (the WAL relay's connector"
+                + " settings, no Kafka)", "the database side of the WAL relay's latency floor");
     }
 
     @Override

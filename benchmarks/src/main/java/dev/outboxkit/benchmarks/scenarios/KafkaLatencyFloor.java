@@ -4,8 +4,8 @@ import dev.outboxkit.benchmarks.BenchContext;
 import dev.outboxkit.benchmarks.LatencyProfile;
 import dev.outboxkit.benchmarks.Measurements;
 import dev.outboxkit.benchmarks.Metric;
+import dev.outboxkit.benchmarks.MetricCatalog;
 import dev.outboxkit.benchmarks.Scenario;
-import dev.outboxkit.benchmarks.Sizes;
 import dev.outboxkit.benchmarks.load.KafkaAckObserver;
 import dev.outboxkit.benchmarks.load.LatencyTracker;
 import dev.outboxkit.benchmarks.load.OpenLoopDriver;
@@ -15,7 +15,6 @@ import dev.outboxkit.core.OutboxEvent;
 import dev.outboxkit.core.ProducerSafety;
 import dev.outboxkit.core.TopicRoute;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
@@ -39,14 +38,7 @@ public final class KafkaLatencyFloor implements Scenario {
 
     @Override
     public List<Metric> metrics() {
-        List<Metric> metrics = new ArrayList<>();
-        for (int rate : Sizes.LATENCY_RATES) {
-            for (String p : List.of("p50", "p99")) {
-                metrics.add(Metric.of(LatencyProfile.key(SYSTEM, p, rate), "ms", p
-                        + " send→ack of the Kafka producer alone at " + rate + " events/s offered (the floor of relay latency)"));
-            }
-        }
-        return metrics;
+        return MetricCatalog.latencyFloor(SYSTEM, "send→ack of the Kafka producer alone", "the floor of relay latency");
     }
 
     @Override

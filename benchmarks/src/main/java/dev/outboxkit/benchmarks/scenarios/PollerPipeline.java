@@ -56,9 +56,8 @@ public final class PollerPipeline implements Scenario {
         TestDatabase db = context.newDatabase();
         if (v == Variant.SLICED) {
             try (Connection c = db.connect(); Statement s = c.createStatement()) {
-                for (int slice = 0; slice < PollerSql.SLICES; slice++) {
-                    s.execute("CREATE INDEX " + PollerSql.SLICE_INDEX + "_" + slice + " ON " + BacklogDrain.SCHEMA
-                            + ".outbox_event (seq) WHERE (hashtext(aggregate_type || '/' || aggregate_id) & 1) = " + slice);
+                for (String ddl : PollerSql.sliceIndexDdl(BacklogDrain.SCHEMA)) {
+                    s.execute(ddl);
                 }
             }
         }

@@ -49,9 +49,11 @@ public final class PollerOptions {
 
     /** Overlap the next claim with acknowledgements. */
     public static final RelayOption<Boolean> PIPELINE_CLAIMS = RelayOption.flag("pipelineClaims", false,
-            "Claim the next batch while the current one waits for Kafka's acknowledgements. Off by default: that claim "
-                    + "steps over the in-flight batch's locked rows, which cost PostgreSQL more than it saved with a local "
-                    + "broker; turn it on when acknowledgements are slow compared with a claim (remote brokers).");
+            "Claim the next batch while the current one waits for Kafka's acknowledgements. Off by default: with a local "
+                    + "broker it gained 4-13 % at most here. With the two slice indexes (relay-poller README, 'Pipelined "
+                    + "claims') consecutive claims take alternate halves of the aggregates and never step over the locked "
+                    + "rows of the batch in flight. Turn it on when acknowledgements are slow compared with a claim (remote "
+                    + "brokers).");
 
     private PollerOptions() {
     }

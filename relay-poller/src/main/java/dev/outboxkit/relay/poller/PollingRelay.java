@@ -161,9 +161,10 @@ public final class PollingRelay implements Relay {
             }
             started = true;
             log.info("poll relay {} started: schema {}, {} partitions, batch {}, lease {}, after publish {}, park policy {}, "
-                            + "listen/notify {}, holding {}", settings.instanceId(), settings.schema(), settings.partitions(),
-                    settings.batchSize(), settings.leaseDuration(), settings.afterPublish(), settings.parkPolicy(),
-                    settings.listenNotify() ? "on" : "off", leases.ownership());
+                            + "listen/notify {}, pipelined claims {}, holding {}", settings.instanceId(), settings.schema(),
+                    settings.partitions(), settings.batchSize(), settings.leaseDuration(), settings.afterPublish(),
+                    settings.parkPolicy(), settings.listenNotify() ? "on" : "off",
+                    !settings.pipelineClaims() ? "off" : sliceIndex ? "on (alternate slices)" : "on", leases.ownership());
         }
     }
 
@@ -186,7 +187,13 @@ public final class PollingRelay implements Relay {
             if (settings.afterPublish() == AfterPublish.MARK) {
                 requireUnpublishedIndex(c);
             }
-            sliceIndex = settings.pipelineClaims() && present(c, sql.sliceIndexPresent());
+            boolean slicesFit = settings.pipelineClaims() && settings.afterPublish() == AfterPublish.DELETE;
+            sliceIndex = slicesFit && present(c, sql.sliceIndexPresent());
+            if (slicesFit && !sliceIndex) {
+                log.info("poll relay {}: pipelineClaims is on without the slice indexes, so each claim steps over the rows"
+                        + " of the batch in flight; to claim alternate slices instead, create them as the schema owner: {}",
+                        settings.instanceId(), String.join("; ", PollerSql.sliceIndexDdl(settings.schema())));
+            }
             if (!binaryColumnsPresent(c)) {
                 log.warn("poll relay {}: schema \"{}\" is older than version 10 (no binary payloads): the relay uses the"
                                 + " version-9 statements until it is restarted after 'outbox migrate'", settings.instanceId(),

@@ -9,6 +9,7 @@ import dev.outboxkit.core.KafkaRecords;
 import dev.outboxkit.core.OutboxEvent;
 import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.relay.poller.internal.PollerSql;
 import dev.outboxkit.testkit.History;
 import dev.outboxkit.testkit.OutboxRows;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
@@ -140,6 +141,48 @@ class PollingRelayTest {
                     + before + "'::timestamptz")).isZero();
         }
         Topic.check(kafka, List.of(topic), history, "mark");
+    }
+
+    @Test
+    void pipelinedClaimsOnTheSliceIndexesPublishEveryRowOnceAndInOrder(TestDatabase db, TestKafka kafka) throws Exception {
+        String topic = TestKafka.uniqueTopic("poll-slices");
+        kafka.createTopic(topic, 4);
+        History history = new History();
+        try (Connection c = db.connect(); Statement s = c.createStatement()) {
+            for (String ddl : PollerSql.sliceIndexDdl("public")) {
+                s.execute(ddl);
+            }
+        }
+        try (Connection late = db.connect(); Connection c = db.connect()) {
+            late.setAutoCommit(false);
+            // takes its seq first and commits only after everything behind it was published
+            UUID lateId = OutboxRows.insert(late, "order", "order-7", "{\"late\": true}");
+            c.setAutoCommit(false);
+            for (int i = 0; i < 4000; i++) {
+                String aggregate = "order-" + (i % 40);
+                history.committed(OutboxRows.insert(c, "order", aggregate, "{\"n\": " + i + "}"), aggregate, i);
+                if (i % 100 == 99) {
+                    c.commit();
+                }
+            }
+            c.setAutoCommit(true);
+            try (PollingRelay relay = relay(db, kafka, topic).batchSize(300).pipelineClaims(true).build()) {
+                relay.start();
+                await().atMost(Duration.ofSeconds(90)).until(() -> Sql.count(c, "SELECT count(*) FROM outbox_event") == 0);
+                late.commit();
+                history.committed(lateId, "order-7", 4000);
+                await().atMost(Duration.ofSeconds(60)).until(() -> Sql.count(c, "SELECT count(*) FROM outbox_event") == 0);
+            }
+            // Both slices were claimed through their own index (nothing else can use them: only claims name a slice).
+            for (int slice = 0; slice < PollerSql.SLICES; slice++) {
+                String scans = "SELECT coalesce(sum(idx_scan), 0) FROM pg_stat_user_indexes WHERE indexrelname = '"
+                        + PollerSql.SLICE_INDEX + "_" + slice + "'";
+                await().atMost(Duration.ofSeconds(30)).until(() -> Sql.count(c, scans) > 0);
+            }
+        }
+        // every row once, per-aggregate order kept (the late row first-published after its aggregate's later rows
+        // is what the history allows: it committed after them)
+        assertThat(Topic.check(kafka, List.of(topic), history, "slices").intents()).isEqualTo(4001);
     }
 
     @Test

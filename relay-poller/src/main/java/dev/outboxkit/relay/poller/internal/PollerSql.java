@@ -4,6 +4,8 @@ import dev.outboxkit.core.Identifiers;
 import dev.outboxkit.core.internal.LeaseTable;
 import dev.outboxkit.relay.poller.AfterPublish;
 import dev.outboxkit.relay.poller.ParkPolicy;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * Not API: public for {@code dev.outboxkit.relay.poller.PollingRelay}.
@@ -187,17 +189,32 @@ public final class PollerSql {
      * rows the batch in flight holds locked. An aggregate's rows are all in one slice (the low bit of the partition
      * hash; with an even partition count a slice is the partitions of one parity). Served by one partial index on
      * seq per slice, {@value #SLICE_INDEX}_0 and _1 (an index on (slice, seq) loses to the primary key in the
-     * planner's costs: its leading column does not follow the heap's order).
+     * planner's costs: its leading column does not follow the heap's order). Only for afterPublish DELETE: with MARK
+     * the indexes would also hold every published row.
      */
     public static final int SLICES = 2;
     public static final String SLICE_INDEX = "outbox_event_slice";
 
-    /** The slice of an outbox row; the predicate of the slice indexes is written the same way. */
+    /** The slice of an outbox row; the predicate of the slice indexes ({@link #sliceIndexDdl}) is the same. */
     static String sliceOf(String alias) {
         return "(hashtext(" + alias + ".aggregate_type || '/' || " + alias + ".aggregate_id) & 1)";
     }
 
-    /** Whether outbox_event has the slice index (one parameter: the table). */
+    /**
+     * The statements that create the slice indexes in {@code schema} (run outside a transaction: CONCURRENTLY does
+     * not block writers). The start-up log and the docs quote them; the tests and benchmarks run them.
+     */
+    public static List<String> sliceIndexDdl(String schema) {
+        List<String> ddl = new ArrayList<>();
+        for (int i = 0; i < SLICES; i++) {
+            ddl.add("CREATE INDEX CONCURRENTLY IF NOT EXISTS " + SLICE_INDEX + "_" + i + " ON "
+                    + Identifiers.qualified(schema, "outbox_event") + " (seq) WHERE "
+                    + "(hashtext(aggregate_type || '/' || aggregate_id) & 1) = " + i);
+        }
+        return List.copyOf(ddl);
+    }
+
+    /** Whether outbox_event has both slice indexes (one parameter: the table). */
     public String sliceIndexPresent() {
         return sliceIndexPresent;
     }
