@@ -122,8 +122,10 @@ public final class PollerSql {
             claimSomeSlice[i] = timeouts + ";\n" + held + forget.formatted(candidates.formatted(some + slice)) + returning;
             claimAllSlice[i] = timeouts + ";\n" + held + forget.formatted(candidates.formatted(all + slice)) + returning;
         }
-        sliceIndexPresent = "SELECT count(*) = " + SLICES + " FROM pg_index i JOIN pg_class x ON x.oid = i.indexrelid"
-                + " WHERE i.indrelid = to_regclass(?) AND i.indisvalid AND x.relname LIKE '" + SLICE_INDEX + "_%'";
+        // by name: an index of that name with another predicate is only not used by the planner (claims stay correct)
+        sliceIndexPresent = "SELECT count(*) = 2 FROM pg_index i JOIN pg_class x ON x.oid = i.indexrelid"
+                + " WHERE i.indrelid = to_regclass(?) AND i.indisvalid AND x.relname IN ('" + SLICE_INDEX + "_0', '"
+                + SLICE_INDEX + "_1')";
 
         anyRow = "SELECT seq FROM " + event + (mark ? " WHERE published_at IS NULL" : "") + " ORDER BY seq LIMIT 1";
         requeue = mark
