@@ -207,6 +207,7 @@ public final class PollingRelay implements Relay {
         }
     }
 
+    /** A yes/no catalog check whose one parameter is outbox_event. */
     private boolean present(Connection c, String check) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(check)) {
             ps.setString(1, Identifiers.qualified(settings.schema(), "outbox_event"));
@@ -218,13 +219,7 @@ public final class PollingRelay implements Relay {
     }
 
     private boolean binaryColumnsPresent(Connection c) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql.binaryColumnsPresent())) {
-            ps.setString(1, Identifiers.qualified(settings.schema(), "outbox_event"));
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getBoolean(1);
-            }
-        }
+        return present(c, sql.binaryColumnsPresent());
     }
 
     /**

@@ -64,11 +64,6 @@ public final class ClaimLoop implements Runnable {
     private final boolean sliced;
     private int nextSlice;
 
-    public ClaimLoop(PollerSettings settings, DataSource dataSource, PollerSql sql, LeaseManager leases,
-                     Supplier<Producer<byte[], byte[]>> producers, RelayMetrics metrics, Waker waker) {
-        this(settings, dataSource, sql, leases, producers, metrics, waker, false);
-    }
-
     /** @param sliced pipelined claims alternate slices (needs the slice index: {@link PollerSql#SLICE_INDEX}) */
     public ClaimLoop(PollerSettings settings, DataSource dataSource, PollerSql sql, LeaseManager leases,
                      Supplier<Producer<byte[], byte[]>> producers, RelayMetrics metrics, Waker waker, boolean sliced) {
@@ -143,8 +138,8 @@ public final class ClaimLoop implements Runnable {
                     send(current);
                 }
                 boolean carefulBatch = careful;
-                // Pipelining: claim the next batch while this one waits for Kafka (only when configured: that claim
-                // must step over this batch's locked rows, which costs PostgreSQL more than it saves on a fast Kafka).
+                // Pipelining: claim the next batch while this one waits for Kafka (only when configured; without the
+                // slice indexes that claim steps over this batch's locked rows).
                 boolean pipeline = !stopping && !carefulBatch && settings.pipelineClaims();
                 if (pipeline && sliced) {
                     awaitCommitter(); // the batch before this one held the next claim's slice: its commit first

@@ -66,13 +66,8 @@ final class Claimer {
 
     /**
      * Claims the next batch in a new transaction; null when there is nothing (or no lease). A failed
-     * claim is rolled back and its exception thrown.
+     * claim is rolled back and its exception thrown. {@code slice}: one slice ({@link PollerSql#SLICES}), or -1 for all.
      */
-    Batch claim(boolean careful) throws SQLException {
-        return claim(careful, -1);
-    }
-
-    /** As {@link #claim(boolean)}, of one slice ({@link PollerSql#SLICES}) unless {@code slice} is -1. */
     Batch claim(boolean careful, int slice) throws SQLException {
         Ownership own = leases.ownership();
         if (own.isEmpty()) {
