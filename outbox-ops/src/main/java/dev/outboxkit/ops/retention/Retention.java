@@ -93,6 +93,8 @@ public final class Retention {
     private final Admin admin;
     private final Clock clock;
     private final MeterRegistry registry;
+    /** outbox.retention.purged by its {@code what} tag, registered up front so rules and panels see 0, not "no data". */
+    private final Map<String, Counter> purged = new LinkedHashMap<>();
 
     private Retention(Builder b) {
         this.producer = b.producer;
@@ -106,7 +108,15 @@ public final class Retention {
         this.admin = b.admin;
         this.clock = b.clock;
         this.registry = b.registry;
+        for (String what : PURGED_KINDS) {
+            purged.put(what, Counter.builder("outbox.retention.purged").description("Rows (or intent partitions) purged by retention")
+                    .tag("what", what).register(registry));
+        }
     }
+
+    /** Every value of outbox.retention.purged's {@code what} tag. */
+    static final List<String> PURGED_KINDS = List.of("archived_events", "intent_partitions", "intent_rows", "processed_events",
+            "idempotency_keys", "dead_letters");
 
     public static Builder builder() {
         return new Builder();
@@ -125,8 +135,7 @@ public final class Retention {
     }
 
     private void count(String what, long n) {
-        Counter.builder("outbox.retention.purged").description("Rows (or intent partitions) purged by retention")
-                .tag("what", what).register(registry).increment(n);
+        purged.get(what).increment(n);
     }
 
     /**

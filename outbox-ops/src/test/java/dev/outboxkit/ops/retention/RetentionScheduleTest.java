@@ -43,6 +43,11 @@ class RetentionScheduleTest {
              Statement s = blocker.createStatement()) {
             RetentionSchedule first = schedule(a, registryA);
             RetentionSchedule second = schedule(b, registryB);
+            // every series exists at 0 before any round, so rules and panels see 0 rather than "no data"
+            for (String what : Retention.PURGED_KINDS) {
+                assertThat(registryA.get("outbox.retention.purged").tag("what", what).counter().count()).as(what).isZero();
+            }
+            assertThat(registryA.get("outbox.retention.runs").counters()).hasSize(3);
             // Hold the first round inside its run: it waits for the dead-letter table while it holds the retention lock.
             blocker.setAutoCommit(false);
             s.execute("LOCK TABLE outbox_dead_letter IN ACCESS EXCLUSIVE MODE");
