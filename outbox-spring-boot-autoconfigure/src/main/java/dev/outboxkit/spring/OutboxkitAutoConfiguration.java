@@ -247,6 +247,9 @@ public class OutboxkitAutoConfiguration {
             backOff.setMaxInterval(10_000);
             DefaultErrorHandler handler = new DefaultErrorHandler(deadLetters, backOff);
             handler.addNotRetryableExceptions(InvalidEventException.class, LateArrivalException.class);
+            // A failure that is retried, or whose record was forwarded (SpringDeadLetters logs that), needs no operator:
+            // WARN, not Spring's default ERROR (a batch listener's recovered record logged "Seek to current" as ERROR).
+            handler.setLogLevel(org.springframework.kafka.KafkaException.Level.WARN);
             return handler;
         }
     }

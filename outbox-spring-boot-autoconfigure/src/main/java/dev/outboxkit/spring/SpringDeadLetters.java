@@ -19,6 +19,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.core.convert.ConversionException;
 import org.springframework.kafka.core.KafkaOperations;
+import org.springframework.kafka.listener.BatchListenerFailedException;
 import org.springframework.kafka.listener.ConsumerRecordRecoverer;
 import org.springframework.kafka.listener.ListenerExecutionFailedException;
 import org.springframework.kafka.support.KafkaUtils;
@@ -135,7 +136,8 @@ public final class SpringDeadLetters implements ConsumerRecordRecoverer {
     /** The listener's own exception, without Spring's wrapper. */
     private static Throwable unwrap(Exception exception) {
         Throwable t = exception;
-        while (t instanceof ListenerExecutionFailedException && t.getCause() != null) {
+        // Spring's wrappers (a batch listener's failure names its record) are not the error itself.
+        while ((t instanceof ListenerExecutionFailedException || t instanceof BatchListenerFailedException) && t.getCause() != null) {
             t = t.getCause();
         }
         return t;

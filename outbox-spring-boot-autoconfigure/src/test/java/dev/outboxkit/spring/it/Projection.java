@@ -2,6 +2,7 @@ package dev.outboxkit.spring.it;
 
 import dev.outboxkit.spring.SpringInbox;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -18,6 +19,8 @@ import org.springframework.transaction.annotation.Transactional;
 class Projection {
 
     static final String TOPIC = "outbox.event.transfer";
+    /** Fed to the batch listener; a record keyed {@code fail-…} fails its effect every time. */
+    static final String BATCH_TOPIC = "outbox.event.transfer-batch";
 
     private final SpringInbox inbox;
     private final JdbcTemplate jdbc;
@@ -27,6 +30,8 @@ class Projection {
     private final Set<String> failAlways = ConcurrentHashMap.newKeySet();
     private final AtomicInteger deliveries = new AtomicInteger();
     private final AtomicInteger skipped = new AtomicInteger();
+    /** The keys of each batch the batch listener received, in order. */
+    private final List<List<String>> batches = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     Projection(SpringInbox inbox, JdbcTemplate jdbc) {
         this.inbox = inbox;
@@ -54,6 +59,10 @@ class Projection {
         return skipped.get();
     }
 
+    public List<List<String>> batches() {
+        return List.copyOf(batches);
+    }
+
     @KafkaListener(id = "projection", topics = TOPIC, groupId = "projection")
     @Transactional
     public void on(ConsumerRecord<String, String> record) {
@@ -71,5 +80,18 @@ class Projection {
         if (failOnce.remove(record.key())) {
             throw new IllegalStateException("injected failure after the effect, before the listener's transaction commits");
         }
+    }
+
+    /** A batch listener as Spring Kafka users write it: each record once, the batch in one transaction. */
+    @KafkaListener(id = "projection-batch", topics = BATCH_TOPIC, groupId = "projection-batch", batch = "true")
+    public void onBatch(List<ConsumerRecord<String, String>> records) {
+        batches.add(records.stream().map(ConsumerRecord::key).toList());
+        inbox.applyEachOnce(records, r -> {
+            if (r.key().startsWith("fail-")) {
+                throw new IllegalStateException("injected failure of every delivery of " + r.key());
+            }
+            jdbc.update("INSERT INTO projection_log (event_id, transfer_id, amount) VALUES (?::uuid, ?, 1)",
+                    new String(r.headers().lastHeader("id").value(), StandardCharsets.UTF_8), r.key());
+        });
     }
 }

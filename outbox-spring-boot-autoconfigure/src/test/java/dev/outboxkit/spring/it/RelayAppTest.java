@@ -46,7 +46,8 @@ abstract class RelayAppTest {
     static TestDatabase relayInfrastructure(DynamicPropertyRegistry registry) {
         TestDatabase database = TestApplication.database(registry);
         ProxiedKafka kafka = ProxiedKafka.get();
-        for (String topic : List.of(Projection.TOPIC, Projection.TOPIC + ".dlq", Projection.TOPIC + ".review")) {
+        for (String topic : List.of(Projection.TOPIC, Projection.TOPIC + ".dlq", Projection.TOPIC + ".review",
+                Projection.BATCH_TOPIC, Projection.BATCH_TOPIC + ".dlq")) {
             kafka.kafka.createTopic(topic, 3);
         }
         registry.add("spring.kafka.bootstrap-servers", kafka.kafka::bootstrapServers);
