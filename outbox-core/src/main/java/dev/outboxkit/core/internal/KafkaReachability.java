@@ -8,6 +8,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.DescribeClusterOptions;
@@ -41,12 +42,16 @@ public final class KafkaReachability implements AutoCloseable {
     /** Null: reachable. Else why not, for the health detail. */
     private volatile String problem = "Kafka not checked yet";
     private volatile boolean closed;
+    /** The {@code outbox.relay.kafka.reachable} gauge's value, held by the relay's meters. */
+    private final AtomicLong gauge;
 
     /**
      * @param producerConfig the relay's checked producer configuration (bootstrap servers, security, client id)
      * @param threadName     the probe thread's name (a daemon)
+     * @param gauge          set to 1 while Kafka answers, else 0: the relay's {@code KAFKA_REACHABLE} meter reads it
      */
-    public KafkaReachability(Map<String, Object> producerConfig, String threadName) {
+    public KafkaReachability(Map<String, Object> producerConfig, String threadName, AtomicLong gauge) {
+        this.gauge = gauge;
         this.bootstrapServers = String.valueOf(producerConfig.get(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG));
         this.adminConfig = adminConfig(producerConfig);
         this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -108,6 +113,7 @@ public final class KafkaReachability implements AutoCloseable {
             log.info("Kafka at {} is reachable again", bootstrapServers);
         }
         problem = null;
+        gauge.set(1);
     }
 
     private void unreachable(Throwable cause) {
@@ -119,6 +125,7 @@ public final class KafkaReachability implements AutoCloseable {
             log.warn("{}; the relay reports not ready until it answers", next);
         }
         problem = next;
+        gauge.set(0);
     }
 
     /** Null while Kafka answers, else the reason it does not (one line, no secrets). */

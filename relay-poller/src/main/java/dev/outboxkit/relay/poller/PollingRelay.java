@@ -154,7 +154,7 @@ public final class PollingRelay implements Relay {
             probes.scheduleWithFixedDelay(probe::age, 0, 2, TimeUnit.SECONDS);
             probes.scheduleWithFixedDelay(probe::count, 0, 10, TimeUnit.SECONDS);
 
-            kafka = new KafkaReachability(settings.producerConfig(), "outbox-poll-kafka-probe");
+            kafka = new KafkaReachability(settings.producerConfig(), "outbox-poll-kafka-probe", metrics.kafkaReachable());
             kafka.start();
 
             claimLoopThread = new Thread(claimLoop, "outbox-poll-relay");

@@ -2,12 +2,14 @@ package dev.outboxkit.relay.poller;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.outboxkit.core.RelayMetric;
 import dev.outboxkit.testkit.EmbeddedKafka;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.Readiness;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.testkit.TestKafka;
 import dev.outboxkit.testkit.fault.TcpFaultProxy;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import kafka.server.BrokerServer;
 import org.junit.jupiter.api.Test;
@@ -22,13 +24,16 @@ class ReadinessTest {
 
     @Test
     void aWrongBrokerAddressIsNotReadyWithTheReason(TestDatabase db, TestKafka kafka) {
-        try (PollingRelay relay = PollingRelayTest.relay(db, kafka, "unused").bootstrapServers("127.0.0.1:9").build()) {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (PollingRelay relay = PollingRelayTest.relay(db, kafka, "unused").bootstrapServers("127.0.0.1:9")
+                .meterRegistry(registry).build()) {
             relay.start();
             Duration notReady = Readiness.untilNotReady(relay::health, "Kafka not reachable at 127.0.0.1:9: ",
                     Readiness.NOT_READY_WITHIN);
             System.out.println("poll relay, wrong broker address: not ready after " + notReady.toMillis() + " ms: "
                     + relay.health().detail());
             assertThat(relay.health().live()).isTrue();
+            assertThat(registry.get(RelayMetric.KAFKA_REACHABLE.meterName()).gauge().value()).isZero();
         }
     }
 

@@ -94,7 +94,8 @@ public final class Supervisor implements AutoCloseable {
             return role == Role.ACTIVE ? s : null;
         });
         producer = producers.apply(settings.producerConfig());
-        kafka = new KafkaReachability(settings.producerConfig(), "outboxkit-cdc-kafka-probe-" + settings.slotName());
+        kafka = new KafkaReachability(settings.producerConfig(), "outboxkit-cdc-kafka-probe-" + settings.slotName(),
+                metrics.kafkaReachable);
         kafka.start();
         scheduler = Executors.newScheduledThreadPool(1, r -> {
             Thread t = new Thread(r, "outboxkit-cdc-monitor-" + settings.slotName());
