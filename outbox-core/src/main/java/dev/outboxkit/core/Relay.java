@@ -17,9 +17,10 @@ public interface Relay extends AutoCloseable {
     void close();
 
     /**
-     * @param live   the relay's threads are running (false: restart the process)
-     * @param ready  it can do its work now: database and Kafka reachable, and it holds work or
-     *               stands by as a healthy standby
+     * @param live   the relay's threads are running (false: restart the process); never false because a
+     *               dependency is down, since a restart does not fix it
+     * @param ready  it could publish now, busy or idle: database and Kafka answer (Kafka asked directly, see
+     *               {@code KafkaReachability}), and it holds work or stands by as a healthy standby
      * @param detail one line for humans, never secrets
      */
     record Health(boolean live, boolean ready, String detail) {

@@ -20,6 +20,8 @@ public enum RelayMetric {
             "Events per published batch"),
     COMMIT_TO_ACK("outbox.relay.commit_to_ack", Kind.TIMER, "seconds", Relays.BOTH,
             "From the event's created_at to Kafka's acknowledgement of its record"),
+    KAFKA_REACHABLE("outbox.relay.kafka.reachable", Kind.GAUGE, "", Relays.BOTH,
+            "1 while Kafka answers the relay's reachability probe (describeCluster), else 0 (the relay is not ready)"),
     FENCE_REJECTIONS("outbox.relay.fence.rejections", Kind.COUNTER, "", Relays.BOTH,
             "Claims, commits, renewals or offset writes refused because this instance no longer held the lease"),
     BACKLOG("outbox.relay.backlog", Kind.GAUGE, "rows", Relays.POLL,

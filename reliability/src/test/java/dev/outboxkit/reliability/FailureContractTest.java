@@ -17,6 +17,7 @@ import dev.outboxkit.relay.poller.PollerProducerSeam;
 import dev.outboxkit.relay.poller.PollingRelay;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.TestDatabase;
+import dev.outboxkit.testkit.TestKafka;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -150,18 +151,19 @@ class FailureContractTest {
     enum Kind {
         POLL, CDC;
 
-        Relay build(TestDatabase db, RefusingProducer kafka) {
+        /** Records go to {@code kafka}; readiness asks {@code broker}, a real one (it probes Kafka itself, not the producer). */
+        Relay build(TestDatabase db, TestKafka broker, RefusingProducer kafka) {
             if (this == POLL) {
                 return PollerProducerSeam.producerFactory(PollingRelay.builder()
                         .jdbcUrl(db.jdbcUrl()).user(db.user()).password(Secret.of(db.password()))
-                        .bootstrapServers("unused:9092").route(TopicRoute.of("contract")).instanceId("contract-poll")
+                        .bootstrapServers(broker.bootstrapServers()).route(TopicRoute.of("contract")).instanceId("contract-poll")
                         .partitions(4)
                         // RETRIABLE never parks within a case here; PipelineTest covers maxAttempts
                         .maxAttempts(1000), config -> kafka).build();
             }
             return CdcProducerSeam.producerFactory(CdcRelay.builder()
                     .jdbcUrl(db.jdbcUrl()).user(db.user()).password(Secret.of(db.password()))
-                    .bootstrapServers("unused:9092").route(TopicRoute.of("contract")).instanceId("contract-cdc")
+                    .bootstrapServers(broker.bootstrapServers()).route(TopicRoute.of("contract")).instanceId("contract-cdc")
                     .slotName(slot(db)).leaseDuration(Duration.ofSeconds(10)).heartbeatInterval(Duration.ofSeconds(1))
                     .offsetFlushInterval(Duration.ofMillis(200)), config -> kafka).build();
         }
@@ -225,11 +227,11 @@ class FailureContractTest {
 
     @ParameterizedTest
     @EnumSource(Kind.class)
-    void everyFailureMeansTheSameInBothRelays(Kind kind, TestDatabase db) throws Exception {
+    void everyFailureMeansTheSameInBothRelays(Kind kind, TestDatabase db, TestKafka broker) throws Exception {
         RefusingProducer kafka = new RefusingProducer();
         Map<String, String> observed = new LinkedHashMap<>();
         SoftAssertions softly = new SoftAssertions();
-        try (Relay relay = kind.build(db, kafka)) {
+        try (Relay relay = kind.build(db, broker, kafka)) {
             relay.start();
             await().atMost(Duration.ofSeconds(90)).until(() -> relay.health().ready());
             int n = 0;

@@ -9,6 +9,8 @@ import dev.outboxkit.core.RelayOption;
 import dev.outboxkit.core.RelayOptions;
 import dev.outboxkit.core.internal.ConnectionPools;
 import dev.outboxkit.core.internal.DatabaseLogin;
+import dev.outboxkit.core.internal.DatabaseSilence;
+import dev.outboxkit.core.internal.KafkaReachability;
 import dev.outboxkit.core.internal.Tracing;
 import dev.outboxkit.relay.poller.internal.BacklogProbe;
 import dev.outboxkit.relay.poller.internal.LeaseManager;
@@ -92,6 +94,7 @@ public final class PollingRelay implements Relay {
     private Thread listenerThread;
     private ScheduledExecutorService heartbeat;
     private ScheduledExecutorService probes;
+    private KafkaReachability kafka;
 
     private PollingRelay(Builder b, PollerSettings settings, DataSource dataSource, HikariDataSource ownedPool) {
         this.settings = settings;
@@ -150,6 +153,9 @@ public final class PollingRelay implements Relay {
             probes = Executors.newSingleThreadScheduledExecutor(daemon("outbox-poll-metrics"));
             probes.scheduleWithFixedDelay(probe::age, 0, 2, TimeUnit.SECONDS);
             probes.scheduleWithFixedDelay(probe::count, 0, 10, TimeUnit.SECONDS);
+
+            kafka = new KafkaReachability(settings.producerConfig(), "outbox-poll-kafka-probe", metrics.kafkaReachable());
+            kafka.start();
 
             claimLoopThread = new Thread(claimLoop, "outbox-poll-relay");
             claimLoopThread.start();
@@ -264,8 +270,8 @@ public final class PollingRelay implements Relay {
 
     /**
      * Live: the claim loop and the heartbeat run. Ready: the last heartbeat reached the database
-     * within the lease duration, Kafka takes batches, and the instance either holds partitions or
-     * stands by (all partitions are held by others).
+     * recently (see {@link #databaseSilence()}), Kafka answers its reachability probe and takes batches, and
+     * the instance either holds partitions or stands by (all partitions are held by others).
      */
     @Override
     public Health health() {
@@ -277,9 +283,8 @@ public final class PollingRelay implements Relay {
         }
         boolean live = claimLoopThread.isAlive() && !heartbeat.isShutdown();
         long now = System.nanoTime();
-        long beat = leases.lastHeartbeatNanos();
-        boolean dbOk = beat != 0 && now - beat < settings.leaseDuration().toNanos()
-                && claimLoop.databaseTroubleSinceNanos() == 0;
+        String dbProblem = DatabaseSilence.problem(leases.lastHeartbeatNanos(), leases.lastError(), databaseSilence());
+        boolean dbOk = dbProblem == null && claimLoop.databaseTroubleSinceNanos() == 0;
         long kafkaTrouble = claimLoop.kafkaTroubleSinceNanos();
         boolean kafkaOk = kafkaTrouble == 0;
         Ownership own = leases.ownership();
@@ -288,7 +293,7 @@ public final class PollingRelay implements Relay {
                 .append(leases.liveMembers() == 1 ? "" : "s").append("), last batch ").append(claimLoop.lastBatchSize())
                 .append(" rows");
         if (!dbOk) {
-            detail.append("; database: ").append(leases.lastError() != null ? leases.lastError() : claimLoop.lastError());
+            detail.append("; ").append(dbProblem != null ? dbProblem : "database: " + claimLoop.lastError());
         }
         if (!kafkaOk) {
             detail.append("; Kafka failing for ").append((now - kafkaTrouble) / 1_000_000_000L).append(" s: ")
@@ -298,7 +303,12 @@ public final class PollingRelay implements Relay {
             detail.append("; partition count in dispute with other instances");
         }
         boolean ready = live && dbOk && kafkaOk && !leases.partitionMismatch();
-        return new Health(live, ready, detail.toString());
+        return kafka.applyTo(new Health(live, ready, detail.toString()));
+    }
+
+    /** Leases are renewed at least every second: the shared silence limit, or the lease if that is shorter. */
+    private Duration databaseSilence() {
+        return settings.leaseDuration().compareTo(DatabaseSilence.LIMIT) < 0 ? settings.leaseDuration() : DatabaseSilence.LIMIT;
     }
 
     /**
@@ -327,6 +337,7 @@ public final class PollingRelay implements Relay {
             heartbeat.shutdown();
             awaitQuietly(heartbeat);
             probes.shutdownNow();
+            kafka.close();
             leases.leave();
             if (listenerThread != null) {
                 join(listenerThread, Duration.ofSeconds(5));

@@ -10,6 +10,7 @@ import dev.outboxkit.testkit.OutboxRows;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.Sql;
 import dev.outboxkit.testkit.TestDatabase;
+import dev.outboxkit.testkit.TestKafka;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -287,7 +288,7 @@ class PipelineTest {
     }
 
     @Test
-    void theDocumentedLeastPrivilegeGrantsAreEnough(TestDatabase db) throws Exception {
+    void theDocumentedLeastPrivilegeGrantsAreEnough(TestDatabase db, TestKafka broker) throws Exception {
         String role = "relay_" + Long.toHexString(System.nanoTime());
         try (Connection c = db.connect(); Statement s = c.createStatement()) {
             s.execute("CREATE ROLE " + role + " LOGIN PASSWORD 'relay-pw'");
@@ -302,7 +303,9 @@ class PipelineTest {
         UUID b1 = insert(db, "B");
         UUID c1 = insert(db, "C");
         UUID d1 = insert(db, "D");
-        try (PollingRelay relay = relay(db).user(role).password(Secret.of("relay-pw")).build()) {
+        // Records go to the manual producer; readiness probes a real broker (it asks Kafka itself, not the producer).
+        try (PollingRelay relay = relay(db).bootstrapServers(broker.bootstrapServers()).user(role)
+                .password(Secret.of("relay-pw")).build()) {
             relay.start();
             await().atMost(Duration.ofSeconds(30)).until(() -> kafka.history().size() == 4);
             kafka.errorNext(new NotEnoughReplicasException("test"));                 // A1: put back (INSERT … OVERRIDING)

@@ -34,6 +34,8 @@ final class CdcMetrics {
     final AtomicLong walStatus = new AtomicLong(WAL_NO_SLOT);
     final AtomicLong oldestUnackedMicros = new AtomicLong();
     final AtomicLong active = new AtomicLong();
+    /** Set by the shared Kafka probe. */
+    final AtomicLong kafkaReachable = new AtomicLong();
     /** When Kafka last answered a whole batch (System.nanoTime); readiness reads it, no meter. */
     final AtomicLong lastAckNanos = new AtomicLong(System.nanoTime());
 
@@ -50,6 +52,7 @@ final class CdcMetrics {
         meters.gauge(RelayMetric.WAL_STATUS, walStatus, AtomicLong::get);
         meters.gauge(RelayMetric.OLDEST_UNACKED_AGE, oldestUnackedMicros, m -> age(m.get()));
         meters.gauge(RelayMetric.ACTIVE, active, AtomicLong::get);
+        meters.gauge(RelayMetric.KAFKA_REACHABLE, kafkaReachable, AtomicLong::get);
     }
 
     private static double age(long createdMicros) {

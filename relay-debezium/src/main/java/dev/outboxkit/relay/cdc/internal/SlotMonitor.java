@@ -2,6 +2,7 @@ package dev.outboxkit.relay.cdc.internal;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxkit.relay.cdc.CdcStartupException;
+import dev.outboxkit.core.internal.DatabaseSilence;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -28,6 +29,8 @@ final class SlotMonitor implements Runnable {
     private final Supplier<Session> activeSession;
     /** The slot had a walsender at the monitor's last look (Debezium is really streaming, not just started). */
     private volatile boolean slotStreamed;
+    private volatile long lastReadNanos;
+    private volatile String lastError;
 
     SlotMonitor(CdcSettings settings, CdcMetrics metrics, HikariDataSource pool, SlotGuard guard,
                 Supplier<Session> activeSession) {
@@ -40,6 +43,11 @@ final class SlotMonitor implements Runnable {
 
     boolean slotStreamed() {
         return slotStreamed;
+    }
+
+    /** Null while the monitor's reads reach the database (every 2 s), else why not: readiness uses it. */
+    String databaseProblem() {
+        return DatabaseSilence.problem(lastReadNanos, lastError, DatabaseSilence.LIMIT);
     }
 
     @Override
@@ -74,7 +82,10 @@ final class SlotMonitor implements Runnable {
                     }
                 }
             }
+            lastReadNanos = System.nanoTime();
+            lastError = null;
         } catch (SQLException | RuntimeException e) {
+            lastError = e.getClass().getSimpleName() + ": " + e.getMessage();
             log.debug("slot metrics could not be read: {}", e.toString());
         }
     }

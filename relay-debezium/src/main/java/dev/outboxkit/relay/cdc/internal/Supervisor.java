@@ -3,6 +3,7 @@ package dev.outboxkit.relay.cdc.internal;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxkit.core.Relay;
 import dev.outboxkit.core.internal.ConnectionPools;
+import dev.outboxkit.core.internal.KafkaReachability;
 import dev.outboxkit.relay.cdc.CdcStartupException;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -42,6 +43,7 @@ public final class Supervisor implements AutoCloseable {
     private final Function<Map<String, Object>, Producer<byte[], byte[]>> producers;
     private HikariDataSource pool;
     private Producer<byte[], byte[]> producer;
+    private KafkaReachability kafka;
     private LeaseKeeper lease;
     private SlotGuard guard;
     private SlotMonitor monitor;
@@ -92,6 +94,9 @@ public final class Supervisor implements AutoCloseable {
             return role == Role.ACTIVE ? s : null;
         });
         producer = producers.apply(settings.producerConfig());
+        kafka = new KafkaReachability(settings.producerConfig(), "outboxkit-cdc-kafka-probe-" + settings.slotName(),
+                metrics.kafkaReachable);
+        kafka.start();
         scheduler = Executors.newScheduledThreadPool(1, r -> {
             Thread t = new Thread(r, "outboxkit-cdc-monitor-" + settings.slotName());
             t.setDaemon(true);
@@ -294,7 +299,13 @@ public final class Supervisor implements AutoCloseable {
         return f != null && metrics.lastAckNanos.get() - lastFailureNanos <= 0 ? "; " + f : "";
     }
 
+    /** Ready also needs Kafka to answer its probe, and (while active) the slot monitor's reads to reach the database. */
     public Relay.Health health() {
+        Relay.Health h = roleHealth();
+        return kafka == null ? h : kafka.applyTo(h);
+    }
+
+    private Relay.Health roleHealth() {
         Role r = role;
         return switch (r) {
             case NEW -> new Relay.Health(true, false, "not started");
@@ -303,9 +314,11 @@ public final class Supervisor implements AutoCloseable {
                 Session s = session;
                 boolean streaming = s != null && s.streaming();
                 String stall = streaming ? stall(s) : null;
-                yield new Relay.Health(true, streaming && stall == null, streaming
+                String database = streaming ? monitor.databaseProblem() : null;
+                yield new Relay.Health(true, streaming && stall == null && database == null, streaming
                         ? "active: " + (stall != null ? stall + "; " : "") + "streaming slot " + settings.slotName()
                         + " (lease token " + s.fence + ", slot lag " + metrics.slotLagBytes.get() + " bytes)"
+                        + (database != null ? "; " + database : "")
                         : "active: " + (s == null ? "starting" : s.phase) + failureSinceLastAck());
             }
             case STOPPED -> new Relay.Health(false, false, "stopped");
@@ -345,6 +358,9 @@ public final class Supervisor implements AutoCloseable {
     private void shutdownResources() {
         if (scheduler != null) {
             scheduler.shutdownNow();
+        }
+        if (kafka != null) {
+            kafka.close();
         }
         if (producer != null) {
             producer.close(Duration.ofSeconds(30));

@@ -29,6 +29,7 @@ public final class RelayMetrics {
     private final Counter retries;
     private final AtomicLong backlog = new AtomicLong(-1);
     private final AtomicLong oldestAgeMicros = new AtomicLong(0);
+    private final AtomicLong kafkaReachable = new AtomicLong(0);
 
     public RelayMetrics(MeterRegistry registry, Supplier<Integer> leasesHeld) {
         Meters meters = new Meters(registry, RelayMetric.POLL, Tags.empty());
@@ -42,6 +43,7 @@ public final class RelayMetrics {
         meters.gauge(RelayMetric.BACKLOG, backlog, AtomicLong::doubleValue);
         meters.gauge(RelayMetric.OLDEST_UNPUBLISHED_AGE, oldestAgeMicros, a -> a.get() / 1e6);
         meters.gauge(RelayMetric.LEASES_HELD, leasesHeld, s -> s.get());
+        meters.gauge(RelayMetric.KAFKA_REACHABLE, kafkaReachable, AtomicLong::get);
     }
     void published(int n) {
         published.increment(n);
@@ -77,5 +79,10 @@ public final class RelayMetrics {
 
     void oldestAge(Duration age) {
         oldestAgeMicros.set(age.toNanos() / 1000);
+    }
+
+    /** The {@code outbox.relay.kafka.reachable} value, which the relay's Kafka probe sets. */
+    public AtomicLong kafkaReachable() {
+        return kafkaReachable;
     }
 }

@@ -1,0 +1,156 @@
+package dev.outboxkit.core.internal;
+
+import dev.outboxkit.core.Relay;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.DescribeClusterOptions;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.errors.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Not API: shared by both relays.
+ *
+ * <p>Whether Kafka can be reached now, busy or idle. A relay with nothing to publish never talks to Kafka, and a
+ * producer with a wrong address only says so when a send times out: so readiness alone would stay up on a typo.
+ * This asks the cluster itself, with an Admin client of the relay's own producer settings (security included):
+ * {@code describeCluster}, which needs no topic ACL, every {@link #HEALTHY_INTERVAL} while it answers and every
+ * {@link #UNHEALTHY_INTERVAL} while it does not, so recovery shows within about a second.
+ */
+public final class KafkaReachability implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(KafkaReachability.class);
+
+    /** A probe waits this long for an answer: far above a healthy round trip, well within the 10 s readiness bound. */
+    static final Duration PROBE_TIMEOUT = Duration.ofSeconds(3);
+    static final Duration HEALTHY_INTERVAL = Duration.ofSeconds(2);
+    static final Duration UNHEALTHY_INTERVAL = Duration.ofSeconds(1);
+
+    private final String bootstrapServers;
+    private final Map<String, Object> adminConfig;
+    private final ScheduledExecutorService scheduler;
+    private volatile Admin admin;
+    /** Null: reachable. Else why not, for the health detail. */
+    private volatile String problem = "Kafka not checked yet";
+    private volatile boolean closed;
+    /** The {@code outbox.relay.kafka.reachable} gauge's value, held by the relay's meters. */
+    private final AtomicLong gauge;
+
+    /**
+     * @param producerConfig the relay's checked producer configuration (bootstrap servers, security, client id)
+     * @param threadName     the probe thread's name (a daemon)
+     * @param gauge          set to 1 while Kafka answers, else 0: the relay's {@code KAFKA_REACHABLE} meter reads it
+     */
+    public KafkaReachability(Map<String, Object> producerConfig, String threadName, AtomicLong gauge) {
+        this.gauge = gauge;
+        this.bootstrapServers = String.valueOf(producerConfig.get(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG));
+        this.adminConfig = adminConfig(producerConfig);
+        this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, threadName);
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /** The Admin client gets what it understands of the producer's settings, so it connects the way the producer does. */
+    static Map<String, Object> adminConfig(Map<String, Object> producerConfig) {
+        Map<String, Object> config = new HashMap<>();
+        producerConfig.forEach((k, v) -> {
+            if (AdminClientConfig.configNames().contains(k)) {
+                config.put(k, v);
+            }
+        });
+        Object clientId = producerConfig.get(ProducerConfig.CLIENT_ID_CONFIG);
+        if (clientId != null && !String.valueOf(clientId).isEmpty()) {
+            config.put(AdminClientConfig.CLIENT_ID_CONFIG, clientId + "-reachability");
+        }
+        // Reconnect quickly, so a broker that is back is seen within the probe in flight.
+        config.put(AdminClientConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, 250);
+        config.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) PROBE_TIMEOUT.toMillis());
+        config.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) PROBE_TIMEOUT.toMillis());
+        return config;
+    }
+
+    /** Starts probing now, then on its schedule. */
+    public void start() {
+        scheduler.execute(this::probe);
+    }
+
+    private void probe() {
+        if (closed) {
+            return;
+        }
+        try {
+            if (admin == null) {
+                admin = Admin.create(adminConfig);
+            }
+            admin.describeCluster(new DescribeClusterOptions().timeoutMs((int) PROBE_TIMEOUT.toMillis()))
+                    .clusterId().get(PROBE_TIMEOUT.toMillis() + 1000, TimeUnit.MILLISECONDS);
+            reachable();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+        } catch (ExecutionException | java.util.concurrent.TimeoutException | RuntimeException e) {
+            unreachable(e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e);
+        }
+        if (!closed) {
+            scheduler.schedule(this::probe, (problem == null ? HEALTHY_INTERVAL : UNHEALTHY_INTERVAL).toMillis(),
+                    TimeUnit.MILLISECONDS);
+        }
+    }
+
+    private void reachable() {
+        if (problem != null && !problem.equals("Kafka not checked yet")) {
+            log.info("Kafka at {} is reachable again", bootstrapServers);
+        }
+        problem = null;
+        gauge.set(1);
+    }
+
+    private void unreachable(Throwable cause) {
+        String why = cause instanceof TimeoutException || cause instanceof java.util.concurrent.TimeoutException
+                ? "no broker answered within " + PROBE_TIMEOUT.toSeconds() + " s (wrong address, broker down or network)"
+                : cause.getClass().getSimpleName() + ": " + cause.getMessage();
+        String next = "Kafka not reachable at " + bootstrapServers + ": " + why;
+        if (!next.equals(problem)) {
+            log.warn("{}; the relay reports not ready until it answers", next);
+        }
+        problem = next;
+        gauge.set(0);
+    }
+
+    /** Null while Kafka answers, else the reason it does not (one line, no secrets). */
+    public String problem() {
+        return problem;
+    }
+
+    /** {@code health} made not ready, with the reason added, while Kafka does not answer; liveness untouched. */
+    public Relay.Health applyTo(Relay.Health health) {
+        String p = problem;
+        return p == null ? health : new Relay.Health(health.live(), false, health.detail() + "; " + p);
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        scheduler.shutdownNow();
+        try {
+            scheduler.awaitTermination(PROBE_TIMEOUT.toMillis() + 2000, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        Admin a = admin;
+        if (a != null) {
+            a.close(Duration.ofSeconds(2));
+        }
+    }
+}
