@@ -172,7 +172,7 @@ public class OutboxkitAutoConfiguration {
                                     ObjectProvider<MeterRegistry> meterRegistry) {
         OutboxkitProperties.Idempotency i = properties.getIdempotency();
         IdempotencyKeys.Builder b = IdempotencyKeys.builder().schema(properties.getSchema()).lease(i.getLease())
-                .retention(i.getRetention()).writer(writer);
+                .retryAfter(i.getRetryAfter()).retention(i.getRetention()).writer(writer);
         meterRegistry.ifUnique(b::meterRegistry);
         return b.build();
     }

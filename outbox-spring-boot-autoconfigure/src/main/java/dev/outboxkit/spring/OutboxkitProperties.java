@@ -1,5 +1,6 @@
 package dev.outboxkit.spring;
 
+import dev.outboxkit.writer.IdempotencyKeys;
 import dev.outboxkit.writer.WriteMode;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -116,6 +117,12 @@ public class OutboxkitProperties {
         /** How long a claim stays exclusive; longer than the slowest endpoint. Also the Retry-After of a 503. */
         private Duration lease = Duration.ofSeconds(30);
 
+        /**
+         * Shortest Retry-After of a 409 for a key whose first request still runs: a retry is told to wait
+         * about as long as that request has run so far, at least this, at most the rest of the lease.
+         */
+        private Duration retryAfter = IdempotencyKeys.DEFAULT_RETRY_AFTER;
+
         /** How long keys are kept after their first use (purge them with IdempotencyKeys.purgeExpired). */
         private Duration retention = Duration.ofHours(24);
 
@@ -137,6 +144,14 @@ public class OutboxkitProperties {
 
         public void setEnabled(boolean enabled) {
             this.enabled = enabled;
+        }
+
+        public Duration getRetryAfter() {
+            return retryAfter;
+        }
+
+        public void setRetryAfter(Duration retryAfter) {
+            this.retryAfter = retryAfter;
         }
 
         public Duration getLease() {

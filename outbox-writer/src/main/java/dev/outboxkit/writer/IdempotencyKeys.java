@@ -43,7 +43,8 @@ import org.slf4j.LoggerFactory;
  *   <li>If the key was not claimed, its record decides: completed with the same request →
  *       the stored response is replayed without running the work; a different request →
  *       {@link KeyReusedWithDifferentRequestException} (HTTP 422); still in progress →
- *       {@link RequestInProgressException} with a retry-after (HTTP 409); purged but remembered
+ *       {@link RequestInProgressException} with a retry-after about as long as the holder has run so
+ *       far (HTTP 409, see {@link Builder#retryAfter}); purged but remembered
  *       by its tombstone → {@link IdempotencyKeyExpiredException}.</li>
  *   <li><b>Work</b> runs on the same connection with autocommit off. Its effect, its outbox
  *       events and the key's completion (status, headers, body) commit in <em>one</em>
@@ -70,6 +71,8 @@ public final class IdempotencyKeys {
 
     public static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
     public static final Duration DEFAULT_RETENTION = Duration.ofHours(24);
+    /** The shortest {@code Retry-After} of a request still in progress; see {@link Builder#retryAfter}. */
+    public static final Duration DEFAULT_RETRY_AFTER = Duration.ofSeconds(1);
     public static final int MAX_KEY_LENGTH = 255;
     public static final int MAX_SCOPE_LENGTH = 255;
 
@@ -77,6 +80,7 @@ public final class IdempotencyKeys {
 
     private final String schema;
     private final Duration lease;
+    private final Duration retryAfter;
     private final Duration retention;
     private final Map<String, Duration> scopeRetention;
     private final boolean keepTombstones;
@@ -89,6 +93,7 @@ public final class IdempotencyKeys {
     private IdempotencyKeys(Builder b) {
         this.schema = b.schema;
         this.lease = b.lease;
+        this.retryAfter = b.retryAfter;
         this.retention = b.retention;
         this.scopeRetention = Collections.unmodifiableMap(new LinkedHashMap<>(b.scopeRetention));
         this.keepTombstones = b.keepTombstones;
@@ -302,7 +307,7 @@ public final class IdempotencyKeys {
                             + "of {} expired); its work was rolled back", key, scope, claim.attempt(), lease);
                     if (round >= MAX_ROUNDS) {
                         metrics.inProgress.increment();
-                        throw new RequestInProgressException(scope, key, Duration.ofSeconds(1));
+                        throw new RequestInProgressException(scope, key, retryAfter);
                     }
                 }
             } finally {
@@ -375,7 +380,8 @@ public final class IdempotencyKeys {
                         Instant at = clock.instant();
                         if (lockedUntil != null && lockedUntil.toInstant().isAfter(at)) {
                             metrics.inProgress.increment();
-                            throw new RequestInProgressException(scope, key, retryAfter(at, lockedUntil.toInstant()));
+                            throw new RequestInProgressException(scope, key,
+                                    retryAfter(at, lockedUntil.toInstant().minus(lease), lockedUntil.toInstant()));
                         }
                         continue; // the lease expired or was released meanwhile: claim again
                     }
@@ -394,7 +400,7 @@ public final class IdempotencyKeys {
             }
         }
         metrics.inProgress.increment();
-        throw new RequestInProgressException(scope, key, Duration.ofSeconds(1));
+        throw new RequestInProgressException(scope, key, retryAfter);
     }
 
     /** The result, or null when the claim was lost to a later attempt (the work was rolled back). */
@@ -522,8 +528,21 @@ public final class IdempotencyKeys {
         bindCompletion(ps, 1, scope, key, attempt, r);
     }
 
-    private static Duration retryAfter(Instant now, Instant lockedUntil) {
-        long millis = Duration.between(now, lockedUntil).toMillis();
+    /**
+     * When a retry should come back while the claim taken at {@code claimedAt} still runs: about as long
+     * again as it has run (a request that took 300 ms so far is likely done soon, one at 8 s may need
+     * another 8), at least {@link #retryAfter}, at most the rest of the lease (after it a retry may take
+     * the key over). Whole seconds, at least 1: HTTP's Retry-After counts seconds. {@code claimedAt} is
+     * derived from {@code locked_until} and this instance's lease; instances with other leases only skew it.
+     */
+    private Duration retryAfter(Instant now, Instant claimedAt, Instant lockedUntil) {
+        Duration running = Duration.between(claimedAt, now);
+        Duration rest = Duration.between(now, lockedUntil);
+        Duration wait = running.compareTo(retryAfter) < 0 ? retryAfter : running;
+        if (wait.compareTo(rest) > 0) {
+            wait = rest;
+        }
+        long millis = wait.toMillis();
         return Duration.ofSeconds(Math.max(1, (millis + 999) / 1000));
     }
 
@@ -551,6 +570,11 @@ public final class IdempotencyKeys {
         return lease;
     }
 
+    /** The shortest {@code Retry-After} of a request still in progress. */
+    public Duration retryAfter() {
+        return retryAfter;
+    }
+
     /** The retention window of {@code scope}. */
     public Duration retention(String scope) {
         return scopeRetention.getOrDefault(scope, retention);
@@ -567,7 +591,7 @@ public final class IdempotencyKeys {
 
     @Override
     public String toString() {
-        return "IdempotencyKeys[schema=" + schema + ", lease=" + lease + ", retention=" + retention
+        return "IdempotencyKeys[schema=" + schema + ", lease=" + lease + ", retryAfter=" + retryAfter + ", retention=" + retention
                 + (scopeRetention.isEmpty() ? "" : ", scopeRetention=" + scopeRetention) + ", keepTombstones=" + keepTombstones + "]";
     }
 
@@ -575,6 +599,7 @@ public final class IdempotencyKeys {
     public static final class Builder {
         private String schema = OutboxWriter.DEFAULT_SCHEMA;
         private Duration lease = DEFAULT_LEASE;
+        private Duration retryAfter = DEFAULT_RETRY_AFTER;
         private Duration retention = DEFAULT_RETENTION;
         private final Map<String, Duration> scopeRetention = new LinkedHashMap<>();
         private boolean keepTombstones = true;
@@ -597,6 +622,18 @@ public final class IdempotencyKeys {
          */
         public Builder lease(Duration lease) {
             this.lease = lease;
+            return this;
+        }
+
+        /**
+         * The shortest wait a {@link RequestInProgressException} asks for (HTTP 409 {@code Retry-After}, whole
+         * seconds). Default 1 s. A retry is told to wait about as long as the key's holder has run so far, at
+         * least this and at most the rest of the lease: never the whole lease, since most work ends far sooner.
+         * The IETF draft "The Idempotency-Key HTTP Header Field" answers a request still being processed with
+         * 409 Conflict; Retry-After is HTTP's own header (RFC 9110, section 10.2.3). From 1 s up to the lease.
+         */
+        public Builder retryAfter(Duration retryAfter) {
+            this.retryAfter = retryAfter;
             return this;
         }
 
@@ -649,6 +686,10 @@ public final class IdempotencyKeys {
             Identifiers.requireValid("schema", schema);
             requirePositive("lease", lease);
             requirePositive("retention", retention);
+            if (retryAfter == null || retryAfter.compareTo(Duration.ofSeconds(1)) < 0 || retryAfter.compareTo(lease) > 0) {
+                throw new IllegalArgumentException("retryAfter must be from 1 s (Retry-After counts whole seconds) up to the "
+                        + "lease (" + lease + "), got " + retryAfter);
+            }
             if (clock == null) {
                 throw new IllegalArgumentException("clock must not be null; the default is Clock.systemUTC()");
             }

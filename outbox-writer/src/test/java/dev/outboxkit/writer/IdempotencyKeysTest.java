@@ -241,12 +241,15 @@ class IdempotencyKeysTest {
                     return r;
                 }));
         assertThat(working.await(60, TimeUnit.SECONDS)).isTrue();
-        // while the lease runs, a retry is told to come back later
-        assertThatThrownBy(() -> keys.execute(db.dataSource(), "transfers", "k-5", BODY, work("k-5")))
-                .isInstanceOf(RequestInProgressException.class)
-                .satisfies(e -> assertThat(((RequestInProgressException) e).retryAfter()).isEqualTo(Duration.ofSeconds(30)));
+        // while the lease runs, a retry is told to come back about as long as the holder has run, never after
+        // the whole lease (issue 29): at once the shortest wait, later its running time, at the end the lease's rest
+        assertThat(inProgressRetryAfter(db, keys, "k-5")).isEqualTo(IdempotencyKeys.DEFAULT_RETRY_AFTER);
+        clock.advance(Duration.ofSeconds(8));
+        assertThat(inProgressRetryAfter(db, keys, "k-5")).isEqualTo(Duration.ofSeconds(8));
+        clock.advance(Duration.ofSeconds(18));
+        assertThat(inProgressRetryAfter(db, keys, "k-5")).isEqualTo(Duration.ofSeconds(4));
         // the holder stalls past its lease: a retry takes the key over and completes
-        clock.advance(IdempotencyKeys.DEFAULT_LEASE.plusSeconds(1));
+        clock.advance(IdempotencyKeys.DEFAULT_LEASE.minusSeconds(26).plusSeconds(1));
         IdempotentResult takeover = keys.execute(db.dataSource(), "transfers", "k-5", BODY, work("k-5"));
         assertThat(takeover.replayed()).isFalse();
         assertThat(takeover.response().bodyAsString()).isEqualTo("{\"run\": 2}");
@@ -403,5 +406,12 @@ class IdempotencyKeysTest {
         assertThatThrownBy(() -> keys.execute(db.dataSource(), "transfers", "k", "{not json", work("x")))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("request is not valid JSON");
         assertThat(runs.get()).isZero();
+    }
+
+    private Duration inProgressRetryAfter(TestDatabase db, IdempotencyKeys keys, String key) {
+        Throwable e = org.assertj.core.api.Assertions.catchThrowable(() -> keys.execute(db.dataSource(), "transfers", key, BODY,
+                work(key)));
+        assertThat(e).isInstanceOf(RequestInProgressException.class);
+        return ((RequestInProgressException) e).retryAfter();
     }
 }

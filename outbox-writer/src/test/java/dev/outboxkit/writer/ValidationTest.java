@@ -184,5 +184,10 @@ class ValidationTest {
                 .hasMessage("retention (PT10S) must be longer than lease (PT30S)");
         assertThatThrownBy(() -> IdempotencyKeys.builder().retention("", java.time.Duration.ofHours(1)))
                 .hasMessageContaining("retention scope must not be blank");
+        assertThatThrownBy(() -> IdempotencyKeys.builder().retryAfter(java.time.Duration.ofMillis(500)).build())
+                .hasMessage("retryAfter must be from 1 s (Retry-After counts whole seconds) up to the lease (PT30S), got PT0.5S");
+        assertThatThrownBy(() -> IdempotencyKeys.builder().retryAfter(java.time.Duration.ofMinutes(1)).build())
+                .hasMessageContaining("up to the lease (PT30S), got PT1M");
+        assertThat(IdempotencyKeys.builder().build().retryAfter()).isEqualTo(IdempotencyKeys.DEFAULT_RETRY_AFTER);
     }
 }

@@ -9,6 +9,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 
@@ -71,6 +73,30 @@ class IdempotencyHttpTest extends JdbcAppTest {
         assertThat(count("SELECT count(*) FROM outbox_event WHERE aggregate_type = 'transfer'")).isEqualTo(eventsBefore + 1);
         assertThat(count("SELECT count(*) FROM outbox_event WHERE aggregate_id = ?", header(first, "X-Transfer-Id")))
                 .isEqualTo(1);
+    }
+
+    /** Issue 29, item 5: the 409 of a request still running asks for a short wait, not the whole lease. */
+    @Test
+    void aConcurrentRequestWhileTheFirstIsSlowIsToldToRetrySoonNotAfterTheLease() throws Exception {
+        String key = UUID.randomUUID().toString();
+        controller.slowStarted = new CountDownLatch(1);
+        controller.slowRelease = new CountDownLatch(1);
+        CompletableFuture<HttpResponse<byte[]>> first = sendAsync(post("/slow", "alice", key, transfer(3)));
+        try {
+            assertThat(controller.slowStarted.await(60, TimeUnit.SECONDS)).as("the first request runs").isTrue();
+            HttpResponse<byte[]> second = send(post("/slow", "alice", key, transfer(3)));
+            assertThat(second.statusCode()).as(body(second)).isEqualTo(409);
+            long retryAfter = Long.parseLong(header(second, "Retry-After"));
+            // the first has run well under a second: the configured shortest wait (1 s), rounded up at most once
+            assertThat(retryAfter).isBetween(keys.retryAfter().toSeconds(), keys.retryAfter().toSeconds() + 1);
+            assertThat(retryAfter).isLessThan(keys.lease().toSeconds());
+        } finally {
+            controller.slowRelease.countDown();
+        }
+        assertThat(first.get(60, TimeUnit.SECONDS).statusCode()).isEqualTo(201);
+        HttpResponse<byte[]> retry = send(post("/slow", "alice", key, transfer(3)));
+        assertThat(retry.statusCode()).isEqualTo(201);
+        assertThat(header(retry, "Idempotent-Replayed")).isEqualTo("true");
     }
 
     @Test

@@ -12,6 +12,8 @@ import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import javax.sql.DataSource;
 import org.springframework.context.annotation.Profile;
@@ -36,6 +38,9 @@ class TransferController {
     private final DataSource dataSource;
     /** Tests: the next /flaky call fails with 503 after doing its work. */
     final AtomicBoolean failNext = new AtomicBoolean();
+    /** Tests: /slow counts this down once its work is done, then holds its claim until {@link #slowRelease} opens. */
+    volatile CountDownLatch slowStarted = new CountDownLatch(1);
+    volatile CountDownLatch slowRelease = new CountDownLatch(0);
 
     TransferController(JdbcTemplate jdbc, SpringOutboxWriter outbox, DataSource dataSource) {
         this.jdbc = jdbc;
@@ -54,6 +59,18 @@ class TransferController {
         body.put("amount", request.amount());
         body.put("at", Instant.now().toString());
         return ResponseEntity.created(URI.create("/transfers/" + id)).header("X-Transfer-Id", id.toString()).body(body);
+    }
+
+    /** Does its work, then waits for the test (at most a minute) before answering: a request still in progress. */
+    @Idempotent
+    @PostMapping("/slow")
+    ResponseEntity<String> slow(@RequestBody TransferRequest request) throws InterruptedException {
+        UUID id = transfer(request.from(), request.to(), request.amount());
+        slowStarted.countDown();
+        if (!slowRelease.await(60, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("the test never released /slow");
+        }
+        return ResponseEntity.status(201).body("{\"id\":\"" + id + "\"}");
     }
 
     /** Does its work, then answers 503 once when asked to: a failure that is not final. */

@@ -6,10 +6,12 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import org.apache.kafka.connect.runtime.WorkerConfig;
@@ -84,12 +86,75 @@ public final class PostgresOffsetStore implements OffsetBackingStore {
         }
     }
 
+    /**
+     * The read runs on the store's thread; the future it returns does not give up on an interrupt. Debezium's
+     * Postgres task reads the offsets on its polling thread to confirm the flushed position to the slot
+     * ({@code performCommit}), and a stop cancels that thread with an interrupt: Kafka Connect's reader then
+     * logged the interrupted wait as an ERROR with a stack trace, on a stop that lost nothing (issue 26). An
+     * interrupt cannot abort the query anyway, so the wait ends with the read (one short query) and the
+     * interrupt stays set for the caller's next blocking step.
+     */
     @Override
     public Future<Map<ByteBuffer, ByteBuffer>> get(Collection<ByteBuffer> keys) {
-        return executor.submit(() -> {
+        return new InterruptTolerant<>(executor.submit(() -> {
             context.beforeRead().run();
             return context.tables().read(keys);
-        });
+        }));
+    }
+
+    /** A future whose waits finish despite interrupts, then restore the caller's interrupt flag. */
+    private record InterruptTolerant<T>(Future<T> delegate) implements Future<T> {
+
+        @Override
+        public T get() throws ExecutionException {
+            try {
+                return waitOut(delegate::get);
+            } catch (TimeoutException e) {
+                throw new IllegalStateException("a wait without a timeout timed out", e);
+            }
+        }
+
+        @Override
+        public T get(long timeout, TimeUnit unit) throws ExecutionException, TimeoutException {
+            long deadline = System.nanoTime() + unit.toNanos(timeout);
+            return waitOut(() -> delegate.get(deadline - System.nanoTime(), TimeUnit.NANOSECONDS));
+        }
+
+        private interface Wait<T> {
+            T get() throws InterruptedException, ExecutionException, TimeoutException;
+        }
+
+        private static <T> T waitOut(Wait<T> wait) throws ExecutionException, TimeoutException {
+            boolean interrupted = false;
+            try {
+                while (true) {
+                    try {
+                        return wait.get();
+                    } catch (InterruptedException e) {
+                        interrupted = true;
+                    }
+                }
+            } finally {
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }
+
+        @Override
+        public boolean cancel(boolean mayInterruptIfRunning) {
+            return delegate.cancel(mayInterruptIfRunning);
+        }
+
+        @Override
+        public boolean isCancelled() {
+            return delegate.isCancelled();
+        }
+
+        @Override
+        public boolean isDone() {
+            return delegate.isDone();
+        }
     }
 
     @Override
