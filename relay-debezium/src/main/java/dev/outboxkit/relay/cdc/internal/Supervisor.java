@@ -3,6 +3,7 @@ package dev.outboxkit.relay.cdc.internal;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxkit.core.Relay;
 import dev.outboxkit.core.internal.ConnectionPools;
+import dev.outboxkit.core.internal.StopOnFailure;
 import dev.outboxkit.relay.cdc.CdcStartupException;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -41,7 +42,7 @@ public final class Supervisor implements AutoCloseable {
     private final CdcMetrics metrics;
     private final Function<Map<String, Object>, Producer<byte[], byte[]>> producers;
     private HikariDataSource pool;
-    private Producer<byte[], byte[]> producer;
+    private StopOnFailure producer;
     private LeaseKeeper lease;
     private SlotGuard guard;
     private SlotMonitor monitor;
@@ -91,7 +92,7 @@ public final class Supervisor implements AutoCloseable {
             Session s = session;
             return role == Role.ACTIVE ? s : null;
         });
-        producer = producers.apply(settings.producerConfig());
+        producer = new StopOnFailure(() -> producers.apply(settings.producerConfig()), "WAL relay on slot " + settings.slotName());
         scheduler = Executors.newScheduledThreadPool(1, r -> {
             Thread t = new Thread(r, "outboxkit-cdc-monitor-" + settings.slotName());
             t.setDaemon(true);
