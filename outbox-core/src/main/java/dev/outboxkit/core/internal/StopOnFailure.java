@@ -51,17 +51,33 @@ public final class StopOnFailure implements AutoCloseable {
 
     /**
      * Wraps a send's callback: the first failure that is not POISON stops the producer the record was sent
-     * with, before {@code inner} runs (so whoever learns of the failure finds the producer stopped).
+     * with, before {@code inner} runs (so whoever learns of the failure finds the producer stopped). Call it on
+     * the thread that sends, right before {@code send}.
+     *
+     * @param immediateToo whether a failure reported at once, inside {@code send} on this thread (the record never
+     *                     entered the producer: no metadata for its topic within {@code max.block.ms}), stops it
+     *                     as well; a caller that itself holds back the aggregate's later records may pass false
      */
-    public Callback guard(Producer<byte[], byte[]> sentWith, Callback inner) {
+    public Callback guard(Producer<byte[], byte[]> sentWith, boolean immediateToo, Callback inner) {
+        Thread sender = Thread.currentThread();
         return (metadata, error) -> {
-            if (error != null && PublishFailures.outcome(error) != PublishFailure.POISON) {
+            if (error != null && PublishFailures.outcome(error) != PublishFailure.POISON
+                    && (immediateToo || Thread.currentThread() != sender)) {
                 stop(sentWith, error);
             }
             if (inner != null) {
                 inner.onCompletion(metadata, error);
             }
         };
+    }
+
+    /**
+     * Whether {@code error} is only the consequence of a stop (the producer closed, or the record aborted with
+     * it) rather than the record's own failure: such a failure is no attempt of the record's.
+     */
+    public boolean consequenceOfStop(Throwable error) {
+        Throwable first = stoppedBy;
+        return first != null && error != null && error != first;
     }
 
     private synchronized void stop(Producer<byte[], byte[]> p, Throwable error) {
@@ -89,6 +105,18 @@ public final class StopOnFailure implements AutoCloseable {
             stoppedBy = null;
             log.info("{}: a new producer replaces the one stopped by a failed record", name);
         }
+        return current;
+    }
+
+    /** Closes the current producer at once (its pending records fail) and starts a fresh one. */
+    public synchronized Producer<byte[], byte[]> replace() {
+        try {
+            current.close(Duration.ZERO);
+        } catch (RuntimeException e) {
+            log.warn("{}: closing the stuck producer failed: {}", name, e.getMessage());
+        }
+        current = factory.get();
+        stoppedBy = null;
         return current;
     }
 

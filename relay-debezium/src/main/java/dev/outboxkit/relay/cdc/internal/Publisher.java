@@ -130,7 +130,7 @@ final class Publisher {
                 OutboxEvent event = row.toEvent();
                 Instant createdAt = event.createdAt();
                 // send() itself throws for some refusals (a serializer's), and for a closed or interrupted producer
-                futures.add(TracedRecords.send(producer, records.toRecord(event), producers.guard(producer, (metadata, error) -> {
+                futures.add(TracedRecords.send(producer, records.toRecord(event), producers.guard(producer, true, (metadata, error) -> {
                     if (error == null) {
                         acknowledged(createdAt);
                     }
