@@ -80,18 +80,28 @@ public final class StopOnFailure implements AutoCloseable {
         return first != null && error != null && error != first;
     }
 
-    private synchronized void stop(Producer<byte[], byte[]> p, Throwable error) {
-        if (p != current || stoppedBy != null) {
-            return; // an older producer, or one already stopped: its other records fail as a consequence
+    private void stop(Producer<byte[], byte[]> p, Throwable error) {
+        synchronized (this) {
+            if (p != current || stoppedBy != null) {
+                return; // an older producer, or one already stopped: its other records fail as a consequence
+            }
+            stoppedBy = error;
         }
-        stoppedBy = error;
         log.warn("{}: Kafka failed a record ({}); closing the producer at once so nothing queued behind it is "
                 + "published before it; everything unacknowledged is published again, in order", name,
                 PublishFailures.classify(error).describe());
+        closeNow(p);
+    }
+
+    /**
+     * Never under this object's lock: outside its I/O thread, {@code close} joins that thread, which may be waiting
+     * for the lock in a callback ({@link #stop}).
+     */
+    private void closeNow(Producer<byte[], byte[]> p) {
         try {
-            p.close(Duration.ZERO); // on the I/O thread: Kafka neither waits nor joins itself
+            p.close(Duration.ZERO); // on the I/O thread Kafka neither waits nor joins itself
         } catch (RuntimeException e) {
-            log.warn("{}: closing the failed producer: {}", name, e.toString());
+            log.warn("{}: closing the producer failed: {}", name, e.toString());
         }
     }
 
@@ -109,23 +119,30 @@ public final class StopOnFailure implements AutoCloseable {
     }
 
     /** Closes the current producer at once (its pending records fail) and starts a fresh one. */
-    public synchronized Producer<byte[], byte[]> replace() {
-        try {
-            current.close(Duration.ZERO);
-        } catch (RuntimeException e) {
-            log.warn("{}: closing the stuck producer failed: {}", name, e.getMessage());
+    public Producer<byte[], byte[]> replace() {
+        Producer<byte[], byte[]> old;
+        Producer<byte[], byte[]> fresh = factory.get();
+        synchronized (this) {
+            old = current;
+            current = fresh;
+            stoppedBy = null;
         }
-        current = factory.get();
-        stoppedBy = null;
-        return current;
+        closeNow(old);
+        return fresh;
     }
 
     @Override
-    public synchronized void close() {
+    public void close() {
         close(Duration.ofSeconds(30));
     }
 
-    public synchronized void close(Duration timeout) {
-        current.close(stoppedBy != null ? Duration.ZERO : timeout);
+    public void close(Duration timeout) {
+        Producer<byte[], byte[]> p;
+        boolean stopped;
+        synchronized (this) {
+            p = current;
+            stopped = stoppedBy != null;
+        }
+        p.close(stopped ? Duration.ZERO : timeout);
     }
 }
