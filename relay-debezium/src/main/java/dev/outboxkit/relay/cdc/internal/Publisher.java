@@ -5,6 +5,7 @@ import dev.outboxkit.core.KafkaRecords;
 import dev.outboxkit.core.OutboxEvent;
 import dev.outboxkit.core.PublishFailure;
 import dev.outboxkit.core.internal.PublishFailures;
+import dev.outboxkit.core.internal.StopOnFailure;
 import dev.outboxkit.core.internal.TracedRecords;
 import java.time.Clock;
 import java.time.Duration;
@@ -26,6 +27,8 @@ import org.apache.kafka.clients.producer.RecordMetadata;
  * event becomes a {@link DeadLetter}; {@link PublishFailure#FENCED} ends the batch as a {@link FencedException};
  * anything else ({@link PublishFailure#RETRIABLE}, {@link PublishFailure#FATAL}) fails the whole batch with a
  * {@link PublishFailedException}, nothing of it is marked done, and the relay retries from its last offset.
+ * Such a failure also stops the producer at once ({@link StopOnFailure}), so no later record of the same
+ * partition is written before the failed one is published again (issue 30).
  */
 final class Publisher {
 
@@ -84,15 +87,15 @@ final class Publisher {
         }
     }
 
-    private final Producer<byte[], byte[]> producer;
+    private final StopOnFailure producers;
     private final TracedRecords records;
     private final CdcMetrics metrics;
     private final Clock clock;
     private final Runnable flush;
 
     /** @param flush asks for the producer's buffer to be sent now, without waiting (the producer lingers 5 ms) */
-    Publisher(Producer<byte[], byte[]> producer, TracedRecords records, CdcMetrics metrics, Clock clock, Runnable flush) {
-        this.producer = producer;
+    Publisher(StopOnFailure producers, TracedRecords records, CdcMetrics metrics, Clock clock, Runnable flush) {
+        this.producers = producers;
         this.records = records;
         this.metrics = metrics;
         this.clock = clock;
@@ -110,6 +113,15 @@ final class Publisher {
      * sent for good (poison) is set aside to be parked; any other refusal at send time throws.
      */
     Sent send(List<OutboxRow> rows) {
+        Throwable stopped = producers.stoppedBy();
+        if (stopped != null && !rows.isEmpty()) {
+            // an earlier record failed: nothing may be sent after it before it is published again
+            PublishFailures.Classified failure = PublishFailures.classify(stopped);
+            throw new PublishFailedException("Kafka failed an earlier record (" + failure.describe() + "), so event "
+                    + describe(rows.get(0)) + " and the rest are not sent before it; the relay publishes them again, in "
+                    + "order, from the last stored offset", failure);
+        }
+        Producer<byte[], byte[]> producer = producers.producer();
         List<DeadLetter> refused = new ArrayList<>();
         List<OutboxRow> sentRows = new ArrayList<>(rows.size());
         List<Future<RecordMetadata>> futures = new ArrayList<>(rows.size());
@@ -118,11 +130,11 @@ final class Publisher {
                 OutboxEvent event = row.toEvent();
                 Instant createdAt = event.createdAt();
                 // send() itself throws for some refusals (a serializer's), and for a closed or interrupted producer
-                futures.add(TracedRecords.send(producer, records.toRecord(event), (metadata, error) -> {
+                futures.add(TracedRecords.send(producer, records.toRecord(event), producers.guard(producer, true, (metadata, error) -> {
                     if (error == null) {
                         acknowledged(createdAt);
                     }
-                }));
+                })));
             } catch (RuntimeException e) {
                 PublishFailures.Classified failure = PublishFailures.classify(e);
                 if (failure.outcome() != PublishFailure.POISON) {
@@ -168,8 +180,12 @@ final class Publisher {
         return new Outcome(acked, dead);
     }
 
+    private static String describe(OutboxRow row) {
+        return row.id() == null ? "at seq " + row.seq() : row.id();
+    }
+
     private static RuntimeException failed(OutboxRow row, PublishFailures.Classified failure) {
-        String event = row.id() == null ? "at seq " + row.seq() : row.id();
+        String event = describe(row);
         return switch (failure.outcome()) {
             case FENCED -> new FencedException("publishing event " + event + " found the lease gone: "
                     + failure.message());

@@ -3,6 +3,7 @@ package dev.outboxkit.relay.cdc.internal;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxkit.core.FencedException;
 import dev.outboxkit.core.internal.Flusher;
+import dev.outboxkit.core.internal.StopOnFailure;
 import dev.outboxkit.core.internal.TracedRecords;
 import dev.outboxkit.relay.cdc.CdcStartupException;
 import java.sql.Connection;
@@ -14,7 +15,6 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
-import org.apache.kafka.clients.producer.Producer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,7 +28,7 @@ final class Session {
 
     /** What a session works with: the supervisor's resources, alive for all its sessions. */
     record Context(CdcSettings settings, JdbcTarget target, CdcMetrics metrics, HikariDataSource pool,
-                   Producer<byte[], byte[]> producer, LeaseKeeper lease, SlotGuard guard, StateTables state,
+                   StopOnFailure producers, LeaseKeeper lease, SlotGuard guard, StateTables state,
                    ScheduledExecutorService scheduler, SlotMonitor monitor, BooleanSupplier closing) {
     }
 
@@ -36,7 +36,7 @@ final class Session {
     private final JdbcTarget target;
     private final CdcMetrics metrics;
     private final HikariDataSource pool;
-    private final Producer<byte[], byte[]> producer;
+    private final StopOnFailure producers;
     private final LeaseKeeper lease;
     private final SlotGuard guard;
     private final StateTables state;
@@ -61,7 +61,7 @@ final class Session {
         this.target = context.target();
         this.metrics = context.metrics();
         this.pool = context.pool();
-        this.producer = context.producer();
+        this.producers = context.producers();
         this.lease = context.lease();
         this.guard = context.guard();
         this.state = context.state();
@@ -196,12 +196,14 @@ final class Session {
     End run() {
         String storeId = null;
         RowSink sink = new RowSink(pool, settings, lease, () -> fence, e -> lost = true, metrics);
-        Flusher flusher = new Flusher(() -> producer);
+        // A producer stopped by a failed record in the last session is replaced: everything it held is sent again.
+        producers.renew();
+        Flusher flusher = new Flusher(producers::producer);
         Thread flushing = new Thread(flusher, "outboxkit-cdc-flush-" + settings.slotName());
         flushing.setDaemon(true);
         flushing.start();
         try {
-            Publisher publisher = new Publisher(producer, new TracedRecords(settings.route(), settings.tracing()), metrics,
+            Publisher publisher = new Publisher(producers, new TracedRecords(settings.route(), settings.tracing()), metrics,
                     settings.clock(), flusher::request);
             StartupDrain.Result drained = null;
             if (settings.deleteAfterPublish() || firstStart) {

@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxkit.core.Relay;
 import dev.outboxkit.core.internal.ConnectionPools;
 import dev.outboxkit.core.internal.KafkaReachability;
+import dev.outboxkit.core.internal.StopOnFailure;
 import dev.outboxkit.relay.cdc.CdcStartupException;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -42,7 +43,7 @@ public final class Supervisor implements AutoCloseable {
     private final CdcMetrics metrics;
     private final Function<Map<String, Object>, Producer<byte[], byte[]>> producers;
     private HikariDataSource pool;
-    private Producer<byte[], byte[]> producer;
+    private StopOnFailure producer;
     private KafkaReachability kafka;
     private LeaseKeeper lease;
     private SlotGuard guard;
@@ -93,7 +94,7 @@ public final class Supervisor implements AutoCloseable {
             Session s = session;
             return role == Role.ACTIVE ? s : null;
         });
-        producer = producers.apply(settings.producerConfig());
+        producer = new StopOnFailure(() -> producers.apply(settings.producerConfig()), "WAL relay on slot " + settings.slotName());
         kafka = new KafkaReachability(settings.producerConfig(), "outboxkit-cdc-kafka-probe-" + settings.slotName(),
                 metrics.kafkaReachable);
         kafka.start();

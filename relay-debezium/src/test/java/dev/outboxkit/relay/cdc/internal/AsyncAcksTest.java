@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.core.internal.StopOnFailure;
 import dev.outboxkit.core.internal.TracedRecords;
 import dev.outboxkit.core.internal.Tracing;
 import io.debezium.engine.DebeziumEngine;
@@ -146,7 +147,7 @@ class AsyncAcksTest {
         // deleteAfterPublish=false and no dead letters: the sink never touches its (absent) database
         RowSink sink = new RowSink(null, settings, null, () -> 1, e -> { }, metrics);
         // no flush requests: MockProducer.flush() would acknowledge everything at once
-        Publisher publisher = new Publisher(producer, new TracedRecords(settings.route(), Tracing.OFF), metrics,
+        Publisher publisher = new Publisher(new StopOnFailure(() -> producer, "test"), new TracedRecords(settings.route(), Tracing.OFF), metrics,
                 Clock.systemUTC(), () -> { });
         return new StreamHandler(new ChangeDecoder("public", EngineConfig.HEARTBEAT_TOPIC_PREFIX), publisher, sink, metrics,
                 new FlushPolicy(Duration.ofSeconds(1)), () -> true, null, true, maxInFlight);

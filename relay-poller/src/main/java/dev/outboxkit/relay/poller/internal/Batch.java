@@ -2,6 +2,7 @@ package dev.outboxkit.relay.poller.internal;
 
 import dev.outboxkit.core.PublishFailure;
 import dev.outboxkit.core.internal.PublishFailures;
+import dev.outboxkit.core.internal.StopOnFailure;
 import dev.outboxkit.core.internal.TracedRecords;
 import java.sql.Connection;
 import java.time.Clock;
@@ -109,7 +110,8 @@ final class Batch {
     }
 
     /** Sends the next wave's rows; returns how many records went to the producer. */
-    int sendWave(Producer<byte[], byte[]> producer, TracedRecords records, boolean holdParked) {
+    int sendWave(StopOnFailure producers, TracedRecords records, boolean holdParked) {
+        Producer<byte[], byte[]> producer = producers.producer();
         int w = nextWave++;
         List<Integer> members = new ArrayList<>();
         for (int i = 0; i < rows.length; i++) {
@@ -148,7 +150,8 @@ final class Batch {
             }
             state[i] = State.IN_FLIGHT;
             try {
-                Future<RecordMetadata> f = TracedRecords.send(producer, traced, callback(i));
+                // A failure inside send() (no metadata) is held back here, per aggregate: it need not stop the producer.
+                Future<RecordMetadata> f = TracedRecords.send(producer, traced, producers.guard(producer, false, callback(i)));
                 if (f.isDone() && state[i] == State.FAILED && errors[i] instanceof TimeoutException t) {
                     // No metadata for the topic within max.block.ms: the rest of this topic would wait as long.
                     if (deadTopics == null) {

@@ -1,6 +1,7 @@
 package dev.outboxkit.relay.poller.internal;
 
 import dev.outboxkit.core.internal.Flusher;
+import dev.outboxkit.core.internal.StopOnFailure;
 import dev.outboxkit.core.internal.TracedRecords;
 import dev.outboxkit.relay.poller.ParkPolicy;
 import java.sql.SQLException;
@@ -40,8 +41,8 @@ public final class ClaimLoop implements Runnable {
     private static final long MAX_BACKOFF_MILLIS = 10_000;
 
     private final PollerSettings settings;
-    private final Supplier<Producer<byte[], byte[]>> producers;
-    private volatile Producer<byte[], byte[]> producer;
+    /** The producer; the first record Kafka fails stops it, so nothing after it overtakes it (issue 30). */
+    private final StopOnFailure producers;
     private final TracedRecords records;
     private final RelayMetrics metrics;
     private final Waker waker;
@@ -69,16 +70,15 @@ public final class ClaimLoop implements Runnable {
                      Supplier<Producer<byte[], byte[]>> producers, RelayMetrics metrics, Waker waker, boolean sliced) {
         this.settings = settings;
         this.sliced = sliced && settings.pipelineClaims();
-        this.producers = producers;
-        this.producer = producers.get();
+        this.producers = new StopOnFailure(producers, "poll relay " + settings.instanceId());
         this.records = new TracedRecords(settings.route(), settings.tracing());
         this.metrics = metrics;
         this.waker = waker;
         this.hold = settings.parkPolicy() == ParkPolicy.HOLD_AGGREGATE;
         this.status = new LoopStatus(settings);
         this.claimer = new Claimer(settings, dataSource, sql, leases, metrics, status, hold);
-        this.settlement = new Settlement(settings, sql, leases, metrics, status);
-        this.flusher = new Flusher(() -> producer);
+        this.settlement = new Settlement(settings, sql, leases, metrics, status, this.producers::consequenceOfStop);
+        this.flusher = new Flusher(this.producers::producer);
         Thread flushing = new Thread(flusher, "outbox-poll-flush");
         flushing.setDaemon(true);
         flushing.start();
@@ -131,6 +131,8 @@ public final class ClaimLoop implements Runnable {
                     if (stopping) {
                         break;
                     }
+                    // Nothing of the last batch is awaited any more: a producer a failed record stopped is replaced.
+                    producers.renew();
                     current = claim();
                     if (current == null) {
                         continue;
@@ -290,7 +292,7 @@ public final class ClaimLoop implements Runnable {
 
     private void send(Batch b) {
         b.ackDeadlineNanos = System.nanoTime() + settings.ackTimeout().toNanos();
-        b.sendWave(producer, records, hold);
+        b.sendWave(producers, records, hold);
         // Send now unless something useful overlaps the linger: only a pipelined claim does, and only while a
         // backlog drains (a full batch). Every record of the batch is appended already, so the producer's
         // batches are as full as they will get.
@@ -311,7 +313,7 @@ public final class ClaimLoop implements Runnable {
                 return true;
             }
             b.blockFailedAggregates(hold);
-            b.sendWave(producer, records, hold);
+            b.sendWave(producers, records, hold);
             flusher.request();
         }
     }
@@ -339,18 +341,12 @@ public final class ClaimLoop implements Runnable {
     }
 
     private void recycleProducer() {
-        Producer<byte[], byte[]> old = producer;
-        try {
-            old.close(Duration.ZERO);
-        } catch (RuntimeException e) {
-            log.warn("poll relay {}: closing the stuck producer failed: {}", settings.instanceId(), e.getMessage());
-        }
-        producer = producers.get();
+        producers.replace();
     }
 
     /** Closes the producer (after the loop ended). */
     public void closeProducer(Duration timeout) {
-        producer.close(timeout);
+        producers.close(timeout);
     }
 
 

@@ -10,6 +10,7 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.function.Predicate;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,8 +32,12 @@ final class Settlement {
     private final RelayMetrics metrics;
     private final LoopStatus status;
     private final boolean mark;
+    /** Failures that only follow from the producer being stopped by another record's: never an attempt. */
+    private final Predicate<Throwable> consequenceOfStop;
 
-    Settlement(PollerSettings settings, PollerSql sql, LeaseManager leases, RelayMetrics metrics, LoopStatus status) {
+    Settlement(PollerSettings settings, PollerSql sql, LeaseManager leases, RelayMetrics metrics, LoopStatus status,
+               Predicate<Throwable> consequenceOfStop) {
+        this.consequenceOfStop = consequenceOfStop;
         this.settings = settings;
         this.sql = sql;
         this.deadLetters = new DeadLetterWriter(settings.schema());
@@ -68,7 +73,7 @@ final class Settlement {
                     // failure that needs an operator (authorization, versions): the row is fine, it must not be parked.
                     PublishFailures.Classified failure = PublishFailures.classify(b.error(i));
                     boolean counts = kafkaAnswered && failure.outcome() == PublishFailure.RETRIABLE
-                            && !(failure.cause() instanceof TimeoutException);
+                            && !(failure.cause() instanceof TimeoutException) && !consequenceOfStop.test(b.error(i));
                     if (counts) {
                         attempts[i] = row.attempts + 1;
                     }
