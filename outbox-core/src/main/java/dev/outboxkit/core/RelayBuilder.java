@@ -190,6 +190,11 @@ public abstract class RelayBuilder<B extends RelayBuilder<B>> {
         return set(RelayOptions.LEASE_DURATION, leaseDuration);
     }
 
+    /** {@link RelayOptions#MAX_ATTEMPTS}: counted failures of a row's own record before it is parked. Default 10. */
+    public B maxAttempts(int maxAttempts) {
+        return set(RelayOptions.MAX_ATTEMPTS, maxAttempts);
+    }
+
     /** Clock of the commit-to-ack metric. Default UTC system clock (leases use the database's clock). */
     public B clock(Clock clock) {
         this.clock = clock;

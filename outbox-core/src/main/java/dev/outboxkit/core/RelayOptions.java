@@ -46,11 +46,17 @@ public final class RelayOptions {
             "How long a lease lasts without renewal (renewed every third of it): other instances take over about "
                     + "this long after a crash, and a paused instance can complete nothing once it passed.");
 
+    /** Counted failures before a row is parked. */
+    public static final RelayOption<Integer> MAX_ATTEMPTS = RelayOption.integer("maxAttempts", 10, 1, 1000,
+            "A row whose own record Kafka refuses with a retriable error this many times is parked in "
+                    + "outbox_dead_letter, so it never holds the rest back. Timeouts (Kafka slow or away), failures "
+                    + "that need an operator and failures caused by another record's do not count.");
+
     private RelayOptions() {
     }
 
     /** Every shared setting, in reference order. */
     public static List<RelayOption<?>> all() {
-        return List.of(SCHEMA, ROUTE, RECORD_FORMAT, CLOUD_EVENTS_SOURCE, INSTANCE_ID, LEASE_DURATION);
+        return List.of(SCHEMA, ROUTE, RECORD_FORMAT, CLOUD_EVENTS_SOURCE, INSTANCE_ID, LEASE_DURATION, MAX_ATTEMPTS);
     }
 }

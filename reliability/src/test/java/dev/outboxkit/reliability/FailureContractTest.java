@@ -153,19 +153,22 @@ class FailureContractTest {
 
         /** Records go to {@code kafka}; readiness asks {@code broker}, a real one (it probes Kafka itself, not the producer). */
         Relay build(TestDatabase db, TestKafka broker, RefusingProducer kafka) {
+            // RETRIABLE never parks within a case of the table; the never-clears test covers maxAttempts
+            return build(db, broker, kafka, 1000);
+        }
+
+        Relay build(TestDatabase db, TestKafka broker, RefusingProducer kafka, int maxAttempts) {
             if (this == POLL) {
                 return PollerProducerSeam.producerFactory(PollingRelay.builder()
                         .jdbcUrl(db.jdbcUrl()).user(db.user()).password(Secret.of(db.password()))
                         .bootstrapServers(broker.bootstrapServers()).route(TopicRoute.of("contract")).instanceId("contract-poll")
-                        .partitions(4)
-                        // RETRIABLE never parks within a case here; PipelineTest covers maxAttempts
-                        .maxAttempts(1000), config -> kafka).build();
+                        .partitions(4).maxAttempts(maxAttempts), config -> kafka).build();
             }
             return CdcProducerSeam.producerFactory(CdcRelay.builder()
                     .jdbcUrl(db.jdbcUrl()).user(db.user()).password(Secret.of(db.password()))
                     .bootstrapServers(broker.bootstrapServers()).route(TopicRoute.of("contract")).instanceId("contract-cdc")
                     .slotName(slot(db)).leaseDuration(Duration.ofSeconds(10)).heartbeatInterval(Duration.ofSeconds(1))
-                    .offsetFlushInterval(Duration.ofMillis(200)), config -> kafka).build();
+                    .offsetFlushInterval(Duration.ofMillis(200)).maxAttempts(maxAttempts), config -> kafka).build();
         }
     }
 
@@ -268,6 +271,78 @@ class FailureContractTest {
         if (OBSERVED.size() == Kind.values().length) {
             assertThat(OBSERVED.get(Kind.CDC)).isEqualTo(OBSERVED.get(Kind.POLL));
         }
+        if (NEVER_CLEARS.size() == Kind.values().length) {
+            assertThat(NEVER_CLEARS.get(Kind.CDC)).isEqualTo(NEVER_CLEARS.get(Kind.POLL));
+        }
+    }
+
+    /** What each relay did with a retriable failure that never clears, and with a timeout that never clears. */
+    private static final Map<Kind, String> NEVER_CLEARS = new ConcurrentHashMap<>();
+
+    /**
+     * A retriable failure of one record's own that never clears (issue 26, item 7): with nothing else to publish,
+     * so no other acknowledgement tells the relay that Kafka works, both relays park the row after exactly
+     * {@code maxAttempts} refusals, with the failure's class and that count, and publish what is around it; the
+     * WAL relay no longer replays it for ever while it holds the slot. A timeout that never clears is Kafka away, not
+     * the record: it is retried past {@code maxAttempts}, never parked, and published once Kafka is back.
+     */
+    @ParameterizedTest
+    @EnumSource(Kind.class)
+    void aRetriableFailureThatNeverClearsIsParkedAfterMaxAttemptsATimeoutNever(Kind kind, TestDatabase db, TestKafka broker)
+            throws Exception {
+        int maxAttempts = 2;
+        RefusingProducer kafka = new RefusingProducer();
+        StringBuilder observed = new StringBuilder();
+        try (Relay relay = kind.build(db, broker, kafka, maxAttempts)) {
+            relay.start();
+            await().atMost(Duration.ofSeconds(90)).until(() -> relay.health().ready());
+            String label = kind + ", UnknownServerException for ever";
+            kafka.refuse(Case.future(() -> new UnknownServerException("test: the broker keeps failing this record"),
+                    PublishFailure.RETRIABLE));
+            UUID[] ids = insertThree(db, 1);
+            await(label + ": parked").atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(20))
+                    .until(() -> parked(db, ids[1]) != null);
+            await(label + ": the rest is published").atMost(Duration.ofSeconds(60))
+                    .until(() -> kafka.published(ids[0]) && kafka.published(ids[2]) && rows(db) == 0);
+            String[] letter = parked(db, ids[1]);
+            assertThat(letter[0]).as(label + ": error_class").isEqualTo(UnknownServerException.class.getName());
+            assertThat(letter[1]).as(label + ": attempts").isEqualTo(Integer.toString(maxAttempts));
+            assertThat(kafka.refusals(ids[1])).as(label + ": sent exactly maxAttempts times").isEqualTo(maxAttempts);
+            assertThat(kafka.published(ids[1])).as(label + ": never published").isFalse();
+            observed.append("parked ").append(letter[0]).append(" attempts=").append(letter[1])
+                    .append(" refusals=").append(kafka.refusals(ids[1]));
+
+            label = kind + ", TimeoutException for ever";
+            kafka.refuse(Case.future(() -> new TimeoutException("test: expiring 1 record(s)"), PublishFailure.RETRIABLE));
+            UUID[] late = insertThree(db, 2);
+            await(label + ": retried past maxAttempts").atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(20))
+                    .until(() -> kafka.refusals(late[1]) > maxAttempts);
+            assertThat(parked(db, late[1])).as(label + ": never parked").isNull();
+            assertThat(unpublished(db, late[1])).as(label + ": still in outbox_event").isTrue();
+            kafka.heal();
+            await(label + ": published after the heal").atMost(Duration.ofSeconds(90))
+                    .until(() -> kafka.published(late[1]) && rows(db) == 0);
+            assertThat(parked(db, late[1])).as(label + ": never parked").isNull();
+            observed.append("; timeout retried, published after the heal");
+        } finally {
+            if (kind == Kind.CDC) {
+                db.dropReplicationSlot(slot(db));
+            }
+        }
+        NEVER_CLEARS.put(kind, observed.toString());
+    }
+
+    /** Fine, Refused, Fine in one transaction. */
+    private static UUID[] insertThree(TestDatabase db, int n) throws SQLException {
+        UUID[] ids = {EventIds.next(), EventIds.next(), EventIds.next()};
+        try (Connection conn = db.connect()) {
+            conn.setAutoCommit(false);
+            insert(conn, ids[0], "a-" + n, "Fine", "{}");
+            insert(conn, ids[1], "r-" + n, "Refused", "{}");
+            insert(conn, ids[2], "b-" + n, "Fine", "{}");
+            conn.commit();
+        }
+        return ids;
     }
 
     /** One case: three events (fine, refused, fine), what the relay does with the refused one, then heal. */

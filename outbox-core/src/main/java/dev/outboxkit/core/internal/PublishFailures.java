@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.function.Predicate;
 import org.apache.kafka.common.InvalidRecordException;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.errors.AuthenticationException;
@@ -26,6 +27,7 @@ import org.apache.kafka.common.errors.RecordBatchTooLargeException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.errors.SerializationException;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.UnknownServerException;
 import org.apache.kafka.common.errors.UnsupportedCompressionTypeException;
 import org.apache.kafka.common.errors.UnsupportedVersionException;
@@ -37,8 +39,8 @@ import org.apache.kafka.common.errors.UnsupportedVersionException;
  * superclass of it) has a {@link Rule} decides. Wrappers without a rule ({@code ExecutionException}, a plain
  * {@code KafkaException} around a cause, our own wrappers) are looked through. Nothing known anywhere in the
  * chain: {@link PublishFailure#RETRIABLE}, because a retry never loses an event and a guess at poison would
- * park good events during an outage the relay does not recognise. (The polling relay still parks a row that
- * keeps failing while Kafka takes the others, after {@code maxAttempts}.)
+ * park good events during an outage the relay does not recognise. Both relays still park a row whose own record
+ * keeps failing, after {@code maxAttempts} failures that {@link #isAttempt count}.
  */
 public final class PublishFailures {
 
@@ -134,6 +136,24 @@ public final class PublishFailures {
     }
 
     private PublishFailures() {
+    }
+
+    /**
+     * Whether {@code error} counts as one of the record's attempts towards {@code maxAttempts} (both relays): a
+     * RETRIABLE failure that Kafka reported about this record itself. Never a timeout (Kafka slow or away: an outage
+     * produces those), never an interrupt (the relay is stopping), never a failure that only follows from the
+     * producer being stopped by another record's ({@code consequenceOfStop}), and never POISON (parked at once) or
+     * FATAL (the record is fine; an operator must act). A retriable error that does reach the relay (the producer
+     * retries the transient ones itself until its delivery timeout) is the broker answering about this record, so
+     * the same record failing this way {@code maxAttempts} times is parked rather than holding everything behind it.
+     */
+    public static boolean isAttempt(Throwable error, Predicate<Throwable> consequenceOfStop) {
+        if (error == null || consequenceOfStop.test(error)) {
+            return false;
+        }
+        Classified c = classify(error);
+        return c.outcome() == PublishFailure.RETRIABLE && !(c.cause() instanceof TimeoutException)
+                && !(c.cause() instanceof InterruptException) && !(c.cause() instanceof InterruptedException);
     }
 
     /** The rules, in the order the README lists them. */

@@ -264,7 +264,7 @@ public final class CdcRelay implements Relay {
                     get(RelayOptions.LEASE_DURATION), get(CdcOptions.DELETE_AFTER_PUBLISH), get(CdcOptions.HEARTBEAT_INTERVAL),
                     get(CdcOptions.OFFSET_FLUSH_INTERVAL), get(CdcOptions.MAX_BATCH_SIZE), get(CdcOptions.MAX_IN_FLIGHT),
                     get(CdcOptions.POLL_INTERVAL),
-                    get(CdcOptions.SHUTDOWN_TIMEOUT), meterRegistry == null ? new SimpleMeterRegistry() : meterRegistry,
+                    get(CdcOptions.SHUTDOWN_TIMEOUT), get(RelayOptions.MAX_ATTEMPTS), meterRegistry == null ? new SimpleMeterRegistry() : meterRegistry,
                     clock, Tracing.of(openTelemetry)), producerFactory);
         }
 

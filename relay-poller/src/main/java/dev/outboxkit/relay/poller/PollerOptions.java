@@ -37,11 +37,6 @@ public final class PollerOptions {
             ParkPolicy.CONTINUE, "After a row is parked: CONTINUE publishing its aggregate (poison never blocks) or "
                     + "HOLD_AGGREGATE (its later events wait until the parked one is retried or discarded).");
 
-    /** Retriable failures before a row is parked. */
-    public static final RelayOption<Integer> MAX_ATTEMPTS = RelayOption.integer("maxAttempts", 10, 1, 1000,
-            "A row whose record fails with a retriable error this many times while Kafka accepts other records is "
-                    + "parked. Timeouts and failures during an outage (nothing acknowledged) do not count.");
-
     /** Longest idle wait. */
     public static final RelayOption<Duration> MAX_POLL_DELAY = RelayOption.duration("maxPollDelay",
             Duration.ofMillis(100), Duration.ofMillis(1), Duration.ofMinutes(1),
@@ -60,7 +55,7 @@ public final class PollerOptions {
 
     /** The polling relay's own settings, in reference order. */
     public static List<RelayOption<?>> all() {
-        return List.of(PARTITIONS, BATCH_SIZE, AFTER_PUBLISH, PARK_POLICY, MAX_ATTEMPTS, MAX_POLL_DELAY, LISTEN_NOTIFY,
+        return List.of(PARTITIONS, BATCH_SIZE, AFTER_PUBLISH, PARK_POLICY, MAX_POLL_DELAY, LISTEN_NOTIFY,
                 PIPELINE_CLAIMS);
     }
 }

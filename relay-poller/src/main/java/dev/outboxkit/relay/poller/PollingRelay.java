@@ -456,15 +456,6 @@ public final class PollingRelay implements Relay {
         }
 
         /**
-         * {@link PollerOptions#MAX_ATTEMPTS}: a row whose record fails with a retriable error this many times while
-         * Kafka accepts other records is parked. Timeouts and failures during an outage (nothing acknowledged) do not
-         * count. Default 10, from 1 to 1000.
-         */
-        public Builder maxAttempts(int maxAttempts) {
-            return set(PollerOptions.MAX_ATTEMPTS, maxAttempts);
-        }
-
-        /**
          * {@link PollerOptions#MAX_POLL_DELAY}: longest wait between polls when idle. After an empty poll the relay
          * waits 1 ms, then doubles up to this. Default 100 ms, from 1 ms to 1 min.
          */
@@ -524,7 +515,7 @@ public final class PollingRelay implements Relay {
             Map<String, Object> producerConfig = producerConfig(producer);
             PollerSettings settings = new PollerSettings(get(RelayOptions.SCHEMA), producerConfig, routeWithFormat(),
                     get(PollerOptions.PARTITIONS), id, leaseDuration, get(PollerOptions.BATCH_SIZE), listenNotify,
-                    get(PollerOptions.AFTER_PUBLISH), get(PollerOptions.PARK_POLICY), get(PollerOptions.MAX_ATTEMPTS),
+                    get(PollerOptions.AFTER_PUBLISH), get(PollerOptions.PARK_POLICY), get(RelayOptions.MAX_ATTEMPTS),
                     get(PollerOptions.MAX_POLL_DELAY), get(PollerOptions.PIPELINE_CLAIMS), clock, Tracing.of(openTelemetry));
             HikariDataSource pool = null;
             DataSource ds = dataSource;

@@ -1,6 +1,7 @@
 package dev.outboxkit.relay.cdc.internal;
 
 import dev.outboxkit.core.Identifiers;
+import dev.outboxkit.core.RelayOptions;
 import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.core.internal.DatabaseLogin;
@@ -21,14 +22,15 @@ import java.util.Map;
  * @param maxInFlight     most records handed to the producer and not yet acknowledged
  * @param pollInterval    Debezium's {@code poll.interval.ms}: the longest a lone event waits in its queue
  * @param shutdownTimeout how long {@code close()} waits for the open transaction to finish publishing
+ * @param maxAttempts     counted failures of a row's own record before it is parked (RelayOptions.MAX_ATTEMPTS)
  * @param tracing         publish spans ({@link Tracing#OFF}: none)
  */
 public record CdcSettings(String jdbcUrl, String user, Secret password, String schema, String slotName,
                           String publicationName, Map<String, Object> producerConfig, TopicRoute route,
                           String instanceId, Duration leaseDuration, boolean deleteAfterPublish,
                           Duration heartbeatInterval, Duration offsetFlushInterval, int maxBatchSize,
-                          int maxInFlight, Duration pollInterval, Duration shutdownTimeout, MeterRegistry meterRegistry,
-                          Clock clock, Tracing tracing) {
+                          int maxInFlight, Duration pollInterval, Duration shutdownTimeout, int maxAttempts,
+                          MeterRegistry meterRegistry, Clock clock, Tracing tracing) {
 
     /** Prefix of the logical decoding messages the writer emits in its emit-message mode. */
     public static final String MESSAGE_PREFIX = "outboxkit";
@@ -38,9 +40,10 @@ public record CdcSettings(String jdbcUrl, String user, Secret password, String s
         Identifiers.requireValid("slotName", slotName);
         Identifiers.requireValid("publicationName", publicationName);
         producerConfig = Map.copyOf(producerConfig);
+        RelayOptions.MAX_ATTEMPTS.check(maxAttempts);
     }
 
-    /** Settings without tracing. */
+    /** Settings without tracing, with the default maxAttempts. */
     public CdcSettings(String jdbcUrl, String user, Secret password, String schema, String slotName,
                        String publicationName, Map<String, Object> producerConfig, TopicRoute route,
                        String instanceId, Duration leaseDuration, boolean deleteAfterPublish,
@@ -48,7 +51,7 @@ public record CdcSettings(String jdbcUrl, String user, Secret password, String s
                        Duration pollInterval, Duration shutdownTimeout, MeterRegistry meterRegistry, Clock clock) {
         this(jdbcUrl, user, password, schema, slotName, publicationName, producerConfig, route, instanceId, leaseDuration,
                 deleteAfterPublish, heartbeatInterval, offsetFlushInterval, maxBatchSize, maxInFlight, pollInterval,
-                shutdownTimeout, meterRegistry, clock, Tracing.OFF);
+                shutdownTimeout, RelayOptions.MAX_ATTEMPTS.defaultValue(), meterRegistry, clock, Tracing.OFF);
     }
 
     /** The login of the relay's pool and of Debezium's connections. */

@@ -28,12 +28,14 @@ import org.apache.kafka.clients.producer.RecordMetadata;
  * anything else ({@link PublishFailure#RETRIABLE}, {@link PublishFailure#FATAL}) fails the whole batch with a
  * {@link PublishFailedException}, nothing of it is marked done, and the relay retries from its last offset.
  * Such a failure also stops the producer at once ({@link StopOnFailure}), so no later record of the same
- * partition is written before the failed one is published again (issue 30).
+ * partition is written before the failed one is published again (issue 30). A row whose own record failed
+ * {@code maxAttempts} times in a way that {@link PublishFailures#isAttempt counts} ({@link RowAttempts}) is parked
+ * instead of being sent again, with its last failure, as the polling relay does.
  */
 final class Publisher {
 
-    /** An event Kafka refused for good, with everything needed to park it. */
-    record DeadLetter(OutboxRow row, PublishFailures.Classified failure) {
+    /** An event Kafka refused for good (or {@code attempts} times), with everything needed to park it. */
+    record DeadLetter(OutboxRow row, PublishFailures.Classified failure, int attempts) {
     }
 
     /** What became of a batch: acknowledged rows and rows to park. */
@@ -88,14 +90,17 @@ final class Publisher {
     }
 
     private final StopOnFailure producers;
+    private final RowAttempts attempts;
     private final TracedRecords records;
     private final CdcMetrics metrics;
     private final Clock clock;
     private final Runnable flush;
 
     /** @param flush asks for the producer's buffer to be sent now, without waiting (the producer lingers 5 ms) */
-    Publisher(StopOnFailure producers, TracedRecords records, CdcMetrics metrics, Clock clock, Runnable flush) {
+    Publisher(StopOnFailure producers, RowAttempts attempts, TracedRecords records, CdcMetrics metrics, Clock clock,
+              Runnable flush) {
         this.producers = producers;
+        this.attempts = attempts;
         this.records = records;
         this.metrics = metrics;
         this.clock = clock;
@@ -126,6 +131,11 @@ final class Publisher {
         List<OutboxRow> sentRows = new ArrayList<>(rows.size());
         List<Future<RecordMetadata>> futures = new ArrayList<>(rows.size());
         for (OutboxRow row : rows) {
+            RowAttempts.Exhausted exhausted = attempts.exhausted(row);
+            if (exhausted != null) {
+                refused.add(new DeadLetter(row, exhausted.lastFailure(), exhausted.attempts()));
+                continue;
+            }
             try {
                 OutboxEvent event = row.toEvent();
                 Instant createdAt = event.createdAt();
@@ -133,14 +143,18 @@ final class Publisher {
                 futures.add(TracedRecords.send(producer, records.toRecord(event), producers.guard(producer, true, (metadata, error) -> {
                     if (error == null) {
                         acknowledged(createdAt);
+                        attempts.forget(row);
+                    } else {
+                        counted(row, error); // here, not in settle: a stopped producer may fail the batch before that
                     }
                 })));
             } catch (RuntimeException e) {
                 PublishFailures.Classified failure = PublishFailures.classify(e);
                 if (failure.outcome() != PublishFailure.POISON) {
+                    counted(row, e);
                     throw failed(row, failure);
                 }
-                refused.add(new DeadLetter(row, failure));
+                refused.add(new DeadLetter(row, failure, 1));
                 continue;
             }
             sentRows.add(row);
@@ -149,6 +163,13 @@ final class Publisher {
             flush.run();
         }
         return new Sent(sentRows, futures, refused);
+    }
+
+    /** One attempt of {@code row}'s towards maxAttempts, when the failure {@link PublishFailures#isAttempt counts}. */
+    private void counted(OutboxRow row, Throwable error) {
+        if (PublishFailures.isAttempt(error, producers::consequenceOfStop)) {
+            attempts.failed(row, PublishFailures.classify(error));
+        }
     }
 
     /** On the producer's thread, as each acknowledgement arrives: the latency is measured at the ack itself. */
@@ -170,7 +191,7 @@ final class Publisher {
                 if (failure.outcome() != PublishFailure.POISON) {
                     throw failed(sent.rows.get(i), failure);
                 }
-                dead.add(new DeadLetter(sent.rows.get(i), failure));
+                dead.add(new DeadLetter(sent.rows.get(i), failure, 1));
             }
         }
         if (!sent.futures.isEmpty()) {

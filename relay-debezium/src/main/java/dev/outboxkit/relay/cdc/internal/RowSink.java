@@ -96,12 +96,13 @@ final class RowSink implements AutoCloseable {
         }
         metrics.deadLettered.increment(letters.size());
         for (Publisher.DeadLetter letter : letters) {
-            log.warn("parked event {} (seq {}) in outbox_dead_letter: {}. Retry or discard it with 'outbox dead-letters'",
-                    letter.row().id(), letter.row().seq(), letter.failure().describe());
+            log.warn("parked event {} (seq {}) in outbox_dead_letter after {} attempt(s): {}. Retry or discard it with "
+                    + "'outbox dead-letters'", letter.row().id(), letter.row().seq(), letter.attempts(),
+                    letter.failure().describe());
         }
     }
 
-    /** Attempts 1: the WAL relay parks an event the first time Kafka (or the mapping) refuses it for good. */
+    /** Poison is parked at its first attempt; a row Kafka kept refusing retriably after its counted attempts. */
     private static DeadLetterWriter.Letter toLetter(Publisher.DeadLetter letter) {
         OutboxRow row = letter.row();
         UUID id;
@@ -118,7 +119,7 @@ final class RowSink implements AutoCloseable {
             createdAt = null; // parked at the time of parking
         }
         return DeadLetterWriter.Letter.of(id, row.seq(), row.aggregateType(), row.aggregateId(), row.eventType(),
-                row.payload(), row.payloadBytes(), row.contentType(), row.headers(), row.topic(), createdAt, letter.failure(), 1);
+                row.payload(), row.payloadBytes(), row.contentType(), row.headers(), row.topic(), createdAt, letter.failure(), letter.attempts());
     }
 
     /** Queues acknowledged rows for deletion (deleteAfterPublish only). */

@@ -28,7 +28,7 @@ final class Session {
 
     /** What a session works with: the supervisor's resources, alive for all its sessions. */
     record Context(CdcSettings settings, JdbcTarget target, CdcMetrics metrics, HikariDataSource pool,
-                   StopOnFailure producers, LeaseKeeper lease, SlotGuard guard, StateTables state,
+                   StopOnFailure producers, RowAttempts attempts, LeaseKeeper lease, SlotGuard guard, StateTables state,
                    ScheduledExecutorService scheduler, SlotMonitor monitor, BooleanSupplier closing) {
     }
 
@@ -37,6 +37,7 @@ final class Session {
     private final CdcMetrics metrics;
     private final HikariDataSource pool;
     private final StopOnFailure producers;
+    private final RowAttempts attempts;
     private final LeaseKeeper lease;
     private final SlotGuard guard;
     private final StateTables state;
@@ -62,6 +63,7 @@ final class Session {
         this.metrics = context.metrics();
         this.pool = context.pool();
         this.producers = context.producers();
+        this.attempts = context.attempts();
         this.lease = context.lease();
         this.guard = context.guard();
         this.state = context.state();
@@ -203,7 +205,7 @@ final class Session {
         flushing.setDaemon(true);
         flushing.start();
         try {
-            Publisher publisher = new Publisher(producers, new TracedRecords(settings.route(), settings.tracing()), metrics,
+            Publisher publisher = new Publisher(producers, attempts, new TracedRecords(settings.route(), settings.tracing()), metrics,
                     settings.clock(), flusher::request);
             StartupDrain.Result drained = null;
             if (settings.deleteAfterPublish() || firstStart) {

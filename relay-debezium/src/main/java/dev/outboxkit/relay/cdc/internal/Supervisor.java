@@ -44,6 +44,8 @@ public final class Supervisor implements AutoCloseable {
     private final Function<Map<String, Object>, Producer<byte[], byte[]>> producers;
     private HikariDataSource pool;
     private StopOnFailure producer;
+    /** Counted failures per row, across sessions (each failure ends one). */
+    private final RowAttempts attempts;
     private KafkaReachability kafka;
     private LeaseKeeper lease;
     private SlotGuard guard;
@@ -67,6 +69,7 @@ public final class Supervisor implements AutoCloseable {
     /** @param producers makes the relay's producer from the checked configuration (tests pass a MockProducer) */
     public Supervisor(CdcSettings settings, Function<Map<String, Object>, Producer<byte[], byte[]>> producers) {
         this.settings = settings;
+        this.attempts = new RowAttempts(settings.maxAttempts());
         this.producers = producers;
         this.target = JdbcTarget.parse(settings.jdbcUrl());
         this.metrics = new CdcMetrics(settings.meterRegistry(), settings.slotName());
@@ -236,7 +239,7 @@ public final class Supervisor implements AutoCloseable {
     }
 
     private Session newSession(long fence, String previousHolder) {
-        return new Session(new Session.Context(settings, target, metrics, pool, producer, lease, guard, state, scheduler,
+        return new Session(new Session.Context(settings, target, metrics, pool, producer, attempts, lease, guard, state, scheduler,
                 monitor, () -> closing), fence, previousHolder);
     }
 

@@ -147,7 +147,7 @@ class AsyncAcksTest {
         // deleteAfterPublish=false and no dead letters: the sink never touches its (absent) database
         RowSink sink = new RowSink(null, settings, null, () -> 1, e -> { }, metrics);
         // no flush requests: MockProducer.flush() would acknowledge everything at once
-        Publisher publisher = new Publisher(new StopOnFailure(() -> producer, "test"), new TracedRecords(settings.route(), Tracing.OFF), metrics,
+        Publisher publisher = new Publisher(new StopOnFailure(() -> producer, "test"), new RowAttempts(10), new TracedRecords(settings.route(), Tracing.OFF), metrics,
                 Clock.systemUTC(), () -> { });
         return new StreamHandler(new ChangeDecoder("public", EngineConfig.HEARTBEAT_TOPIC_PREFIX), publisher, sink, metrics,
                 new FlushPolicy(Duration.ofSeconds(1)), () -> true, null, true, maxInFlight);

@@ -78,7 +78,7 @@ class FencingTest {
             OutboxRow row = new OutboxRow(seq, "0191f0a4-1c2b-7d3e-8f40-123456789abc", "order", "1", "E", null, "{}", "{}",
                     "2024-05-06T07:08:09Z");
             assertThatThrownBy(() -> sinkA.park(List.of(new Publisher.DeadLetter(row,
-                    dev.outboxkit.core.internal.PublishFailures.classify(new dev.outboxkit.core.InvalidEventException("y"))))))
+                    dev.outboxkit.core.internal.PublishFailures.classify(new dev.outboxkit.core.InvalidEventException("y")), 1))))
                     .isInstanceOf(FencedWriteException.class);
             sinkA.deleteLater(new long[] {seq});
             org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> fenced.get() != null);

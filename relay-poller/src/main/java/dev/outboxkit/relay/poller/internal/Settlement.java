@@ -11,7 +11,6 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.function.Predicate;
-import org.apache.kafka.common.errors.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -54,8 +53,8 @@ final class Settlement {
     boolean finish(Batch b, boolean clean) {
         int acked = b.count(Batch.State.ACKED);
         int refused = b.count(Batch.State.PARKED);
-        // Attempts count only when Kafka answered for other records (a row's own failure, not an outage).
         boolean kafkaAnswered = acked > 0 || refused > 0;
+        boolean counted = false;
         List<Integer> park = new ArrayList<>();
         List<Integer> putBack = new ArrayList<>();
         int[] attempts = new int[b.size()];
@@ -69,13 +68,12 @@ final class Settlement {
                     park.add(i);
                 }
                 case FAILED -> {
-                    // A timeout says Kafka is slow or away, not that this row is bad: it never counts. Nor does a
-                    // failure that needs an operator (authorization, versions): the row is fine, it must not be parked.
-                    PublishFailures.Classified failure = PublishFailures.classify(b.error(i));
-                    boolean counts = kafkaAnswered && failure.outcome() == PublishFailure.RETRIABLE
-                            && !(failure.cause() instanceof TimeoutException) && !consequenceOfStop.test(b.error(i));
+                    // The one rule of both relays: Kafka's own answer about this record counts; a timeout, a failure
+                    // that needs an operator or one that follows from another record's stop does not.
+                    boolean counts = PublishFailures.isAttempt(b.error(i), consequenceOfStop);
                     if (counts) {
                         attempts[i] = row.attempts + 1;
+                        counted = true;
                     }
                     if (counts && attempts[i] >= settings.maxAttempts()) {
                         park.add(i);
@@ -90,8 +88,8 @@ final class Settlement {
         noteKafka(b, acked, clean);
         Connection c = b.connection;
         try {
-            if (!kafkaAnswered) {
-                c.rollback(); // nothing reached Kafka for good: every row back exactly as it was
+            if (!kafkaAnswered && !counted) {
+                c.rollback(); // nothing reached Kafka for good, no attempt to record: every row back exactly as it was
                 return true;
             }
             if (!park.isEmpty()) {
