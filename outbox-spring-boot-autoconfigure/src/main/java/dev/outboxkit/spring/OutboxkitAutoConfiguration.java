@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.outboxkit.consumer.LateArrivalException;
 import dev.outboxkit.core.InvalidEventException;
 import dev.outboxkit.core.Identifiers;
+import dev.outboxkit.core.OutboxTables;
 import dev.outboxkit.sql.Migrations;
 import dev.outboxkit.writer.IdempotencyKeys;
 import dev.outboxkit.writer.OutboxWriter;
@@ -89,7 +90,7 @@ public class OutboxkitAutoConfiguration {
      */
     public static final class SchemaCheck {
         SchemaCheck(DataSource dataSource, String schema) {
-            String table = Identifiers.qualified(schema, "outbox_event");
+            String table = Identifiers.qualified(schema, OutboxTables.OUTBOX_EVENT);
             boolean present;
             String where;
             // to_regclass needs no privilege on the table: a consumer's role without grants on outbox_event passes.
