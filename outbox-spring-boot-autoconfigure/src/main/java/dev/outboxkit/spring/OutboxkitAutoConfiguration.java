@@ -303,6 +303,22 @@ public class OutboxkitAutoConfiguration {
         }
     }
 
+    /** The Actuator endpoint {@code outboxkit}, when Actuator and outbox-ops are on the class path. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = {"org.springframework.boot.actuate.endpoint.annotation.Endpoint",
+            "org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint",
+            "dev.outboxkit.ops.admin.OutboxAdmin"})
+    static class ActuatorEndpoint {
+
+        @Bean
+        @ConditionalOnMissingBean
+        @org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint(OutboxkitEndpoint.class)
+        OutboxkitEndpoint outboxkitEndpoint(DataSource dataSource, OutboxkitProperties properties) {
+            return new OutboxkitEndpoint(dev.outboxkit.ops.admin.OutboxAdmin.builder()
+                    .producer(dataSource, properties.getSchema()).build());
+        }
+    }
+
     private static void requireClass(String className, String mode, String artifact) {
         try {
             Class.forName(className, false, OutboxkitAutoConfiguration.class.getClassLoader());
