@@ -4,6 +4,7 @@ import dev.outboxkit.consumer.internal.ConsumerLoop;
 import dev.outboxkit.consumer.internal.ConsumerMetrics;
 import dev.outboxkit.consumer.internal.ConsumerSettings;
 import dev.outboxkit.consumer.internal.ApplyFailures;
+import dev.outboxkit.core.OutboxTables;
 import dev.outboxkit.core.Relay;
 import dev.outboxkit.core.UnsafeConfigurationException;
 import dev.outboxkit.core.internal.Tracing;
@@ -227,7 +228,7 @@ public final class DedupeConsumer implements AutoCloseable {
         private List<String> topics;
         private Pattern topicPattern;
         private DataSource dataSource;
-        private String schema = "public";
+        private String schema = OutboxTables.DEFAULT_SCHEMA;
         private EventHandler handler;
         private BatchHandler batchHandler;
         private String idHeader = "id";

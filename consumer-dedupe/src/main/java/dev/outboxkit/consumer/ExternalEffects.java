@@ -3,6 +3,7 @@ package dev.outboxkit.consumer;
 import dev.outboxkit.consumer.internal.ApplyFailures;
 import dev.outboxkit.core.FencedException;
 import dev.outboxkit.core.Identifiers;
+import dev.outboxkit.core.OutboxTables;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -124,7 +125,7 @@ public final class ExternalEffects {
 
     private ExternalEffects(DataSource dataSource, String schema, Clock clock, String holder) {
         this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
-        this.table = Identifiers.qualified(schema, "external_effect");
+        this.table = Identifiers.qualified(schema, OutboxTables.EXTERNAL_EFFECT);
         this.clock = Objects.requireNonNull(clock, "clock");
         if (holder == null || holder.isBlank()) {
             throw new IllegalArgumentException("holder must not be blank");

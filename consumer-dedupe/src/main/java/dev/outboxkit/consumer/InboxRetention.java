@@ -1,6 +1,7 @@
 package dev.outboxkit.consumer;
 
 import dev.outboxkit.core.Identifiers;
+import dev.outboxkit.core.OutboxTables;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -65,7 +66,7 @@ public final class InboxRetention {
         Objects.requireNonNull(dataSource, "dataSource");
         Objects.requireNonNull(admin, "admin");
         Objects.requireNonNull(clock, "clock");
-        String table = Identifiers.qualified(schema, "processed_event");
+        String table = Identifiers.qualified(schema, OutboxTables.PROCESSED_EVENT);
         if (group == null || group.isBlank()) {
             throw new IllegalArgumentException("group must not be blank");
         }

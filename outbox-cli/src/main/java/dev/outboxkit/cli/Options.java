@@ -2,6 +2,7 @@ package dev.outboxkit.cli;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxkit.core.Identifiers;
+import dev.outboxkit.core.OutboxTables;
 import dev.outboxkit.core.ProducerSafety;
 import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.internal.ConnectionPools;
@@ -66,7 +67,7 @@ final class Options {
                 description = "Database password (or password= in the URL; this wins over it); prefer OUTBOX_PASSWORD or the config file over the flag.")
         String password;
 
-        @Option(names = "--schema", paramLabel = "NAME", defaultValue = "public", converter = SchemaConverter.class,
+        @Option(names = "--schema", paramLabel = "NAME", defaultValue = OutboxTables.DEFAULT_SCHEMA, converter = SchemaConverter.class,
                 description = "Schema holding the outboxkit tables (validated identifier).")
         String schema;
 

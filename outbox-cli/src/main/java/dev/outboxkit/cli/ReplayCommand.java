@@ -1,17 +1,13 @@
 package dev.outboxkit.cli;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.outboxkit.core.Identifiers;
+import dev.outboxkit.ops.admin.OutboxAdmin;
+import dev.outboxkit.ops.admin.ReplayResult;
+import dev.outboxkit.ops.admin.ReplaySelection;
 import java.io.PrintWriter;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Timestamp;
 import java.time.Instant;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
@@ -60,68 +56,33 @@ final class ReplayCommand implements Callable<Integer> {
         if (to != null && from == null) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--to needs --from");
         }
-        String outbox = Identifiers.qualified(db.schema, "outbox_event");
-        String where = byId ? "id = ANY (?)" : "created_at >= ? AND created_at < ?";
-        String sql = dryRun
-                ? "SELECT id, aggregate_type, aggregate_id FROM " + outbox + " WHERE published_at IS NOT NULL AND " + where
-                : "UPDATE " + outbox + " SET published_at = NULL, attempts = 0 WHERE published_at IS NOT NULL AND " + where
-                        + " RETURNING id, aggregate_type, aggregate_id";
+        ReplaySelection selection = byId ? ReplaySelection.ids(ids) : ReplaySelection.createdBetween(from, to);
+        ReplayResult result;
+        try (HikariDataSource ds = db.dataSource("outbox-replay", 1)) {
+            result = OutboxAdmin.builder().producer(ds, db.schema).build().replay(selection, dryRun, DeadLettersCommand.operator());
+        }
         PrintWriter out = spec.commandLine().getOut();
-        Set<UUID> replayed = new HashSet<>();
-        String who = DeadLettersCommand.operator();
-        try (HikariDataSource ds = db.dataSource("outbox-replay", 1); Connection c = ds.getConnection();
-             PreparedStatement ps = c.prepareStatement(sql)) {
-            if (byId) {
-                ps.setArray(1, c.createArrayOf("uuid", ids.toArray()));
-            } else {
-                ps.setTimestamp(1, Timestamp.from(from));
-                ps.setTimestamp(2, Timestamp.from(to == null ? Instant.now() : to));
-            }
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    UUID id = rs.getObject(1, UUID.class);
-                    replayed.add(id);
-                    if (!dryRun) {
-                        DeadLettersCommand.AUDIT.info("replay id={} aggregate={}/{} by={}", id, rs.getString(2), rs.getString(3), who);
-                    }
+        int n = result.replayed().size();
+        out.printf("%s %d event%s%n", dryRun ? "would replay" : "replayed", n, n == 1 ? "" : "s");
+        if (byId && n < ids.size()) {
+            // for each id not replayed, where it is instead
+            for (UUID id : ids) {
+                ReplayResult.NotReplayed why = result.notReplayed().get(id);
+                if (why != null) {
+                    out.printf("  %s: %s%n", id, describe(id, why));
                 }
             }
-            out.printf("%s %d event%s%n", dryRun ? "would replay" : "replayed", replayed.size(), replayed.size() == 1 ? "" : "s");
-            if (byId && replayed.size() < ids.size()) {
-                reportMissing(c, ids, replayed, out);
-                return Main.FAILED;
-            }
+            return Main.FAILED;
         }
         return Main.OK;
     }
 
-    /** Says, for each id not replayed, where it is instead (unpublished, parked, or not kept). */
-    private void reportMissing(Connection c, List<UUID> wanted, Set<UUID> replayed, PrintWriter out) throws SQLException {
-        for (UUID id : wanted) {
-            if (replayed.contains(id)) {
-                continue;
-            }
-            out.printf("  %s: %s%n", id, whereIs(c, id));
-        }
-    }
-
-    private String whereIs(Connection c, UUID id) throws SQLException {
-        if (exists(c, "SELECT 1 FROM " + Identifiers.qualified(db.schema, "outbox_event") + " WHERE id = ?", id)) {
-            return "not yet published (the relay will send it; nothing to replay)";
-        }
-        if (exists(c, "SELECT 1 FROM " + Identifiers.qualified(db.schema, "outbox_dead_letter") + " WHERE id = ?", id)) {
-            return "parked as a dead letter: use 'outbox dead-letters retry --id " + id + "'";
-        }
-        return "not kept: its row was deleted after publication (relays keep rows only with --after-publish MARK); "
-                + "the intent ledger has its payload hash, not its payload";
-    }
-
-    private static boolean exists(Connection c, String sql, UUID id) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql)) {
-            ps.setObject(1, id);
-            try (ResultSet rs = ps.executeQuery()) {
-                return rs.next();
-            }
-        }
+    private static String describe(UUID id, ReplayResult.NotReplayed why) {
+        return switch (why) {
+            case UNPUBLISHED -> "not yet published (the relay will send it; nothing to replay)";
+            case PARKED -> "parked as a dead letter: use 'outbox dead-letters retry --id " + id + "'";
+            case NOT_KEPT -> "not kept: its row was deleted after publication (relays keep rows only with --after-publish MARK); "
+                    + "the intent ledger has its payload hash, not its payload";
+        };
     }
 }

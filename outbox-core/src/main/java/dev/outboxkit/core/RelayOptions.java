@@ -12,7 +12,7 @@ import java.util.List;
 public final class RelayOptions {
 
     /** Schema holding the outboxkit tables. */
-    public static final RelayOption<String> SCHEMA = RelayOption.identifier("schema", "public",
+    public static final RelayOption<String> SCHEMA = RelayOption.identifier("schema", OutboxTables.DEFAULT_SCHEMA,
             "PostgreSQL schema holding the outboxkit tables.");
 
     /** Topic for rows without their own. */

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.outboxkit.consumer.LateArrivalException;
 import dev.outboxkit.core.InvalidEventException;
 import dev.outboxkit.core.Identifiers;
+import dev.outboxkit.core.OutboxTables;
 import dev.outboxkit.sql.Migrations;
 import dev.outboxkit.writer.IdempotencyKeys;
 import dev.outboxkit.writer.OutboxWriter;
@@ -89,7 +90,7 @@ public class OutboxkitAutoConfiguration {
      */
     public static final class SchemaCheck {
         SchemaCheck(DataSource dataSource, String schema) {
-            String table = Identifiers.qualified(schema, "outbox_event");
+            String table = Identifiers.qualified(schema, OutboxTables.OUTBOX_EVENT);
             boolean present;
             String where;
             // to_regclass needs no privilege on the table: a consumer's role without grants on outbox_event passes.
@@ -299,6 +300,22 @@ public class OutboxkitAutoConfiguration {
             RelayHealthIndicator outboxRelayHealthIndicator(RelayLifecycle relay) {
                 return new RelayHealthIndicator(relay);
             }
+        }
+    }
+
+    /** The Actuator endpoint {@code outboxkit}, when Actuator and outbox-ops are on the class path. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = {"org.springframework.boot.actuate.endpoint.annotation.Endpoint",
+            "org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint",
+            "dev.outboxkit.ops.admin.OutboxAdmin"})
+    static class ActuatorEndpoint {
+
+        @Bean
+        @ConditionalOnMissingBean
+        @org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint(OutboxkitEndpoint.class)
+        OutboxkitEndpoint outboxkitEndpoint(DataSource dataSource, OutboxkitProperties properties) {
+            return new OutboxkitEndpoint(dev.outboxkit.ops.admin.OutboxAdmin.builder()
+                    .producer(dataSource, properties.getSchema()).build());
         }
     }
 

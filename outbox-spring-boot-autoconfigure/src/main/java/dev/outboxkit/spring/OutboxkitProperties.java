@@ -1,5 +1,6 @@
 package dev.outboxkit.spring;
 
+import dev.outboxkit.core.OutboxTables;
 import dev.outboxkit.writer.IdempotencyKeys;
 import dev.outboxkit.writer.WriteMode;
 import java.time.Duration;
@@ -17,7 +18,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 public class OutboxkitProperties {
 
     /** PostgreSQL schema holding the outboxkit tables (outbox_event, idempotency_key, processed_event, ...). */
-    private String schema = "public";
+    private String schema = OutboxTables.DEFAULT_SCHEMA;
 
     private final Migration migration = new Migration();
     private final Writer writer = new Writer();

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.outboxkit.core.Identifiers;
+import dev.outboxkit.core.OutboxTables;
 import dev.outboxkit.core.InvalidEventException;
 import dev.outboxkit.core.ProducerSafety;
 import dev.outboxkit.core.internal.Tracing;
@@ -68,7 +69,8 @@ public final class OutboxWriter {
 
     private static final Logger log = LoggerFactory.getLogger(OutboxWriter.class);
 
-    public static final String DEFAULT_SCHEMA = "public";
+    /** The schema used when none is given: {@link OutboxTables#DEFAULT_SCHEMA}. */
+    public static final String DEFAULT_SCHEMA = OutboxTables.DEFAULT_SCHEMA;
     /** 1 MiB: the relays' default Kafka {@code max.request.size}. */
     public static final int DEFAULT_MAX_PAYLOAD_BYTES = ProducerSafety.DEFAULT_MAX_REQUEST_SIZE;
     /** Events sent per round trip; more events take one more round trip per this many. */

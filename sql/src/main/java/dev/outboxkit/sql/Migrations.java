@@ -1,6 +1,7 @@
 package dev.outboxkit.sql;
 
 import dev.outboxkit.core.Identifiers;
+import dev.outboxkit.core.OutboxTables;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -21,12 +22,12 @@ public final class Migrations {
 
     public static final String LOCATION = "classpath:db/outboxkit";
     public static final String HISTORY_TABLE = "outboxkit_schema_history";
-    public static final String DEFAULT_SCHEMA = "public";
+    public static final String DEFAULT_SCHEMA = OutboxTables.DEFAULT_SCHEMA;
 
     /** Tables the migrations create; finding one without our history means it is someone else's. */
-    static final List<String> OWN_TABLES = List.of("outbox_event", "outbox_dead_letter", "outbox_relay_lease",
-            "idempotency_key", "idempotency_key_tombstone", "processed_event",
-            "external_effect");
+    static final List<String> OWN_TABLES = List.of(OutboxTables.OUTBOX_EVENT, OutboxTables.DEAD_LETTER,
+            OutboxTables.RELAY_LEASE, OutboxTables.IDEMPOTENCY_KEY, OutboxTables.IDEMPOTENCY_KEY_TOMBSTONE,
+            OutboxTables.PROCESSED_EVENT, OutboxTables.EXTERNAL_EFFECT);
 
     private Migrations() {
     }

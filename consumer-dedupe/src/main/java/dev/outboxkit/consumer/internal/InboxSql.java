@@ -1,6 +1,7 @@
 package dev.outboxkit.consumer.internal;
 
 import dev.outboxkit.core.Identifiers;
+import dev.outboxkit.core.OutboxTables;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -58,7 +59,7 @@ public final class InboxSql {
     private final String selectExisting;
 
     public InboxSql(String schema) {
-        String table = Identifiers.qualified(schema, "processed_event");
+        String table = Identifiers.qualified(schema, OutboxTables.PROCESSED_EVENT);
         String columns = "INSERT INTO " + table
                 + " (consumer_group, event_id, processed_at, topic, kafka_partition, kafka_offset)"
                 + " SELECT ?, u.event_id, ?, u.topic, u.kafka_partition, u.kafka_offset"

@@ -1,6 +1,6 @@
 package dev.outboxkit.core.internal;
 
-import dev.outboxkit.core.Identifiers;
+import dev.outboxkit.core.OutboxTables;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -60,7 +60,7 @@ public final class DeadLetterWriter {
 
     /** @param schema the outboxkit schema (validated and quoted here) */
     public DeadLetterWriter(String schema) {
-        String table = Identifiers.qualified(schema, "outbox_dead_letter");
+        String table = OutboxTables.in(schema).deadLetter();
         sql = statement(table, "payload", "?::jsonb");
         binarySql = statement(table, "payload_bytes, content_type", "?, ?");
     }

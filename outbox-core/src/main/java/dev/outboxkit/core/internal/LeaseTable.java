@@ -1,6 +1,6 @@
 package dev.outboxkit.core.internal;
 
-import dev.outboxkit.core.Identifiers;
+import dev.outboxkit.core.OutboxTables;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -50,8 +50,9 @@ public final class LeaseTable {
     private final String liveKeysSql;
 
     public LeaseTable(String schema) {
-        String lease = Identifiers.qualified(schema, "outbox_relay_lease");
-        String sequence = Identifiers.qualified(schema, "outbox_fence_seq");
+        OutboxTables tables = OutboxTables.in(schema);
+        String lease = tables.relayLease();
+        String sequence = tables.fenceSequence();
         String expiresIn = "statement_timestamp() + ? * interval '1 millisecond'";
         String matching = " FROM unnest(?::text[], ?::bigint[]) AS m(k, fence) WHERE l.lease_key = m.k AND l.fence = m.fence"
                 + " AND l.holder = ?";

@@ -1,6 +1,7 @@
 package dev.outboxkit.ops.reconcile;
 
 import dev.outboxkit.core.Identifiers;
+import dev.outboxkit.core.OutboxTables;
 import dev.outboxkit.ops.internal.ChunkedDelete;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -78,8 +79,8 @@ public final class IntentLedger {
         try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
             c.setAutoCommit(false);
             try {
-                s.execute("ALTER TABLE " + Identifiers.qualified(schema, "outbox_event") + events);
-                s.execute("ALTER TABLE " + Identifiers.qualified(schema, "outbox_dead_letter") + " " + action
+                s.execute("ALTER TABLE " + OutboxTables.in(schema).outboxEvent() + events);
+                s.execute("ALTER TABLE " + OutboxTables.in(schema).deadLetter() + " " + action
                         + " TRIGGER " + PARKED_TRIGGER);
                 c.commit();
             } catch (SQLException e) {
@@ -209,7 +210,7 @@ public final class IntentLedger {
 
     private Instant oldestUnpublished() throws SQLException {
         try (Connection c = dataSource.getConnection(); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SELECT min(created_at) FROM " + Identifiers.qualified(schema, "outbox_event")
+             ResultSet rs = s.executeQuery("SELECT min(created_at) FROM " + OutboxTables.in(schema).outboxEvent()
                      + " WHERE published_at IS NULL")) {
             rs.next();
             Timestamp t = rs.getTimestamp(1);

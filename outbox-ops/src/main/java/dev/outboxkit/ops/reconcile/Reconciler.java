@@ -1,11 +1,11 @@
 package dev.outboxkit.ops.reconcile;
 
-import dev.outboxkit.core.Identifiers;
+import dev.outboxkit.core.OutboxTables;
 import dev.outboxkit.ops.internal.Checks;
+import dev.outboxkit.ops.internal.ProducerSettings;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -69,17 +69,20 @@ public final class Reconciler {
     private final MeterRegistry registry;
     private final Timer duration;
 
-    private Reconciler(Builder b) {
-        this.producer = b.producer;
-        this.schema = b.schema;
+    private final OutboxTables tables;
+
+    private Reconciler(Builder b, ProducerSettings.Resolved p) {
+        this.producer = p.dataSource();
+        this.schema = p.schema();
+        this.tables = p.tables();
         this.consumers = List.copyOf(b.consumers);
         this.lookback = b.lookback;
         this.grace = b.grace;
         this.dedupeWindow = b.dedupeWindow;
         this.batchSize = b.batchSize;
         this.maxFindingsPerKind = b.maxFindingsPerKind;
-        this.clock = b.clock;
-        this.registry = b.registry;
+        this.clock = p.clock();
+        this.registry = p.registry();
         this.duration = Timer.builder("outbox.reconcile.duration").description("Wall time of one reconciliation")
                 .register(registry);
         for (Finding.Kind k : Finding.Kind.values()) {
@@ -148,7 +151,7 @@ public final class Reconciler {
 
     private void unknownIdempotencyKeys(Run run) throws SQLException {
         String sql = "SELECT scope, idem_key, locked_until, count(*) OVER () FROM "
-                + Identifiers.qualified(schema, "idempotency_key")
+                + tables.idempotencyKey()
                 + " WHERE state = 'in_progress' AND locked_until < ? ORDER BY locked_until LIMIT " + maxFindingsPerKind;
         try (Connection c = producer.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setTimestamp(1, Timestamp.from(run.until));
@@ -167,8 +170,8 @@ public final class Reconciler {
     }
 
     private void reconcile(ConsumerSource consumer, Run run) throws SQLException {
-        String processed = Identifiers.qualified(consumer.schema(), "processed_event");
-        String effects = Identifiers.qualified(consumer.schema(), "external_effect");
+        String processed = OutboxTables.in(consumer.schema()).processedEvent();
+        String effects = OutboxTables.in(consumer.schema()).externalEffect();
         try (Connection c = consumer.dataSource().getConnection()) {
             boolean autoCommit = c.getAutoCommit();
             c.setAutoCommit(false);
@@ -195,7 +198,7 @@ public final class Reconciler {
                     + " ON COMMIT DROP");
         }
         long loaded = 0;
-        String select = "SELECT event_id, created_at FROM " + Identifiers.qualified(schema, "outbox_intent")
+        String select = "SELECT event_id, created_at FROM " + tables.intent()
                 + " WHERE created_at >= ? AND created_at < ?"
                 + (consumer.aggregateTypes().isEmpty() ? "" : " AND aggregate_type = ANY (?)");
         try (Connection p = producer.getConnection();
@@ -280,12 +283,12 @@ public final class Reconciler {
         Map<UUID, String> state = new HashMap<>();
         try (Connection p = producer.getConnection();
              PreparedStatement ps = p.prepareStatement("SELECT id, published_at IS NULL FROM "
-                     + Identifiers.qualified(schema, "outbox_event") + " WHERE id = ANY (?)");
+                     + tables.outboxEvent() + " WHERE id = ANY (?)");
              PreparedStatement ledger = p.prepareStatement("SELECT event_id, max(published_at) FROM "
-                     + Identifiers.qualified(schema, "outbox_intent") + " WHERE event_id = ANY (?) AND published_at IS NOT NULL"
+                     + tables.intent() + " WHERE event_id = ANY (?) AND published_at IS NOT NULL"
                      + " GROUP BY event_id");
              PreparedStatement dl = p.prepareStatement("SELECT id FROM "
-                     + Identifiers.qualified(schema, "outbox_dead_letter") + " WHERE id = ANY (?)")) {
+                     + tables.deadLetter() + " WHERE id = ANY (?)")) {
             java.sql.Array array = p.createArrayOf("uuid", ids.toArray());
             ps.setArray(1, array);
             try (ResultSet rs = ps.executeQuery()) {
@@ -373,7 +376,7 @@ public final class Reconciler {
         Map<UUID, Instant> known = new HashMap<>();
         try (Connection p = producer.getConnection();
              PreparedStatement ps = p.prepareStatement("SELECT event_id, min(created_at) FROM "
-                     + Identifiers.qualified(schema, "outbox_intent") + " WHERE event_id = ANY (?) GROUP BY event_id")) {
+                     + tables.intent() + " WHERE event_id = ANY (?) GROUP BY event_id")) {
             ps.setArray(1, p.createArrayOf("uuid", candidates.keySet().toArray()));
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
@@ -439,24 +442,20 @@ public final class Reconciler {
 
     /** Configuration; {@link #build()} validates it. */
     public static final class Builder {
-        private DataSource producer;
-        private String schema = "public";
+        private final ProducerSettings producer = new ProducerSettings();
         private final List<ConsumerSource> consumers = new ArrayList<>();
         private Duration lookback = DEFAULT_LOOKBACK;
         private Duration grace = DEFAULT_GRACE;
         private Duration dedupeWindow = DEFAULT_DEDUPE_WINDOW;
         private int batchSize = 10_000;
         private int maxFindingsPerKind = 100;
-        private Clock clock = Clock.systemUTC();
-        private MeterRegistry registry;
 
         private Builder() {
         }
 
         /** The producer's database and schema (holding outbox_intent, outbox_event, idempotency_key). Required. */
         public Builder producer(DataSource dataSource, String schema) {
-            this.producer = dataSource;
-            this.schema = schema;
+            producer.producer(dataSource, schema);
             return this;
         }
 
@@ -497,21 +496,18 @@ public final class Reconciler {
         }
 
         public Builder clock(Clock clock) {
-            this.clock = clock;
+            producer.clock(clock);
             return this;
         }
 
         /** Where the outbox.reconcile.* meters go. Default a SimpleMeterRegistry. */
         public Builder meterRegistry(MeterRegistry registry) {
-            this.registry = registry;
+            producer.meterRegistry(registry);
             return this;
         }
 
         public Reconciler build() {
-            if (producer == null) {
-                throw new IllegalArgumentException("producer dataSource is required");
-            }
-            Identifiers.requireValid("schema", schema);
+            ProducerSettings.Resolved resolved = producer.resolve();
             if (consumers.isEmpty()) {
                 throw new IllegalArgumentException("at least one consumer is required");
             }
@@ -528,11 +524,7 @@ public final class Reconciler {
             if (maxFindingsPerKind < 1 || maxFindingsPerKind > 100_000) {
                 throw new IllegalArgumentException("maxFindingsPerKind must be between 1 and 100000, got " + maxFindingsPerKind);
             }
-            Objects.requireNonNull(clock, "clock");
-            if (registry == null) {
-                registry = new SimpleMeterRegistry();
-            }
-            return new Reconciler(this);
+            return new Reconciler(this, resolved);
         }
     }
 }

@@ -2,13 +2,14 @@ package dev.outboxkit.ops.retention;
 
 import dev.outboxkit.consumer.InboxRetention;
 import dev.outboxkit.core.Identifiers;
+import dev.outboxkit.core.OutboxTables;
 import dev.outboxkit.ops.internal.Checks;
 import dev.outboxkit.ops.internal.ChunkedDelete;
+import dev.outboxkit.ops.internal.ProducerSettings;
 import dev.outboxkit.ops.reconcile.IntentLedger;
 import dev.outboxkit.writer.IdempotencyKeys;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -96,9 +97,12 @@ public final class Retention {
     /** outbox.retention.purged by its {@code what} tag, registered up front so rules and panels see 0, not "no data". */
     private final Map<String, Counter> purged = new LinkedHashMap<>();
 
-    private Retention(Builder b) {
-        this.producer = b.producer;
-        this.schema = b.schema;
+    private final OutboxTables tables;
+
+    private Retention(Builder b, ProducerSettings.Resolved p) {
+        this.producer = p.dataSource();
+        this.schema = p.schema();
+        this.tables = p.tables();
         this.intentRetention = b.intentRetention;
         this.partitionsAhead = b.partitionsAhead;
         this.deadLetterRetention = b.deadLetterRetention;
@@ -106,8 +110,8 @@ public final class Retention {
         this.idempotencyKeys = b.idempotencyKeys;
         this.inboxes = List.copyOf(b.inboxes);
         this.admin = b.admin;
-        this.clock = b.clock;
-        this.registry = b.registry;
+        this.clock = p.clock();
+        this.registry = p.registry();
         for (String what : PURGED_KINDS) {
             purged.put(what, Counter.builder("outbox.retention.purged").description("Rows (or intent partitions) purged by retention")
                     .tag("what", what).register(registry));
@@ -176,7 +180,7 @@ public final class Retention {
         long deadLetters = deadLetterRetention == null ? 0 : deadLetters(now.minus(deadLetterRetention), dryRun);
         // The outbox archive: rows a MARK-mode relay kept after publishing them (unpublished rows are never touched).
         long archived = archiveRetention == null ? 0 : ChunkedDelete.olderThan(producer,
-                Identifiers.qualified(schema, "outbox_event"), "id", "published_at", now.minus(archiveRetention), dryRun);
+                tables.outboxEvent(), "id", "published_at", now.minus(archiveRetention), dryRun);
         if (!dryRun) {
             count("archived_events", archived);
             count("intent_partitions", intents.dropped().size());
@@ -189,7 +193,7 @@ public final class Retention {
     }
 
     private long deadLetters(Instant cutoff, boolean dryRun) throws SQLException {
-        return ChunkedDelete.olderThan(producer, Identifiers.qualified(schema, "outbox_dead_letter"), "id", "parked_at",
+        return ChunkedDelete.olderThan(producer, tables.deadLetter(), "id", "parked_at",
                 cutoff, dryRun);
     }
 
@@ -214,7 +218,7 @@ public final class Retention {
                 next.add(o.offset());
             }
         });
-        String table = Identifiers.qualified(inbox.schema(), "processed_event");
+        String table = OutboxTables.in(inbox.schema()).processedEvent();
         try (Connection c = inbox.dataSource().getConnection(); PreparedStatement ps = c.prepareStatement(
                 "SELECT count(*) FILTER (WHERE o.next_offset IS NOT NULL AND p.kafka_offset < o.next_offset),"
                         + " count(*) FILTER (WHERE p.kafka_offset IS NOT NULL AND p.topic IS NOT NULL AND p.kafka_partition IS NOT NULL"
@@ -237,8 +241,7 @@ public final class Retention {
 
     /** Configuration; {@link #build()} validates it. */
     public static final class Builder {
-        private DataSource producer;
-        private String schema = "public";
+        private final ProducerSettings producer = new ProducerSettings();
         private Duration intentRetention = DEFAULT_INTENT_RETENTION;
         private int partitionsAhead = DEFAULT_PARTITIONS_AHEAD;
         private Duration deadLetterRetention;
@@ -246,16 +249,13 @@ public final class Retention {
         private IdempotencyKeys idempotencyKeys;
         private final List<Inbox> inboxes = new ArrayList<>();
         private Admin admin;
-        private Clock clock = Clock.systemUTC();
-        private MeterRegistry registry;
 
         private Builder() {
         }
 
         /** The producer's database and schema (intent ledger, dead letters, idempotency keys). Required. */
         public Builder producer(DataSource dataSource, String schema) {
-            this.producer = dataSource;
-            this.schema = schema;
+            producer.producer(dataSource, schema);
             return this;
         }
 
@@ -306,21 +306,18 @@ public final class Retention {
         }
 
         public Builder clock(Clock clock) {
-            this.clock = clock;
+            producer.clock(clock);
             return this;
         }
 
         /** Where outbox.retention.purged goes. Default a SimpleMeterRegistry. */
         public Builder meterRegistry(MeterRegistry registry) {
-            this.registry = registry;
+            producer.meterRegistry(registry);
             return this;
         }
 
         public Retention build() {
-            if (producer == null) {
-                throw new IllegalArgumentException("producer dataSource is required");
-            }
-            Identifiers.requireValid("schema", schema);
+            ProducerSettings.Resolved resolved = producer.resolve();
             Checks.requirePositive("intentRetention", intentRetention);
             if (intentRetention.compareTo(Duration.ofDays(1)) < 0) {
                 throw new IllegalArgumentException("intentRetention must be at least 1 day (partitions are days), got "
@@ -339,11 +336,7 @@ public final class Retention {
                 throw new IllegalArgumentException("kafkaAdmin is required to purge processed_event (the committed offsets"
                         + " prove a redelivery cannot reach a purged id)");
             }
-            Objects.requireNonNull(clock, "clock");
-            if (registry == null) {
-                registry = new SimpleMeterRegistry();
-            }
-            return new Retention(this);
+            return new Retention(this, resolved);
         }
     }
 }

@@ -1,6 +1,7 @@
 package dev.outboxkit.writer.internal;
 
 import dev.outboxkit.core.Identifiers;
+import dev.outboxkit.core.OutboxTables;
 import dev.outboxkit.core.LogicalMessages;
 import dev.outboxkit.writer.WriteMode;
 import java.sql.PreparedStatement;
@@ -31,7 +32,7 @@ public final class EventStatements {
     public EventStatements(String schema, WriteMode mode, String notifyChannel) {
         this.mode = mode;
         this.logicalMessage = mode == WriteMode.LOGICAL_MESSAGE;
-        String table = Identifiers.qualified(schema, "outbox_event");
+        String table = Identifiers.qualified(schema, OutboxTables.OUTBOX_EVENT);
         this.insert = switch (mode) {
             case KEEP, INSERT_AND_DELETE -> "INSERT INTO " + table
                     + " (id, aggregate_type, aggregate_id, event_type, topic, payload, headers)"

@@ -3,6 +3,7 @@ package dev.outboxkit.writer.internal;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.outboxkit.core.Identifiers;
+import dev.outboxkit.core.OutboxTables;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -67,11 +68,11 @@ public final class IdempotencySql {
     }
 
     static String keys(String schema) {
-        return Identifiers.qualified(schema, "idempotency_key");
+        return Identifiers.qualified(schema, OutboxTables.IDEMPOTENCY_KEY);
     }
 
     static String tombstones(String schema) {
-        return Identifiers.qualified(schema, "idempotency_key_tombstone");
+        return Identifiers.qualified(schema, OutboxTables.IDEMPOTENCY_KEY_TOMBSTONE);
     }
 
     public static void bindClaim(PreparedStatement ps, String scope, String key, byte[] hash, Instant now, Duration lease)

@@ -1,0 +1,472 @@
+package dev.outboxkit.ops.admin;
+
+import dev.outboxkit.core.OutboxTables;
+import dev.outboxkit.ops.internal.ProducerSettings;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.sql.Timestamp;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Operations on one outbox (a DataSource and the schema holding its tables): what {@code outbox status},
+ * {@code outbox dead-letters} and {@code outbox replay} do, for an admin page, an Actuator endpoint or a script.
+ *
+ * <pre>{@code
+ * OutboxAdmin admin = OutboxAdmin.builder().producer(ordersDs, "public").build();
+ * Status s = admin.status();                                   // backlog, oldest age, leases, dead letters, slots
+ * DeadLetterPage page = admin.deadLetters(DeadLetterFilter.all().withErrorClass("RecordTooLargeException"), 50, null);
+ * admin.retryDeadLetters(DeadLetterFilter.ids(page.items().get(0).id()), "alice@ops");
+ * admin.discardDeadLetters(DeadLetterFilter.ids(id), "topic deleted for good", "alice@ops");
+ * admin.replay(ReplaySelection.createdBetween(from, to), false, "alice@ops");
+ * }</pre>
+ *
+ * <p>Every change (retry, discard, replay) runs in one transaction and is logged, one line a row, on the
+ * {@value #AUDIT_LOGGER} logger with the operator's name (never the payload), so operators can route audit lines
+ * on their own. Why the semantics are as they are:
+ * <ul>
+ *   <li><b>retry</b> moves rows back into {@code outbox_event} at their original {@code seq}
+ *       ({@code OVERRIDING SYSTEM VALUE}): the polling relay publishes in seq order, so under {@code HOLD_AGGREGATE}
+ *       the retried event goes out before the events of its aggregate that waited behind it. Reusing the seq cannot
+ *       collide with another event ({@code seq} is an identity column and a relay removes the row when it parks it);
+ *       if a row with that seq or id is there all the same (a copy inserted by hand, or a WAL relay that keeps its
+ *       rows), nothing is moved and {@link DeadLetterConflictException} names the key. A dead letter without a row
+ *       ({@code seq} 0: the WAL relay parked a logical decoding message) gets a new seq.</li>
+ *   <li><b>discard</b> deletes the rows for good.</li>
+ *   <li><b>replay</b> clears {@code published_at} (and {@code attempts}) of rows a {@code MARK}-mode relay kept, so
+ *       the relay sends them again under their original ids; consumer-dedupe skips those already applied. Rows a
+ *       relay deleted after publishing cannot be replayed: only the intent ledger's hash of them remains.</li>
+ * </ul>
+ *
+ * <p>Least privilege: reading dead letters needs {@code SELECT} on {@code outbox_dead_letter}; retry and discard
+ * {@code DELETE} on it, retry also {@code INSERT} and {@code SELECT (seq, id, aggregate_type, aggregate_id)} on
+ * {@code outbox_event}; status {@code SELECT} on {@code outbox_event}, {@code outbox_dead_letter} and
+ * {@code outbox_relay_lease}; replay {@code SELECT} and {@code UPDATE} on {@code outbox_event}.
+ *
+ * <p>Errors: a schema without the outboxkit tables throws {@link IllegalStateException} naming the schema, the
+ * table and the fix; other database errors are thrown as they come ({@link SQLException}), after a rollback.
+ * Thread-safe: an instance holds no state but its configuration.
+ */
+public final class OutboxAdmin {
+
+    /** The logger that receives one line per row retried, discarded or replayed. */
+    public static final String AUDIT_LOGGER = "outboxkit.audit";
+    /** Largest page {@link #deadLetters} returns. */
+    public static final int MAX_PAGE_SIZE = 10_000;
+
+    private static final Logger AUDIT = LoggerFactory.getLogger(AUDIT_LOGGER);
+    private static final String UNIQUE_VIOLATION = "23505";
+    private static final String UNDEFINED_TABLE = "42P01";
+    /** The columns a retry moves back (payload_bytes and content_type: a binary event goes back as it was parked). */
+    private static final String MOVED_COLUMNS = "id, aggregate_type, aggregate_id, event_type, payload, payload_bytes,"
+            + " content_type, headers, topic, created_at";
+    private static final String DEAD_LETTER_COLUMNS = "id, aggregate_type, aggregate_id, event_type, seq, attempts,"
+            + " created_at, parked_at, parked_by, error_class, error_message,"
+            + " coalesce(octet_length(payload_bytes), octet_length(payload::text))";
+
+    private final DataSource dataSource;
+    private final OutboxTables tables;
+    private final Clock clock;
+
+    private OutboxAdmin(ProducerSettings.Resolved p) {
+        this.dataSource = p.dataSource();
+        this.tables = p.tables();
+        this.clock = p.clock();
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** The schema this instance works on. */
+    public String schema() {
+        return tables.schema();
+    }
+
+    /** Reads the backlog (in total and by topic), the oldest unpublished age, dead letters, leases and slots. */
+    public Status status() throws SQLException {
+        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+            long backlog = 0;
+            Duration oldest = null;
+            List<Status.Backlog> byTopic = new ArrayList<>();
+            try (ResultSet rs = s.executeQuery("SELECT topic, aggregate_type, count(*),"
+                    + " extract(epoch FROM now() - min(created_at)) FROM " + tables.outboxEvent()
+                    + " WHERE published_at IS NULL GROUP BY topic, aggregate_type ORDER BY 3 DESC, 2, 1")) {
+                while (rs.next()) {
+                    Duration age = seconds(rs.getDouble(4));
+                    byTopic.add(new Status.Backlog(rs.getString(1), rs.getString(2), rs.getLong(3), age));
+                    backlog += rs.getLong(3);
+                    oldest = oldest == null || age.compareTo(oldest) > 0 ? age : oldest;
+                }
+            }
+            long deadLetters;
+            try (ResultSet rs = s.executeQuery("SELECT count(*) FROM " + tables.deadLetter())) {
+                rs.next();
+                deadLetters = rs.getLong(1);
+            }
+            List<Status.Lease> leases = new ArrayList<>();
+            try (ResultSet rs = s.executeQuery("SELECT lease_key, holder, fence, expires_at > now(),"
+                    + " extract(epoch FROM expires_at - now()) FROM " + tables.relayLease() + " ORDER BY lease_key")) {
+                while (rs.next()) {
+                    leases.add(new Status.Lease(rs.getString(1), rs.getString(2), rs.getLong(3), rs.getBoolean(4),
+                            seconds(rs.getDouble(5))));
+                }
+            }
+            return new Status(tables.schema(), backlog, oldest, byTopic, deadLetters, leases, replicationSlots(s));
+        } catch (SQLException e) {
+            throw described(e);
+        }
+    }
+
+    private static List<Status.ReplicationSlot> replicationSlots(Statement s) throws SQLException {
+        List<Status.ReplicationSlot> slots = new ArrayList<>();
+        try (ResultSet rs = s.executeQuery("""
+                SELECT slot_name, active, wal_status,
+                       pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint AS lag_bytes
+                  FROM pg_replication_slots
+                 WHERE database = current_database() AND slot_type = 'logical'
+                 ORDER BY slot_name
+                """)) {
+            while (rs.next()) {
+                long lag = rs.getLong(4);
+                slots.add(new Status.ReplicationSlot(rs.getString(1), rs.getBoolean(2), rs.getString(3),
+                        rs.wasNull() ? null : lag));
+            }
+        }
+        return slots;
+    }
+
+    private static Duration seconds(double seconds) {
+        return Duration.ofNanos(Math.round(seconds * 1e9));
+    }
+
+    /** One dead letter, if {@code id} is parked. */
+    public Optional<DeadLetter> deadLetter(UUID id) throws SQLException {
+        DeadLetterPage page = deadLetters(DeadLetterFilter.ids(id), 1, null);
+        return page.items().stream().findFirst();
+    }
+
+    /**
+     * A page of the dead letters {@code filter} matches, oldest parked first (then by seq and id).
+     *
+     * @param limit at most this many rows, 1 to {@value #MAX_PAGE_SIZE}
+     * @param after where the page starts: the {@link DeadLetterPage#next()} of the previous page; null for the first
+     * @throws IllegalArgumentException when {@code limit} is out of range
+     */
+    public DeadLetterPage deadLetters(DeadLetterFilter filter, int limit, DeadLetterPage.Cursor after) throws SQLException {
+        if (limit < 1 || limit > MAX_PAGE_SIZE) {
+            throw new IllegalArgumentException("limit must be between 1 and " + MAX_PAGE_SIZE + ", got " + limit);
+        }
+        Where where = Where.of(filter);
+        if (after != null) {
+            where.add("(parked_at, seq, id) > (?, ?, ?)", after.parkedAt(), after.seq(), after.id());
+        }
+        String sql = "SELECT " + DEAD_LETTER_COLUMNS + " FROM " + tables.deadLetter() + where.sql()
+                + " ORDER BY parked_at, seq, id LIMIT " + (limit + 1);
+        List<DeadLetter> rows = new ArrayList<>();
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+            where.bind(c, ps, 1);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    rows.add(new DeadLetter(rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3), rs.getString(4),
+                            rs.getLong(5), rs.getInt(6), instant(rs.getTimestamp(7)), instant(rs.getTimestamp(8)),
+                            rs.getString(9), rs.getString(10), rs.getString(11), rs.getLong(12)));
+                }
+            }
+        } catch (SQLException e) {
+            throw described(e);
+        }
+        if (rows.size() <= limit) {
+            return new DeadLetterPage(rows, null);
+        }
+        List<DeadLetter> page = rows.subList(0, limit);
+        return new DeadLetterPage(page, DeadLetterPage.Cursor.after(page.get(limit - 1)));
+    }
+
+    private static Instant instant(Timestamp t) {
+        return t == null ? null : t.toInstant();
+    }
+
+    /**
+     * Moves the dead letters {@code filter} matches back into {@code outbox_event} (at their original seq), in one
+     * transaction, so the relay publishes them again. Fix the cause first: an event Kafka still refuses is parked again.
+     *
+     * @param operator who asks, for the audit lines (e.g. {@code alice@host}); required
+     * @throws DeadLetterConflictException when an event with the same seq or id is in {@code outbox_event}; nothing moved
+     */
+    public DeadLetterChange retryDeadLetters(DeadLetterFilter filter, String operator) throws SQLException {
+        Where where = Where.of(filter);
+        String dl = tables.deadLetter();
+        String outbox = tables.outboxEvent();
+        String returning = " RETURNING id, aggregate_type, aggregate_id, seq";
+        String sql = "WITH moved AS (DELETE FROM " + dl + where.sql() + " RETURNING *), "
+                + "kept AS (INSERT INTO " + outbox + " (seq, " + MOVED_COLUMNS + ") OVERRIDING SYSTEM VALUE "
+                + "SELECT seq, " + MOVED_COLUMNS + " FROM moved WHERE seq > 0" + returning + "), "
+                + "renumbered AS (INSERT INTO " + outbox + " (" + MOVED_COLUMNS + ") "
+                + "SELECT " + MOVED_COLUMNS + " FROM moved WHERE seq <= 0 ORDER BY created_at, id" + returning + ") "
+                + "SELECT id, aggregate_type, aggregate_id, seq FROM kept UNION ALL SELECT id, aggregate_type, aggregate_id, seq "
+                + "FROM renumbered ORDER BY seq";
+        try {
+            return change(DeadLetterChange.Action.RETRY, filter, where, sql, null, operator);
+        } catch (SQLException e) {
+            if (UNIQUE_VIOLATION.equals(e.getSQLState())) {
+                throw new DeadLetterConflictException("nothing was moved: an event with the same seq or id is still in "
+                        + "outbox_event. That row either waits for the relay already (then discard the dead letter) or "
+                        + "is a copy inserted by hand (delete it, then retry)", e);
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Deletes the dead letters {@code filter} matches for good, in one transaction.
+     *
+     * @param reason   why, for the audit lines (e.g. "topic deleted"); may be null
+     * @param operator who asks, for the audit lines; required
+     */
+    public DeadLetterChange discardDeadLetters(DeadLetterFilter filter, String reason, String operator) throws SQLException {
+        Where where = Where.of(filter);
+        String sql = "DELETE FROM " + tables.deadLetter() + where.sql() + " RETURNING id, aggregate_type, aggregate_id, seq";
+        return change(DeadLetterChange.Action.DISCARD, filter, where, sql, reason, operator);
+    }
+
+    private DeadLetterChange change(DeadLetterChange.Action action, DeadLetterFilter filter, Where where, String sql,
+                                    String reason, String operator) throws SQLException {
+        String who = requireOperator(operator);
+        String verb = action.name().toLowerCase(java.util.Locale.ROOT);
+        List<DeadLetterChange.Row> rows = new ArrayList<>();
+        try (Connection c = dataSource.getConnection()) {
+            boolean autoCommit = c.getAutoCommit();
+            c.setAutoCommit(false);
+            try (PreparedStatement ps = c.prepareStatement(sql)) {
+                where.bind(c, ps, 1);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        rows.add(new DeadLetterChange.Row(rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3),
+                                rs.getLong(4)));
+                    }
+                }
+                c.commit();
+            } catch (SQLException | RuntimeException e) {
+                c.rollback();
+                throw e;
+            } finally {
+                c.setAutoCommit(autoCommit);
+            }
+        } catch (SQLException e) {
+            throw described(e);
+        }
+        for (DeadLetterChange.Row r : rows) {
+            if (reason == null) {
+                AUDIT.info("dead-letter {} id={} aggregate={}/{} seq={} by={}", verb, r.id(), r.aggregateType(),
+                        r.aggregateId(), r.seq(), who);
+            } else {
+                AUDIT.info("dead-letter {} id={} aggregate={}/{} seq={} by={} reason={}", verb, r.id(), r.aggregateType(),
+                        r.aggregateId(), r.seq(), who, reason);
+            }
+        }
+        Set<UUID> done = new HashSet<>();
+        rows.forEach(r -> done.add(r.id()));
+        List<UUID> missing = filter.ids().stream().filter(id -> !done.contains(id)).toList();
+        return new DeadLetterChange(action, rows, missing);
+    }
+
+    /**
+     * Publishes kept events again: clears {@code published_at} of the selected rows that a relay in {@code MARK} mode
+     * published and kept, in one statement. For ids that cannot be replayed the result says where they are instead.
+     *
+     * @param dryRun   only find what would be replayed
+     * @param operator who asks, for the audit lines; required (also in a dry run, which logs nothing)
+     */
+    public ReplayResult replay(ReplaySelection selection, boolean dryRun, String operator) throws SQLException {
+        String who = requireOperator(operator);
+        String outbox = tables.outboxEvent();
+        String where = selection.byIds() ? "id = ANY (?)" : "created_at >= ? AND created_at < ?";
+        String sql = dryRun
+                ? "SELECT id, aggregate_type, aggregate_id FROM " + outbox + " WHERE published_at IS NOT NULL AND " + where
+                : "UPDATE " + outbox + " SET published_at = NULL, attempts = 0 WHERE published_at IS NOT NULL AND " + where
+                        + " RETURNING id, aggregate_type, aggregate_id";
+        Map<UUID, ReplayResult.Event> replayed = new LinkedHashMap<>();
+        Map<UUID, ReplayResult.NotReplayed> notReplayed = new LinkedHashMap<>();
+        try (Connection c = dataSource.getConnection()) {
+            try (PreparedStatement ps = c.prepareStatement(sql)) {
+                if (selection.byIds()) {
+                    ps.setArray(1, c.createArrayOf("uuid", selection.ids().toArray()));
+                } else {
+                    ps.setTimestamp(1, Timestamp.from(selection.from()));
+                    ps.setTimestamp(2, Timestamp.from(selection.to() == null ? clock.instant() : selection.to()));
+                }
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        UUID id = rs.getObject(1, UUID.class);
+                        replayed.put(id, new ReplayResult.Event(id, rs.getString(2), rs.getString(3)));
+                    }
+                }
+            }
+            if (!dryRun) {
+                replayed.values().forEach(e -> AUDIT.info("replay id={} aggregate={}/{} by={}", e.id(), e.aggregateType(),
+                        e.aggregateId(), who));
+            }
+            for (UUID id : selection.ids()) {
+                if (!replayed.containsKey(id)) {
+                    notReplayed.put(id, whereIs(c, id));
+                }
+            }
+        } catch (SQLException e) {
+            throw described(e);
+        }
+        return new ReplayResult(dryRun, List.copyOf(replayed.values()), notReplayed);
+    }
+
+    private ReplayResult.NotReplayed whereIs(Connection c, UUID id) throws SQLException {
+        if (exists(c, "SELECT 1 FROM " + tables.outboxEvent() + " WHERE id = ?", id)) {
+            return ReplayResult.NotReplayed.UNPUBLISHED;
+        }
+        if (exists(c, "SELECT 1 FROM " + tables.deadLetter() + " WHERE id = ?", id)) {
+            return ReplayResult.NotReplayed.PARKED;
+        }
+        return ReplayResult.NotReplayed.NOT_KEPT;
+    }
+
+    private static boolean exists(Connection c, String sql, UUID id) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setObject(1, id);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next();
+            }
+        }
+    }
+
+    private static String requireOperator(String operator) {
+        if (operator == null || operator.isBlank()) {
+            throw new IllegalArgumentException("operator must name who asks (it goes into the audit lines), e.g. alice@host");
+        }
+        return operator;
+    }
+
+    /**
+     * {@code e}, or when it says a table is undefined, an error naming the schema and the fix. Called after the
+     * failed statement's connection is back in the pool, since it takes one to look the schema up.
+     */
+    private SQLException described(SQLException e) {
+        if (!UNDEFINED_TABLE.equals(e.getSQLState())) {
+            return e;
+        }
+        boolean schemaExists;
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement("SELECT 1 FROM pg_namespace WHERE nspname = ?")) {
+            ps.setString(1, tables.schema());
+            try (ResultSet rs = ps.executeQuery()) {
+                schemaExists = rs.next();
+            }
+        } catch (SQLException again) {
+            e.addSuppressed(again);
+            return e;
+        }
+        String what = schemaExists ? "schema '" + tables.schema() + "' does not hold the outboxkit tables"
+                : "schema '" + tables.schema() + "' does not exist in this database";
+        throw new IllegalStateException(what + ": name the schema that holds them (--schema, outboxkit.schema, the"
+                + " builder's producer(dataSource, schema)), or create them there with 'outbox migrate --schema "
+                + tables.schema() + "' (Migrations.migrate in Java)", e);
+    }
+
+    /** The conditions of a {@link DeadLetterFilter} as SQL with positional parameters. */
+    private static final class Where {
+        private final List<String> conditions = new ArrayList<>();
+        private final List<Object> params = new ArrayList<>();
+
+        static Where of(DeadLetterFilter f) {
+            if (f == null) {
+                throw new IllegalArgumentException("filter is required: DeadLetterFilter.all() or DeadLetterFilter.ids(…)");
+            }
+            Where w = new Where();
+            if (f.byIds()) {
+                w.add("id = ANY (?)", f.ids());
+            }
+            if (f.aggregateType() != null) {
+                w.add("aggregate_type = ?", f.aggregateType());
+            }
+            if (f.eventType() != null) {
+                w.add("event_type = ?", f.eventType());
+            }
+            if (f.errorClass() != null) {
+                w.add("(error_class = ? OR right(error_class, length(?) + 1) = '.' || ?)", f.errorClass(), f.errorClass(),
+                        f.errorClass());
+            }
+            if (f.parkedAfter() != null) {
+                w.add("parked_at >= ?", f.parkedAfter());
+            }
+            if (f.parkedBefore() != null) {
+                w.add("parked_at < ?", f.parkedBefore());
+            }
+            return w;
+        }
+
+        void add(String condition, Object... values) {
+            conditions.add(condition);
+            params.addAll(List.of(values));
+        }
+
+        String sql() {
+            return conditions.isEmpty() ? "" : " WHERE " + String.join(" AND ", conditions);
+        }
+
+        void bind(Connection c, PreparedStatement ps, int first) throws SQLException {
+            int i = first;
+            for (Object p : params) {
+                if (p instanceof List<?> ids) {
+                    ps.setArray(i++, c.createArrayOf("uuid", ids.toArray()));
+                } else if (p instanceof Instant t) {
+                    ps.setTimestamp(i++, Timestamp.from(t));
+                } else {
+                    ps.setObject(i++, p);
+                }
+            }
+        }
+    }
+
+    /** Configuration; {@link #build()} validates it. */
+    public static final class Builder {
+        private final ProducerSettings producer = new ProducerSettings();
+
+        private Builder() {
+        }
+
+        /**
+         * The outbox's database and the schema holding its tables (default {@value OutboxTables#DEFAULT_SCHEMA}).
+         * Required. A pool of one or two connections is plenty: each operation uses one connection at a time.
+         */
+        public Builder producer(DataSource dataSource, String schema) {
+            producer.producer(dataSource, schema);
+            return this;
+        }
+
+        /** The clock that ends an open replay range ({@link ReplaySelection#createdBetween} with no end). Default UTC. */
+        public Builder clock(Clock clock) {
+            producer.clock(clock);
+            return this;
+        }
+
+        /**
+         * @throws IllegalArgumentException when the DataSource is missing or the schema is not a legal identifier
+         */
+        public OutboxAdmin build() {
+            return new OutboxAdmin(producer.resolve());
+        }
+    }
+}

@@ -1,0 +1,59 @@
+package dev.outboxkit.ops.internal;
+
+import dev.outboxkit.core.OutboxTables;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Clock;
+import java.util.Objects;
+import javax.sql.DataSource;
+
+/**
+ * Not API: public for the builders of {@code dev.outboxkit.ops.reconcile}, {@code dev.outboxkit.ops.retention} and
+ * {@code dev.outboxkit.ops.admin}.
+ *
+ * <p>The settings every outbox-ops builder shares, with their one default and one check each: the producer's
+ * database and schema (required; schema {@value OutboxTables#DEFAULT_SCHEMA} until set), the clock (UTC) and
+ * the meter registry (a {@code SimpleMeterRegistry}). A builder keeps one of these, forwards its setters to it
+ * and calls {@link #resolve()} in its {@code build()}.
+ */
+public final class ProducerSettings {
+
+    /** What {@link #resolve()} checked: the producer's database, its tables, the clock and the registry. */
+    public record Resolved(DataSource dataSource, OutboxTables tables, Clock clock, MeterRegistry registry) {
+        /** The validated schema name. */
+        public String schema() {
+            return tables.schema();
+        }
+    }
+
+    private DataSource dataSource;
+    private String schema = OutboxTables.DEFAULT_SCHEMA;
+    private Clock clock = Clock.systemUTC();
+    private MeterRegistry registry;
+
+    public void producer(DataSource dataSource, String schema) {
+        this.dataSource = dataSource;
+        this.schema = schema;
+    }
+
+    public void clock(Clock clock) {
+        this.clock = clock;
+    }
+
+    public void meterRegistry(MeterRegistry registry) {
+        this.registry = registry;
+    }
+
+    /**
+     * @throws IllegalArgumentException when the DataSource is missing or the schema is not a legal identifier
+     *                                  (the message names the setting)
+     */
+    public Resolved resolve() {
+        if (dataSource == null) {
+            throw new IllegalArgumentException("producer dataSource is required");
+        }
+        OutboxTables tables = OutboxTables.in(schema);
+        Objects.requireNonNull(clock, "clock");
+        return new Resolved(dataSource, tables, clock, registry == null ? new SimpleMeterRegistry() : registry);
+    }
+}
