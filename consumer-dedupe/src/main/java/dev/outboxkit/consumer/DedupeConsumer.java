@@ -6,7 +6,9 @@ import dev.outboxkit.consumer.internal.ConsumerSettings;
 import dev.outboxkit.consumer.internal.ApplyFailures;
 import dev.outboxkit.core.OutboxTables;
 import dev.outboxkit.core.Relay;
+import dev.outboxkit.core.MissingGrantsException;
 import dev.outboxkit.core.UnsafeConfigurationException;
+import dev.outboxkit.core.internal.Grants;
 import dev.outboxkit.core.internal.Tracing;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.opentelemetry.api.OpenTelemetry;
@@ -92,7 +94,8 @@ public final class DedupeConsumer implements AutoCloseable {
     /**
      * Starts the poll thread (and the retention job) and returns.
      *
-     * @throws IllegalStateException when started before or already closed
+     * @throws IllegalStateException       when started before or already closed
+     * @throws MissingGrantsException when the database role lacks a privilege on {@code processed_event}
      */
     public void start() {
         synchronized (lock) {
@@ -102,6 +105,7 @@ public final class DedupeConsumer implements AutoCloseable {
             if (thread != null) {
                 throw new IllegalStateException("consumer " + settings.clientId() + " is already started");
             }
+            requireGrants();
             thread = new Thread(loop, settings.clientId());
             thread.setDaemon(false);
             loop.starting();
@@ -115,6 +119,23 @@ public final class DedupeConsumer implements AutoCloseable {
                 });
                 retentionScheduler.scheduleWithFixedDelay(this::purgeQuietly, every, every, TimeUnit.MILLISECONDS);
             }
+        }
+    }
+
+    /**
+     * What consumer-dedupe/README.md lists for the consumer's role: SELECT and INSERT on processed_event, DELETE too
+     * when this consumer runs the retention job. A database that cannot be reached now is not an error here: the poll
+     * thread waits for it and health says so, as before.
+     */
+    private void requireGrants() {
+        Grants grants = settings.retentionCheckInterval().toMillis() > 0
+                ? Grants.in(settings.schema()).table("processed_event", "SELECT", "INSERT", "DELETE")
+                : Grants.in(settings.schema()).table("processed_event", "SELECT", "INSERT");
+        try (java.sql.Connection c = settings.dataSource().getConnection()) {
+            grants.require(c, "consumer " + settings.clientId() + " of group " + settings.group());
+        } catch (SQLException e) {
+            log.warn("consumer {}: could not check the database role's privileges at start ({}); the poll thread "
+                    + "waits for the database", settings.clientId(), e.getMessage());
         }
     }
 

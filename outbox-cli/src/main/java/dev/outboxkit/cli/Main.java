@@ -1,5 +1,6 @@
 package dev.outboxkit.cli;
 
+import dev.outboxkit.core.MissingGrantsException;
 import dev.outboxkit.core.UnsafeConfigurationException;
 import java.io.PrintWriter;
 import java.util.Map;
@@ -60,6 +61,10 @@ public final class Main {
             Throwable cause = e;
             if (cause instanceof CommandLine.ParameterException pe) {
                 commandLine.getErr().println("outbox: " + pe.getMessage());
+                return USAGE;
+            }
+            if (cause instanceof MissingGrantsException) {
+                commandLine.getErr().println("outbox: " + cause.getMessage());
                 return USAGE;
             }
             if (cause instanceof UnsafeConfigurationException || cause instanceof ConfigurationException) {

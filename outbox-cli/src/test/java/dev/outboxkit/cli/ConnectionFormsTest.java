@@ -182,7 +182,7 @@ class ConnectionFormsTest {
                 : List.of(
                 "GRANT USAGE ON SCHEMA public TO " + ROLE,
                 "GRANT SELECT, DELETE ON public.outbox_event TO " + ROLE,
-                "GRANT SELECT, INSERT ON public.outbox_dead_letter TO " + ROLE,
+                "GRANT SELECT, INSERT, UPDATE ON public.outbox_dead_letter TO " + ROLE,
                 "GRANT SELECT, INSERT, UPDATE, DELETE ON public.outbox_relay_lease TO " + ROLE,
                 "GRANT USAGE ON SEQUENCE public.outbox_fence_seq TO " + ROLE,
                 "GRANT SELECT, INSERT, UPDATE, DELETE ON public.outbox_cdc_offset, public.outbox_cdc_slot TO " + ROLE,

@@ -10,6 +10,7 @@ import dev.outboxkit.core.RelayOptions;
 import dev.outboxkit.core.internal.ConnectionPools;
 import dev.outboxkit.core.internal.DatabaseLogin;
 import dev.outboxkit.core.internal.DatabaseSilence;
+import dev.outboxkit.core.internal.Grants;
 import dev.outboxkit.core.internal.KafkaReachability;
 import dev.outboxkit.core.internal.Tracing;
 import dev.outboxkit.relay.poller.internal.BacklogProbe;
@@ -176,6 +177,15 @@ public final class PollingRelay implements Relay {
 
     private void checkSchema() {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql.tablesPresent())) {
+            // Grants first (without USAGE on the schema its tables cannot even be looked up): exactly
+            // relay-poller/README.md, "Least privilege", what a batch needs in either afterPublish mode.
+            Grants.in(settings.schema())
+                    .table("outbox_event", "SELECT", "INSERT", "UPDATE", "DELETE")
+                    .table("outbox_dead_letter", "SELECT", "INSERT", "UPDATE")
+                    .table("outbox_relay_lease", "SELECT", "INSERT", "UPDATE", "DELETE")
+                    .table("outbox_relay_member", "SELECT", "INSERT", "UPDATE", "DELETE")
+                    .sequence("outbox_fence_seq")
+                    .require(c, "poll relay " + settings.instanceId());
             String[] tables = {"outbox_event", "outbox_dead_letter", "outbox_relay_lease", "outbox_relay_member"};
             for (int i = 0; i < tables.length; i++) {
                 ps.setString(i + 1, Identifiers.qualified(settings.schema(), tables[i]));

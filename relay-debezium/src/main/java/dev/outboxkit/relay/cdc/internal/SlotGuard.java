@@ -2,6 +2,7 @@ package dev.outboxkit.relay.cdc.internal;
 
 import dev.outboxkit.core.Identifiers;
 import dev.outboxkit.relay.cdc.CdcStartupException;
+import dev.outboxkit.core.internal.Grants;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -58,6 +59,23 @@ final class SlotGuard {
                     + ": apply outboxkit's migrations first (outbox migrate, or Migrations.migrate(dataSource, \""
                     + settings.schema() + "\"))");
         }
+    }
+
+    /**
+     * Throws {@link dev.outboxkit.core.MissingGrantsException} with the statements to run unless the relay's role
+     * holds what relay-debezium/README.md lists for it: the least-privilege grants, and REPLICATION.
+     */
+    void requireGrants(Connection c) throws SQLException {
+        Grants.in(settings.schema())
+                .table("outbox_event", settings.deleteAfterPublish() ? new String[] {"SELECT", "DELETE"} : new String[] {"SELECT"})
+                .table("outbox_dead_letter", "SELECT", "INSERT", "UPDATE")
+                .table("outbox_relay_lease", "SELECT", "INSERT", "UPDATE", "DELETE")
+                .sequence("outbox_fence_seq")
+                .table("outbox_cdc_offset", "SELECT", "INSERT", "UPDATE", "DELETE")
+                .table("outbox_cdc_slot", "SELECT", "INSERT", "UPDATE", "DELETE")
+                .table("outbox_cdc_heartbeat", "SELECT", "INSERT", "DELETE")
+                .replication()
+                .require(c, "the WAL relay on slot " + settings.slotName());
     }
 
     /**

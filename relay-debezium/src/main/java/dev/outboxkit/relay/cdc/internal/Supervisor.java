@@ -3,9 +3,11 @@ package dev.outboxkit.relay.cdc.internal;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxkit.core.Relay;
 import dev.outboxkit.core.internal.ConnectionPools;
+import dev.outboxkit.core.MissingGrantsException;
 import dev.outboxkit.core.internal.KafkaReachability;
 import dev.outboxkit.core.internal.StopOnFailure;
 import dev.outboxkit.relay.cdc.CdcStartupException;
+import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Map;
@@ -92,6 +94,18 @@ public final class Supervisor implements AutoCloseable {
                 "outboxkit-cdc-" + settings.slotName(), 5, SlotGuard.applicationName(settings, settings.instanceId()));
         lease = new LeaseKeeper(pool, settings);
         guard = new SlotGuard(settings);
+        try (Connection c = pool.getConnection()) {
+            // before Kafka and any lease: a standby that lacked a grant would fail only at takeover
+            guard.requireGrants(c);
+        } catch (MissingGrantsException e) {
+            role = Role.FAILED;
+            failure = e;
+            detail = e.getMessage();
+            shutdownResources();
+            throw e;
+        } catch (SQLException e) {
+            log.debug("could not check the role's grants at start; the start-up below reports the database", e);
+        }
         state = new StateTables(pool, settings, lease);
         monitor = new SlotMonitor(settings, metrics, pool, guard, () -> {
             Session s = session;
