@@ -39,8 +39,9 @@ public final class KafkaReachability implements AutoCloseable {
     private final Map<String, Object> adminConfig;
     private final ScheduledExecutorService scheduler;
     private volatile Admin admin;
+    private static final String NOT_CHECKED = "Kafka not checked yet";
     /** Null: reachable. Else why not, for the health detail. */
-    private volatile String problem = "Kafka not checked yet";
+    private volatile String problem = NOT_CHECKED;
     private volatile boolean closed;
     /** The {@code outbox.relay.kafka.reachable} gauge's value, held by the relay's meters. */
     private final AtomicLong gauge;
@@ -109,7 +110,7 @@ public final class KafkaReachability implements AutoCloseable {
     }
 
     private void reachable() {
-        if (problem != null && !problem.equals("Kafka not checked yet")) {
+        if (problem != null && problem != NOT_CHECKED) { // back after a failure, not the first answer
             log.info("Kafka at {} is reachable again", bootstrapServers);
         }
         problem = null;
