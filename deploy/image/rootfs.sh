@@ -12,7 +12,9 @@ fi
 rm -rf "$out"
 mkdir -p "$out/opt" "$out/etc" "$out/tmp"
 # java.se plus what the relays, Kafka's clients (SASL/Kerberos) and jcmd/jfr diagnostics need; no compiler, no tools.
-"$jdk/bin/jlink" --add-modules java.se,jdk.httpserver,jdk.unsupported,jdk.crypto.ec,jdk.crypto.cryptoki,jdk.naming.dns,jdk.zipfs,jdk.management,jdk.localedata,jdk.security.auth,jdk.security.jgss,jdk.charsets,jdk.jfr,jdk.attach,jdk.jcmd \
+# No jdk.localedata (9 MB of the modules file): the sidecar formats nothing for a locale, and java.base holds the
+# English and root locale data it runs with (the image sets no LANG).
+"$jdk/bin/jlink" --add-modules java.se,jdk.httpserver,jdk.unsupported,jdk.crypto.ec,jdk.crypto.cryptoki,jdk.naming.dns,jdk.zipfs,jdk.management,jdk.security.auth,jdk.security.jgss,jdk.charsets,jdk.jfr,jdk.attach,jdk.jcmd \
   --strip-debug --no-man-pages --no-header-files --compress=2 --output "$out/opt/java"
 # The libraries of the launcher, the VM and the JRE's native libraries; the desktop ones (AWT, fonts, sound) are
 # never loaded by a headless server and stay out.

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.Ports;
+import dev.outboxkit.testkit.internal.SidecarContent;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.testkit.TestKafka;
 import java.io.IOException;
@@ -28,6 +29,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
@@ -95,28 +97,79 @@ class ImageIT {
                 .contains("image: outboxkit/outbox:" + System.getProperty("outboxkit.version"));
     }
 
-    @Test
-    void itsFileSystemRunsTheRelayAgainstRealServers(@TempDir Path dir, TestDatabase db, TestKafka kafka) throws Exception {
-        JsonNode config = config(dir).path("config");
+    /** The image's file system: its layers extracted, in order, into {@code dir/rootfs}. */
+    private static Path rootfs(Path dir) throws Exception {
         Path root = dir.resolve("rootfs");
         Files.createDirectories(root);
-        JsonNode manifest = manifest(dir);
-        for (JsonNode layer : manifest.path("layers")) {
+        for (JsonNode layer : manifest(dir).path("layers")) {
             Tools.Result r = Tools.run(Duration.ofSeconds(120), root, "tar", "--warning=no-unknown-keyword", "-xzf",
                     dir.resolve(blob(layer.path("digest").asText())).toString());
             assertThat(r.exitCode()).as(r.output()).isZero();
         }
+        return root;
+    }
+
+    /** The image's entrypoint with {@code args}, run in its file system as its user ({@code unshare} + {@code chroot}). */
+    private static List<String> inImage(JsonNode config, Path root, String... args) throws IOException {
         Files.createDirectories(root.resolve("proc"));
         Path unshare = Tools.require("unshare", "util-linux");
         Path chroot = Tools.require("chroot", "coreutils");
+        List<String> command = new ArrayList<>(List.of(unshare.toString(), "--mount", "--mount-proc=" + root.resolve("proc"),
+                chroot.toString(), "--userspec=" + config.path("User").asText(), root.toString()));
+        config.path("Entrypoint").forEach(e -> command.add(e.asText()));
+        command.addAll(List.of(args));
+        return command;
+    }
+
+    @Test
+    void itHoldsNoBrokerNoPostgresqlAndNoServletContainer(@TempDir Path dir) throws Exception {
+        config(dir);
+        Path root = rootfs(dir);
+        List<String> found = new ArrayList<>();
+        List<String> jars = new ArrayList<>();
+        try (Stream<Path> files = Files.walk(root)) {
+            for (Path file : files.filter(Files::isRegularFile).toList()) {
+                String path = root.relativize(file).toString();
+                found.addAll(SidecarContent.summary(List.of(path)));
+                if (path.endsWith(".jar")) {
+                    jars.add(file.getFileName().toString());
+                    SidecarContent.violations(file).forEach(v -> found.add(path + ": " + v));
+                }
+            }
+        }
+        assertThat(found).as("a Kafka broker, PostgreSQL or a servlet container in the image").isEmpty();
+        // the sidecar is there: both relays, the CLI, the Kafka client, the JDBC driver, Debezium's connector
+        assertThat(jars).anyMatch(j -> j.startsWith("outbox-cli-")).anyMatch(j -> j.startsWith("relay-poller-"))
+                .anyMatch(j -> j.startsWith("relay-debezium-")).anyMatch(j -> j.startsWith("kafka-clients-"))
+                .anyMatch(j -> j.startsWith("postgresql-")).anyMatch(j -> j.startsWith("debezium-connector-postgres-"))
+                .noneMatch(j -> j.startsWith("outbox-testkit-") || j.startsWith("outbox-dev-tools-"));
+    }
+
+    @Test
+    void devAndDemoSayTheyAreNotInTheImage(@TempDir Path dir) throws Exception {
+        JsonNode config = config(dir).path("config");
+        Path root = rootfs(dir);
+        for (String command : List.of("dev", "demo")) {
+            ProcessBuilder pb = new ProcessBuilder(inImage(config, root, command)).redirectErrorStream(true).directory(root.toFile());
+            pb.environment().clear();
+            pb.environment().putAll(env(config));
+            Process p = pb.start();
+            String output = new String(p.getInputStream().readAllBytes());
+            assertThat(p.waitFor(60, TimeUnit.SECONDS)).as(output).isTrue();
+            assertThat(p.exitValue()).as(output).isEqualTo(2);
+            assertThat(output).contains("'outbox " + command + "' is not in this jar").contains("bin/outbox " + command);
+        }
+    }
+
+    @Test
+    void itsFileSystemRunsTheRelayAgainstRealServers(@TempDir Path dir, TestDatabase db, TestKafka kafka) throws Exception {
+        JsonNode config = config(dir).path("config");
+        Path root = rootfs(dir);
 
         String prefix = TestKafka.uniqueTopic("image");
         kafka.createTopic(prefix + ".order", 2);
         int port = Ports.free();
-        List<String> command = new ArrayList<>(List.of(unshare.toString(), "--mount", "--mount-proc=" + root.resolve("proc"),
-                chroot.toString(), "--userspec=" + config.path("User").asText(), root.toString()));
-        config.path("Entrypoint").forEach(e -> command.add(e.asText()));
-        command.addAll(List.of("relay", "poll", "--route", prefix + ".${aggregateType}"));
+        List<String> command = inImage(config, root, "relay", "poll", "--route", prefix + ".${aggregateType}");
         ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true).directory(root.toFile());
         pb.environment().clear();
         pb.environment().putAll(env(config));

@@ -3,7 +3,10 @@ package dev.outboxkit.cli;
 import dev.outboxkit.core.MissingGrantsException;
 import dev.outboxkit.core.UnsafeConfigurationException;
 import java.io.PrintWriter;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.ServiceLoader;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -12,10 +15,10 @@ import picocli.CommandLine.Command;
  * configuration error (the message names the option), 3 {@code reconcile} found something.
  */
 @Command(name = "outbox", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
-        description = "Transactional outbox for PostgreSQL and Kafka: relays, operations, dev stack and demo.",
+        description = "Transactional outbox for PostgreSQL and Kafka: relays and operations (dev stack and demo: dev-tools jar).",
+        // dev, demo, config-reference and help are added in this order by commandLine()
         subcommands = {MigrateCommand.class, RelayCommand.class, StatusCommand.class, DeadLettersCommand.class,
-                ReplayCommand.class, ReconcileCommand.class, PurgeCommand.class, IntentsCommand.class,
-                DevCommand.class, DemoCommand.class, ConfigReferenceCommand.class, CommandLine.HelpCommand.class},
+                ReplayCommand.class, ReconcileCommand.class, PurgeCommand.class, IntentsCommand.class},
         footer = {"", "Every option can also come from the environment (--jdbc-url → OUTBOX_JDBC_URL) or from a "
                 + "properties file named by --config / OUTBOX_CONFIG (jdbc-url=…); flags win over the environment, "
                 + "the environment over the file.",
@@ -27,6 +30,9 @@ public final class Main {
     public static final int USAGE = 2;
     /** {@code reconcile} found something. */
     public static final int FOUND = 3;
+
+    /** The commands of the dev-tools jar ({@link CommandProvider}); the sidecar answers them with {@link NotInThisJar}. */
+    public static final List<String> DEV_TOOLS_COMMANDS = List.of("dev", "demo");
 
     @CommandLine.Option(names = "--config", paramLabel = "FILE", scope = CommandLine.ScopeType.INHERIT,
             description = "Properties file with option values (jdbc-url=…, kafka.KEY=…).")
@@ -54,6 +60,26 @@ public final class Main {
 
     static CommandLine commandLine(Settings settings) {
         CommandLine cli = new CommandLine(new Main(), new Factory(settings));
+        Map<String, Class<?>> provided = new HashMap<>();
+        for (CommandProvider provider : ServiceLoader.load(CommandProvider.class, Main.class.getClassLoader())) {
+            for (Class<?> command : provider.commands()) {
+                String name = command.getAnnotation(Command.class).name();
+                if (!DEV_TOOLS_COMMANDS.contains(name)) {
+                    throw new IllegalStateException(provider.getClass().getName() + " provides '" + name
+                            + "', not one of " + DEV_TOOLS_COMMANDS);
+                }
+                provided.put(name, command);
+            }
+        }
+        for (String name : DEV_TOOLS_COMMANDS) {
+            if (provided.containsKey(name)) {
+                cli.addSubcommand(provided.get(name));
+            } else {
+                cli.addSubcommand(name, new NotInThisJar());
+            }
+        }
+        cli.addSubcommand(ConfigReferenceCommand.class);
+        cli.addSubcommand(CommandLine.HelpCommand.class);
         RelayCommand.addRelayOptions(cli);
         cli.setDefaultValueProvider(settings);
         cli.setCaseInsensitiveEnumValuesAllowed(true);

@@ -40,17 +40,6 @@ final class Options {
         }
     }
 
-    static final class IdentifierConverter implements CommandLine.ITypeConverter<String> {
-        @Override
-        public String convert(String value) {
-            try {
-                return Identifiers.requireValid("name", value);
-            } catch (IllegalArgumentException e) {
-                throw new CommandLine.TypeConversionException(e.getMessage());
-            }
-        }
-    }
-
     /** Where the outbox lives. */
     static final class Database {
         @Spec(Spec.Target.MIXEE)

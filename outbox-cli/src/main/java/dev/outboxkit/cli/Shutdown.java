@@ -6,13 +6,13 @@ import sun.misc.Signal;
 
 /**
  * SIGTERM and SIGINT ask the running command to stop; the command then stops gracefully and
- * returns normally, so the process exits 0 instead of the JVM's 143.
+ * returns normally, so the process exits 0 instead of the JVM's 143. Public for the dev-tools' {@code outbox dev}.
  */
-final class Shutdown {
+public final class Shutdown {
 
     private final CountDownLatch requested = new CountDownLatch(1);
 
-    static Shutdown onSignals() {
+    public static Shutdown onSignals() {
         Shutdown s = new Shutdown();
         Signal.handle(new Signal("TERM"), sig -> s.request());
         Signal.handle(new Signal("INT"), sig -> s.request());
@@ -27,7 +27,7 @@ final class Shutdown {
         return requested.getCount() == 0;
     }
 
-    void await() throws InterruptedException {
+    public void await() throws InterruptedException {
         requested.await();
     }
 

@@ -1,7 +1,8 @@
-package dev.outboxkit.cli;
+package dev.outboxkit.devtools;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.outboxkit.cli.Main;
 import dev.outboxkit.testkit.JavaProcess;
 import java.net.Socket;
 import java.sql.Connection;

@@ -1,4 +1,4 @@
-package dev.outboxkit.cli;
+package dev.outboxkit.devtools;
 
 import dev.outboxkit.sql.Migrations;
 import dev.outboxkit.testkit.EmbeddedKafka;

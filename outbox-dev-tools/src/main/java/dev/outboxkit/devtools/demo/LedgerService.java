@@ -1,4 +1,4 @@
-package dev.outboxkit.cli.demo;
+package dev.outboxkit.devtools.demo;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;

@@ -1,4 +1,4 @@
-package dev.outboxkit.cli;
+package dev.outboxkit.devtools;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

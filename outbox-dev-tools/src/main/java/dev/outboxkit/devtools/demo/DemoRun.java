@@ -1,4 +1,4 @@
-package dev.outboxkit.cli.demo;
+package dev.outboxkit.devtools.demo;
 
 import dev.outboxkit.cli.Main;
 import dev.outboxkit.sql.Migrations;

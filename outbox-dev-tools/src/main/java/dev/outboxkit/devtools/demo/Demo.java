@@ -1,7 +1,7 @@
-package dev.outboxkit.cli.demo;
+package dev.outboxkit.devtools.demo;
 
-import dev.outboxkit.cli.demo.LedgerService.Committed;
-import dev.outboxkit.cli.demo.LedgerService.Reply;
+import dev.outboxkit.devtools.demo.LedgerService.Committed;
+import dev.outboxkit.devtools.demo.LedgerService.Reply;
 import dev.outboxkit.testkit.History;
 import dev.outboxkit.writer.RequestInProgressException;
 import java.io.PrintWriter;

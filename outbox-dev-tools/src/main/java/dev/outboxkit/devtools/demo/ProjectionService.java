@@ -1,4 +1,4 @@
-package dev.outboxkit.cli.demo;
+package dev.outboxkit.devtools.demo;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.outboxkit.consumer.DedupeConsumer;

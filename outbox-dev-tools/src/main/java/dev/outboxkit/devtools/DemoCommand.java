@@ -1,6 +1,7 @@
-package dev.outboxkit.cli;
+package dev.outboxkit.devtools;
 
-import dev.outboxkit.cli.demo.DemoRun;
+import dev.outboxkit.cli.Main;
+import dev.outboxkit.devtools.demo.DemoRun;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;

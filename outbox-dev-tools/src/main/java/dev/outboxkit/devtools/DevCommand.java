@@ -1,8 +1,12 @@
-package dev.outboxkit.cli;
+package dev.outboxkit.devtools;
 
+import dev.outboxkit.cli.Main;
+import dev.outboxkit.cli.Shutdown;
+import dev.outboxkit.core.Identifiers;
 import dev.outboxkit.testkit.TestDatabase;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -18,7 +22,7 @@ final class DevCommand implements Callable<Integer> {
     @Option(names = "--pg-port", paramLabel = "PORT", defaultValue = "0", description = "PostgreSQL port; 0 picks a free one.")
     int pgPort;
 
-    @Option(names = "--database", paramLabel = "NAME", defaultValue = "outbox", converter = Options.IdentifierConverter.class,
+    @Option(names = "--database", paramLabel = "NAME", defaultValue = "outbox", converter = DevCommand.IdentifierConverter.class,
             description = "Name of the database to create.")
     String database;
 
@@ -43,5 +47,16 @@ final class DevCommand implements Callable<Integer> {
             out.flush();
         }
         return Main.OK;
+    }
+
+    static final class IdentifierConverter implements CommandLine.ITypeConverter<String> {
+        @Override
+        public String convert(String value) {
+            try {
+                return Identifiers.requireValid("name", value);
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.TypeConversionException(e.getMessage());
+            }
+        }
     }
 }
