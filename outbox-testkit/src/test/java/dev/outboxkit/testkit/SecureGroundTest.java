@@ -41,24 +41,23 @@ import org.junit.jupiter.api.TestInstance;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class SecureGroundTest {
 
+    private SecureGround ground;
     private TestCertificates certs;
     private SecureKafka kafka;
     private LocalPostgres pg;
 
     @BeforeAll
     void start() {
-        certs = TestCertificates.create();
-        kafka = new SecureKafka(certs, Map.of("plain-user", "plain-secret"));
-        pg = LocalPostgres.builder().secure(certs).build();
+        ground = SecureGround.start(Map.of("plain-user", "plain-secret"));
+        certs = ground.certificates();
+        kafka = ground.kafka();
+        pg = ground.postgres();
     }
 
     @AfterAll
     void stop() {
-        if (kafka != null) {
-            kafka.close();
-        }
-        if (pg != null) {
-            pg.close();
+        if (ground != null) {
+            ground.close();
         }
     }
 
