@@ -136,13 +136,7 @@ class ManagedGroundTest {
         Map<String, Object> relayKafka = kafka.createScramUser("cdc-relay", RELAY_KAFKA_PASSWORD);
         grantRelay("cdc-relay", topic);
         TestDatabase db = database();
-        try (CdcRelay relay = CdcRelay.builder().jdbcUrl(db.jdbcUrl()).user("cdc_relay").password(Secret.of(cdcPassword))
-                .bootstrapServers(kafka.bootstrapServers()).producerOverrides(relayKafka).route(TopicRoute.of(topic))
-                .slotName("secure_slot").deleteAfterPublish(false).heartbeatInterval(Duration.ofSeconds(1))
-                .offsetFlushInterval(Duration.ofMillis(200)).shutdownTimeout(Duration.ofSeconds(15)).build()) {
-            relay.start();
-            await("slot created over TLS").atMost(Duration.ofSeconds(60))
-                    .until(() -> db.count("SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'secure_slot'") == 1);
+        try (CdcRelay relay = cdcRelay(db, "secure_slot", relayKafka, topic)) {
             List<UUID> ids = write(db, "order", 10);
             await("every event on " + topic).atMost(Duration.ofSeconds(60))
                     .until(() -> ids(kafka.readAll(List.of(topic))).equals(Set.copyOf(ids)));
@@ -156,19 +150,13 @@ class ManagedGroundTest {
     @Test
     void withoutWriteTheRelayPublishesNothingParksNothingAndResumesOnceGranted() throws Exception {
         String topic = TestKafka.uniqueTopic("secure-acl");
-        kafka.createTopic(topic, 2);
-        Map<String, Object> relayKafka = kafka.createScramUser("relay-nowrite", RELAY_KAFKA_PASSWORD);
-        kafka.grant("relay-nowrite", AclOperation.DESCRIBE, ResourceType.TOPIC, topic);   // WRITE missing
+        Map<String, Object> relayKafka = principalWithoutWrite("relay-nowrite", topic);
         TestDatabase db = database();
         List<UUID> ids = write(db, "order", 5);
         try (PollingRelay relay = pollingRelay(db, "relay-nowrite", relayKafka, topic)) {
             relay.start();
-            await("not ready, naming the missing ACL").atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
-                Relay.Health h = relay.health();
-                assertThat(h.ready()).isFalse();
-                assertThat(h.detail()).contains("needs an operator", "User:relay-nowrite", "WRITE", topic);
-            });
-            String detail = relay.health().detail();
+            String detail = awaitOperatorNeeded(relay::health, Duration.ofSeconds(20),
+                    "User:relay-nowrite may not WRITE topic " + topic);
             assertThat(kafka.readAll(List.of(topic))).isEmpty();
             assertThat(db.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
             assertThat(db.count("SELECT count(*) FROM outbox_event")).isEqualTo(ids.size());
@@ -189,6 +177,32 @@ class ManagedGroundTest {
     }
 
     @Test
+    void withoutWriteTheWalRelayPublishesNothingParksNothingAndResumesOnceGranted() throws Exception {
+        String topic = TestKafka.uniqueTopic("secure-cdc-acl");
+        Map<String, Object> relayKafka = principalWithoutWrite("cdc-nowrite", topic);
+        TestDatabase db = database();
+        try (CdcRelay relay = cdcRelay(db, "secure_slot_acl", relayKafka, topic)) {
+            List<UUID> ids = write(db, "order", 5);
+            String detail = awaitOperatorNeeded(relay::health, Duration.ofSeconds(30),
+                    "User:cdc-nowrite may not WRITE topic " + topic);
+            assertThat(kafka.readAll(List.of(topic))).isEmpty();
+            assertThat(db.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
+
+            long granted = System.nanoTime();
+            kafka.grant("cdc-nowrite", AclOperation.WRITE, ResourceType.TOPIC, topic);
+            await("published once granted").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+                    .until(() -> ids(kafka.readAll(List.of(topic))).equals(Set.copyOf(ids)));
+            long resumedMs = (System.nanoTime() - granted) / 1_000_000;
+            assertThat(db.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
+            await("ready again").atMost(Duration.ofSeconds(10)).until(() -> relay.health().ready());
+            System.out.println("SECURE WAL relay without WRITE: \"" + detail + "\"; published " + resumedMs
+                    + " ms after the grant");
+        } finally {
+            db.dropReplicationSlot("secure_slot_acl");
+        }
+    }
+
+    @Test
     void aWrongSaslPasswordIsNotReadyAndLosesNothing() throws Exception {
         String topic = TestKafka.uniqueTopic("secure-auth");
         kafka.createTopic(topic, 1);
@@ -199,12 +213,9 @@ class ManagedGroundTest {
         Map<String, Object> wrong = kafka.clientSecurity("relay-auth", "not-the-password", SecureKafka.SCRAM_SHA_512);
         try (PollingRelay relay = pollingRelay(db, "relay-auth", wrong, topic)) {
             relay.start();
-            await("not ready, naming the failed authentication").atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
-                Relay.Health h = relay.health();
-                assertThat(h.ready()).isFalse();
-                assertThat(h.detail()).contains("needs an operator", "User:relay-auth could not authenticate with SASL SCRAM-SHA-512");
-            });
-            System.out.println("SECURE polling relay with a wrong SASL password: \"" + relay.health().detail() + "\"");
+            String detail = awaitOperatorNeeded(relay::health, Duration.ofSeconds(20),
+                    "User:relay-auth could not authenticate with SASL SCRAM-SHA-512");
+            System.out.println("SECURE polling relay with a wrong SASL password: \"" + detail + "\"");
             assertThat(db.count("SELECT count(*) FROM outbox_event")).isEqualTo(ids.size());
             assertThat(db.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
             assertThat(kafka.readAll(List.of(topic))).isEmpty();
@@ -231,12 +242,43 @@ class ManagedGroundTest {
         kafka.grant(user, AclOperation.WRITE, ResourceType.TOPIC, topic + ".review");
     }
 
+    /** A SCRAM principal with DESCRIBE on {@code topic} (created here) but no WRITE; its client settings. */
+    private Map<String, Object> principalWithoutWrite(String user, String topic) {
+        kafka.createTopic(topic, 2);
+        Map<String, Object> security = kafka.createScramUser(user, RELAY_KAFKA_PASSWORD);
+        kafka.grant(user, AclOperation.DESCRIBE, ResourceType.TOPIC, topic);
+        return security;
+    }
+
+    /** Waits until {@code health} is not ready with "needs an operator" and {@code texts} in its detail; returns it. */
+    private static String awaitOperatorNeeded(java.util.function.Supplier<Relay.Health> health, Duration within,
+            String... texts) {
+        await("not ready: needs an operator, " + String.join(", ", texts)).atMost(within).untilAsserted(() -> {
+            Relay.Health h = health.get();
+            assertThat(h.ready()).isFalse();
+            assertThat(h.detail()).contains("needs an operator").contains(texts);
+        });
+        return health.get().detail();
+    }
+
     // ------------------------------------------------------------------ parts
 
     private PollingRelay pollingRelay(TestDatabase db, String instance, Map<String, Object> kafkaSecurity, String topic) {
         return PollingRelay.builder().jdbcUrl(db.jdbcUrl()).user("poll_relay").password(Secret.of(pollPassword))
                 .bootstrapServers(kafka.bootstrapServers()).producerOverrides(kafkaSecurity).route(TopicRoute.of(topic))
                 .instanceId("instance-of-" + instance).build();
+    }
+
+    /** A WAL relay as role cdc_relay, started; returns once its slot exists (events written from then on are seen). */
+    private CdcRelay cdcRelay(TestDatabase db, String slot, Map<String, Object> kafkaSecurity, String topic) {
+        CdcRelay relay = CdcRelay.builder().jdbcUrl(db.jdbcUrl()).user("cdc_relay").password(Secret.of(cdcPassword))
+                .bootstrapServers(kafka.bootstrapServers()).producerOverrides(kafkaSecurity).route(TopicRoute.of(topic))
+                .slotName(slot).deleteAfterPublish(false).heartbeatInterval(Duration.ofSeconds(1))
+                .offsetFlushInterval(Duration.ofMillis(200)).shutdownTimeout(Duration.ofSeconds(15)).build();
+        relay.start();
+        await("slot " + slot + " created over TLS").atMost(Duration.ofSeconds(60))
+                .until(() -> db.count("SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" + slot + "'") == 1);
+        return relay;
     }
 
     private DedupeConsumer consumer(HikariDataSource pool, String group, String topic) {

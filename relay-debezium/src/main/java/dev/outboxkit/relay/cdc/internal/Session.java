@@ -204,7 +204,7 @@ final class Session {
         flushing.start();
         try {
             Publisher publisher = new Publisher(producers, new TracedRecords(settings.route(), settings.tracing()), metrics,
-                    settings.clock(), flusher::request);
+                    settings.clock(), flusher::request, settings.producerConfig());
             StartupDrain.Result drained = null;
             if (settings.deleteAfterPublish() || firstStart) {
                 phase = "publishing the rows already in " + settings.outboxTable();
