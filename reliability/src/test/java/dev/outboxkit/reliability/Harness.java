@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxkit.consumer.DedupeConsumer;
+import dev.outboxkit.testkit.DocumentedGrants;
 import dev.outboxkit.testkit.History;
 import dev.outboxkit.testkit.JavaProcess;
 import dev.outboxkit.testkit.TestDatabase;
@@ -171,15 +172,15 @@ final class Harness implements AutoCloseable {
             s.execute("CREATE TABLE reliability_effect (n bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "
                     + "event_id uuid NOT NULL, aggregate_id text NOT NULL)");
             if (kind.cdc()) {
-                Grants.walRelay(s, relayRole, kind == RelayKind.CDC);
-                Grants.walPublication(s);
+                DocumentedGrants.walRelay(s, relayRole, kind == RelayKind.CDC);
+                DocumentedGrants.walPublication(s);
             } else {
-                Grants.pollingRelay(s, relayRole);
+                DocumentedGrants.pollingRelay(s, relayRole);
             }
             // plus what the consumer's handler needs on the service's own table
-            Grants.consumer(s, consumerRole);
+            DocumentedGrants.consumer(s, consumerRole);
             s.execute("GRANT INSERT ON reliability_effect TO " + consumerRole);
-            Grants.writer(s, appRole, kind == RelayKind.CDC_WAL ? WriteMode.INSERT_AND_DELETE : WriteMode.KEEP);
+            DocumentedGrants.writer(s, appRole, kind == RelayKind.CDC_WAL);
         }
     }
 

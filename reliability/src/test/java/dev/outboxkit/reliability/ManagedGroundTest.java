@@ -11,6 +11,7 @@ import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.relay.cdc.CdcRelay;
 import dev.outboxkit.relay.poller.PollingRelay;
+import dev.outboxkit.testkit.DocumentedGrants;
 import dev.outboxkit.testkit.LocalPostgres;
 import dev.outboxkit.testkit.SecureGround;
 import dev.outboxkit.testkit.SecureKafka;
@@ -18,7 +19,6 @@ import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.testkit.TestKafka;
 import dev.outboxkit.writer.OutboxMessage;
 import dev.outboxkit.writer.OutboxWriter;
-import dev.outboxkit.writer.WriteMode;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -86,11 +86,11 @@ class ManagedGroundTest {
         TestDatabase db = pg.newDatabase();
         try (Connection c = db.connect(); Statement s = c.createStatement()) {
             s.execute("CREATE TABLE effect (event_id uuid PRIMARY KEY, aggregate_id text NOT NULL)");
-            Grants.writer(s, "app_role", WriteMode.KEEP);
-            Grants.pollingRelay(s, "poll_relay");
-            Grants.walRelay(s, "cdc_relay", false);
-            Grants.walPublication(s);
-            Grants.consumer(s, "consumer_role");
+            DocumentedGrants.writer(s, "app_role", false);
+            DocumentedGrants.pollingRelay(s, "poll_relay");
+            DocumentedGrants.walRelay(s, "cdc_relay", false);
+            DocumentedGrants.walPublication(s);
+            DocumentedGrants.consumer(s, "consumer_role");
             s.execute("GRANT INSERT ON effect TO consumer_role");
         }
         return db;
