@@ -1,6 +1,7 @@
 package dev.outboxkit.reliability;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariDataSource;
@@ -219,6 +220,37 @@ class ManagedGroundTest {
             assertThat(db.count("SELECT count(*) FROM outbox_event")).isEqualTo(ids.size());
             assertThat(db.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
             assertThat(kafka.readAll(List.of(topic))).isEmpty();
+        }
+    }
+
+    @Test
+    void anUntrustedBrokerCertificateIsNotReadyNamingHostAndTruststore() throws Exception {
+        String topic = TestKafka.uniqueTopic("secure-tls");
+        kafka.createTopic(topic, 1);
+        kafka.createScramUser("relay-tls", RELAY_KAFKA_PASSWORD);
+        grantRelay("relay-tls", topic);
+        TestDatabase db = database();
+        List<UUID> ids = write(db, "order", 2);
+        String otherCa = dev.outboxkit.testkit.TestCertificates.create().caCertificate().toString();
+        Map<String, Object> untrusted = new java.util.HashMap<>(
+                kafka.clientSecurity("relay-tls", RELAY_KAFKA_PASSWORD, SecureKafka.SCRAM_SHA_512));
+        untrusted.put("ssl.truststore.location", otherCa);
+        try (PollingRelay relay = pollingRelay(db, "relay-tls", untrusted, topic)) {
+            relay.start();
+            String detail = awaitOperatorNeeded(relay::health, Duration.ofSeconds(20),
+                    "the TLS handshake with " + kafka.bootstrapServers(), otherCa);
+            System.out.println("SECURE polling relay, broker certificate from an untrusted CA: \"" + detail + "\"");
+            assertThat(db.count("SELECT count(*) FROM outbox_event")).isEqualTo(ids.size());
+            assertThat(db.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
+        }
+        // PostgreSQL's certificate from an untrusted CA: the relay refuses to start, naming host and CA file
+        String badUrl = db.jdbcUrl().replace(ground.certificates().caCertificate().toString(), otherCa);
+        try (PollingRelay relay = PollingRelay.builder().jdbcUrl(badUrl).user("poll_relay").password(Secret.of(pollPassword))
+                .bootstrapServers(kafka.bootstrapServers()).route(TopicRoute.of(topic)).build()) {
+            assertThatThrownBy(relay::start).hasMessageContaining("the TLS handshake with PostgreSQL at 127.0.0.1:"
+                    + pg.port() + " failed").hasMessageContaining("sslrootcert=" + otherCa)
+                    .satisfies(e -> System.out.println("SECURE polling relay, PostgreSQL certificate from an untrusted CA: "
+                            + e.getMessage()));
         }
     }
 

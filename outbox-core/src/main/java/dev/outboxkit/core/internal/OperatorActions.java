@@ -63,6 +63,37 @@ public final class OperatorActions {
         return null;
     }
 
+    private static final Pattern JDBC_HOST = Pattern.compile("^jdbc:postgresql://([^/?]*)");
+    private static final Pattern ROOT_CERT = Pattern.compile("[?&]sslrootcert=([^&]*)");
+
+    /**
+     * Why a database connection failed, for a start-up refusal: the innermost cause's message (a pool's "connection
+     * is not available" says nothing), and for a TLS failure the host and the CA file, in the words of the fix.
+     *
+     * @param jdbcUrl the URL the client used (only its host, port and {@code sslrootcert} are named; no password)
+     */
+    public static String database(Throwable failure, String jdbcUrl) {
+        Throwable root = failure;
+        boolean tls = false;
+        for (int depth = 0; root != null && depth < 32; depth++) {
+            tls |= root instanceof javax.net.ssl.SSLException || root instanceof java.security.cert.CertificateException
+                    || String.valueOf(root.getMessage()).contains("SSL");
+            if (root.getCause() == null || root.getCause() == root) {
+                break;
+            }
+            root = root.getCause();
+        }
+        String why = root == null ? String.valueOf(failure) : root.getClass().getSimpleName() + ": " + root.getMessage();
+        if (!tls) {
+            return why;
+        }
+        Matcher host = JDBC_HOST.matcher(jdbcUrl == null ? "" : jdbcUrl);
+        Matcher ca = ROOT_CERT.matcher(jdbcUrl == null ? "" : jdbcUrl);
+        return "the TLS handshake with PostgreSQL at " + (host.find() ? host.group(1) : "?") + " failed: its certificate"
+                + " is not signed by the CA in " + (ca.find() ? "sslrootcert=" + ca.group(1) : "the default sslrootcert")
+                + ", or does not name that host (" + why + ")";
+    }
+
     /** {@code User:<name>} from {@code sasl.jaas.config}; a description when the client uses no SASL user name. */
     public static String principal(Map<String, ?> clientConfig) {
         Object jaas = clientConfig.get(SaslConfigs.SASL_JAAS_CONFIG);
