@@ -205,44 +205,20 @@ class ManagedGroundTest {
 
     @Test
     void aWrongSaslPasswordIsNotReadyAndLosesNothing() throws Exception {
-        String topic = TestKafka.uniqueTopic("secure-auth");
-        kafka.createTopic(topic, 1);
-        kafka.createScramUser("relay-auth", RELAY_KAFKA_PASSWORD);
-        grantRelay("relay-auth", topic);
-        TestDatabase db = database();
-        List<UUID> ids = write(db, "order", 3);
-        Map<String, Object> wrong = kafka.clientSecurity("relay-auth", "not-the-password", SecureKafka.SCRAM_SHA_512);
-        try (PollingRelay relay = pollingRelay(db, "relay-auth", wrong, topic)) {
-            relay.start();
-            String detail = awaitOperatorNeeded(relay::health, Duration.ofSeconds(20),
-                    "User:relay-auth could not authenticate with SASL SCRAM-SHA-512");
-            System.out.println("SECURE polling relay with a wrong SASL password: \"" + detail + "\"");
-            assertThat(db.count("SELECT count(*) FROM outbox_event")).isEqualTo(ids.size());
-            assertThat(db.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
-            assertThat(kafka.readAll(List.of(topic))).isEmpty();
-        }
+        String detail = notReadyLosingNothing("relay-auth",
+                security -> security.putAll(kafka.clientSecurity("relay-auth", "not-the-password", SecureKafka.SCRAM_SHA_512)),
+                "User:relay-auth could not authenticate with SASL SCRAM-SHA-512").detail;
+        System.out.println("SECURE polling relay with a wrong SASL password: \"" + detail + "\"");
     }
 
     @Test
     void anUntrustedBrokerCertificateIsNotReadyNamingHostAndTruststore() throws Exception {
-        String topic = TestKafka.uniqueTopic("secure-tls");
-        kafka.createTopic(topic, 1);
-        kafka.createScramUser("relay-tls", RELAY_KAFKA_PASSWORD);
-        grantRelay("relay-tls", topic);
-        TestDatabase db = database();
-        List<UUID> ids = write(db, "order", 2);
         String otherCa = dev.outboxkit.testkit.TestCertificates.create().caCertificate().toString();
-        Map<String, Object> untrusted = new java.util.HashMap<>(
-                kafka.clientSecurity("relay-tls", RELAY_KAFKA_PASSWORD, SecureKafka.SCRAM_SHA_512));
-        untrusted.put("ssl.truststore.location", otherCa);
-        try (PollingRelay relay = pollingRelay(db, "relay-tls", untrusted, topic)) {
-            relay.start();
-            String detail = awaitOperatorNeeded(relay::health, Duration.ofSeconds(20),
-                    "the TLS handshake with " + kafka.bootstrapServers(), otherCa);
-            System.out.println("SECURE polling relay, broker certificate from an untrusted CA: \"" + detail + "\"");
-            assertThat(db.count("SELECT count(*) FROM outbox_event")).isEqualTo(ids.size());
-            assertThat(db.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
-        }
+        Refused refused = notReadyLosingNothing("relay-tls", security -> security.put("ssl.truststore.location", otherCa),
+                "the TLS handshake with " + kafka.bootstrapServers(), otherCa);
+        System.out.println("SECURE polling relay, broker certificate from an untrusted CA: \"" + refused.detail + "\"");
+        TestDatabase db = refused.db;
+        String topic = refused.topic;
         // PostgreSQL's certificate from an untrusted CA: the relay refuses to start, naming host and CA file
         String badUrl = db.jdbcUrl().replace(ground.certificates().caCertificate().toString(), otherCa);
         try (PollingRelay relay = PollingRelay.builder().jdbcUrl(badUrl).user("poll_relay").password(Secret.of(pollPassword))
@@ -272,6 +248,32 @@ class ManagedGroundTest {
         kafka.grant(user, AclOperation.DESCRIBE, ResourceType.GROUP, group);
         kafka.grant(user, AclOperation.WRITE, ResourceType.TOPIC, topic + ".dlq");
         kafka.grant(user, AclOperation.WRITE, ResourceType.TOPIC, topic + ".review");
+    }
+
+    private record Refused(TestDatabase db, String topic, String detail) {
+    }
+
+    /**
+     * A polling relay of principal {@code user} (WRITE and DESCRIBE granted) whose Kafka settings {@code breakage}
+     * spoils: it must turn not ready naming {@code texts}, keep every row and park none, and publish nothing.
+     */
+    private Refused notReadyLosingNothing(String user, java.util.function.Consumer<Map<String, Object>> breakage,
+            String... texts) throws Exception {
+        String topic = TestKafka.uniqueTopic("secure-" + user);
+        kafka.createTopic(topic, 1);
+        Map<String, Object> security = new java.util.HashMap<>(kafka.createScramUser(user, RELAY_KAFKA_PASSWORD));
+        grantRelay(user, topic);
+        breakage.accept(security);
+        TestDatabase db = database();
+        List<UUID> ids = write(db, "order", 3);
+        try (PollingRelay relay = pollingRelay(db, user, security, topic)) {
+            relay.start();
+            String detail = awaitOperatorNeeded(relay::health, Duration.ofSeconds(20), texts);
+            assertThat(db.count("SELECT count(*) FROM outbox_event")).isEqualTo(ids.size());
+            assertThat(db.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
+            assertThat(kafka.readAll(List.of(topic))).isEmpty();
+            return new Refused(db, topic, detail);
+        }
     }
 
     /** A SCRAM principal with DESCRIBE on {@code topic} (created here) but no WRITE; its client settings. */
