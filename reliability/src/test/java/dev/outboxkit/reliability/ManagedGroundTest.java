@@ -131,6 +131,36 @@ class ManagedGroundTest {
     }
 
     @Test
+    void aConsumerWithoutWriteOnItsDeadLetterTopicWaitsNamingItAndForwardsOnceGranted() throws Exception {
+        String topic = TestKafka.uniqueTopic("secure-dlq");
+        kafka.createTopic(topic, 1);
+        kafka.createTopic(topic + ".dlq", 1);
+        Map<String, Object> relayKafka = kafka.createScramUser("relay-dlq", RELAY_KAFKA_PASSWORD);
+        grantRelay("relay-dlq", topic);
+        String group = "secure-dlq-" + UUID.randomUUID();
+        kafka.grant("consumer", AclOperation.READ, ResourceType.TOPIC, topic);
+        kafka.grant("consumer", AclOperation.READ, ResourceType.GROUP, group);   // WRITE on the .dlq missing
+        TestDatabase db = database();
+        List<UUID> poison = write(db, "poison", 1);
+        try (PollingRelay relay = pollingRelay(db, "relay-dlq", relayKafka, topic);
+             HikariDataSource consumerPool = Harness.pool(db.jdbcUrl(), "consumer_role", consumerPassword, 2, "secure-dlq");
+             DedupeConsumer consumer = consumer(consumerPool, group, topic)) {
+            relay.start();
+            consumer.start();
+            String detail = awaitOperatorNeeded(consumer::health, Duration.ofSeconds(60),
+                    "User:consumer may not WRITE topic " + topic + ".dlq");
+            assertThat(kafka.readAll(List.of(topic + ".dlq"))).isEmpty();
+            long granted = System.nanoTime();
+            kafka.grant("consumer", AclOperation.WRITE, ResourceType.TOPIC, topic + ".dlq");
+            await("dead-lettered once granted").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+                    .until(() -> ids(kafka.readAll(List.of(topic + ".dlq"))).equals(Set.copyOf(poison)));
+            long resumedMs = (System.nanoTime() - granted) / 1_000_000;
+            System.out.println("SECURE consumer without WRITE on its dead-letter topic: \"" + detail + "\"; forwarded "
+                    + resumedMs + " ms after the grant");
+        }
+    }
+
+    @Test
     void walRelayWithExactlyTheDocumentedRights() throws Exception {
         String topic = TestKafka.uniqueTopic("secure-cdc");
         kafka.createTopic(topic, 2);
