@@ -111,11 +111,9 @@ class ManagedGroundTest {
         TestDatabase db = database();
         List<UUID> good = write(db, "order", 20);
         List<UUID> poison = write(db, "poison", 1);
-        try (PollingRelay relay = pollingRelay(db, "relay", relayKafka, topic);
-             HikariDataSource consumerPool = Harness.pool(db.jdbcUrl(), "consumer_role", consumerPassword, 2, "secure-consumer");
-             DedupeConsumer consumer = consumer(consumerPool, group, topic)) {
-            relay.start();
-            consumer.start();
+        try (Pipeline pipeline = pipeline(db, "relay", relayKafka, group, topic)) {
+            PollingRelay relay = pipeline.relay();
+            DedupeConsumer consumer = pipeline.consumer();
             await("every good event applied once").atMost(Duration.ofSeconds(60))
                     .until(() -> db.count("SELECT count(*) FROM effect") == good.size());
             await("the poison event on " + topic + ".dlq").atMost(Duration.ofSeconds(60))
@@ -142,11 +140,8 @@ class ManagedGroundTest {
         kafka.grant("consumer", AclOperation.READ, ResourceType.GROUP, group);   // WRITE on the .dlq missing
         TestDatabase db = database();
         List<UUID> poison = write(db, "poison", 1);
-        try (PollingRelay relay = pollingRelay(db, "relay-dlq", relayKafka, topic);
-             HikariDataSource consumerPool = Harness.pool(db.jdbcUrl(), "consumer_role", consumerPassword, 2, "secure-dlq");
-             DedupeConsumer consumer = consumer(consumerPool, group, topic)) {
-            relay.start();
-            consumer.start();
+        try (Pipeline pipeline = pipeline(db, "relay-dlq", relayKafka, group, topic)) {
+            DedupeConsumer consumer = pipeline.consumer();
             String detail = awaitOperatorNeeded(consumer::health, Duration.ofSeconds(60),
                     "User:consumer may not WRITE topic " + topic + ".dlq");
             assertThat(kafka.readAll(List.of(topic + ".dlq"))).isEmpty();
@@ -343,6 +338,26 @@ class ManagedGroundTest {
         await("slot " + slot + " created over TLS").atMost(Duration.ofSeconds(60))
                 .until(() -> db.count("SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" + slot + "'") == 1);
         return relay;
+    }
+
+    /** A polling relay and a consumer (as consumer_role, principal consumer over PLAIN) on {@code topic}, started. */
+    private record Pipeline(PollingRelay relay, HikariDataSource pool, DedupeConsumer consumer) implements AutoCloseable {
+        @Override
+        public void close() {
+            try (relay; pool; consumer) {
+                // closed in reverse order: consumer, pool, relay
+            }
+        }
+    }
+
+    private Pipeline pipeline(TestDatabase db, String relayUser, Map<String, Object> relayKafka, String group,
+            String topic) {
+        PollingRelay relay = pollingRelay(db, relayUser, relayKafka, topic);
+        HikariDataSource pool = Harness.pool(db.jdbcUrl(), "consumer_role", consumerPassword, 2, "secure-" + relayUser);
+        DedupeConsumer consumer = consumer(pool, group, topic);
+        relay.start();
+        consumer.start();
+        return new Pipeline(relay, pool, consumer);
     }
 
     private DedupeConsumer consumer(HikariDataSource pool, String group, String topic) {
