@@ -4,11 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.outboxkit.core.MissingGrantsException;
+import dev.outboxkit.testkit.DocumentedGrants;
 import dev.outboxkit.testkit.Grant;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.TestDatabase;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -22,17 +22,10 @@ import org.postgresql.ds.PGSimpleDataSource;
 @ExtendWith(OutboxTestkitExtension.class)
 class GrantsAtStartTest {
 
-    static List<Grant> documented() {
-        List<Grant> g = new ArrayList<>();
-        g.add(Grant.usageOnSchema("public"));
-        g.addAll(Grant.onTable("processed_event", "SELECT", "INSERT", "DELETE"));
-        return g;
-    }
-
     @Test
     void eachMissingGrantStopsTheStartWithTheStatementToRun(TestDatabase db) throws Exception {
         db.exec("REVOKE USAGE ON SCHEMA public FROM PUBLIC"); // PUBLIC holds it by default: then it is never missing
-        List<Grant> grants = documented();
+        List<Grant> grants = DocumentedGrants.consumer();
         int n = 0;
         for (Grant missing : grants) {
             String role = "inbox_" + db.name() + "_" + n++;

@@ -42,18 +42,44 @@ public final class LocalPostgres extends TestPostgres {
     private final Path binDir;
     private final int port;
     private final Thread stopOnExit;
+    /** Null: trusts local connections. Else TLS and passwords only (see {@link Builder#secure}). */
+    private final TestCertificates certificates;
+    private final String adminPassword;
 
     private LocalPostgres(Builder b) {
         this.binDir = b.binDir;
+        this.certificates = b.certificates;
+        this.adminPassword = certificates == null ? "" : "pg-" + Long.toHexString(new java.security.SecureRandom().nextLong());
         try {
             this.port = b.port > 0 ? b.port : Ports.free();
             dataDir = Files.createTempDirectory("outboxkit-pg-");
+            List<String> initdb = new ArrayList<>(List.of(bin("initdb"), "-D", dataDir.toString(), "-U", "postgres",
+                    "-E", "UTF8", "--no-sync", "--locale=C"));
+            Path passwordFile = null;
+            if (certificates == null) {
+                initdb.add("--auth=trust");
+            } else {
+                passwordFile = Files.createTempFile("outboxkit-pg-pw-", "");
+                Files.writeString(passwordFile, adminPassword + "\n");
+                initdb.addAll(List.of("--auth=scram-sha-256", "--pwfile=" + passwordFile));
+            }
             if (PostgresBinaries.needsChownToPostgres()) {
                 run(List.of("chown", "postgres", dataDir.toString()), false);
+                if (passwordFile != null) {
+                    run(List.of("chown", "postgres", passwordFile.toString()), false);
+                }
             }
-            run(List.of(bin("initdb"), "-D", dataDir.toString(), "-U", "postgres", "--auth=trust", "-E", "UTF8",
-                    "--no-sync", "--locale=C"), true);
+            try {
+                run(initdb, true);
+            } finally {
+                if (passwordFile != null) {
+                    Files.deleteIfExists(passwordFile);
+                }
+            }
             Map<String, String> settings = new LinkedHashMap<>(PostgresSettings.forTests(b.durable));
+            if (certificates != null) {
+                secureDataDirectory(settings);
+            }
             settings.putAll(b.serverConfig);
             StringBuilder conf = new StringBuilder("\n# outboxkit test settings\nport = " + this.port + "\n");
             settings.forEach((k, v) -> conf.append(k).append(" = '").append(v.replace("'", "''")).append("'\n"));
@@ -66,6 +92,32 @@ public final class LocalPostgres extends TestPostgres {
         stopOnExit = new Thread(this::stopQuietly, "outboxkit-local-postgres-stop");
         Runtime.getRuntime().addShutdownHook(stopOnExit);
         start();
+    }
+
+    /**
+     * TLS with the run's server certificate ({@code ssl=on}) and a {@code pg_hba.conf} of {@code hostssl ...
+     * scram-sha-256} lines only (databases and replication, 127.0.0.1 and ::1): no trust, no plain TCP, no Unix
+     * socket. The superuser gets a password.
+     */
+    private void secureDataDirectory(Map<String, String> settings) throws IOException {
+        Files.copy(certificates.serverCertificate(), dataDir.resolve("server.crt"));
+        Files.copy(certificates.serverKey(), dataDir.resolve("server.key"));
+        Files.setPosixFilePermissions(dataDir.resolve("server.key"),
+                java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        if (PostgresBinaries.needsChownToPostgres()) {
+            run(List.of("chown", "postgres", dataDir.resolve("server.crt").toString(),
+                    dataDir.resolve("server.key").toString()), false);
+        }
+        settings.put("ssl", "on");
+        settings.put("ssl_cert_file", "server.crt");
+        settings.put("ssl_key_file", "server.key");
+        settings.put("password_encryption", "scram-sha-256");
+        List<String> hba = new ArrayList<>(List.of("# outboxkit secure test server: TLS and SCRAM only"));
+        for (String database : List.of("all", "replication")) {
+            hba.add("hostssl " + database + " all 127.0.0.1/32 scram-sha-256");
+            hba.add("hostssl " + database + " all ::1/128 scram-sha-256");
+        }
+        Files.writeString(dataDir.resolve("pg_hba.conf"), String.join("\n", hba) + "\n");
     }
 
     /** Kept for {@link OutboxTestkit}: the machine's binaries from {@code binDir} (null: the PATH). */
@@ -85,8 +137,20 @@ public final class LocalPostgres extends TestPostgres {
         private int port;
         private boolean durable;
         private final Map<String, String> serverConfig = new LinkedHashMap<>();
+        private TestCertificates certificates;
 
         private Builder() {
+        }
+
+        /**
+         * A server as managed PostgreSQL (RDS, Cloud SQL) is reached: {@code ssl=on} with {@code certificates}'
+         * server certificate, and a {@code pg_hba.conf} of {@code hostssl ... scram-sha-256} lines only, so every
+         * role needs its password and TLS. {@link #jdbcUrl} then carries {@code sslmode=verify-full} and
+         * {@code sslrootcert=} the CA's PEM file; {@link #adminPassword()} is the superuser's (random) password.
+         */
+        public Builder secure(TestCertificates certificates) {
+            this.certificates = Objects.requireNonNull(certificates, "certificates");
+            return this;
         }
 
         /** PostgreSQL 17 from the zonky bundle on the class path. The default. */
@@ -233,12 +297,32 @@ public final class LocalPostgres extends TestPostgres {
 
     @Override
     public String adminPassword() {
-        return "";
+        return adminPassword;
+    }
+
+    /** With {@link Builder#secure}: {@code ?sslmode=verify-full&sslrootcert=<CA PEM>} after the database. */
+    @Override
+    public String jdbcUrl(String database) {
+        return super.jdbcUrl(database) + clientTls();
+    }
+
+    /**
+     * The JDBC URL parameters a client of a {@link Builder#secure secure} server needs
+     * ({@code ?sslmode=verify-full&sslrootcert=...}); empty otherwise.
+     */
+    public String clientTls() {
+        return certificates == null ? "" : "?sslmode=verify-full&sslrootcert=" + certificates.caCertificate();
+    }
+
+    @Override
+    protected boolean checksEveryPassword() {
+        return certificates != null;
     }
 
     @Override
     public String describe() {
-        return "local PostgreSQL (" + (binDir == null ? "PATH" : binDir) + ") on 127.0.0.1:" + port;
+        return "local PostgreSQL (" + (binDir == null ? "PATH" : binDir) + ")" + (certificates == null ? "" : " (TLS, SCRAM)")
+                + " on 127.0.0.1:" + port;
     }
 
     private void stopQuietly() {

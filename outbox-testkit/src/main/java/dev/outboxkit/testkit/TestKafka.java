@@ -39,9 +39,18 @@ public abstract class TestKafka implements AutoCloseable {
         return prefix + "-" + ProcessHandle.current().pid() + "-" + COUNTER.incrementAndGet();
     }
 
+    /**
+     * The client settings the test kit's own clients ({@link #admin()}, {@link #consumerConfig}, {@link #readAll})
+     * add to the bootstrap servers: none here; a secured broker ({@link SecureKafka}) gives its super user's.
+     */
+    protected Map<String, Object> testkitClientSecurity() {
+        return Map.of();
+    }
+
     public Admin admin() {
         Properties p = new Properties();
         p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
+        p.putAll(testkitClientSecurity());
         return Admin.create(p);
     }
 
@@ -105,6 +114,7 @@ public abstract class TestKafka implements AutoCloseable {
     public Map<String, Object> consumerConfig(String group) {
         Map<String, Object> p = new HashMap<>();
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
+        p.putAll(testkitClientSecurity());
         p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxkit.consumer.DedupeConsumer;
+import dev.outboxkit.testkit.DocumentedGrants;
 import dev.outboxkit.testkit.History;
 import dev.outboxkit.testkit.JavaProcess;
 import dev.outboxkit.testkit.TestDatabase;
@@ -170,37 +171,20 @@ final class Harness implements AutoCloseable {
             s.execute("CREATE ROLE " + appRole + " LOGIN PASSWORD '" + appPassword + "'");
             s.execute("CREATE TABLE reliability_effect (n bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "
                     + "event_id uuid NOT NULL, aggregate_id text NOT NULL)");
-            s.execute("GRANT USAGE ON SCHEMA public TO " + relayRole);
             if (kind.cdc()) {
-                // relay-debezium/README.md, "Least-privilege role" (REPLICATION above); DELETE on the outbox only
-                // with deleteAfterPublish; the publication created by an administrator, as documented
-                s.execute("GRANT SELECT" + (kind == RelayKind.CDC ? ", DELETE" : "") + " ON outbox_event TO " + relayRole);
-                s.execute("GRANT SELECT, INSERT, UPDATE ON outbox_dead_letter TO " + relayRole);
-                s.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON outbox_relay_lease TO " + relayRole);
-                s.execute("GRANT USAGE ON SEQUENCE outbox_fence_seq TO " + relayRole);
-                s.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON outbox_cdc_offset, outbox_cdc_slot TO " + relayRole);
-                s.execute("GRANT SELECT, INSERT, DELETE ON outbox_cdc_heartbeat TO " + relayRole);
-                s.execute("CREATE PUBLICATION outboxkit_pub FOR TABLE outbox_event, outbox_cdc_heartbeat "
-                        + "WITH (publish = 'insert')");
+                DocumentedGrants.walRelay(s, relayRole, kind == RelayKind.CDC);
+                DocumentedGrants.walPublication(s);
             } else {
-                // relay-poller/README.md, "Least-privilege grants"
-                s.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON outbox_event TO " + relayRole);
-                s.execute("GRANT SELECT, INSERT, UPDATE ON outbox_dead_letter TO " + relayRole);
-                s.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON outbox_relay_lease, outbox_relay_member TO " + relayRole);
-                s.execute("GRANT USAGE ON SEQUENCE outbox_fence_seq TO " + relayRole);
+                DocumentedGrants.pollingRelay(s, relayRole);
             }
-            // consumer-dedupe/README.md, plus what its handler needs on the service's own table
-            s.execute("GRANT USAGE ON SCHEMA public TO " + consumerRole);
-            s.execute("GRANT SELECT, INSERT, DELETE ON processed_event TO " + consumerRole);
+            // plus what the consumer's handler needs on the service's own table
+            DocumentedGrants.consumer(s, consumerRole);
             s.execute("GRANT INSERT ON reliability_effect TO " + consumerRole);
-            // outbox-writer/README.md: INSERT in the default mode, also SELECT and DELETE for INSERT_AND_DELETE
-            s.execute("GRANT USAGE ON SCHEMA public TO " + appRole);
-            s.execute("GRANT " + (kind == RelayKind.CDC_WAL ? "INSERT, SELECT, DELETE" : "INSERT")
-                    + " ON outbox_event TO " + appRole);
+            DocumentedGrants.writer(s, appRole, kind == RelayKind.CDC_WAL);
         }
     }
 
-    private static HikariDataSource pool(String url, String user, String password, int size, String name) {
+    static HikariDataSource pool(String url, String user, String password, int size, String name) {
         HikariConfig config = new HikariConfig();
         config.setJdbcUrl(url);
         config.setUsername(user);

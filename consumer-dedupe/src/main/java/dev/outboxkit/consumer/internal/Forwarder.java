@@ -4,6 +4,7 @@ import dev.outboxkit.consumer.DeadLetterHeaders;
 import dev.outboxkit.core.ProducerSafety;
 import dev.outboxkit.core.PublishFailure;
 import dev.outboxkit.core.Topics;
+import dev.outboxkit.core.internal.OperatorActions;
 import dev.outboxkit.core.internal.PublishFailures;
 import java.time.Clock;
 import java.time.Duration;
@@ -82,14 +83,14 @@ final class Forwarder implements AutoCloseable {
                 ack.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
             }
         } catch (ExecutionException e) {
-            throw refused("Kafka refused a forwarded record", e.getCause() == null ? e : e.getCause());
+            throw refused("Kafka refused a forwarded record", e.getCause() == null ? e : e.getCause(), forwards);
         } catch (TimeoutException e) {
             throw new ForwardingException("no ack for forwarded records within " + ackTimeout, e, PublishFailure.RETRIABLE);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new ForwardingException("interrupted while waiting for forwarded records' acks", e, PublishFailure.RETRIABLE);
         } catch (org.apache.kafka.common.KafkaException e) {
-            throw refused("cannot forward records", e);
+            throw refused("cannot forward records", e, forwards);
         }
     }
 
@@ -120,12 +121,15 @@ final class Forwarder implements AutoCloseable {
      * committed, so the caller retries: a dead letter is never dropped. POISON and FATAL say why retrying alone
      * will not help.
      */
-    private static ForwardingException refused(String what, Throwable error) {
+    private ForwardingException refused(String what, Throwable error, List<Forward> forwards) {
         PublishFailures.Classified failure = PublishFailures.classify(error);
+        String action = failure.outcome() != PublishFailure.FATAL ? null : OperatorActions.of(failure.cause(),
+                producerConfig, "WRITE", forwards.stream().map(Forward::topic).collect(java.util.stream.Collectors.toSet()));
         String hint = switch (failure.outcome()) {
             case POISON -> "; the topic refuses this record for good (for example its max.message.bytes), so the "
                     + "original offset waits until the topic is fixed";
-            case FATAL -> "; this needs an operator (authentication, ACLs, versions, configuration)";
+            case FATAL -> "; this " + PublishFailures.OPERATOR_HINT + (action == null
+                    ? " (authentication, ACLs, versions, configuration)" : ": " + action);
             default -> "";
         };
         return new ForwardingException(what + ": " + failure.describe() + hint, error, failure.outcome());

@@ -121,6 +121,10 @@ public final class KafkaReachability implements AutoCloseable {
         String why = cause instanceof TimeoutException || cause instanceof java.util.concurrent.TimeoutException
                 ? "no broker answered within " + PROBE_TIMEOUT.toSeconds() + " s (wrong address, broker down or network)"
                 : cause.getClass().getSimpleName() + ": " + cause.getMessage();
+        if (cause instanceof org.apache.kafka.common.errors.AuthenticationException) {
+            // a wrong password or an untrusted certificate: say who and what, not only Kafka's words
+            why = PublishFailures.OPERATOR_HINT + ": " + OperatorActions.of(cause, adminConfig, "WRITE", null) + " (" + why + ")";
+        }
         String next = "Kafka not reachable at " + bootstrapServers + ": " + why;
         if (!next.equals(problem)) {
             log.warn("{}; the relay reports not ready until it answers", next);

@@ -7,12 +7,12 @@ import static org.awaitility.Awaitility.await;
 import dev.outboxkit.core.MissingGrantsException;
 import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.testkit.DocumentedGrants;
 import dev.outboxkit.testkit.Grant;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.testkit.TestKafka;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -26,24 +26,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(OutboxTestkitExtension.class)
 class GrantsAtStartTest {
 
-    /** Exactly the grants of relay-debezium/README.md, "Least privilege", with deleteAfterPublish (the default). */
-    static List<Grant> documented() {
-        List<Grant> g = new ArrayList<>();
-        g.add(Grant.replication());
-        g.add(Grant.usageOnSchema("public"));
-        g.addAll(Grant.onTable("outbox_event", "SELECT", "DELETE"));
-        g.addAll(Grant.onTable("outbox_dead_letter", "SELECT", "INSERT", "UPDATE"));
-        g.addAll(Grant.onTable("outbox_relay_lease", "SELECT", "INSERT", "UPDATE", "DELETE"));
-        g.add(Grant.usageOnSequence("outbox_fence_seq"));
-        g.addAll(Grant.onTable("outbox_cdc_offset", "SELECT", "INSERT", "UPDATE", "DELETE"));
-        g.addAll(Grant.onTable("outbox_cdc_slot", "SELECT", "INSERT", "UPDATE", "DELETE"));
-        g.addAll(Grant.onTable("outbox_cdc_heartbeat", "SELECT", "INSERT", "DELETE"));
-        return g;
-    }
-
     @Test
     void eachMissingGrantStopsTheStartWithTheStatementToRun(TestDatabase db) throws Exception {
-        List<Grant> grants = documented();
+        List<Grant> grants = DocumentedGrants.walRelay(true);
         db.exec("REVOKE USAGE ON SCHEMA public FROM PUBLIC"); // PUBLIC holds it by default: then it is never missing
         int n = 0;
         for (Grant missing : grants) {
@@ -66,7 +51,7 @@ class GrantsAtStartTest {
     @Test
     void theDocumentedGrantsAreEnoughToStream(TestDatabase db, TestKafka kafka) throws Exception {
         String role = "cdc_" + db.name() + "_all";
-        Grant.roleWith(db, "public", role, "pw", documented(), null);
+        Grant.roleWith(db, "public", role, "pw", DocumentedGrants.walRelay(true), null);
         db.exec("CREATE PUBLICATION outboxkit_pub FOR TABLE public.outbox_event, public.outbox_cdc_heartbeat "
                 + "WITH (publish = 'insert')");
         String topic = "grants-" + db.name();

@@ -12,6 +12,7 @@ import dev.outboxkit.core.internal.DatabaseLogin;
 import dev.outboxkit.core.internal.DatabaseSilence;
 import dev.outboxkit.core.internal.Grants;
 import dev.outboxkit.core.internal.KafkaReachability;
+import dev.outboxkit.core.internal.OperatorActions;
 import dev.outboxkit.core.internal.Tracing;
 import dev.outboxkit.relay.poller.internal.BacklogProbe;
 import dev.outboxkit.relay.poller.internal.LeaseManager;
@@ -219,7 +220,8 @@ public final class PollingRelay implements Relay {
             }
         } catch (SQLException e) {
             throw new IllegalStateException("poll relay " + settings.instanceId() + " cannot reach the database: "
-                    + e.getMessage() + " (check the JDBC URL, credentials and network)", e);
+                    + OperatorActions.database(e,
+                    dataSource instanceof com.zaxxer.hikari.HikariDataSource h ? h.getJdbcUrl() : null) + " (check the JDBC URL, credentials and network)", e);
         }
     }
 

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import dev.outboxkit.core.MissingGrantsException;
 import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.testkit.DocumentedGrants;
 import dev.outboxkit.testkit.Grant;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.TestDatabase;
@@ -24,21 +25,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(OutboxTestkitExtension.class)
 class GrantsAtStartTest {
 
-    /** Exactly the grants of relay-poller/README.md, "Least privilege". */
-    static List<Grant> documented() {
-        List<Grant> g = new ArrayList<>();
-        g.add(Grant.usageOnSchema("public"));
-        g.addAll(Grant.onTable("outbox_event", "SELECT", "INSERT", "UPDATE", "DELETE"));
-        g.addAll(Grant.onTable("outbox_dead_letter", "SELECT", "INSERT", "UPDATE"));
-        g.addAll(Grant.onTable("outbox_relay_lease", "SELECT", "INSERT", "UPDATE", "DELETE"));
-        g.addAll(Grant.onTable("outbox_relay_member", "SELECT", "INSERT", "UPDATE", "DELETE"));
-        g.add(Grant.usageOnSequence("outbox_fence_seq"));
-        return g;
-    }
-
     @Test
     void eachMissingGrantStopsTheStartWithTheStatementToRun(TestDatabase db) throws Exception {
-        List<Grant> grants = documented();
+        List<Grant> grants = DocumentedGrants.pollingRelay();
         db.exec("REVOKE USAGE ON SCHEMA public FROM PUBLIC"); // PUBLIC holds it by default: then it is never missing
         List<String> named = new ArrayList<>();
         for (Grant missing : grants) {

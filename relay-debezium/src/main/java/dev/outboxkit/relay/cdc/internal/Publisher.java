@@ -4,6 +4,7 @@ import dev.outboxkit.core.FencedException;
 import dev.outboxkit.core.KafkaRecords;
 import dev.outboxkit.core.OutboxEvent;
 import dev.outboxkit.core.PublishFailure;
+import dev.outboxkit.core.internal.OperatorActions;
 import dev.outboxkit.core.internal.PublishFailures;
 import dev.outboxkit.core.internal.StopOnFailure;
 import dev.outboxkit.core.internal.TracedRecords;
@@ -12,6 +13,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import org.apache.kafka.clients.producer.Producer;
@@ -60,12 +62,16 @@ final class Publisher {
     /** A batch handed to the producer: its records may still be on their way. */
     static final class Sent {
         private final List<OutboxRow> rows;
+        /** The topic of each of {@link #rows}' records. */
+        private final List<String> topics;
         private final List<Future<RecordMetadata>> futures;
         private final List<DeadLetter> refused;
         private int firstPending;
 
-        private Sent(List<OutboxRow> rows, List<Future<RecordMetadata>> futures, List<DeadLetter> refused) {
+        private Sent(List<OutboxRow> rows, List<String> topics, List<Future<RecordMetadata>> futures,
+                List<DeadLetter> refused) {
             this.rows = rows;
+            this.topics = topics;
             this.futures = futures;
             this.refused = refused;
         }
@@ -95,10 +101,19 @@ final class Publisher {
     private final CdcMetrics metrics;
     private final Clock clock;
     private final Runnable flush;
+    /** The producer's settings, for naming the principal of an ACL or login failure ({@link OperatorActions}). */
+    private final Map<String, ?> clientConfig;
 
     /** @param flush asks for the producer's buffer to be sent now, without waiting (the producer lingers 5 ms) */
     Publisher(StopOnFailure producers, RowAttempts attempts, TracedRecords records, CdcMetrics metrics, Clock clock,
               Runnable flush) {
+        this(producers, attempts, records, metrics, clock, flush, Map.of());
+    }
+
+    /** @param clientConfig the producer's settings (named in the operator's message when Kafka refuses the principal) */
+    Publisher(StopOnFailure producers, RowAttempts attempts, TracedRecords records, CdcMetrics metrics, Clock clock,
+              Runnable flush, Map<String, ?> clientConfig) {
+        this.clientConfig = clientConfig;
         this.producers = producers;
         this.attempts = attempts;
         this.records = records;
@@ -129,6 +144,7 @@ final class Publisher {
         Producer<byte[], byte[]> producer = producers.producer();
         List<DeadLetter> refused = new ArrayList<>();
         List<OutboxRow> sentRows = new ArrayList<>(rows.size());
+        List<String> sentTopics = new ArrayList<>(rows.size());
         List<Future<RecordMetadata>> futures = new ArrayList<>(rows.size());
         for (OutboxRow row : rows) {
             RowAttempts.Exhausted exhausted = attempts.exhausted(row);
@@ -136,11 +152,14 @@ final class Publisher {
                 refused.add(new DeadLetter(row, exhausted.lastFailure(), exhausted.attempts()));
                 continue;
             }
+            String topic = null;
             try {
                 OutboxEvent event = row.toEvent();
                 Instant createdAt = event.createdAt();
+                TracedRecords.Traced traced = records.toRecord(event);
+                topic = traced.record().topic();
                 // send() itself throws for some refusals (a serializer's), and for a closed or interrupted producer
-                futures.add(TracedRecords.send(producer, records.toRecord(event), producers.guard(producer, true, (metadata, error) -> {
+                futures.add(TracedRecords.send(producer, traced, producers.guard(producer, true, (metadata, error) -> {
                     if (error == null) {
                         acknowledged(createdAt);
                         attempts.forget(row);
@@ -152,17 +171,18 @@ final class Publisher {
                 PublishFailures.Classified failure = PublishFailures.classify(e);
                 if (failure.outcome() != PublishFailure.POISON) {
                     counted(row, e);
-                    throw failed(row, failure);
+                    throw failed(row, topic, failure);
                 }
                 refused.add(new DeadLetter(row, failure, 1));
                 continue;
             }
             sentRows.add(row);
+            sentTopics.add(topic);
         }
         if (!futures.isEmpty()) {
             flush.run();
         }
-        return new Sent(sentRows, futures, refused);
+        return new Sent(sentRows, sentTopics, futures, refused);
     }
 
     /** One attempt of {@code row}'s towards maxAttempts, when the failure {@link PublishFailures#isAttempt counts}. */
@@ -189,7 +209,7 @@ final class Publisher {
             } catch (ExecutionException e) {
                 PublishFailures.Classified failure = PublishFailures.classify(e.getCause() == null ? e : e.getCause());
                 if (failure.outcome() != PublishFailure.POISON) {
-                    throw failed(sent.rows.get(i), failure);
+                    throw failed(sent.rows.get(i), sent.topics.get(i), failure);
                 }
                 dead.add(new DeadLetter(sent.rows.get(i), failure, 1));
             }
@@ -205,13 +225,16 @@ final class Publisher {
         return row.id() == null ? "at seq " + row.seq() : row.id();
     }
 
-    private static RuntimeException failed(OutboxRow row, PublishFailures.Classified failure) {
+    private RuntimeException failed(OutboxRow row, String topic, PublishFailures.Classified failure) {
         String event = describe(row);
+        String action = failure.outcome() == PublishFailure.FATAL
+                ? OperatorActions.of(failure.cause(), clientConfig, "WRITE", topic == null ? null : List.of(topic)) : null;
         return switch (failure.outcome()) {
             case FENCED -> new FencedException("publishing event " + event + " found the lease gone: "
                     + failure.message());
             case FATAL -> new PublishFailedException("Kafka refused event " + event + " and this "
-                    + PublishFailures.OPERATOR_HINT + " (" + failure.describe() + "); the event stays unpublished and the "
+                    + PublishFailures.OPERATOR_HINT + " (" + (action == null ? "" : action + "; ") + failure.describe()
+                    + "); the event stays unpublished and the "
                     + "batch is retried from the last stored offset with a back-off until it is fixed", failure);
             default -> new PublishFailedException("Kafka did not acknowledge event " + event + " (" + failure.describe()
                     + "); the batch is retried from the last stored offset", failure);

@@ -205,8 +205,8 @@ final class Session {
         flushing.setDaemon(true);
         flushing.start();
         try {
-            Publisher publisher = new Publisher(producers, attempts, new TracedRecords(settings.route(), settings.tracing()), metrics,
-                    settings.clock(), flusher::request);
+            Publisher publisher = new Publisher(producers, attempts, new TracedRecords(settings.route(), settings.tracing()),
+                    metrics, settings.clock(), flusher::request, settings.producerConfig());
             StartupDrain.Result drained = null;
             if (settings.deleteAfterPublish() || firstStart) {
                 phase = "publishing the rows already in " + settings.outboxTable();

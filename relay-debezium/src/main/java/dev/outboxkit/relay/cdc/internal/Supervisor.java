@@ -5,6 +5,7 @@ import dev.outboxkit.core.Relay;
 import dev.outboxkit.core.internal.ConnectionPools;
 import dev.outboxkit.core.MissingGrantsException;
 import dev.outboxkit.core.internal.KafkaReachability;
+import dev.outboxkit.core.internal.OperatorActions;
 import dev.outboxkit.core.internal.StopOnFailure;
 import dev.outboxkit.relay.cdc.CdcStartupException;
 import java.sql.Connection;
@@ -144,10 +145,11 @@ public final class Supervisor implements AutoCloseable {
             throw e;
         } catch (SQLException e) {
             role = Role.FAILED;
-            detail = "cannot reach the database: " + e.getMessage();
+            String why = OperatorActions.database(e, settings.jdbcUrl());
+            detail = "cannot reach the database: " + why;
             shutdownResources();
             throw new IllegalStateException("the WAL relay cannot reach " + target.host() + ":" + target.port() + "/"
-                    + target.database() + " (" + e.getMessage() + "); check jdbcUrl, user and password", e);
+                    + target.database() + " (" + why + "); check jdbcUrl, user and password", e);
         }
         scheduler.scheduleWithFixedDelay(monitor, 0, 2, TimeUnit.SECONDS);
         Session prepared = first;

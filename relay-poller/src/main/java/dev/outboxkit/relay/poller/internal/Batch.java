@@ -44,6 +44,8 @@ final class Batch {
     final ClaimedRow[] rows;
     private final State[] state;
     private final Throwable[] errors;
+    /** The topic of each row's record, once it was built (null before or when it could not be). */
+    private final String[] topics;
     private final long[] ackMicros;
     private final int[] wave;
     private final int waves;
@@ -73,6 +75,7 @@ final class Batch {
         this.state = new State[rows.length];
         java.util.Arrays.fill(state, State.PENDING);
         this.errors = new Throwable[rows.length];
+        this.topics = new String[rows.length];
         this.ackMicros = new long[rows.length];
         this.wave = new int[rows.length];
         this.clock = clock;
@@ -142,6 +145,7 @@ final class Batch {
                 continue;
             }
             ProducerRecord<byte[], byte[]> record = traced.record();
+            topics[i] = record.topic();
             RuntimeException topicDown = deadTopics == null ? null : deadTopics.get(record.topic());
             if (topicDown != null) {
                 traced.span().end(null, topicDown);
@@ -261,6 +265,11 @@ final class Batch {
 
     State state(int i) {
         return state[i];
+    }
+
+    /** The topic of row {@code i}'s record; null when it was never built. */
+    String topic(int i) {
+        return topics[i];
     }
 
     Throwable error(int i) {

@@ -2,6 +2,7 @@ package dev.outboxkit.relay.poller.internal;
 
 import dev.outboxkit.core.PublishFailure;
 import dev.outboxkit.core.internal.DeadLetterWriter;
+import dev.outboxkit.core.internal.OperatorActions;
 import dev.outboxkit.core.internal.PublishFailures;
 import dev.outboxkit.relay.poller.AfterPublish;
 import java.sql.Connection;
@@ -149,13 +150,14 @@ final class Settlement {
         }
         int failed = b.count(Batch.State.FAILED);
         boolean fatal = sample != null && sample.outcome() == PublishFailure.FATAL;
+        String reason = sample == null ? null : fatal ? operatorReason(b, sample) : sample.describe();
         status.lastError = "Kafka: " + failed + " of " + b.size() + " records not acknowledged"
-                + (sample == null ? "" : " (" + (fatal ? PublishFailures.OPERATOR_HINT + ": " : "") + sample.describe() + ")");
+                + (reason == null ? "" : " (" + (fatal ? PublishFailures.OPERATOR_HINT + ": " : "") + reason + ")");
         if (fatal) {
             log.error("poll relay {}: {} of {} records of a batch were not acknowledged by Kafka ({} acknowledged): {}: {}. "
                             + "The rows stay in outbox_event (not counted as attempts, never parked for this) and are "
                             + "retried after a back-off until it is fixed", settings.instanceId(), failed, b.size(), acked,
-                    PublishFailures.OPERATOR_HINT, sample.describe());
+                    PublishFailures.OPERATOR_HINT, reason);
         } else {
             log.warn("poll relay {}: {} of {} records of a batch were not acknowledged by Kafka ({} acknowledged); the rows "
                             + "stay in outbox_event and are retried after a back-off. First error: {}",
@@ -167,6 +169,18 @@ final class Settlement {
                     + "Kafka may hold them ahead of it until it is retried. Use ParkPolicy.HOLD_AGGREGATE to rule this out",
                     settings.instanceId(), risks);
         }
+    }
+
+    /** "User:relay may not WRITE topic orders; fatal: …" for ACL and login failures, else the failure itself. */
+    private String operatorReason(Batch b, PublishFailures.Classified sample) {
+        java.util.Set<String> topics = new java.util.TreeSet<>();
+        for (int i = 0; i < b.size(); i++) {
+            if (b.state(i) == Batch.State.FAILED && b.topic(i) != null) {
+                topics.add(b.topic(i));
+            }
+        }
+        String action = OperatorActions.of(sample.cause(), settings.producerConfig(), "WRITE", topics);
+        return action == null ? sample.describe() : action + "; " + sample.describe();
     }
 
     private void park(Connection c, Batch b, List<Integer> park, int[] attempts) throws SQLException {

@@ -1,0 +1,148 @@
+package dev.outboxkit.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.outboxkit.testkit.DocumentedGrants;
+import dev.outboxkit.testkit.JavaProcess;
+import dev.outboxkit.testkit.Readiness;
+import dev.outboxkit.testkit.SecureGround;
+import dev.outboxkit.testkit.SecureKafka;
+import dev.outboxkit.testkit.TestDatabase;
+import dev.outboxkit.testkit.TestKafka;
+import dev.outboxkit.writer.OutboxMessage;
+import dev.outboxkit.writer.OutboxWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.UUID;
+import java.util.stream.Collectors;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.resource.ResourceType;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Issue 26, item 3: both sidecars ({@code outbox relay poll} and {@code outbox relay cdc}) over the ground managed
+ * services give: Kafka only over SASL_SSL (SCRAM-SHA-512, ACLs enforced), PostgreSQL only over TLS with
+ * {@code sslmode=verify-full} and a password; each relay its own principal with WRITE and DESCRIBE on its topic and
+ * its own role with exactly its README's grants. The Kafka settings come as {@code kafka.*} keys of the
+ * {@code --config} file, the way a Kubernetes secret mounts them. Both sidecars run at once.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class SidecarSecureGroundTest {
+
+    private SecureGround ground;
+
+    @BeforeAll
+    void start() {
+        ground = SecureGround.start(Map.of());
+    }
+
+    @AfterAll
+    void stop() {
+        if (ground != null) {
+            ground.close();
+        }
+    }
+
+    @Test
+    void bothSidecarsPublishWithExactlyTheirRights(@TempDir Path dir) throws Exception {
+        SecureKafka kafka = ground.kafka();
+        List<Sidecar> sidecars = new ArrayList<>();
+        try {
+            for (String relay : List.of("poll", "cdc")) {
+                sidecars.add(start(relay, dir));
+            }
+            for (Sidecar s : sidecars) {
+                if (s.relay.equals("cdc")) {
+                    await("slot over TLS").atMost(Duration.ofSeconds(90)).until(() -> s.db.count(
+                            "SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'sidecar_secure'") == 1);
+                }
+                s.ids.addAll(write(s.db));
+            }
+            for (Sidecar s : sidecars) {
+                await(s.relay + " sidecar published").atMost(Duration.ofSeconds(60)).until(() -> kafka.readAll(List.of(s.topic))
+                        .stream().map(r -> UUID.fromString(new String(r.headers().lastHeader("id").value(),
+                                StandardCharsets.UTF_8))).collect(Collectors.toSet()).equals(Set.copyOf(s.ids)));
+                String ready = "http://127.0.0.1:" + SidecarRetentionTest.port(s.process) + "/health/ready";
+                Readiness.untilReady(() -> Readiness.overHttp(ready), Duration.ofSeconds(20));
+            }
+        } finally {
+            for (Sidecar s : sidecars) {
+                s.process.close();
+                if (s.relay.equals("cdc")) {
+                    s.db.dropReplicationSlot("sidecar_secure");
+                }
+            }
+        }
+    }
+
+    private record Sidecar(String relay, TestDatabase db, String topic, JavaProcess process, List<UUID> ids) {
+    }
+
+    private Sidecar start(String relay, Path dir) throws Exception {
+        SecureKafka kafka = ground.kafka();
+        TestDatabase db = ground.postgres().newDatabase();
+        String role = "sidecar_" + relay;
+        String password = role + "-" + UUID.randomUUID();
+        try (Connection c = db.connect(); Statement s = c.createStatement()) {
+            s.execute("CREATE ROLE " + role + " LOGIN " + (relay.equals("cdc") ? "REPLICATION " : "") + "PASSWORD '"
+                    + password + "'");
+            if (relay.equals("cdc")) {
+                DocumentedGrants.walRelay(s, role, true);
+                DocumentedGrants.walPublication(s);
+            } else {
+                DocumentedGrants.pollingRelay(s, role);
+            }
+        }
+        String topic = TestKafka.uniqueTopic("sidecar-secure-" + relay);
+        kafka.createTopic(topic, 2);
+        String principal = "sidecar-" + relay;
+        Map<String, Object> security = kafka.createScramUser(principal, "sidecar-kafka-pw");
+        kafka.grant(principal, AclOperation.WRITE, ResourceType.TOPIC, topic);
+        kafka.grant(principal, AclOperation.DESCRIBE, ResourceType.TOPIC, topic);
+
+        Properties config = new Properties();
+        config.setProperty("jdbc-url", db.jdbcUrl());
+        config.setProperty("user", role);
+        config.setProperty("password", password);
+        config.setProperty("bootstrap-servers", kafka.bootstrapServers());
+        security.forEach((k, v) -> config.setProperty("kafka." + k, String.valueOf(v)));
+        Path file = dir.resolve(relay + ".properties");
+        try (var out = Files.newBufferedWriter(file)) {
+            config.store(out, "secure sidecar");
+        }
+        List<String> args = new ArrayList<>(List.of("--config", file.toString(), "relay", relay, "--http-port", "0",
+                "--instance-id", "secure-" + relay, "--route", topic));
+        if (relay.equals("cdc")) {
+            args.addAll(List.of("--slot-name", "sidecar_secure"));
+        }
+        return new Sidecar(relay, db, topic, JavaProcess.start("secure-" + relay, Main.class, args, List.of(), Map.of()),
+                new ArrayList<>());
+    }
+
+    private static List<UUID> write(TestDatabase db) throws Exception {
+        List<OutboxMessage> messages = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            messages.add(OutboxMessage.builder("order", "o" + i, "Placed").payloadJson("{\"n\":" + i + "}").build());
+        }
+        try (Connection c = db.connect()) {
+            c.setAutoCommit(false);
+            List<UUID> ids = OutboxWriter.builder().schema("public").build().write(c, messages);
+            c.commit();
+            return ids;
+        }
+    }
+}

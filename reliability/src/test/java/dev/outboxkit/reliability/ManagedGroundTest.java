@@ -1,0 +1,407 @@
+package dev.outboxkit.reliability;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.outboxkit.consumer.DedupeConsumer;
+import dev.outboxkit.core.InvalidEventException;
+import dev.outboxkit.core.Relay;
+import dev.outboxkit.core.Secret;
+import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.relay.cdc.CdcRelay;
+import dev.outboxkit.relay.poller.PollingRelay;
+import dev.outboxkit.testkit.DocumentedGrants;
+import dev.outboxkit.testkit.LocalPostgres;
+import dev.outboxkit.testkit.SecureGround;
+import dev.outboxkit.testkit.SecureKafka;
+import dev.outboxkit.testkit.TestDatabase;
+import dev.outboxkit.testkit.TestKafka;
+import dev.outboxkit.writer.OutboxMessage;
+import dev.outboxkit.writer.OutboxWriter;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.resource.PatternType;
+import org.apache.kafka.common.resource.ResourceType;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * Everything over the ground managed services give (issue 26, items 3 and 4): a Kafka broker that takes only
+ * SASL_SSL (SCRAM-SHA-512 for the relays, PLAIN for the consumer, as Confluent Cloud) with ACLs enforced and no
+ * ACL meaning no access, and a PostgreSQL that takes only TLS with {@code sslmode=verify-full} and SCRAM passwords.
+ * The writer, the polling relay, the WAL relay and consumer-dedupe (its dead-letter producer and its retention
+ * admin client included) each run as their own principal holding exactly the ACLs of docs/managed-services.md and
+ * as their own role holding exactly the grants of their README. One broker and one server for the class.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class ManagedGroundTest {
+
+    private static final String RELAY_KAFKA_PASSWORD = "relay-kafka-pw";
+    private static final String CONSUMER_KAFKA_PASSWORD = "consumer-kafka-pw";
+
+    private SecureGround ground;
+    private SecureKafka kafka;
+    private LocalPostgres pg;
+    private final String appPassword = "app-" + UUID.randomUUID();
+    private final String pollPassword = "poll-" + UUID.randomUUID();
+    private final String cdcPassword = "cdc-" + UUID.randomUUID();
+    private final String consumerPassword = "consumer-" + UUID.randomUUID();
+
+    @BeforeAll
+    void start() throws Exception {
+        ground = SecureGround.start(Map.of("consumer", CONSUMER_KAFKA_PASSWORD));
+        kafka = ground.kafka();
+        pg = ground.postgres();
+        try (Connection c = pg.connectAdmin("postgres"); Statement s = c.createStatement()) {
+            s.execute("CREATE ROLE app_role LOGIN PASSWORD '" + appPassword + "'");
+            s.execute("CREATE ROLE poll_relay LOGIN PASSWORD '" + pollPassword + "'");
+            s.execute("CREATE ROLE cdc_relay LOGIN REPLICATION PASSWORD '" + cdcPassword + "'");
+            s.execute("CREATE ROLE consumer_role LOGIN PASSWORD '" + consumerPassword + "'");
+        }
+    }
+
+    @AfterAll
+    void stop() {
+        if (ground != null) {
+            ground.close();
+        }
+    }
+
+    /** A database of the test's own (the relays take every row of theirs), each role with exactly its grants. */
+    private TestDatabase database() throws Exception {
+        TestDatabase db = pg.newDatabase();
+        try (Connection c = db.connect(); Statement s = c.createStatement()) {
+            s.execute("CREATE TABLE effect (event_id uuid PRIMARY KEY, aggregate_id text NOT NULL)");
+            DocumentedGrants.writer(s, "app_role", false);
+            DocumentedGrants.pollingRelay(s, "poll_relay");
+            DocumentedGrants.walRelay(s, "cdc_relay", false);
+            DocumentedGrants.walPublication(s);
+            DocumentedGrants.consumer(s, "consumer_role");
+            s.execute("GRANT INSERT ON effect TO consumer_role");
+        }
+        return db;
+    }
+
+    @Test
+    void writerPollingRelayAndConsumerWithExactlyTheDocumentedRights() throws Exception {
+        String topic = TestKafka.uniqueTopic("secure-poll");
+        for (String t : List.of(topic, topic + ".dlq", topic + ".review")) {
+            kafka.createTopic(t, 2);
+        }
+        Map<String, Object> relayKafka = kafka.createScramUser("relay", RELAY_KAFKA_PASSWORD);
+        grantRelay("relay", topic);
+        String group = "secure-consumer-" + UUID.randomUUID();
+        grantConsumer("consumer", topic, group);
+
+        TestDatabase db = database();
+        List<UUID> good = write(db, "order", 20);
+        List<UUID> poison = write(db, "poison", 1);
+        try (Pipeline pipeline = pipeline(db, "relay", relayKafka, group, topic)) {
+            PollingRelay relay = pipeline.relay();
+            DedupeConsumer consumer = pipeline.consumer();
+            await("every good event applied once").atMost(Duration.ofSeconds(60))
+                    .until(() -> db.count("SELECT count(*) FROM effect") == good.size());
+            await("the poison event on " + topic + ".dlq").atMost(Duration.ofSeconds(60))
+                    .until(() -> ids(kafka.readAll(List.of(topic + ".dlq"))).equals(Set.copyOf(poison)));
+            assertThat(db.count("SELECT count(*) FROM outbox_event")).isZero();
+            assertThat(db.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
+            assertThat(ids(kafka.readAll(List.of(topic)))).hasSize(21);
+            // the retention job's admin client reads the group's offsets over the same settings (DESCRIBE on the group)
+            assertThat(consumer.purgeExpired().purged()).isZero();
+            assertReady(relay.health());
+            assertReady(consumer.health());
+        }
+    }
+
+    @Test
+    void aConsumerWithoutWriteOnItsDeadLetterTopicWaitsNamingItAndForwardsOnceGranted() throws Exception {
+        String topic = TestKafka.uniqueTopic("secure-dlq");
+        kafka.createTopic(topic, 1);
+        kafka.createTopic(topic + ".dlq", 1);
+        Map<String, Object> relayKafka = kafka.createScramUser("relay-dlq", RELAY_KAFKA_PASSWORD);
+        grantRelay("relay-dlq", topic);
+        String group = "secure-dlq-" + UUID.randomUUID();
+        kafka.grant("consumer", AclOperation.READ, ResourceType.TOPIC, topic);
+        kafka.grant("consumer", AclOperation.READ, ResourceType.GROUP, group);   // WRITE on the .dlq missing
+        TestDatabase db = database();
+        List<UUID> poison = write(db, "poison", 1);
+        try (Pipeline pipeline = pipeline(db, "relay-dlq", relayKafka, group, topic)) {
+            DedupeConsumer consumer = pipeline.consumer();
+            String detail = awaitOperatorNeeded(consumer::health, Duration.ofSeconds(60),
+                    "User:consumer may not WRITE topic " + topic + ".dlq");
+            assertThat(kafka.readAll(List.of(topic + ".dlq"))).isEmpty();
+            long granted = System.nanoTime();
+            kafka.grant("consumer", AclOperation.WRITE, ResourceType.TOPIC, topic + ".dlq");
+            await("dead-lettered once granted").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+                    .until(() -> ids(kafka.readAll(List.of(topic + ".dlq"))).equals(Set.copyOf(poison)));
+            long resumedMs = (System.nanoTime() - granted) / 1_000_000;
+            System.out.println("SECURE consumer without WRITE on its dead-letter topic: \"" + detail + "\"; forwarded "
+                    + resumedMs + " ms after the grant");
+        }
+    }
+
+    @Test
+    void walRelayWithExactlyTheDocumentedRights() throws Exception {
+        String topic = TestKafka.uniqueTopic("secure-cdc");
+        kafka.createTopic(topic, 2);
+        Map<String, Object> relayKafka = kafka.createScramUser("cdc-relay", RELAY_KAFKA_PASSWORD);
+        grantRelay("cdc-relay", topic);
+        TestDatabase db = database();
+        try (CdcRelay relay = cdcRelay(db, "secure_slot", relayKafka, topic)) {
+            List<UUID> ids = write(db, "order", 10);
+            await("every event on " + topic).atMost(Duration.ofSeconds(60))
+                    .until(() -> ids(kafka.readAll(List.of(topic))).equals(Set.copyOf(ids)));
+            // its status can still say "starting Debezium" for a moment after the first events went out
+            await("ready").atMost(Duration.ofSeconds(10)).until(() -> relay.health().ready());
+        } finally {
+            db.dropReplicationSlot("secure_slot");
+        }
+    }
+
+    @Test
+    void withoutWriteTheRelayPublishesNothingParksNothingAndResumesOnceGranted() throws Exception {
+        String topic = TestKafka.uniqueTopic("secure-acl");
+        Map<String, Object> relayKafka = principalWithoutWrite("relay-nowrite", topic);
+        TestDatabase db = database();
+        List<UUID> ids = write(db, "order", 5);
+        try (PollingRelay relay = pollingRelay(db, "relay-nowrite", relayKafka, topic)) {
+            relay.start();
+            String detail = awaitOperatorNeeded(relay::health, Duration.ofSeconds(20),
+                    "User:relay-nowrite may not WRITE topic " + topic);
+            assertThat(kafka.readAll(List.of(topic))).isEmpty();
+            assertThat(db.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
+            assertThat(db.count("SELECT count(*) FROM outbox_event")).isEqualTo(ids.size());
+
+            long granted = System.nanoTime();
+            kafka.grant("relay-nowrite", AclOperation.WRITE, ResourceType.TOPIC, topic);
+            await("published once granted").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50))
+                    .until(() -> db.count("SELECT count(*) FROM outbox_event") == 0);
+            long resumedMs = (System.nanoTime() - granted) / 1_000_000;
+            assertThat(ids(kafka.readAll(List.of(topic)))).isEqualTo(Set.copyOf(ids));
+            assertThat(db.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
+            await("ready again").atMost(Duration.ofSeconds(10)).until(() -> relay.health().ready());
+            System.out.println("SECURE polling relay without WRITE: \"" + detail + "\"; published " + resumedMs
+                    + " ms after the grant");
+        } finally {
+            kafka.revoke("relay-nowrite", AclOperation.WRITE, ResourceType.TOPIC, topic, PatternType.LITERAL);
+        }
+    }
+
+    @Test
+    void withoutWriteTheWalRelayPublishesNothingParksNothingAndResumesOnceGranted() throws Exception {
+        String topic = TestKafka.uniqueTopic("secure-cdc-acl");
+        Map<String, Object> relayKafka = principalWithoutWrite("cdc-nowrite", topic);
+        TestDatabase db = database();
+        try (CdcRelay relay = cdcRelay(db, "secure_slot_acl", relayKafka, topic)) {
+            List<UUID> ids = write(db, "order", 5);
+            String detail = awaitOperatorNeeded(relay::health, Duration.ofSeconds(30),
+                    "User:cdc-nowrite may not WRITE topic " + topic);
+            assertThat(kafka.readAll(List.of(topic))).isEmpty();
+            assertThat(db.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
+
+            long granted = System.nanoTime();
+            kafka.grant("cdc-nowrite", AclOperation.WRITE, ResourceType.TOPIC, topic);
+            await("published once granted").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+                    .until(() -> ids(kafka.readAll(List.of(topic))).equals(Set.copyOf(ids)));
+            long resumedMs = (System.nanoTime() - granted) / 1_000_000;
+            assertThat(db.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
+            await("ready again").atMost(Duration.ofSeconds(10)).until(() -> relay.health().ready());
+            System.out.println("SECURE WAL relay without WRITE: \"" + detail + "\"; published " + resumedMs
+                    + " ms after the grant");
+        } finally {
+            db.dropReplicationSlot("secure_slot_acl");
+        }
+    }
+
+    @Test
+    void aWrongSaslPasswordIsNotReadyAndLosesNothing() throws Exception {
+        String detail = notReadyLosingNothing("relay-auth",
+                security -> security.putAll(kafka.clientSecurity("relay-auth", "not-the-password", SecureKafka.SCRAM_SHA_512)),
+                "User:relay-auth could not authenticate with SASL SCRAM-SHA-512").detail;
+        System.out.println("SECURE polling relay with a wrong SASL password: \"" + detail + "\"");
+    }
+
+    @Test
+    void anUntrustedBrokerCertificateIsNotReadyNamingHostAndTruststore() throws Exception {
+        String otherCa = dev.outboxkit.testkit.TestCertificates.create().caCertificate().toString();
+        Refused refused = notReadyLosingNothing("relay-tls", security -> security.put("ssl.truststore.location", otherCa),
+                "the TLS handshake with " + kafka.bootstrapServers(), otherCa);
+        System.out.println("SECURE polling relay, broker certificate from an untrusted CA: \"" + refused.detail + "\"");
+        TestDatabase db = refused.db;
+        String topic = refused.topic;
+        // PostgreSQL's certificate from an untrusted CA: the relay refuses to start, naming host and CA file
+        String badUrl = db.jdbcUrl().replace(ground.certificates().caCertificate().toString(), otherCa);
+        try (PollingRelay relay = PollingRelay.builder().jdbcUrl(badUrl).user("poll_relay").password(Secret.of(pollPassword))
+                .bootstrapServers(kafka.bootstrapServers()).route(TopicRoute.of(topic)).build()) {
+            assertThatThrownBy(relay::start).hasMessageContaining("the TLS handshake with PostgreSQL at 127.0.0.1:"
+                    + pg.port() + " failed").hasMessageContaining("sslrootcert=" + otherCa)
+                    .satisfies(e -> System.out.println("SECURE polling relay, PostgreSQL certificate from an untrusted CA: "
+                            + e.getMessage()));
+        }
+    }
+
+    // ------------------------------------------------------------------ the principals' documented ACLs
+
+    /** docs/managed-services.md, the relays: WRITE and DESCRIBE on their topics (no IDEMPOTENT_WRITE on Kafka 3.2+). */
+    private void grantRelay(String user, String topic) {
+        kafka.grant(user, AclOperation.WRITE, ResourceType.TOPIC, topic);
+        kafka.grant(user, AclOperation.DESCRIBE, ResourceType.TOPIC, topic);
+    }
+
+    /**
+     * docs/managed-services.md, consumer-dedupe: READ on its topics and its group, DESCRIBE on the group (retention),
+     * WRITE on the dead-letter and review topics (created beforehand).
+     */
+    private void grantConsumer(String user, String topic, String group) {
+        kafka.grant(user, AclOperation.READ, ResourceType.TOPIC, topic);
+        kafka.grant(user, AclOperation.READ, ResourceType.GROUP, group);
+        kafka.grant(user, AclOperation.DESCRIBE, ResourceType.GROUP, group);
+        kafka.grant(user, AclOperation.WRITE, ResourceType.TOPIC, topic + ".dlq");
+        kafka.grant(user, AclOperation.WRITE, ResourceType.TOPIC, topic + ".review");
+    }
+
+    private record Refused(TestDatabase db, String topic, String detail) {
+    }
+
+    /**
+     * A polling relay of principal {@code user} (WRITE and DESCRIBE granted) whose Kafka settings {@code breakage}
+     * spoils: it must turn not ready naming {@code texts}, keep every row and park none, and publish nothing.
+     */
+    private Refused notReadyLosingNothing(String user, java.util.function.Consumer<Map<String, Object>> breakage,
+            String... texts) throws Exception {
+        String topic = TestKafka.uniqueTopic("secure-" + user);
+        kafka.createTopic(topic, 1);
+        Map<String, Object> security = new java.util.HashMap<>(kafka.createScramUser(user, RELAY_KAFKA_PASSWORD));
+        grantRelay(user, topic);
+        breakage.accept(security);
+        TestDatabase db = database();
+        List<UUID> ids = write(db, "order", 3);
+        try (PollingRelay relay = pollingRelay(db, user, security, topic)) {
+            relay.start();
+            String detail = awaitOperatorNeeded(relay::health, Duration.ofSeconds(20), texts);
+            assertThat(db.count("SELECT count(*) FROM outbox_event")).isEqualTo(ids.size());
+            assertThat(db.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
+            assertThat(kafka.readAll(List.of(topic))).isEmpty();
+            return new Refused(db, topic, detail);
+        }
+    }
+
+    /** A SCRAM principal with DESCRIBE on {@code topic} (created here) but no WRITE; its client settings. */
+    private Map<String, Object> principalWithoutWrite(String user, String topic) {
+        kafka.createTopic(topic, 2);
+        Map<String, Object> security = kafka.createScramUser(user, RELAY_KAFKA_PASSWORD);
+        kafka.grant(user, AclOperation.DESCRIBE, ResourceType.TOPIC, topic);
+        return security;
+    }
+
+    /** Waits until {@code health} is not ready with "needs an operator" and {@code texts} in its detail; returns it. */
+    private static String awaitOperatorNeeded(java.util.function.Supplier<Relay.Health> health, Duration within,
+            String... texts) {
+        await("not ready: needs an operator, " + String.join(", ", texts)).atMost(within).untilAsserted(() -> {
+            Relay.Health h = health.get();
+            assertThat(h.ready()).isFalse();
+            assertThat(h.detail()).contains("needs an operator").contains(texts);
+        });
+        return health.get().detail();
+    }
+
+    // ------------------------------------------------------------------ parts
+
+    private PollingRelay pollingRelay(TestDatabase db, String instance, Map<String, Object> kafkaSecurity, String topic) {
+        return PollingRelay.builder().jdbcUrl(db.jdbcUrl()).user("poll_relay").password(Secret.of(pollPassword))
+                .bootstrapServers(kafka.bootstrapServers()).producerOverrides(kafkaSecurity).route(TopicRoute.of(topic))
+                .instanceId("instance-of-" + instance).build();
+    }
+
+    /** A WAL relay as role cdc_relay, started; returns once its slot exists (events written from then on are seen). */
+    private CdcRelay cdcRelay(TestDatabase db, String slot, Map<String, Object> kafkaSecurity, String topic) {
+        CdcRelay relay = CdcRelay.builder().jdbcUrl(db.jdbcUrl()).user("cdc_relay").password(Secret.of(cdcPassword))
+                .bootstrapServers(kafka.bootstrapServers()).producerOverrides(kafkaSecurity).route(TopicRoute.of(topic))
+                .slotName(slot).deleteAfterPublish(false).heartbeatInterval(Duration.ofSeconds(1))
+                .offsetFlushInterval(Duration.ofMillis(200)).shutdownTimeout(Duration.ofSeconds(15)).build();
+        relay.start();
+        await("slot " + slot + " created over TLS").atMost(Duration.ofSeconds(60))
+                .until(() -> db.count("SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" + slot + "'") == 1);
+        return relay;
+    }
+
+    /** A polling relay and a consumer (as consumer_role, principal consumer over PLAIN) on {@code topic}, started. */
+    private record Pipeline(PollingRelay relay, HikariDataSource pool, DedupeConsumer consumer) implements AutoCloseable {
+        @Override
+        public void close() {
+            try (relay; pool; consumer) {
+                // closed in reverse order: consumer, pool, relay
+            }
+        }
+    }
+
+    private Pipeline pipeline(TestDatabase db, String relayUser, Map<String, Object> relayKafka, String group,
+            String topic) {
+        PollingRelay relay = pollingRelay(db, relayUser, relayKafka, topic);
+        HikariDataSource pool = Harness.pool(db.jdbcUrl(), "consumer_role", consumerPassword, 2, "secure-" + relayUser);
+        DedupeConsumer consumer = consumer(pool, group, topic);
+        relay.start();
+        consumer.start();
+        return new Pipeline(relay, pool, consumer);
+    }
+
+    private DedupeConsumer consumer(HikariDataSource pool, String group, String topic) {
+        return DedupeConsumer.builder().bootstrapServers(kafka.bootstrapServers())
+                .kafkaProperties(kafka.clientSecurity("consumer", CONSUMER_KAFKA_PASSWORD, SecureKafka.PLAIN))
+                .group(group).topics(List.of(topic)).dataSource(pool)
+                .handler((connection, event) -> {
+                    if (event.aggregateType().equals("poison")) {
+                        throw new InvalidEventException("the handler refuses aggregate type poison");
+                    }
+                    try (PreparedStatement ps = connection.prepareStatement(
+                            "INSERT INTO effect (event_id, aggregate_id) VALUES (?, ?)")) {
+                        ps.setObject(1, event.id());
+                        ps.setString(2, event.aggregateId());
+                        ps.executeUpdate();
+                    }
+                })
+                .build();
+    }
+
+    /** Writes {@code n} events in one transaction as the application's role, over TLS. */
+    private List<UUID> write(TestDatabase db, String aggregateType, int n) throws Exception {
+        OutboxWriter writer = OutboxWriter.builder().schema("public").build();
+        List<OutboxMessage> messages = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            messages.add(OutboxMessage.builder(aggregateType, "a" + (i % 4), "Placed").payloadJson("{\"n\":" + i + "}").build());
+        }
+        try (Connection c = java.sql.DriverManager.getConnection(db.jdbcUrl(), "app_role", appPassword)) {
+            c.setAutoCommit(false);
+            List<UUID> ids = writer.write(c, messages);
+            c.commit();
+            return ids;
+        }
+    }
+
+    private static Set<UUID> ids(List<ConsumerRecord<byte[], byte[]>> records) {
+        Set<UUID> ids = new HashSet<>();
+        for (ConsumerRecord<byte[], byte[]> r : records) {
+            ids.add(UUID.fromString(new String(r.headers().lastHeader("id").value(), StandardCharsets.UTF_8)));
+        }
+        return ids;
+    }
+
+    private static void assertReady(Relay.Health health) {
+        assertThat(health.ready()).as(health.detail()).isTrue();
+    }
+}
