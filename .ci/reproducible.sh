@@ -2,7 +2,8 @@
 # Reproducible builds: builds every published artifact twice from clean (-Prelease, tests not compiled: jars, sources,
 # Javadoc with doclint, CycloneDX SBOMs, the BOM) and compares the SHA-256 of each. Exits 1 naming every file that
 # differs between the two builds (or exists in only one). The published artifacts are the ones outboxkit-bom lists.
-# Also fails when a Javadoc of a public package has an error or a warning (the release profile's doclint).
+# Also fails when a Javadoc of a public package has an error or a warning (the release profile's doclint), and
+# when a public package breaks its API against api-baseline/ (japicmp, docs/versioning.md#the-api-check).
 # Usage: .ci/reproducible.sh   (from anywhere; about 4 min on 2 cores: two builds of 2 min). .ci/run runs it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
