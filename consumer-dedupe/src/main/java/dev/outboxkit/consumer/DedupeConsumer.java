@@ -128,9 +128,10 @@ public final class DedupeConsumer implements AutoCloseable {
      * thread waits for it and health says so, as before.
      */
     private void requireGrants() {
-        Grants grants = settings.retentionCheckInterval().toMillis() > 0
-                ? Grants.in(settings.schema()).table("processed_event", "SELECT", "INSERT", "DELETE")
-                : Grants.in(settings.schema()).table("processed_event", "SELECT", "INSERT");
+        Grants grants = Grants.in(settings.schema()).table(OutboxTables.PROCESSED_EVENT, "SELECT", "INSERT");
+        if (settings.retentionCheckInterval().toMillis() > 0) {
+            grants.table(OutboxTables.PROCESSED_EVENT, "DELETE");
+        }
         try (java.sql.Connection c = settings.dataSource().getConnection()) {
             grants.require(c, "consumer " + settings.clientId() + " of group " + settings.group());
         } catch (SQLException e) {

@@ -28,6 +28,7 @@ import org.apache.kafka.common.resource.PatternType;
 import org.apache.kafka.common.resource.ResourcePattern;
 import org.apache.kafka.common.resource.ResourcePatternFilter;
 import org.apache.kafka.common.resource.ResourceType;
+import org.awaitility.Awaitility;
 
 /**
  * A Kafka broker (in this JVM, one KRaft node) that refuses anything but authenticated TLS, with ACLs enforced:
@@ -248,14 +249,10 @@ public final class SecureKafka extends TestKafka {
                 new AccessControlEntry("User:" + user, "*", operation, AclPermissionType.ALLOW));
     }
 
-    private static void awaitAcls(Admin admin, AclBindingFilter filter, boolean present) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (admin.describeAcls(filter).values().get(30, TimeUnit.SECONDS).isEmpty() == present) {
-            if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("the broker does not " + (present ? "list" : "drop") + " " + filter);
-            }
-            Thread.sleep(20);
-        }
+    private static void awaitAcls(Admin admin, AclBindingFilter filter, boolean present) {
+        Awaitility.await("the broker " + (present ? "lists " : "drops ") + filter).atMost(Duration.ofSeconds(30))
+                .pollInterval(Duration.ofMillis(20))
+                .until(() -> admin.describeAcls(filter).values().get(30, TimeUnit.SECONDS).isEmpty() != present);
     }
 
     private static void requireSafe(String what, String value) {

@@ -66,14 +66,14 @@ public final class Grants {
     public List<String> missing(Connection c) throws SQLException {
         String role = quoteRole(currentUser(c));
         List<String> out = new ArrayList<>();
-        if (!check(c, "SELECT has_schema_privilege((SELECT oid FROM pg_namespace WHERE nspname = ?), 'USAGE')", schema, null)) {
+        if (!holds(c, "SELECT has_schema_privilege((SELECT oid FROM pg_namespace WHERE nspname = ?), 'USAGE')", schema)) {
             out.add("GRANT USAGE ON SCHEMA " + Identifiers.quote("schema", schema) + " TO " + role);
         }
         for (Map.Entry<String, List<String>> t : tables.entrySet()) {
             String name = Identifiers.qualified(schema, t.getKey());
             List<String> lacking = new ArrayList<>();
             for (String privilege : t.getValue()) {
-                if (!check(c, "SELECT has_table_privilege(" + RELATION + ", ?)", t.getKey(), privilege)) {
+                if (!holds(c, "SELECT has_table_privilege(" + RELATION + ", ?)", schema, t.getKey(), privilege)) {
                     lacking.add(privilege);
                 }
             }
@@ -83,7 +83,7 @@ public final class Grants {
         }
         for (String s : sequences) {
             String name = Identifiers.qualified(schema, s);
-            if (!check(c, "SELECT has_sequence_privilege(" + RELATION + ", 'USAGE,UPDATE')", s, null)) {
+            if (!holds(c, "SELECT has_sequence_privilege(" + RELATION + ", 'USAGE,UPDATE')", schema, s)) {
                 out.add("GRANT USAGE ON SEQUENCE " + name + " TO " + role);
             }
         }
@@ -107,15 +107,10 @@ public final class Grants {
             + " WHERE n.nspname = ? AND c.relname = ?)";
 
     /** True when the check holds, or cannot be made because the object does not exist (NULL). */
-    private boolean check(Connection c, String sql, String object, String privilege) throws SQLException {
+    private static boolean holds(Connection c, String sql, String... parameters) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql)) {
-            int i = 1;
-            if (sql.contains(RELATION)) {
-                ps.setString(i++, schema);
-            }
-            ps.setString(i++, object);
-            if (privilege != null) {
-                ps.setString(i, privilege);
+            for (int i = 0; i < parameters.length; i++) {
+                ps.setString(i + 1, parameters[i]);
             }
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
