@@ -33,10 +33,12 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The image that {@code -Pimage} builds into target/outbox-image.tar (Jib, no Docker engine): its configuration as a
- * container runtime reads it, and its file system running the polling relay against real PostgreSQL and Kafka as the
+ * container runtime reads it, and its file system running both relays against real PostgreSQL and Kafka as the
  * image's user, the way a runtime starts it (its root, its entrypoint, its environment).
  */
 @ExtendWith(OutboxTestkitExtension.class)
@@ -161,15 +163,23 @@ class ImageIT {
         }
     }
 
-    @Test
-    void itsFileSystemRunsTheRelayAgainstRealServers(@TempDir Path dir, TestDatabase db, TestKafka kafka) throws Exception {
+    /** Both relays, so the image's trimmed JRE (no java.desktop) is proven with Debezium's code paths too. */
+    @ParameterizedTest
+    @ValueSource(strings = {"poll", "cdc"})
+    void itsFileSystemRunsTheRelayAgainstRealServers(String kind, @TempDir Path dir, TestDatabase db, TestKafka kafka)
+            throws Exception {
         JsonNode config = config(dir).path("config");
         Path root = rootfs(dir);
 
-        String prefix = TestKafka.uniqueTopic("image");
+        String prefix = TestKafka.uniqueTopic("image-" + kind);
         kafka.createTopic(prefix + ".order", 2);
         int port = Ports.free();
-        List<String> command = inImage(config, root, "relay", "poll", "--route", prefix + ".${aggregateType}");
+        String slot = "image_" + db.name();
+        List<String> args = new ArrayList<>(List.of("relay", kind, "--route", prefix + ".${aggregateType}"));
+        if (kind.equals("cdc")) {
+            args.addAll(List.of("--slot-name", slot));
+        }
+        List<String> command = inImage(config, root, args.toArray(String[]::new));
         ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true).directory(root.toFile());
         pb.environment().clear();
         pb.environment().putAll(env(config));
@@ -192,9 +202,12 @@ class ImageIT {
             new ProcessBuilder("kill", "-TERM", Long.toString(relay.pid())).start().waitFor(10, TimeUnit.SECONDS);
             assertThat(relay.waitFor(30, TimeUnit.SECONDS)).as(Files.readString(log)).isTrue();
             assertThat(relay.exitValue()).as(Files.readString(log)).isZero();
-            assertThat(Files.readString(log)).contains("relay poll stopped");
+            assertThat(Files.readString(log)).contains("relay " + kind + " stopped").doesNotContain("NoClassDefFoundError");
         } finally {
             relay.destroyForcibly();
+            if (kind.equals("cdc")) {
+                db.dropReplicationSlot(slot);
+            }
         }
     }
 
