@@ -147,6 +147,40 @@ class ImageIT {
                 .noneMatch(j -> j.startsWith("outbox-testkit-") || j.startsWith("outbox-dev-tools-"));
     }
 
+    /** The SBOM in the image (and beside the tarball) names every jar, the JRE and every C library the image holds. */
+    @Test
+    void itsSbomNamesEveryJarTheJreAndEveryCLibrary(@TempDir Path dir) throws Exception {
+        config(dir);
+        Path root = rootfs(dir);
+        JsonNode sbom = JSON.readTree(root.resolve("app/sbom/outbox-image-cyclonedx.json").toFile());
+        assertThat(Files.readString(Path.of("target/outbox-image-cyclonedx.json")))
+                .isEqualTo(Files.readString(root.resolve("app/sbom/outbox-image-cyclonedx.json")));
+        assertThat(sbom.path("bomFormat").asText()).isEqualTo("CycloneDX");
+        assertThat(sbom.path("metadata").path("component").path("type").asText()).isEqualTo("container");
+        List<String> named = new ArrayList<>();
+        StringBuilder described = new StringBuilder();
+        for (JsonNode c : sbom.path("components")) {
+            named.add(c.path("name").asText() + "-" + c.path("version").asText() + ".jar");
+            named.add(c.path("name").asText());
+            described.append(c.path("description").asText()).append('\n');
+        }
+        List<String> missing = new ArrayList<>();
+        try (Stream<Path> files = Files.walk(root)) {
+            for (Path file : files.filter(Files::isRegularFile).toList()) {
+                String inImage = "/" + root.relativize(file);
+                if (inImage.endsWith(".jar") && inImage.startsWith("/app/") && !named.contains(file.getFileName().toString())) {
+                    missing.add(inImage);
+                } else if (inImage.contains(".so") && !inImage.startsWith("/opt/java/")
+                        && !named.contains(inImage) && !described.toString().contains(inImage)) {
+                    missing.add(inImage);
+                }
+            }
+        }
+        assertThat(missing).as("files of the image that its SBOM does not name").isEmpty();
+        assertThat(sbom.path("components").findValuesAsText("type")).contains("platform");
+        assertThat(described.toString()).contains("/opt/java").contains("java.base");
+    }
+
     @Test
     void devAndDemoSayTheyAreNotInTheImage(@TempDir Path dir) throws Exception {
         JsonNode config = config(dir).path("config");
