@@ -12,7 +12,7 @@ import java.util.stream.Collectors;
  * One relay setting, defined once: its name, type, default, the values it accepts and what it does. The relay
  * builders take their defaults and checks from here, and everything that configures a relay from text derives from
  * it: the CLI's flag ({@code --lease-duration}), environment variable ({@code OUTBOX_LEASE_DURATION}) and config-file
- * key ({@code lease-duration=}), the Spring Boot property ({@code outboxkit.relay.lease-duration}) and the generated
+ * key ({@code lease-duration=}), the Spring Boot property ({@code outboxkit.relay.options.lease-duration}) and the generated
  * configuration reference. The definitions are constants of {@link RelayOptions} (settings both relays share),
  * {@code PollerOptions} and {@code CdcOptions}.
  *
