@@ -152,6 +152,8 @@ public final class PollingRelay implements Relay {
             heartbeat = Executors.newSingleThreadScheduledExecutor(daemon("outbox-poll-leases"));
             long beat = Math.min(settings.heartbeatInterval().toMillis(), 1000);
             heartbeat.scheduleWithFixedDelay(leases::heartbeat, beat, beat, TimeUnit.MILLISECONDS);
+            heartbeat.scheduleWithFixedDelay(leases::watch, LeaseManager.WATCH_MILLIS, LeaseManager.WATCH_MILLIS,
+                    TimeUnit.MILLISECONDS);
             probes = Executors.newSingleThreadScheduledExecutor(daemon("outbox-poll-metrics"));
             probes.scheduleWithFixedDelay(probe::age, 0, 2, TimeUnit.SECONDS);
             probes.scheduleWithFixedDelay(probe::count, 0, 10, TimeUnit.SECONDS);
@@ -419,7 +421,10 @@ public final class PollingRelay implements Relay {
             return PollerOptions.all();
         }
 
-        /** A pool the caller owns (and closes after the relay). It needs 5 connections (6 with listenNotify). */
+        /**
+         * A pool the caller owns (and closes after the relay). It needs 6 connections (7 with listenNotify), one of them
+         * held for the relay's life by its liveness lock.
+         */
         public Builder dataSource(DataSource dataSource) {
             this.dataSource = dataSource;
             return this;
@@ -532,7 +537,7 @@ public final class PollingRelay implements Relay {
             HikariDataSource pool = null;
             DataSource ds = dataSource;
             if (ds == null) {
-                pool = ConnectionPools.open(login, "outbox-poll-" + id, listenNotify ? 7 : 6, "outboxkit-poll");
+                pool = ConnectionPools.open(login, "outbox-poll-" + id, listenNotify ? 8 : 7, "outboxkit-poll");
                 ds = pool;
             }
             return new PollingRelay(this, settings, ds, pool);
