@@ -5,6 +5,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.Set;
@@ -22,6 +23,11 @@ import org.slf4j.LoggerFactory;
  * once, through the lease protocol with new fencing tokens ({@link LeaseTable#take}). This is liveness only: should the
  * signal be wrong (the holder lost just this one connection), the fencing tokens still refuse every write of the old
  * holder, exactly as after a lease expiry.
+ *
+ * <p>A database server that restarted (crash, failover of a container) lost every session and so every lock: for one
+ * lease after its start nobody counts as gone, so instances that are merely reconnecting keep their leases. (A standby
+ * promoted to primary keeps its own start time: right after such a failover survivors may take leases of instances
+ * still reconnecting; fencing keeps that as harmless as any early takeover.)
  *
  * <p>The lock key is the two-int form {@code (}{@value #LOCK_CLASS}{@code , hashtext(<scope>/<instance id>))}: the
  * fixed class id keeps it apart from applications' one-bigint advisory locks and from two-int locks of other classes.
@@ -42,7 +48,13 @@ public final class Liveness implements AutoCloseable {
     /** PostgreSQL 14+ may end idle sessions (idle_session_timeout); this one idles by design. */
     private static final String NEVER_IDLE_OUT = "SELECT set_config('idle_session_timeout', '0', false)"
             + " WHERE current_setting('server_version_num')::int >= 140000";
-    private static final String GONE = "SELECT h FROM unnest(?::text[]) AS h WHERE NOT EXISTS (SELECT 1 FROM pg_locks l"
+    /**
+     * A server that (re)started less than a lease ago lost every session and lock: its instances are reconnecting,
+     * not dead, so until then nobody is reported gone (their leases expire as without this signal).
+     */
+    private static final String GONE = "SELECT h FROM unnest(?::text[]) AS h"
+            + " WHERE pg_postmaster_start_time() < statement_timestamp() - ? * interval '1 millisecond'"
+            + " AND NOT EXISTS (SELECT 1 FROM pg_locks l"
             + " WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2"
             + " AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())"
             + " AND l.classid = " + LOCK_CLASS + "::oid AND l.objid = hashtext(? || '/' || h)::oid)";
@@ -51,6 +63,7 @@ public final class Liveness implements AutoCloseable {
     private final String scope;
     private final String instanceId;
     private final String who;
+    private final Duration trustAfterStart;
     private Connection connection;
     private boolean warned;
 
@@ -58,12 +71,14 @@ public final class Liveness implements AutoCloseable {
      * @param dataSource where the lock's connection comes from (it keeps one connection for the relay's life)
      * @param scope      keeps instances of different schemas and relays apart, e.g. {@code public/poll}
      * @param who        how logs name this relay, e.g. {@code poll relay relay-1}
+     * @param lease      the lease duration: for this long after the database server started nobody counts as gone
      */
-    public Liveness(DataSource dataSource, String scope, String instanceId, String who) {
+    public Liveness(DataSource dataSource, String scope, String instanceId, String who, Duration lease) {
         this.dataSource = dataSource;
         this.scope = scope;
         this.instanceId = instanceId;
         this.who = who;
+        this.trustAfterStart = lease;
     }
 
     /**
@@ -148,7 +163,8 @@ public final class Liveness implements AutoCloseable {
         }
         try (PreparedStatement ps = c.prepareStatement(GONE)) {
             ps.setArray(1, c.createArrayOf("text", others.toArray()));
-            ps.setString(2, scope);
+            ps.setLong(2, trustAfterStart.toMillis());
+            ps.setString(3, scope);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     out.add(rs.getString(1));

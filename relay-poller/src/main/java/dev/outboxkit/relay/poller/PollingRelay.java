@@ -141,6 +141,7 @@ public final class PollingRelay implements Relay {
                 throw new IllegalStateException("poll relay " + settings.instanceId() + " is already started");
             }
             checkSchema();
+            warnIfPoolTooSmall();
             Waker waker = new Waker();
             RelayMetrics metrics = new RelayMetrics(registry, () -> leases == null ? 0 : leases.ownership().size());
             leases = new LeaseManager(dataSource, sql, settings, metrics, waker::wake);
@@ -175,6 +176,22 @@ public final class PollingRelay implements Relay {
                     settings.partitions(), settings.batchSize(), settings.leaseDuration(), settings.afterPublish(),
                     settings.parkPolicy(), settings.listenNotify() ? "on" : "off",
                     !settings.pipelineClaims() ? "off" : sliceIndex ? "on (alternate slices)" : "on", leases.ownership());
+        }
+    }
+
+    /** Connections the relay needs from a pool it is given: claims, commits, heartbeat, probes, the liveness lock. */
+    static int connectionsNeeded(boolean listenNotify) {
+        return listenNotify ? 7 : 6;
+    }
+
+    private void warnIfPoolTooSmall() {
+        int needed = connectionsNeeded(settings.listenNotify());
+        if (ownedPool == null && dataSource instanceof com.zaxxer.hikari.HikariDataSource given
+                && given.getMaximumPoolSize() < needed) {
+            log.warn("poll relay {}: the pool it was given ({}) allows {} connections; the relay needs {} (one held for "
+                            + "its life by its liveness lock), so its claims may wait for connections. Raise "
+                            + "maximumPoolSize to at least {} plus what the application itself uses", settings.instanceId(),
+                    given.getPoolName(), given.getMaximumPoolSize(), needed, needed);
         }
     }
 
@@ -537,7 +554,7 @@ public final class PollingRelay implements Relay {
             HikariDataSource pool = null;
             DataSource ds = dataSource;
             if (ds == null) {
-                pool = ConnectionPools.open(login, "outbox-poll-" + id, listenNotify ? 8 : 7, "outboxkit-poll");
+                pool = ConnectionPools.open(login, "outbox-poll-" + id, connectionsNeeded(listenNotify) + 1, "outboxkit-poll");
                 ds = pool;
             }
             return new PollingRelay(this, settings, ds, pool);

@@ -64,7 +64,7 @@ public final class LeaseManager {
         this.metrics = metrics;
         this.onGain = onGain;
         this.liveness = new Liveness(dataSource, settings.schema() + "/poll", settings.instanceId(),
-                "poll relay " + settings.instanceId());
+                "poll relay " + settings.instanceId(), settings.leaseDuration());
         this.ownership = Ownership.of(Map.of(), settings.partitions());
     }
 
