@@ -102,8 +102,8 @@ final class LeaseKeeper {
 
     /** Extends the lease; false when it is no longer ours (it expired, or another instance took it). */
     boolean renew(long fence) throws SQLException {
-        liveness.hold(); // takes the lock again should its connection have broken
         try (Connection c = dataSource.getConnection()) {
+            liveness.hold(); // takes the lock again should its connection have broken
             c.setAutoCommit(true);
             return !table.renew(c, Map.of(leaseKey, fence), instanceId, duration).isEmpty();
         }

@@ -105,9 +105,10 @@ public final class LeaseManager {
         if (stopped) {
             return;
         }
-        // before any lease: a member that holds leases without its lock would look dead to the others
-        boolean alive = liveness.hold();
         try (Connection c = dataSource.getConnection()) {
+            // after the pool answered (a database that is down costs one connection timeout, not two), before any
+            // lease: a member that holds leases without its lock would look dead to the others
+            boolean alive = liveness.hold();
             c.setAutoCommit(false);
             renew(c);
             List<Member> members = members(c);
