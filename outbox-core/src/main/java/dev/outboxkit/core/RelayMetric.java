@@ -24,6 +24,10 @@ public enum RelayMetric {
             "1 while Kafka answers the relay's reachability probe (describeCluster), else 0 (the relay is not ready)"),
     FENCE_REJECTIONS("outbox.relay.fence.rejections", Kind.COUNTER, "", Relays.BOTH,
             "Claims, commits, renewals or offset writes refused because this instance no longer held the lease"),
+    TAKEOVERS("outbox.relay.takeovers", Kind.COUNTER, "", Relays.BOTH,
+            "Leases this instance took from another holder, tagged reason: holder_gone (its database session closed, "
+                    + "e.g. kill -9: taken at once), expired (not renewed in time: frozen, cut off, or a lost node), "
+                    + "same_instance (an earlier process under this instance id)"),
     BACKLOG("outbox.relay.backlog", Kind.GAUGE, "rows", Relays.POLL,
             "Unpublished rows in outbox_event (all partitions; -1 until first measured)"),
     OLDEST_UNPUBLISHED_AGE("outbox.relay.oldest_unpublished_age_seconds", Kind.GAUGE, "seconds", Relays.POLL,

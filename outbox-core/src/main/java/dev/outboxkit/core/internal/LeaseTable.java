@@ -30,8 +30,30 @@ import java.util.Set;
  */
 public final class LeaseTable {
 
-    /** A lease taken: its key, its new fencing token and who held the key before (null: nobody). */
-    public record Taken(String key, long fence, String previousHolder) {
+    /** A lease taken: its key, its new fencing token, who held the key before (null: nobody) and why it was free. */
+    public record Taken(String key, long fence, String previousHolder, From from) {
+    }
+
+    /** Why a lease could be taken: nobody held it, or it was taken over from a holder for one of three reasons. */
+    public enum From {
+        FREE(null),
+        /** The holder's process is gone (its liveness lock vanished with its connection): taken before expiry. */
+        HOLDER_GONE("holder_gone"),
+        /** The holder did not renew in time (frozen, cut off, or gone without the server noticing). */
+        EXPIRED("expired"),
+        /** Held under this instance's own id by an earlier process (restarted under the same name). */
+        SAME_INSTANCE("same_instance");
+
+        private final String tag;
+
+        From(String tag) {
+            this.tag = tag;
+        }
+
+        /** The {@code reason} tag of {@code outbox.relay.takeovers}; null for {@link #FREE}. */
+        public String tag() {
+            return tag;
+        }
     }
 
     /** Who holds a key now. */
@@ -71,7 +93,7 @@ public final class LeaseTable {
                 + " ON l.lease_key = m.k AND l.fence = m.fence WHERE l.holder = ? AND l.expires_at > statement_timestamp()";
         fenceSql = "SELECT fence FROM " + lease + " WHERE lease_key = ?";
         holderSql = "SELECT holder, fence, expires_at > statement_timestamp() FROM " + lease + " WHERE lease_key = ?";
-        liveKeysSql = "SELECT lease_key FROM " + lease + " WHERE starts_with(lease_key, ?) AND expires_at > statement_timestamp()";
+        liveKeysSql = "SELECT lease_key, holder FROM " + lease + " WHERE starts_with(lease_key, ?) AND expires_at > statement_timestamp()";
     }
 
     /**
@@ -83,10 +105,22 @@ public final class LeaseTable {
      */
     public List<Taken> take(Connection c, Collection<String> keys, String holder, Duration duration, boolean reclaimOwn)
             throws SQLException {
+        return take(c, keys, holder, duration, reclaimOwn, Set.of());
+    }
+
+    /**
+     * {@link #take(Connection, Collection, String, Duration, boolean)}, and also the unexpired leases of the
+     * {@code goneHolders} ({@link Liveness#gone}: their process is gone). The dead holder's transactions were rolled
+     * back by the server when its connection closed, so no claim of it still holds a lease row locked; the new token
+     * fences it out should it be alive after all.
+     */
+    public List<Taken> take(Connection c, Collection<String> keys, String holder, Duration duration, boolean reclaimOwn,
+                            Set<String> goneHolders) throws SQLException {
         if (keys.isEmpty()) {
             return List.of();
         }
         Map<String, String> deletable = new HashMap<>();
+        Map<String, From> from = new HashMap<>();
         Set<String> present = new HashSet<>();
         try (PreparedStatement ps = c.prepareStatement(lockSql)) {
             ps.setArray(1, c.createArrayOf("text", keys.toArray()));
@@ -94,8 +128,12 @@ public final class LeaseTable {
                 while (rs.next()) {
                     String key = rs.getString(1);
                     String current = rs.getString(2);
-                    if (rs.getBoolean(3) || reclaimOwn && holder.equals(current)) {
+                    From why = rs.getBoolean(3) ? From.EXPIRED
+                            : reclaimOwn && holder.equals(current) ? From.SAME_INSTANCE
+                            : goneHolders.contains(current) ? From.HOLDER_GONE : null;
+                    if (why != null) {
                         deletable.put(key, current);
+                        from.put(key, why);
                     }
                     present.add(key);
                 }
@@ -124,7 +162,8 @@ public final class LeaseTable {
             ps.setArray(3, c.createArrayOf("text", insertable.toArray()));
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    taken.add(new Taken(rs.getString(1), rs.getLong(2), deletable.get(rs.getString(1))));
+                    String key = rs.getString(1);
+                    taken.add(new Taken(key, rs.getLong(2), deletable.get(key), from.getOrDefault(key, From.FREE)));
                 }
             }
         }
@@ -200,14 +239,14 @@ public final class LeaseTable {
         }
     }
 
-    /** The unexpired keys that start with {@code keyPrefix}, whoever holds them. */
-    public Set<String> liveKeys(Connection c, String keyPrefix) throws SQLException {
-        Set<String> keys = new HashSet<>();
+    /** The unexpired keys that start with {@code keyPrefix} and who holds each. */
+    public Map<String, String> liveKeys(Connection c, String keyPrefix) throws SQLException {
+        Map<String, String> keys = new HashMap<>();
         try (PreparedStatement ps = c.prepareStatement(liveKeysSql)) {
             ps.setString(1, keyPrefix);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    keys.add(rs.getString(1));
+                    keys.put(rs.getString(1), rs.getString(2));
                 }
             }
         }

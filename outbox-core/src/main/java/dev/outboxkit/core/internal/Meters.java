@@ -27,8 +27,13 @@ public final class Meters {
     }
 
     public Counter counter(RelayMetric metric) {
-        return Counter.builder(check(metric, RelayMetric.Kind.COUNTER).meterName()).tags(tags).baseUnit(unit(metric))
-                .description(metric.description()).register(registry);
+        return counter(metric, Tags.empty());
+    }
+
+    /** One series of a counter that the catalog splits by a tag (e.g. {@code reason}). */
+    public Counter counter(RelayMetric metric, Tags extra) {
+        return Counter.builder(check(metric, RelayMetric.Kind.COUNTER).meterName()).tags(tags.and(extra))
+                .baseUnit(unit(metric)).description(metric.description()).register(registry);
     }
 
     public Timer timer(RelayMetric metric) {

@@ -14,6 +14,7 @@ import java.util.regex.Pattern;
 final class ChildRelay implements AutoCloseable {
 
     private static final Pattern PUBLISHED = Pattern.compile("PUBLISHED (\\d+) ");
+    private static final Pattern PUBLISHED_AT = Pattern.compile("PUBLISHED (\\d+) (\\d+)");
 
     private final JavaProcess process;
 
@@ -53,6 +54,17 @@ final class ChildRelay implements AutoCloseable {
             n = Long.parseLong(m.group(1));
         }
         return n;
+    }
+
+    /** The wall-clock millis of the first published count above {@code n} the child printed, or -1. */
+    long firstPublishedAfter(long n) {
+        Matcher m = PUBLISHED_AT.matcher(process.output());
+        while (m.find()) {
+            if (Long.parseLong(m.group(1)) > n) {
+                return Long.parseLong(m.group(2));
+            }
+        }
+        return -1;
     }
 
     /** Waits until the child printed a published count of at least {@code n}. */

@@ -10,6 +10,7 @@ import dev.outboxkit.testkit.TestKafka;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.sql.Timestamp;
 import java.time.Duration;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.Test;
@@ -20,12 +21,16 @@ import org.slf4j.LoggerFactory;
  * Two instances on one slot: A streams, B stands by. A is frozen (SIGSTOP: a long GC pause, with its
  * sockets still open) past its lease; B takes over (ends A's walsender, draws a larger fencing token) and
  * streams. A wakes up: its offset writes are refused and it steps down to standby. Then B is killed and A
- * takes over again. Nothing lost, order kept, and the stored offset is the last holder's.
+ * takes over again. Nothing lost, order kept, and the stored offset is the last holder's. The frozen A keeps its
+ * connections (its liveness lock) and so its lease until expiry; the killed B (whose own lease is long) is replaced
+ * at once, measured from the kill to A's first acknowledged record.
  */
 @ExtendWith(OutboxTestkitExtension.class)
 class StandbyTakeoverTest {
 
     private static final Logger log = LoggerFactory.getLogger(StandbyTakeoverTest.class);
+    /** B's own lease (each holder sets its lease's expiry): long, so that only its liveness lock explains a fast takeover. */
+    private static final long KILLED_LEASE_MILLIS = 60_000;
 
     @Test
     void aStandbyTakesOverAndTheStaleInstanceIsFenced(TestDatabase db, TestKafka kafka) throws Exception {
@@ -40,7 +45,9 @@ class StandbyTakeoverTest {
 
             a.process().pause();
             log.info("froze instance A after it published {}", a.published());
+            Timestamp frozenUntil = lease(db, "expires_at");
             assertThat(b.process().awaitOutput("READY", Duration.ofSeconds(120))).as("B takes over:%n%s", b.output()).isTrue();
+            assertThat(lease(db, "acquired_at")).as("A's lease is taken only once it expired").isAfterOrEqualTo(frozenUntil);
             assertThat(b.awaitPublished(200, Duration.ofSeconds(120))).isTrue();
             long fenceB = leaseFence(db);
 
@@ -51,8 +58,22 @@ class StandbyTakeoverTest {
             log.info("instance A stepped down after waking up");
             assertThat(b.output()).contains("terminated it (its instance lost the lease)");
 
+            long publishedBeforeKill = a.published();
+            long killedAt = System.currentTimeMillis();
             b.kill9();
+            await().atMost(Duration.ofMillis(KILLED_LEASE_MILLIS)).pollInterval(Duration.ofMillis(5))
+                    .until(() -> leaseHolder(db).equals("instance-a"));
+            long leaseMillis = System.currentTimeMillis() - killedAt;
+            await().atMost(Duration.ofMillis(KILLED_LEASE_MILLIS)).until(() -> a.firstPublishedAfter(publishedBeforeKill) > 0);
+            long ackMillis = a.firstPublishedAfter(publishedBeforeKill) - killedAt;
+            System.out.printf("FAILOVER cdc kill -9 of the active relay -> the standby took the lease: %d ms; its first "
+                    + "acknowledged record: %d ms (the killed one's lease %d ms)%n", leaseMillis, ackMillis, KILLED_LEASE_MILLIS);
+            // Bounds for a loaded CI machine (the target, 3 s to the first ack, is for a quiet one). Without the liveness
+            // lock neither could be met: B renewed its lease at most a third of it before the kill.
+            assertThat(leaseMillis).as("lease taken at once, not at expiry").isLessThan(10_000);
+            assertThat(ackMillis).as("published long before the lease could expire").isLessThan(KILLED_LEASE_MILLIS / 2);
             assertThat(a.process().awaitOutput("READY", Duration.ofSeconds(120))).isTrue();
+            assertThat(a.output()).contains("whose process is gone");
             await().atMost(Duration.ofSeconds(120)).until(() -> a.output().lastIndexOf("READY") > a.output().lastIndexOf("STANDBY"));
             Thread.sleep(1_000);
             writer.close();
@@ -75,7 +96,7 @@ class StandbyTakeoverTest {
     private static ChildRelay startStandby(TestDatabase db, TestKafka kafka, String topic, boolean deleteAfterPublish,
                                            ChildRelay a) {
         a.awaitReady(Duration.ofSeconds(120));
-        ChildRelay b = ChildRelay.start("instance-b", db, kafka, topic, deleteAfterPublish);
+        ChildRelay b = ChildRelay.start("instance-b", db, kafka, topic, deleteAfterPublish, "lease=" + KILLED_LEASE_MILLIS);
         if (!b.process().awaitOutput("STANDBY", Duration.ofSeconds(120))) {
             throw new AssertionError("B did not stand by:\n" + b.output());
         }
@@ -84,6 +105,19 @@ class StandbyTakeoverTest {
 
     private static long leaseFence(TestDatabase db) throws Exception {
         return db.count("SELECT fence FROM outbox_relay_lease WHERE lease_key = 'cdc/" + CdcTestSupport.slotFor(db) + "'");
+    }
+
+    private static Timestamp lease(TestDatabase db, String column) throws Exception {
+        try (Connection c = db.connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT " + column
+                + " FROM outbox_relay_lease WHERE lease_key = 'cdc/" + CdcTestSupport.slotFor(db) + "'")) {
+            assertThat(rs.next()).as("lease held").isTrue();
+            return rs.getTimestamp(1);
+        }
+    }
+
+    private static String leaseHolder(TestDatabase db) throws Exception {
+        return db.strings("SELECT holder FROM outbox_relay_lease WHERE lease_key = 'cdc/" + CdcTestSupport.slotFor(db) + "'")
+                .stream().findFirst().orElse("");
     }
 
     private static boolean offsetWrittenWith(TestDatabase db, long fence) throws Exception {

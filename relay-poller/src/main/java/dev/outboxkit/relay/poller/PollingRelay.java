@@ -141,6 +141,7 @@ public final class PollingRelay implements Relay {
                 throw new IllegalStateException("poll relay " + settings.instanceId() + " is already started");
             }
             checkSchema();
+            warnIfPoolTooSmall();
             Waker waker = new Waker();
             RelayMetrics metrics = new RelayMetrics(registry, () -> leases == null ? 0 : leases.ownership().size());
             leases = new LeaseManager(dataSource, sql, settings, metrics, waker::wake);
@@ -152,6 +153,8 @@ public final class PollingRelay implements Relay {
             heartbeat = Executors.newSingleThreadScheduledExecutor(daemon("outbox-poll-leases"));
             long beat = Math.min(settings.heartbeatInterval().toMillis(), 1000);
             heartbeat.scheduleWithFixedDelay(leases::heartbeat, beat, beat, TimeUnit.MILLISECONDS);
+            heartbeat.scheduleWithFixedDelay(leases::watch, LeaseManager.WATCH_MILLIS, LeaseManager.WATCH_MILLIS,
+                    TimeUnit.MILLISECONDS);
             probes = Executors.newSingleThreadScheduledExecutor(daemon("outbox-poll-metrics"));
             probes.scheduleWithFixedDelay(probe::age, 0, 2, TimeUnit.SECONDS);
             probes.scheduleWithFixedDelay(probe::count, 0, 10, TimeUnit.SECONDS);
@@ -173,6 +176,22 @@ public final class PollingRelay implements Relay {
                     settings.partitions(), settings.batchSize(), settings.leaseDuration(), settings.afterPublish(),
                     settings.parkPolicy(), settings.listenNotify() ? "on" : "off",
                     !settings.pipelineClaims() ? "off" : sliceIndex ? "on (alternate slices)" : "on", leases.ownership());
+        }
+    }
+
+    /** Connections the relay needs from a pool it is given: claims, commits, heartbeat, probes, the liveness lock. */
+    static int connectionsNeeded(boolean listenNotify) {
+        return listenNotify ? 7 : 6;
+    }
+
+    private void warnIfPoolTooSmall() {
+        int needed = connectionsNeeded(settings.listenNotify());
+        if (ownedPool == null && dataSource instanceof com.zaxxer.hikari.HikariDataSource given
+                && given.getMaximumPoolSize() < needed) {
+            log.warn("poll relay {}: the pool it was given ({}) allows {} connections; the relay needs {} (one held for "
+                            + "its life by its liveness lock), so its claims may wait for connections. Raise "
+                            + "maximumPoolSize to at least {} plus what the application itself uses", settings.instanceId(),
+                    given.getPoolName(), given.getMaximumPoolSize(), needed, needed);
         }
     }
 
@@ -419,7 +438,10 @@ public final class PollingRelay implements Relay {
             return PollerOptions.all();
         }
 
-        /** A pool the caller owns (and closes after the relay). It needs 5 connections (6 with listenNotify). */
+        /**
+         * A pool the caller owns (and closes after the relay). It needs 6 connections (7 with listenNotify), one of them
+         * held for the relay's life by its liveness lock.
+         */
         public Builder dataSource(DataSource dataSource) {
             this.dataSource = dataSource;
             return this;
@@ -532,7 +554,7 @@ public final class PollingRelay implements Relay {
             HikariDataSource pool = null;
             DataSource ds = dataSource;
             if (ds == null) {
-                pool = ConnectionPools.open(login, "outbox-poll-" + id, listenNotify ? 7 : 6, "outboxkit-poll");
+                pool = ConnectionPools.open(login, "outbox-poll-" + id, connectionsNeeded(listenNotify) + 1, "outboxkit-poll");
                 ds = pool;
             }
             return new PollingRelay(this, settings, ds, pool);

@@ -2,6 +2,7 @@ package dev.outboxkit.relay.cdc.internal;
 
 import dev.outboxkit.core.RelayMetric;
 import dev.outboxkit.core.internal.Meters;
+import dev.outboxkit.core.internal.Takeovers;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -29,6 +30,7 @@ final class CdcMetrics {
     final Timer commitToAck;
     final Counter fenceRejections;
     final Counter duplicatesSkipped;
+    final Takeovers takeovers;
     final AtomicLong slotLagBytes = new AtomicLong();
     final AtomicLong retainedWalBytes = new AtomicLong();
     final AtomicLong walStatus = new AtomicLong(WAL_NO_SLOT);
@@ -47,6 +49,7 @@ final class CdcMetrics {
         commitToAck = meters.timer(RelayMetric.COMMIT_TO_ACK);
         fenceRejections = meters.counter(RelayMetric.FENCE_REJECTIONS);
         duplicatesSkipped = meters.counter(RelayMetric.REPLAY_SKIPPED);
+        takeovers = new Takeovers(meters);
         meters.gauge(RelayMetric.SLOT_LAG, slotLagBytes, AtomicLong::get);
         meters.gauge(RelayMetric.RETAINED_WAL, retainedWalBytes, AtomicLong::get);
         meters.gauge(RelayMetric.WAL_STATUS, walStatus, AtomicLong::get);

@@ -1,12 +1,19 @@
 package dev.outboxkit.relay.cdc.internal;
 
+import dev.outboxkit.core.RelayMetric;
 import dev.outboxkit.core.internal.LeaseTable;
+import dev.outboxkit.core.internal.Liveness;
+import dev.outboxkit.core.internal.Meters;
+import dev.outboxkit.core.internal.Takeovers;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import javax.sql.DataSource;
 
 /**
@@ -14,7 +21,9 @@ import javax.sql.DataSource;
  * only its holder streams the slot.
  * Taking it draws a new fencing token from {@code outbox_fence_seq}; every offset write, delete and
  * dead-letter insert of the holder checks that the token is still the lease's (see {@link #checkFence}).
- * Expiry is judged by the database clock, so instances need no synchronised clocks.
+ * Expiry is judged by the database clock, so instances need no synchronised clocks. A holder whose process is gone
+ * (its {@link Liveness} lock vanished with its connection: kill -9, OOM kill) loses the lease to the first standby that
+ * looks, without waiting for its expiry.
  */
 final class LeaseKeeper {
 
@@ -27,13 +36,23 @@ final class LeaseKeeper {
     private final String instanceId;
     private final Duration duration;
     private final LeaseTable table;
+    private final Liveness liveness;
+    private final Takeovers takeovers;
 
+    /** For tests: takeovers counted nowhere. */
     LeaseKeeper(DataSource dataSource, CdcSettings settings) {
+        this(dataSource, settings, new Takeovers(new Meters(new SimpleMeterRegistry(), RelayMetric.CDC, Tags.empty())));
+    }
+
+    LeaseKeeper(DataSource dataSource, CdcSettings settings, Takeovers takeovers) {
         this.dataSource = dataSource;
         this.leaseKey = settings.leaseKey();
         this.instanceId = settings.instanceId();
         this.duration = settings.leaseDuration();
         this.table = new LeaseTable(settings.schema());
+        this.takeovers = takeovers;
+        this.liveness = new Liveness(dataSource, settings.schema() + "/" + leaseKey, instanceId,
+                "WAL relay " + instanceId + " on slot " + settings.slotName(), duration);
     }
 
     String leaseKey() {
@@ -43,15 +62,33 @@ final class LeaseKeeper {
     /**
      * A new fencing token when the lease was free, expired, or held under this instance's own id (a process
      * restarted after a crash takes its lease back at once; should the old one still run, the new token
-     * fences it out). Empty while another holder's lease is live.
+     * fences it out), or whose holder's process is gone. Empty while another holder's lease is live and its process
+     * runs, and while this instance does not hold its own liveness lock. Cheap while the lease is held: one read of
+     * the lease row and one of {@code pg_locks}, no lock taken.
      */
     Optional<Acquired> tryAcquire() throws SQLException {
         try (Connection c = dataSource.getConnection()) {
+            // before the lease: a holder without its liveness lock would look dead to the others
+            boolean alive = liveness.hold();
             c.setAutoCommit(false);
             try {
-                List<LeaseTable.Taken> taken = table.take(c, List.of(leaseKey), instanceId, duration, true);
+                LeaseTable.Holder current = table.holder(c, leaseKey);
+                Set<String> gone = Set.of();
+                if (current != null && current.live() && !current.holder().equals(instanceId)) {
+                    gone = liveness.gone(c, Set.of(current.holder()));
+                    if (gone.isEmpty()) {
+                        c.commit();
+                        return Optional.empty();
+                    }
+                }
+                if (!alive) {
+                    c.commit();
+                    return Optional.empty();
+                }
+                List<LeaseTable.Taken> taken = table.take(c, List.of(leaseKey), instanceId, duration, true, gone);
                 c.commit();
-                return taken.stream().findFirst().map(t -> new Acquired(t.fence(), t.previousHolder()));
+                taken.forEach(takeovers::count);
+                return taken.stream().findFirst().map(t -> new Acquired(t.fence(), t.previousHolder(), t.from()));
             } catch (SQLException | RuntimeException e) {
                 c.rollback();
                 throw e;
@@ -59,13 +96,14 @@ final class LeaseKeeper {
         }
     }
 
-    /** A taken lease: the new fencing token, and who held the lease before (null when nobody did). */
-    record Acquired(long fence, String previousHolder) {
+    /** A taken lease: the new fencing token, who held the lease before (null when nobody did) and why it was free. */
+    record Acquired(long fence, String previousHolder, LeaseTable.From from) {
     }
 
     /** Extends the lease; false when it is no longer ours (it expired, or another instance took it). */
     boolean renew(long fence) throws SQLException {
         try (Connection c = dataSource.getConnection()) {
+            liveness.hold(); // takes the lock again should its connection have broken
             c.setAutoCommit(true);
             return !table.renew(c, Map.of(leaseKey, fence), instanceId, duration).isEmpty();
         }
@@ -77,6 +115,11 @@ final class LeaseKeeper {
             c.setAutoCommit(true);
             table.release(c, Map.of(leaseKey, fence), instanceId);
         }
+    }
+
+    /** Releases the liveness lock (a graceful stop, after the lease was given back). */
+    void closeLiveness() {
+        liveness.close();
     }
 
     Holder holder() throws SQLException {

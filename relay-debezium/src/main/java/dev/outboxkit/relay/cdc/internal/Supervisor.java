@@ -5,6 +5,7 @@ import dev.outboxkit.core.Relay;
 import dev.outboxkit.core.internal.ConnectionPools;
 import dev.outboxkit.core.MissingGrantsException;
 import dev.outboxkit.core.internal.KafkaReachability;
+import dev.outboxkit.core.internal.LeaseTable;
 import dev.outboxkit.core.internal.OperatorActions;
 import dev.outboxkit.core.internal.StopOnFailure;
 import dev.outboxkit.relay.cdc.CdcStartupException;
@@ -92,8 +93,8 @@ public final class Supervisor implements AutoCloseable {
             throw new IllegalStateException("the relay was already started (" + role + "); build a new one");
         }
         pool = ConnectionPools.open(settings.login(),
-                "outboxkit-cdc-" + settings.slotName(), 5, SlotGuard.applicationName(settings, settings.instanceId()));
-        lease = new LeaseKeeper(pool, settings);
+                "outboxkit-cdc-" + settings.slotName(), 6, SlotGuard.applicationName(settings, settings.instanceId()));
+        lease = new LeaseKeeper(pool, settings, metrics.takeovers);
         guard = new SlotGuard(settings);
         try (Connection c = pool.getConnection()) {
             // before Kafka and any lease: a standby that lacked a grant would fail only at takeover
@@ -173,8 +174,10 @@ public final class Supervisor implements AutoCloseable {
                         sleep(standbyPoll());
                         continue;
                     }
-                    log.info("acquired lease {} with fencing token {} (previous holder {}): taking over slot {}",
-                            lease.leaseKey(), acquired.get().fence(), acquired.get().previousHolder(), settings.slotName());
+                    log.info("acquired lease {} with fencing token {} (previous holder {}{}): taking over slot {}",
+                            lease.leaseKey(), acquired.get().fence(), acquired.get().previousHolder(),
+                            acquired.get().from() == LeaseTable.From.HOLDER_GONE ? ", whose process is gone" : "",
+                            settings.slotName());
                     next = newSession(acquired.get().fence(), acquired.get().previousHolder());
                     next.prepare();
                 }
@@ -259,9 +262,12 @@ public final class Supervisor implements AutoCloseable {
                 monitor, () -> closing), fence, previousHolder);
     }
 
+    /**
+     * How often a standby looks at the lease: 200 ms (a read of the lease row and of {@code pg_locks}, no lock), so a
+     * holder that crashed is replaced within about that much after the server closed its session.
+     */
     private Duration standbyPoll() {
-        long millis = Math.max(200, Math.min(1_000, settings.leaseDuration().toMillis() / 5));
-        return Duration.ofMillis(millis);
+        return Duration.ofMillis(200);
     }
 
     private String standbyDetail() {
@@ -384,6 +390,9 @@ public final class Supervisor implements AutoCloseable {
         }
         if (producer != null) {
             producer.close(Duration.ofSeconds(30));
+        }
+        if (lease != null) {
+            lease.closeLiveness(); // the lease is given back (or lost) by now
         }
         if (pool != null) {
             pool.close();

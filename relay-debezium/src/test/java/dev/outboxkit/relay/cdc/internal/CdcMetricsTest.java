@@ -13,12 +13,15 @@ class CdcMetricsTest {
     void theWalRelayRegistersExactlyTheCatalogsCdcMetersTaggedCdcAndSlot() {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         new CdcMetrics(registry, "s1");
-        assertThat(registry.getMeters()).extracting(m -> m.getId().getName())
+        assertThat(registry.getMeters().stream().map(m -> m.getId().getName()).distinct().toList())
                 .containsExactlyInAnyOrderElementsOf(RelayMetric.of(RelayMetric.CDC).stream().map(RelayMetric::meterName).toList());
         for (Meter meter : registry.getMeters()) {
             assertThat(meter.getId().getTag("relay")).isEqualTo("cdc");
             assertThat(meter.getId().getTag("slot")).isEqualTo("s1");
         }
         assertThat(registry.get(RelayMetric.WAL_STATUS.meterName()).gauge().value()).isEqualTo(CdcMetrics.WAL_NO_SLOT);
+        // the takeover counter: one series per reason, registered at start
+        assertThat(registry.find(RelayMetric.TAKEOVERS.meterName()).counters()).extracting(c -> c.getId().getTag("reason"))
+                .containsExactlyInAnyOrder("holder_gone", "expired", "same_instance");
     }
 }

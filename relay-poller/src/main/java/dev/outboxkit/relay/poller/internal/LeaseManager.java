@@ -1,6 +1,7 @@
 package dev.outboxkit.relay.poller.internal;
 
 import dev.outboxkit.core.internal.LeaseTable;
+import dev.outboxkit.core.internal.Liveness;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -13,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,18 +27,27 @@ import org.slf4j.LoggerFactory;
  * id: the first {@code partitions % members} get one more), gives back what is above it and takes
  * free or expired partitions up to it, each with a new fencing token from the database sequence.
  *
+ * <p>A member whose process is gone (its {@link Liveness} lock vanished with its connection: kill -9, OOM kill) is
+ * dropped from the members at once and its partitions are free to take, without waiting for their expiry. Between
+ * heartbeats {@link #watch()} looks for such members every {@link #WATCH_MILLIS} ms on the liveness connection.
+ *
  * <p>The claim loop reads {@link #ownership()} before every claim; the claim itself re-checks each
  * lease (holder, fence, expiry) in the database, so a stale view can only make it claim less.
  */
 public final class LeaseManager {
 
     private static final Logger log = LoggerFactory.getLogger(LeaseManager.class);
+    /** How often {@link #watch()} runs: a crashed member's partitions wait at most this long plus one heartbeat. */
+    public static final long WATCH_MILLIS = 200;
 
     private final DataSource dataSource;
     private final PollerSql sql;
     private final PollerSettings settings;
     private final RelayMetrics metrics;
     private final Runnable onGain;
+    private final Liveness liveness;
+    /** The other live members seen by the last heartbeat, for {@link #watch()}. */
+    private volatile List<String> others = List.of();
     /** Guards changes of {@link #ownership} only (never held across a database call). */
     private final Object ownershipLock = new Object();
     private volatile Ownership ownership;
@@ -52,6 +63,8 @@ public final class LeaseManager {
         this.settings = settings;
         this.metrics = metrics;
         this.onGain = onGain;
+        this.liveness = new Liveness(dataSource, settings.schema() + "/poll", settings.instanceId(),
+                "poll relay " + settings.instanceId(), settings.leaseDuration());
         this.ownership = Ownership.of(Map.of(), settings.partitions());
     }
 
@@ -76,18 +89,32 @@ public final class LeaseManager {
         return partitionMismatch;
     }
 
+    /**
+     * Between heartbeats: when a member seen by the last heartbeat is gone (its process died), a heartbeat now, which
+     * takes over its partitions. One read of {@code pg_locks} on the liveness connection; never throws.
+     */
+    public void watch() {
+        List<String> seen = others;
+        if (!stopped && !seen.isEmpty() && !liveness.gone(seen).isEmpty()) {
+            heartbeat();
+        }
+    }
+
     /** One heartbeat: renew, rebalance. Never throws; failures are logged and kept for health. */
     public synchronized void heartbeat() {
         if (stopped) {
             return;
         }
         try (Connection c = dataSource.getConnection()) {
+            // after the pool answered (a database that is down costs one connection timeout, not two), before any
+            // lease: a member that holds leases without its lock would look dead to the others
+            boolean alive = liveness.hold();
             c.setAutoCommit(false);
             renew(c);
             List<Member> members = members(c);
             lastHeartbeatNanos = System.nanoTime();
             lastError = null;
-            rebalance(c, members);
+            rebalance(c, members, alive);
         } catch (SQLException | RuntimeException e) {
             lastError = e.getClass().getSimpleName() + ": " + e.getMessage();
             log.warn("poll relay {}: lease heartbeat failed ({}); will retry in {} ms. Leases expire {} after the last "
@@ -178,11 +205,23 @@ public final class LeaseManager {
                 out.add(new Member(rs.getString(1), rs.getInt(2)));
             }
         }
+        Set<String> gone = liveness.gone(c, out.stream().map(Member::id).toList());
+        if (!gone.isEmpty()) {
+            try (PreparedStatement ps = c.prepareStatement(sql.purgeGoneMembers)) {
+                ps.setArray(1, c.createArrayOf("text", gone.toArray()));
+                ps.executeUpdate();
+            }
+            out.removeIf(m -> gone.contains(m.id()));
+            log.warn("poll relay {}: {} gone (the database closed {} session: a crash, kill -9 or OOM kill); its "
+                            + "partitions are taken over now, with new fencing tokens", settings.instanceId(),
+                    String.join(", ", new TreeSet<>(gone)), gone.size() == 1 ? "its" : "their");
+        }
         c.commit();
+        others = out.stream().map(Member::id).filter(id -> !id.equals(settings.instanceId())).toList();
         return out;
     }
 
-    private void rebalance(Connection c, List<Member> members) throws SQLException {
+    private void rebalance(Connection c, List<Member> members, boolean alive) throws SQLException {
         liveMembers = members.size();
         List<String> disagree = new ArrayList<>();
         for (Member m : members) {
@@ -216,7 +255,7 @@ public final class LeaseManager {
                 give.put(e.getKey(), e.getValue());
             }
             release(c, give, "rebalancing: " + members.size() + " live instances, fair share " + target);
-        } else if (held.size() < target) {
+        } else if (held.size() < target && alive) {
             acquire(c, target - held.size(), target);
         }
     }
@@ -240,15 +279,17 @@ public final class LeaseManager {
     }
 
     private void acquire(Connection c, int wanted, int target) throws SQLException {
-        Set<Integer> taken = new HashSet<>();
+        Map<Integer, String> taken = new HashMap<>();
         Jdbc.setTimeouts(c, 2000);
-        for (String key : sql.leases.liveKeys(c, PollerSql.LEASE_PREFIX)) {
-            taken.add(PollerSql.partitionOfKey(key));
+        for (Map.Entry<String, String> e : sql.leases.liveKeys(c, PollerSql.LEASE_PREFIX).entrySet()) {
+            taken.put(PollerSql.partitionOfKey(e.getKey()), e.getValue());
         }
+        Set<String> gone = liveness.gone(c, new HashSet<>(taken.values()));
         c.commit();
         List<Integer> free = new ArrayList<>();
         for (int p = 0; p < settings.partitions(); p++) {
-            if (!taken.contains(p) && !ownership.holds(p)) {
+            String holder = taken.get(p);
+            if ((holder == null || gone.contains(holder)) && !ownership.holds(p)) {
                 free.add(p);
             }
         }
@@ -263,8 +304,9 @@ public final class LeaseManager {
         Map<Integer, Long> gained = new HashMap<>();
         Jdbc.setTimeouts(c, 2000);
         try {
-            for (LeaseTable.Taken t : sql.leases.take(c, keys, settings.instanceId(), settings.leaseDuration(), false)) {
+            for (LeaseTable.Taken t : sql.leases.take(c, keys, settings.instanceId(), settings.leaseDuration(), false, gone)) {
                 gained.put(PollerSql.partitionOfKey(t.key()), t.fence());
+                metrics.tookOver(t);
             }
             c.commit();
         } catch (SQLException e) {
@@ -314,6 +356,14 @@ public final class LeaseManager {
      */
     public synchronized void leave() {
         stopped = true;
+        try {
+            leaveGroup();
+        } finally {
+            liveness.close(); // after the leases are given back: nobody needs to notice this stop
+        }
+    }
+
+    private void leaveGroup() {
         Ownership held;
         synchronized (ownershipLock) {
             held = ownership;

@@ -51,6 +51,8 @@ public final class PollerSql {
     final String memberUpsert;
     final String members;
     final String purgeMembers;
+    /** Deletes the members whose process is gone (one parameter: their ids). */
+    final String purgeGoneMembers;
     final String memberLeave;
 
     final String backlogCount;
@@ -151,6 +153,7 @@ public final class PollerSql {
         purgeMembers = "DELETE FROM " + member + " WHERE member_id IN (SELECT member_id FROM " + member
                 + " WHERE expires_at < statement_timestamp() FOR UPDATE SKIP LOCKED)";
         memberLeave = "DELETE FROM " + member + " WHERE member_id = ?";
+        purgeGoneMembers = "DELETE FROM " + member + " WHERE member_id = ANY (?::text[])";
         String unpublished = mark ? " WHERE published_at IS NULL" : "";
         backlogCount = "SELECT count(*) FROM " + event + unpublished;
         oldestAge = "SELECT EXTRACT(EPOCH FROM statement_timestamp() - created_at) FROM " + event + unpublished

@@ -1,7 +1,9 @@
 package dev.outboxkit.relay.poller.internal;
 
 import dev.outboxkit.core.RelayMetric;
+import dev.outboxkit.core.internal.LeaseTable;
 import dev.outboxkit.core.internal.Meters;
+import dev.outboxkit.core.internal.Takeovers;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -27,6 +29,7 @@ public final class RelayMetrics {
     private final Counter fenceRejections;
     private final Counter rebalances;
     private final Counter retries;
+    private final Takeovers takeovers;
     private final AtomicLong backlog = new AtomicLong(-1);
     private final AtomicLong oldestAgeMicros = new AtomicLong(0);
     private final AtomicLong kafkaReachable = new AtomicLong(0);
@@ -40,6 +43,7 @@ public final class RelayMetrics {
         fenceRejections = meters.counter(RelayMetric.FENCE_REJECTIONS);
         rebalances = meters.counter(RelayMetric.REBALANCES);
         retries = meters.counter(RelayMetric.RETRIES);
+        takeovers = new Takeovers(meters);
         meters.gauge(RelayMetric.BACKLOG, backlog, AtomicLong::doubleValue);
         meters.gauge(RelayMetric.OLDEST_UNPUBLISHED_AGE, oldestAgeMicros, a -> a.get() / 1e6);
         meters.gauge(RelayMetric.LEASES_HELD, leasesHeld, s -> s.get());
@@ -67,6 +71,10 @@ public final class RelayMetrics {
 
     void rebalanced() {
         rebalances.increment();
+    }
+
+    void tookOver(LeaseTable.Taken taken) {
+        takeovers.count(taken);
     }
 
     void retried() {

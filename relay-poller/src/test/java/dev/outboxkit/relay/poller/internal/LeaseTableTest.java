@@ -44,9 +44,10 @@ class LeaseTableTest {
             }
             assertThat(table.countHeld(c, Map.of("t/1", f1b), "a")).as("expired: no longer held").isZero();
             assertThat(table.currentFence(c, "t/1")).as("but not superseded until taken").isEqualTo(f1b);
-            assertThat(table.liveKeys(c, "t/")).containsExactly("t/2");
+            assertThat(table.liveKeys(c, "t/")).isEqualTo(Map.of("t/2", "a"));
             LeaseTable.Taken b = table.take(c, List.of("t/1"), "b", LEASE, false).get(0);
             assertThat(b.previousHolder()).isEqualTo("a");
+            assertThat(b.from()).isEqualTo(LeaseTable.From.EXPIRED);
             assertThat(table.holder(c, "t/1")).isEqualTo(new LeaseTable.Holder("b", b.fence(), true));
 
             assertThat(table.release(c, Map.of("t/1", f1b), "a")).as("a stale holder releases nothing").isZero();

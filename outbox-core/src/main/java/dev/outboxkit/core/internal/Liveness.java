@@ -1,0 +1,221 @@
+package dev.outboxkit.core.internal;
+
+import com.zaxxer.hikari.HikariDataSource;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.Set;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Not API: how relay instances learn within milliseconds that a lease holder's process is gone, for both relays.
+ *
+ * <p>Each instance holds a session-level advisory lock on a connection of its own for as long as it runs. A process
+ * that dies (kill -9, OOM kill, crash) has its connections closed by the kernel, and PostgreSQL drops the lock the
+ * moment it sees the socket close; a frozen or partitioned process keeps its connection and so its lock. Others read
+ * {@code pg_locks} (readable by every role) and treat a holder whose lock is gone as dead: they take its leases at
+ * once, through the lease protocol with new fencing tokens ({@link LeaseTable#take}). This is liveness only: should the
+ * signal be wrong (the holder lost just this one connection), the fencing tokens still refuse every write of the old
+ * holder, exactly as after a lease expiry.
+ *
+ * <p>A database server that restarted (crash, failover of a container) lost every session and so every lock: for one
+ * lease after its start nobody counts as gone, so instances that are merely reconnecting keep their leases. (A standby
+ * promoted to primary keeps its own start time: right after such a failover survivors may take leases of instances
+ * still reconnecting; fencing keeps that as harmless as any early takeover.)
+ *
+ * <p>The lock key is the two-int form {@code (}{@value #LOCK_CLASS}{@code , hashtext(<scope>/<instance id>))}: the
+ * fixed class id keeps it apart from applications' one-bigint advisory locks and from two-int locks of other classes.
+ * A hash collision between two instance ids only makes the other look alive (takeover at lease expiry, as without
+ * this signal).
+ *
+ * <p>Thread-safe (its methods are synchronized: one liveness connection per instance).
+ */
+public final class Liveness implements AutoCloseable {
+
+    /** The advisory lock class id of outboxkit's liveness locks ({@code 0x6F62786B}, "obxk" in ASCII). */
+    public static final int LOCK_CLASS = 0x6F62786B;
+
+    private static final Logger log = LoggerFactory.getLogger(Liveness.class);
+    private static final String KEY = "hashtext(? || '/' || ?)";
+    private static final String LOCK = "SELECT pg_try_advisory_lock(" + LOCK_CLASS + ", " + KEY + ")";
+    private static final String UNLOCK = "SELECT pg_advisory_unlock(" + LOCK_CLASS + ", " + KEY + ")";
+    /** PostgreSQL 14+ may end idle sessions (idle_session_timeout); this one idles by design. */
+    private static final String NEVER_IDLE_OUT = "SELECT set_config('idle_session_timeout', '0', false)"
+            + " WHERE current_setting('server_version_num')::int >= 140000";
+    /**
+     * A server that (re)started less than a lease ago lost every session and lock: its instances are reconnecting,
+     * not dead, so until then nobody is reported gone (their leases expire as without this signal).
+     */
+    private static final String GONE = "SELECT h FROM unnest(?::text[]) AS h"
+            + " WHERE pg_postmaster_start_time() < statement_timestamp() - ? * interval '1 millisecond'"
+            + " AND NOT EXISTS (SELECT 1 FROM pg_locks l"
+            + " WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2"
+            + " AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+            + " AND l.classid = " + LOCK_CLASS + "::oid AND l.objid = hashtext(? || '/' || h)::oid)";
+
+    private final DataSource dataSource;
+    private final String scope;
+    private final String instanceId;
+    private final String who;
+    private final Duration trustAfterStart;
+    private Connection connection;
+    private boolean warned;
+
+    /**
+     * @param dataSource where the lock's connection comes from (it keeps one connection for the relay's life)
+     * @param scope      keeps instances of different schemas and relays apart, e.g. {@code public/poll}
+     * @param who        how logs name this relay, e.g. {@code poll relay relay-1}
+     * @param lease      the lease duration: for this long after the database server started nobody counts as gone
+     */
+    public Liveness(DataSource dataSource, String scope, String instanceId, String who, Duration lease) {
+        this.dataSource = dataSource;
+        this.scope = scope;
+        this.instanceId = instanceId;
+        this.who = who;
+        this.trustAfterStart = lease;
+    }
+
+    /**
+     * Makes sure this instance holds its lock: takes it (on a new connection if the old one broke) unless held. Call
+     * before taking any lease and on every heartbeat. Returns whether the lock is held; never throws.
+     */
+    public synchronized boolean hold() {
+        if (connection != null) {
+            try {
+                if (connection.isValid(2)) {
+                    return true;
+                }
+            } catch (SQLException e) {
+                // fall through: a new connection
+            }
+            log.warn("{}: its liveness connection broke; taking the liveness lock again on a new one (meanwhile "
+                    + "others may take its leases; its fencing tokens refuse any write it tries after that)", who);
+            Connection broken = connection;
+            connection = null;
+            if (dataSource instanceof HikariDataSource pool) {
+                pool.evictConnection(broken); // else the pool could hand the dead connection straight back
+            } else {
+                closeQuietly(broken);
+            }
+        }
+        Connection c = null;
+        try {
+            c = dataSource.getConnection();
+            c.setAutoCommit(true);
+            try (PreparedStatement ps = c.prepareStatement(NEVER_IDLE_OUT)) {
+                ps.execute();
+            }
+            boolean locked;
+            try (PreparedStatement ps = c.prepareStatement(LOCK)) {
+                ps.setString(1, scope);
+                ps.setString(2, instanceId);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    locked = rs.getBoolean(1);
+                }
+            }
+            if (!locked) {
+                if (!warned) {
+                    warned = true;
+                    log.warn("{}: its liveness lock ({}, hashtext('{}/{}')) is held by another session: another "
+                                    + "process runs with the same instance id (give each instance its own), or it is "
+                                    + "restarting. Until it gets the lock a crash of this instance is noticed at lease "
+                                    + "expiry only; retrying on every heartbeat", who, LOCK_CLASS, scope, instanceId);
+                }
+                c.close();
+                return false;
+            }
+            connection = c;
+            if (warned) {
+                log.info("{}: holds its liveness lock now", who);
+                warned = false;
+            }
+            return true;
+        } catch (SQLException | RuntimeException e) {
+            if (c != null) {
+                try {
+                    c.close();
+                } catch (SQLException ignored) {
+                    // already broken
+                }
+            }
+            log.debug("{}: could not take its liveness lock ({}); retrying on the next heartbeat", who, e.toString());
+            return false;
+        }
+    }
+
+    /**
+     * Those of {@code holders} (instance ids, this one excluded) whose process is gone: nobody holds their liveness
+     * lock. Runs on {@code c}, in its transaction if any; reads {@code pg_locks} only.
+     */
+    public Set<String> gone(Connection c, Collection<String> holders) throws SQLException {
+        Set<String> out = new HashSet<>();
+        Set<String> others = new HashSet<>(holders);
+        others.remove(instanceId);
+        if (others.isEmpty()) {
+            return out;
+        }
+        try (PreparedStatement ps = c.prepareStatement(GONE)) {
+            ps.setArray(1, c.createArrayOf("text", others.toArray()));
+            ps.setLong(2, trustAfterStart.toMillis());
+            ps.setString(3, scope);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    out.add(rs.getString(1));
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
+     * {@link #gone(Connection, Collection)} on the liveness connection itself (no pool connection used): empty when
+     * this instance holds no lock or the read fails.
+     */
+    public synchronized Set<String> gone(Collection<String> holders) {
+        if (connection == null) {
+            return Set.of();
+        }
+        try {
+            return gone(connection, holders);
+        } catch (SQLException e) {
+            log.debug("{}: liveness read failed ({}); the next heartbeat reconnects", who, e.toString());
+            return Set.of();
+        }
+    }
+
+    /**
+     * Releases the lock and gives its connection back (a pool would otherwise keep the lock on an idle connection):
+     * a graceful stop has given its leases back already.
+     */
+    @Override
+    public synchronized void close() {
+        if (connection != null) {
+            try (PreparedStatement ps = connection.prepareStatement(UNLOCK)) {
+                ps.setString(1, scope);
+                ps.setString(2, instanceId);
+                ps.execute();
+            } catch (SQLException e) {
+                log.debug("{}: releasing the liveness lock failed: {}", who, e.toString());
+            }
+        }
+        closeQuietly(connection);
+        connection = null;
+    }
+
+    private void closeQuietly(Connection c) {
+        if (c != null) {
+            try {
+                c.close();
+            } catch (SQLException e) {
+                log.debug("{}: closing the liveness connection failed: {}", who, e.toString());
+            }
+        }
+    }
+}
