@@ -15,7 +15,10 @@ import java.util.UUID;
  * compares the sets after the faults healed and the system drained. Thread-safe.
  *
  * <p>Order: per aggregate, intents are numbered in commit order ({@link #committed}); the first
- * applications of an aggregate's events must follow that numbering.
+ * applications of an aggregate's events must follow that numbering, and so must their first
+ * publications in the topic when deliveries are recorded with their aggregate
+ * ({@link #delivered(UUID, String)}, in partition order): guarantee G3 checked at Kafka itself, not
+ * only through a consumer.
  */
 public final class History {
 
@@ -27,6 +30,8 @@ public final class History {
     private final Map<UUID, Integer> applications = new HashMap<>();
     /** First applications, per aggregate, in the order they happened. */
     private final Map<String, List<UUID>> appliedOrder = new LinkedHashMap<>();
+    /** First publications, per aggregate, in partition order (only deliveries recorded with their aggregate). */
+    private final Map<String, List<UUID>> publishedOrder = new LinkedHashMap<>();
     private final Set<UUID> rolledBack = new HashSet<>();
     private long deliveryCount;
 
@@ -49,6 +54,18 @@ public final class History {
     public synchronized void delivered(UUID eventId) {
         deliveries.merge(eventId, 1, Integer::sum);
         deliveryCount++;
+    }
+
+    /**
+     * Kafka delivered a record with this id, keyed by {@code aggregate}: call in partition order (as a
+     * consumer reads one partition), so the first publications of each aggregate are checked for commit
+     * order too ({@link Report#publicationOrderViolations}).
+     */
+    public synchronized void delivered(UUID eventId, String aggregate) {
+        if (!deliveries.containsKey(eventId)) {
+            publishedOrder.computeIfAbsent(aggregate, a -> new ArrayList<>()).add(eventId);
+        }
+        delivered(eventId);
     }
 
     /** A consumer applied this event's effect (call in the order effects were applied). */
@@ -85,8 +102,15 @@ public final class History {
             duplicateEffects += times - 1;
         }
         long duplicateDeliveries = deliveryCount - deliveries.size();
-        int orderViolations = 0;
-        for (List<UUID> ids : appliedOrder.values()) {
+        return new Report(intents.size(), inDoubt, inDoubtApplied, deliveryCount, duplicateDeliveries,
+                applications.size(), lost.size(), unexpected.size(), duplicateEffects, orderViolations(appliedOrder),
+                orderViolations(publishedOrder), lost.stream().limit(10).toList(), unexpected.stream().limit(10).toList());
+    }
+
+    /** Events that came after a later commit of their aggregate, in each aggregate's sequence of first sightings. */
+    private int orderViolations(Map<String, List<UUID>> firstSeen) {
+        int violations = 0;
+        for (List<UUID> ids : firstSeen.values()) {
             long previous = Long.MIN_VALUE;
             for (UUID id : ids) {
                 Intent intent = intents.get(id);
@@ -94,33 +118,42 @@ public final class History {
                     continue;
                 }
                 if (intent.order() < previous) {
-                    orderViolations++;
+                    violations++;
                 }
                 previous = Math.max(previous, intent.order());
             }
         }
-        return new Report(intents.size(), inDoubt, inDoubtApplied, deliveryCount, duplicateDeliveries,
-                applications.size(), lost.size(), unexpected.size(), duplicateEffects, orderViolations,
-                lost.stream().limit(10).toList(), unexpected.stream().limit(10).toList());
+        return violations;
     }
 
     /**
-     * The verdict. {@link #ok()} needs lost, unexpected, duplicate effects and order violations
-     * all zero; duplicate deliveries are allowed (at least once) and only counted.
+     * The verdict. {@link #ok()} needs lost, unexpected, duplicate effects and order violations (of first
+     * applications, and of first publications where deliveries were recorded with their aggregate) all zero;
+     * duplicate deliveries are allowed (at least once) and only counted.
      */
     public record Report(int intents, int inDoubt, int inDoubtApplied, long deliveries, long duplicateDeliveries,
                          int applied, int lost, int unexpected, int duplicateEffects, int orderViolations,
-                         List<UUID> lostSample, List<UUID> unexpectedSample) {
+                         int publicationOrderViolations, List<UUID> lostSample, List<UUID> unexpectedSample) {
+
+        /** A report without publication order (deliveries recorded without their aggregate). */
+        public Report(int intents, int inDoubt, int inDoubtApplied, long deliveries, long duplicateDeliveries,
+                      int applied, int lost, int unexpected, int duplicateEffects, int orderViolations,
+                      List<UUID> lostSample, List<UUID> unexpectedSample) {
+            this(intents, inDoubt, inDoubtApplied, deliveries, duplicateDeliveries, applied, lost, unexpected,
+                    duplicateEffects, orderViolations, 0, lostSample, unexpectedSample);
+        }
 
         public boolean ok() {
-            return lost == 0 && unexpected == 0 && duplicateEffects == 0 && orderViolations == 0;
+            return lost == 0 && unexpected == 0 && duplicateEffects == 0 && orderViolations == 0
+                    && publicationOrderViolations == 0;
         }
 
         public String summary() {
             return String.format("intents=%d (in doubt %d, of them applied %d) deliveries=%d duplicateDeliveries=%d "
-                            + "applied=%d lost=%d unexpected=%d duplicateEffects=%d orderViolations=%d%s%s",
+                            + "applied=%d lost=%d unexpected=%d duplicateEffects=%d orderViolations=%d "
+                            + "publicationOrderViolations=%d%s%s",
                     intents, inDoubt, inDoubtApplied, deliveries, duplicateDeliveries, applied, lost, unexpected,
-                    duplicateEffects, orderViolations,
+                    duplicateEffects, orderViolations, publicationOrderViolations,
                     lostSample.isEmpty() ? "" : " lostSample=" + lostSample,
                     unexpectedSample.isEmpty() ? "" : " unexpectedSample=" + unexpectedSample);
         }

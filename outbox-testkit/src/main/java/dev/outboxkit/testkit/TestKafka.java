@@ -130,10 +130,21 @@ public abstract class TestKafka implements AutoCloseable {
      * (read committed). Reads by assignment, so no group join is waited for.
      */
     public List<ConsumerRecord<byte[], byte[]>> readAll(Collection<String> topics) {
+        List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
+        forEachRecord(topics, out::add);
+        return out;
+    }
+
+    /**
+     * Hands every record of {@code topics} to {@code action}, each partition in offset order, from the
+     * beginning until the end offsets seen at the start (read committed), without keeping them: for
+     * topics too large to hold (a soak's millions). Fails when no record arrived for 60 s.
+     */
+    public void forEachRecord(Collection<String> topics, java.util.function.Consumer<ConsumerRecord<byte[], byte[]>> action) {
         Map<String, Object> config = consumerConfig(null);
         config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         config.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5000);
-        List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
+        long read = 0;
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config)) {
             List<TopicPartition> partitions = new ArrayList<>();
             for (String topic : topics) {
@@ -143,15 +154,20 @@ public abstract class TestKafka implements AutoCloseable {
             consumer.assign(partitions);
             consumer.seekToBeginning(partitions);
             Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
+            // a deadline on progress, not on the whole read
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
             while (partitions.stream().anyMatch(tp -> consumer.position(tp) < end.get(tp))) {
                 if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException("timed out reading " + topics);
+                    throw new IllegalStateException("timed out reading " + topics + ": no record for 60 s after "
+                            + read + " records");
                 }
-                consumer.poll(java.time.Duration.ofMillis(200)).forEach(out::add);
+                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(java.time.Duration.ofMillis(200))) {
+                    action.accept(r);
+                    read++;
+                    deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+                }
             }
         }
-        return out;
     }
 
     /** Stops the cluster (when this process started it). */
