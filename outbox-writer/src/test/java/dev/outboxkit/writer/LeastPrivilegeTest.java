@@ -4,24 +4,21 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.outboxkit.core.MissingGrantsException;
+import dev.outboxkit.testkit.GrantsAtStart;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.TestDatabase;
 import java.sql.SQLException;
 import java.time.Duration;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.postgresql.ds.PGSimpleDataSource;
 
 /** The grants documented in outbox-writer/README.md are enough, and the extra ones are needed. */
 @ExtendWith(OutboxTestkitExtension.class)
 class LeastPrivilegeTest {
 
-    private static PGSimpleDataSource as(TestDatabase db, String role) {
-        PGSimpleDataSource ds = new PGSimpleDataSource();
-        ds.setURL(db.jdbcUrl());
-        ds.setUser(role);
-        ds.setPassword("pw");
-        return ds;
+    private static DataSource as(TestDatabase db, String role) {
+        return GrantsAtStart.as(db, role);
     }
 
     @Test
