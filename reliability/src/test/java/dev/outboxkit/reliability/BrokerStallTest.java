@@ -18,7 +18,8 @@ import org.slf4j.LoggerFactory;
  * README guarantee G2, measured (issue 26, item 7): Kafka stalls — the fault proxy in front of the broker forwards
  * nothing for N seconds, connections open, bytes held and delivered at the heal, as in a partition or a broker
  * pause — while writers commit steadily. A stall shorter than the relay's wait publishes nothing twice; a longer
- * one may append at most one extra copy of a record that was in flight, and every aggregate stays in order.
+ * one may append one extra copy of a record that was in flight for each wait it outlasts (the relay gives the record
+ * up and sends it again after each), and every aggregate stays in order.
  *
  * <p>The polling relay waits a third of its lease: 5 s with the default 15 s lease used here, so N = 3 s is short
  * and N = 8 s long. The WAL relay waits the producer's {@code delivery.timeout.ms} (120 s): 8 s is short. The
@@ -32,7 +33,7 @@ class BrokerStallTest {
 
     @ParameterizedTest
     @EnumSource(value = RelayKind.class, names = {"POLL", "CDC"})
-    void aStallShorterThanTheWaitPublishesNothingTwiceALongerOneAtMostOneExtraCopyInOrder(RelayKind kind) throws Exception {
+    void aStallShorterThanTheWaitPublishesNothingTwiceALongerOneAtMostOneCopyPerWaitInOrder(RelayKind kind) throws Exception {
         try (Harness p = new Harness("broker-stall-" + kind.label(), 1, kind, Map.of(), LEASE)) {
             p.startWriters(2, Duration.ofMillis(20));
             List<String> figures = new ArrayList<>();
@@ -44,7 +45,8 @@ class BrokerStallTest {
                 // G2's longer-than-the-wait case, counted apart.)
                 awaitProgress(p);
                 awaitPublishedUpToNow(p);
-                int before = duplicates(p.copiesById());
+                Map<UUID, Integer> copiesBefore = p.copiesById();
+                int before = duplicates(copiesBefore);
                 if (figures.isEmpty()) {
                     figures.add("before the stalls: " + before + " duplicates");
                 }
@@ -54,10 +56,18 @@ class BrokerStallTest {
                 long inFlight = awaitPublishedUpToNow(p);
                 Map<UUID, Integer> copies = p.copiesById();
                 int duplicates = duplicates(copies) - before;
+                // copies a record gained during this stall beyond its first: the relay's waits the stall outlasted
+                int mostExtra = copies.entrySet().stream()
+                        .mapToInt(e -> e.getValue() - copiesBefore.getOrDefault(e.getKey(), 1)).max().orElse(0);
                 boolean longerThanTheWait = !kind.cdc() && stall.compareTo(POLLER_WAIT) > 0;
-                figures.add(stall.toSeconds() + " s: " + duplicates + " duplicates (" + inFlight + " rows unpublished at the heal)");
+                figures.add(stall.toSeconds() + " s: " + duplicates + " duplicates, at most " + mostExtra + " extra cop"
+                        + (mostExtra == 1 ? "y" : "ies") + " of one record (" + inFlight + " rows unpublished at the heal)");
                 if (longerThanTheWait) {
-                    assertThat(copies.values()).as("at most one extra copy of a record in flight").allMatch(n -> n <= 2);
+                    // A record sent into the stall is given up after each wait and sent once more: one extra copy per
+                    // wait the stall outlasts (8 s covers at most two consecutive 5 s waits).
+                    long waits = (stall.toMillis() + POLLER_WAIT.toMillis() - 1) / POLLER_WAIT.toMillis();
+                    assertThat(mostExtra).as("extra copies of one record after a %s s stall", stall.toSeconds())
+                            .isLessThanOrEqualTo((int) waits);
                 } else {
                     assertThat(duplicates).as("a %s s stall, shorter than the %s relay's wait", stall.toSeconds(), kind.label())
                             .isZero();
