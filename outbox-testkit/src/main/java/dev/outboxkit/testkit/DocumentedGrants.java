@@ -66,6 +66,101 @@ public final class DocumentedGrants {
         return g;
     }
 
+    /** outbox-writer/README.md: {@code IdempotencyKeys} (its writer's grants come on top: {@link #writer}). */
+    public static List<Grant> idempotencyKeys() {
+        List<Grant> g = new ArrayList<>();
+        g.add(Grant.usageOnSchema("public"));
+        g.addAll(Grant.onTable("idempotency_key", "SELECT", "INSERT", "UPDATE", "DELETE"));
+        g.addAll(Grant.onTable("idempotency_key_tombstone", "SELECT", "INSERT", "UPDATE"));
+        return g;
+    }
+
+    /** outbox-cli/README.md, "Dead letters": {@code outbox status}. */
+    public static List<Grant> status() {
+        List<Grant> g = new ArrayList<>();
+        g.add(Grant.usageOnSchema("public"));
+        g.addAll(Grant.onTable("outbox_event", "SELECT"));
+        g.addAll(Grant.onTable("outbox_dead_letter", "SELECT"));
+        g.addAll(Grant.onTable("outbox_relay_lease", "SELECT"));
+        return g;
+    }
+
+    /** outbox-cli/README.md, "Dead letters": {@code outbox dead-letters list}. */
+    public static List<Grant> deadLettersList() {
+        List<Grant> g = new ArrayList<>();
+        g.add(Grant.usageOnSchema("public"));
+        g.addAll(Grant.onTable("outbox_dead_letter", "SELECT"));
+        return g;
+    }
+
+    /** outbox-cli/README.md, "Dead letters": {@code outbox dead-letters discard}. */
+    public static List<Grant> deadLettersDiscard() {
+        List<Grant> g = new ArrayList<>();
+        g.add(Grant.usageOnSchema("public"));
+        g.addAll(Grant.onTable("outbox_dead_letter", "SELECT", "DELETE"));
+        return g;
+    }
+
+    /** outbox-cli/README.md, "Dead letters": {@code outbox dead-letters retry} (the operator role there holds all three). */
+    public static List<Grant> deadLettersRetry() {
+        List<Grant> g = new ArrayList<>(deadLettersDiscard());
+        g.addAll(Grant.onTable("outbox_event", "INSERT"));
+        g.add(Grant.onColumns("outbox_event", "SELECT", "seq", "id", "aggregate_type", "aggregate_id"));
+        return g;
+    }
+
+    /** outbox-cli/README.md, "Dead letters": {@code outbox replay} (a dry run too). */
+    public static List<Grant> replay() {
+        List<Grant> g = new ArrayList<>();
+        g.add(Grant.usageOnSchema("public"));
+        g.addAll(Grant.onTable("outbox_event", "SELECT", "UPDATE"));
+        g.addAll(Grant.onTable("outbox_dead_letter", "SELECT"));
+        return g;
+    }
+
+    /** outbox-ops/README.md, "Least-privilege grants": {@code outbox reconcile}, producer side. */
+    public static List<Grant> reconcileProducer() {
+        List<Grant> g = new ArrayList<>();
+        g.add(Grant.usageOnSchema("public"));
+        for (String table : List.of("outbox_intent", "outbox_event", "outbox_dead_letter", "idempotency_key")) {
+            g.addAll(Grant.onTable(table, "SELECT"));
+        }
+        return g;
+    }
+
+    /** outbox-ops/README.md, "Least-privilege grants": {@code outbox reconcile}, consumer side in {@code database}. */
+    public static List<Grant> reconcileConsumer(String database) {
+        List<Grant> g = new ArrayList<>();
+        g.add(Grant.usageOnSchema("public"));
+        g.addAll(Grant.onTable("processed_event", "SELECT"));
+        g.addAll(Grant.onTable("external_effect", "SELECT"));
+        g.add(Grant.onDatabase(database, "TEMPORARY"));
+        return g;
+    }
+
+    /**
+     * outbox-ops/README.md, "Least-privilege grants": {@code outbox purge} with dead-letter retention, on the producer
+     * database: membership in {@code intentOwner}, the role owning {@code outbox_intent} and its partitions, and CREATE
+     * on the schema (new day partitions).
+     */
+    public static List<Grant> purge(String intentOwner) {
+        List<Grant> g = new ArrayList<>();
+        g.add(Grant.memberOf(intentOwner));
+        g.add(Grant.usageOnSchema("public"));
+        g.add(new Grant("CREATE", "SCHEMA", "public"));
+        g.addAll(Grant.onTable("outbox_event", "SELECT"));
+        g.addAll(Grant.onTable("outbox_dead_letter", "SELECT", "DELETE"));
+        return g;
+    }
+
+    /** outbox-ops/README.md, "Least-privilege grants": {@code outbox purge --group}, on the consumer database. */
+    public static List<Grant> purgeInbox() {
+        List<Grant> g = new ArrayList<>();
+        g.add(Grant.usageOnSchema("public"));
+        g.addAll(Grant.onTable("processed_event", "SELECT", "DELETE"));
+        return g;
+    }
+
     /** Runs {@link #pollingRelay()} for {@code role}. */
     public static void pollingRelay(Statement s, String role) throws SQLException {
         apply(s, role, pollingRelay());

@@ -10,10 +10,11 @@ import java.util.Locale;
  * grants, or all of them but one ({@link #roleWith}). {@link #statement} is the {@code GRANT} a component that
  * checks its grants at start should name when this one is missing, in outboxkit's quoting.
  *
- * @param privilege {@code SELECT}, {@code INSERT}, {@code UPDATE}, {@code DELETE}, {@code USAGE} or
- *                  {@code REPLICATION} (a role attribute: {@code object} is ignored)
- * @param kind      {@code TABLE}, {@code SEQUENCE}, {@code SCHEMA} or {@code ROLE}
- * @param object    the table or sequence name (unqualified), or the schema name
+ * @param privilege {@code SELECT}, {@code INSERT}, {@code UPDATE}, {@code DELETE} (or one of them on columns,
+ *                  {@code SELECT (a, b)}), {@code USAGE}, {@code CREATE}, {@code TEMPORARY}, {@code REPLICATION} (a role
+ *                  attribute: {@code object} is ignored) or {@code MEMBER} (of the role {@code object})
+ * @param kind      {@code TABLE}, {@code SEQUENCE}, {@code SCHEMA}, {@code DATABASE}, {@code ROLE} or {@code MEMBER}
+ * @param object    the table or sequence name (unqualified), the schema, database or owner role name
  */
 public record Grant(String privilege, String kind, String object) {
 
@@ -38,11 +39,28 @@ public record Grant(String privilege, String kind, String object) {
         return new Grant("REPLICATION", "ROLE", "");
     }
 
+    /** {@code privilege} on {@code columns} of {@code table} (a column privilege, not the table's). */
+    public static Grant onColumns(String table, String privilege, String... columns) {
+        return new Grant(privilege + " (" + String.join(", ", columns) + ")", "TABLE", table);
+    }
+
+    /** {@code privilege} ({@code CREATE}, {@code TEMPORARY}) on database {@code database}. */
+    public static Grant onDatabase(String database, String privilege) {
+        return new Grant(privilege, "DATABASE", database);
+    }
+
+    /** Membership in role {@code owner}: what owning its tables takes (ALTER, partitions), which no GRANT on them gives. */
+    public static Grant memberOf(String owner) {
+        return new Grant("MEMBER", "MEMBER", owner);
+    }
+
     /** The statement that gives {@code role} this privilege, objects in {@code schema}, quoted as outboxkit quotes. */
     public String statement(String schema, String role) {
         String r = '"' + role + '"';
         return switch (kind) {
-            case "SCHEMA" -> "GRANT USAGE ON SCHEMA \"" + object + "\" TO " + r;
+            case "SCHEMA" -> "GRANT " + privilege + " ON SCHEMA \"" + object + "\" TO " + r;
+            case "DATABASE" -> "GRANT " + privilege + " ON DATABASE \"" + object + "\" TO " + r;
+            case "MEMBER" -> "GRANT \"" + object + "\" TO " + r;
             case "SEQUENCE" -> "GRANT USAGE ON SEQUENCE \"" + schema + "\".\"" + object + "\" TO " + r;
             case "ROLE" -> "ALTER ROLE " + r + " REPLICATION";
             default -> "GRANT " + privilege + " ON \"" + schema + "\".\"" + object + "\" TO " + r;
@@ -72,6 +90,7 @@ public record Grant(String privilege, String kind, String object) {
 
     @Override
     public String toString() {
-        return privilege + (kind.equals("ROLE") ? "" : " on " + kind.toLowerCase(Locale.ROOT) + " " + object);
+        return kind.equals("MEMBER") ? "member of " + object
+                : privilege + (kind.equals("ROLE") ? "" : " on " + kind.toLowerCase(Locale.ROOT) + " " + object);
     }
 }

@@ -2,6 +2,9 @@ package dev.outboxkit.writer;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.outboxkit.core.Identifiers;
+import dev.outboxkit.core.OutboxTables;
+import dev.outboxkit.core.internal.Grants;
+import dev.outboxkit.core.internal.GrantsOnce;
 import dev.outboxkit.writer.internal.CanonicalJson;
 import dev.outboxkit.writer.internal.WriteFailures;
 import dev.outboxkit.writer.internal.IdempotencyMetrics;
@@ -89,6 +92,7 @@ public final class IdempotencyKeys {
     private final IdempotencyMetrics metrics;
     private final IdempotencySql sql;
     private final IdempotencyPurge purge;
+    private final GrantsOnce grants;
 
     private IdempotencyKeys(Builder b) {
         this.schema = b.schema;
@@ -103,6 +107,17 @@ public final class IdempotencyKeys {
         this.metrics = new IdempotencyMetrics(registry);
         this.sql = new IdempotencySql(schema);
         this.purge = new IdempotencyPurge(schema, retention, scopeRetention, keepTombstones);
+        this.grants = new GrantsOnce(Grants.in(schema).table(OutboxTables.IDEMPOTENCY_KEY, "SELECT", "INSERT", "UPDATE", "DELETE")
+                .table(OutboxTables.IDEMPOTENCY_KEY_TOMBSTONE, "SELECT", "INSERT", "UPDATE"), "idempotency keys (schema " + schema + ")");
+    }
+
+    /**
+     * Once per instance, before the first claim: the key tables' privileges (outbox-writer/README.md) and then the
+     * writer's own, so a missing grant stops the first request before any key is claimed.
+     */
+    private void requireGrants(Connection c) throws SQLException {
+        grants.require(c);
+        writer.requireGrants(c);
     }
 
     public static Builder builder() {
@@ -201,6 +216,7 @@ public final class IdempotencyKeys {
             throw new IllegalArgumentException("requestHash must be a SHA-256 (32 bytes); use IdempotencyKeys.requestHash(...)");
         }
         try (Connection c = dataSource.getConnection()) {
+            requireGrants(c);
             boolean autoCommit = c.getAutoCommit();
             try {
                 Claim claim = claim(c, scope, key, requestHash);
@@ -287,6 +303,7 @@ public final class IdempotencyKeys {
         requireName("scope", scope, MAX_SCOPE_LENGTH, "a namespace such as the endpoint or tenant");
         requireName("idempotency key", key, MAX_KEY_LENGTH, "a unique value per request, for example a UUID");
         try (Connection c = dataSource.getConnection()) {
+            requireGrants(c);
             boolean autoCommit = c.getAutoCommit();
             try {
                 for (int round = 1; ; round++) {

@@ -6,7 +6,10 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.outboxkit.core.Identifiers;
 import dev.outboxkit.core.OutboxTables;
 import dev.outboxkit.core.InvalidEventException;
+import dev.outboxkit.core.MissingGrantsException;
 import dev.outboxkit.core.ProducerSafety;
+import dev.outboxkit.core.internal.Grants;
+import dev.outboxkit.core.internal.GrantsOnce;
 import dev.outboxkit.core.internal.Tracing;
 import dev.outboxkit.writer.internal.EventStatements;
 import dev.outboxkit.writer.internal.WriteFailures;
@@ -64,6 +67,11 @@ import org.slf4j.LoggerFactory;
  * {@link OutboxMessage}), a connection with autocommit on is refused
  * ({@link AutoCommitEnabledException}), a payload over {@link Builder#maxPayloadBytes(int)} is
  * refused ({@link PayloadTooLargeException}).
+ *
+ * <p>Grants are checked once per writer, on the first connection it is given (one round trip, then never again):
+ * a role that lacks a privilege its mode needs gets a {@link MissingGrantsException} with the {@code GRANT}
+ * statements to run before anything is written, instead of "permission denied" in the middle of a business
+ * transaction. A failed check is not remembered, so the next use checks again once the grant is there.
  */
 public final class OutboxWriter {
 
@@ -84,6 +92,7 @@ public final class OutboxWriter {
     private final Clock clock;
     private final String notifyChannel;
     private final EventStatements statements;
+    private final GrantsOnce grants;
     final WriterMetrics metrics;
 
     private OutboxWriter(Builder b) {
@@ -96,6 +105,23 @@ public final class OutboxWriter {
         this.notifyChannel = b.notifyChannel;
         this.statements = new EventStatements(schema, mode, notifyChannel);
         this.metrics = new WriterMetrics(meterRegistry, mode);
+        this.grants = new GrantsOnce(switch (mode) {
+            case KEEP -> Grants.in(schema).table(OutboxTables.OUTBOX_EVENT, "INSERT");
+            // The DELETE finds its rows by id: SELECT too.
+            case INSERT_AND_DELETE -> Grants.in(schema).table(OutboxTables.OUTBOX_EVENT, "INSERT", "SELECT", "DELETE");
+            // pg_logical_emit_message is executable by PUBLIC, and no table is touched.
+            case LOGICAL_MESSAGE -> null;
+        }, "outbox writer (schema " + schema + ", mode " + mode + ")");
+    }
+
+    /**
+     * Checks on {@code c}, the first time only, that the connected role holds what this writer's mode needs
+     * (outbox-writer/README.md, "Least-privilege grants"); inside the caller's transaction it only reads catalogs.
+     *
+     * @throws MissingGrantsException naming the role and the {@code GRANT} statements to run
+     */
+    void requireGrants(Connection c) throws SQLException {
+        grants.require(c);
     }
 
     public static Builder builder() {
@@ -132,10 +158,12 @@ public final class OutboxWriter {
      * @return the event ids, in order
      * @throws AutoCommitEnabledException when the connection has autocommit on (nothing written)
      * @throws InvalidEventException      when an event is invalid (nothing written)
+     * @throws MissingGrantsException     at the writer's first use, when the role lacks a privilege (nothing written)
      */
     public List<UUID> write(Connection c, Collection<OutboxMessage> messages) throws SQLException {
         Objects.requireNonNull(messages, "messages");
         requireTransaction(c);
+        requireGrants(c);
         List<PreparedEvent> events = prepareAll(messages);
         for (RoundTrip p : roundTrips(events, null, false)) {
             execute(c, p, metrics.writeRoundTrips);
@@ -154,9 +182,11 @@ public final class OutboxWriter {
      * {@link OutboxTransaction#flush()} or {@link OutboxTransaction#commit()}.
      *
      * @throws AutoCommitEnabledException when the connection has autocommit on
+     * @throws MissingGrantsException     at the writer's first use, when the role lacks a privilege
      */
     public OutboxTransaction begin(Connection c) throws SQLException {
         requireTransaction(c);
+        requireGrants(c);
         return new OutboxTransaction(this, c);
     }
 
@@ -168,10 +198,13 @@ public final class OutboxWriter {
      * setting is restored before it is returned to the pool.
      *
      * @throws CommitOutcomeUnknownException when the connection failed during the commit
+     * @throws MissingGrantsException        at the writer's first use, when the role lacks a privilege (the work
+     *                                       did not run)
      */
     public <T> T inTransaction(DataSource dataSource, TransactionWork<T> work) throws SQLException {
         Objects.requireNonNull(work, "work");
         try (Connection c = dataSource.getConnection()) {
+            requireGrants(c); // before the transaction: nothing to roll back if it throws
             boolean autoCommit = c.getAutoCommit();
             if (autoCommit) {
                 c.setAutoCommit(false);

@@ -334,7 +334,8 @@ class IdempotencyKeysTest {
                     tx.add(OutboxMessage.builder("transfer", key, "Second").payloadJson("{}").build());
                     return r;
                 });
-                assertThat(workStart[0] - before).as("claim").isEqualTo(1);
+                // the first request also checks the key tables' grants and the writer's, once each
+                assertThat(workStart[0] - before).as("claim").isEqualTo(i == 0 ? 3 : 1);
                 assertThat(tap.roundTrips() - workStart[0]).as("effect + (events, completion, COMMIT)").isEqualTo(2);
                 before = tap.roundTrips();
                 assertThat(keys.execute(ds, "transfers", key, BODY, work(key)).replayed()).isTrue();

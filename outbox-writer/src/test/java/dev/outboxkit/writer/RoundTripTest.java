@@ -21,7 +21,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * N events cost one network round trip, counted in the driver's socket ({@link WireTap}): the
- * number of times the driver waited for the server.
+ * number of times the driver waited for the server. A writer's first use also checks its grants,
+ * once ({@link #theGrantsCheckCostsOneRoundTripOncePerWriter}); the other cases count after it.
  */
 @ExtendWith(OutboxTestkitExtension.class)
 class RoundTripTest {
@@ -33,6 +34,7 @@ class RoundTripTest {
         WireTap tap = new WireTap();
         try (Connection c = tap.connect(db)) {
             c.setAutoCommit(false);
+            writer.requireGrants(c);
             for (int n : new int[] {1, 5, 20, 100}) {
                 long before = tap.roundTrips();
                 writer.write(c, events("a", n));
@@ -50,12 +52,31 @@ class RoundTripTest {
 
     @ParameterizedTest
     @EnumSource(WriteMode.class)
+    void theGrantsCheckCostsOneRoundTripOncePerWriter(WriteMode mode, TestDatabase db) throws Exception {
+        OutboxWriter writer = OutboxWriter.builder().mode(mode).build();
+        WireTap tap = new WireTap();
+        try (Connection c = tap.connect(db)) {
+            c.setAutoCommit(false);
+            long start = tap.roundTrips();
+            writer.write(c, events("a", 1));
+            assertThat(tap.roundTrips() - start).as("first write in %s: the check, then the event", mode)
+                    .isEqualTo(mode == WriteMode.LOGICAL_MESSAGE ? 1 : 2);
+            long before = tap.roundTrips();
+            writer.write(c, events("a", 1));
+            assertThat(tap.roundTrips() - before).as("second write: the event only").isEqualTo(1);
+            c.commit();
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(WriteMode.class)
     void commitSendsTheEventsAndTheCommitInOneRoundTrip(WriteMode mode, TestDatabase db) throws Exception {
         accounts(db, 2, 1_000_000);
         OutboxWriter writer = OutboxWriter.builder().mode(mode).build();
         WireTap tap = new WireTap();
         try (Connection c = tap.connect(db)) {
             c.setAutoCommit(false);
+            writer.requireGrants(c);
             // repeated, so the driver's switch to server-prepared statements (5th use) is covered
             for (int round = 0; round < 7; round++) {
                 for (int n : new int[] {0, 1, 5, 20}) {

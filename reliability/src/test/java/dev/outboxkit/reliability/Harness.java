@@ -76,6 +76,7 @@ final class Harness implements AutoCloseable {
     final String consumerRole;
     final String appRole;
     final OutboxWriter writer;
+    final Duration relayLease;
     private final HikariDataSource appPool;
     private final HikariDataSource consumerPool;
     private final DedupeConsumer consumer;
@@ -101,7 +102,14 @@ final class Harness implements AutoCloseable {
 
     /** {@code consumerKafkaProperties}: extra Kafka consumer settings (e.g. a {@code sasl.jaas.config} the log check looks for). */
     Harness(String name, int relayCount, RelayKind kind, Map<String, ?> consumerKafkaProperties) throws SQLException {
+        this(name, relayCount, kind, consumerKafkaProperties, RELAY_LEASE);
+    }
+
+    /** {@code relayLease}: the relays' lease duration (the polling relay waits a third of it for Kafka's answer). */
+    Harness(String name, int relayCount, RelayKind kind, Map<String, ?> consumerKafkaProperties, Duration relayLease)
+            throws SQLException {
         this.name = name;
+        this.relayLease = relayLease;
         this.kind = kind;
         this.env = Environment.get();
         env.healAll();
@@ -202,7 +210,7 @@ final class Harness implements AutoCloseable {
     void startRelay(String target) {
         String instance = target + "-" + relayStarts.incrementAndGet();
         List<String> args = new ArrayList<>(List.of(db.jdbcUrlVia(env.pgProxy.host(), env.pgProxy.port()), relayRole,
-                env.kafka.bootstrapServers(), topic, instance, Long.toString(RELAY_LEASE.toMillis())));
+                env.kafka.bootstrapServers(), topic, instance, Long.toString(relayLease.toMillis())));
         if (kind.cdc()) {
             args.add(slot);
             args.add(Boolean.toString(kind == RelayKind.CDC));
@@ -416,9 +424,7 @@ final class Harness implements AutoCloseable {
             }
         }
         // in partition order, keyed by aggregate: first publications are checked for commit order (G3)
-        env.kafka.forEachRecord(List.of(topic), r -> history.delivered(
-                UUID.fromString(new String(r.headers().lastHeader("id").value(), StandardCharsets.UTF_8).replace("\"", "")),
-                new String(r.key(), StandardCharsets.UTF_8)));
+        env.kafka.forEachRecord(List.of(topic), r -> history.delivered(eventId(r), new String(r.key(), StandardCharsets.UTF_8)));
         History.Report report = history.check();
         String line = String.format("RELIABILITY %s: %s | relay=%s writer commits=%d inDoubt=%d failed=%d "
                         + "connectionFailures=%d relayStarts=%d drain=%dms", name, report.summary(), kind.label(),
@@ -522,6 +528,20 @@ final class Harness implements AutoCloseable {
             }
         }
         return out.toString();
+    }
+
+    /** How many copies of each event id the topic holds now. */
+    Map<UUID, Integer> copiesById() {
+        Map<UUID, Integer> copies = new HashMap<>();
+        for (ConsumerRecord<byte[], byte[]> r : readTopic()) {
+            copies.merge(eventId(r), 1, Integer::sum);
+        }
+        return copies;
+    }
+
+    private static UUID eventId(ConsumerRecord<byte[], byte[]> r) {
+        Header h = r.headers().lastHeader("id");
+        return UUID.fromString(new String(h.value(), StandardCharsets.UTF_8).replace("\"", ""));
     }
 
     private List<ConsumerRecord<byte[], byte[]>> readTopic() {

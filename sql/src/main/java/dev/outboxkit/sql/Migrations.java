@@ -1,7 +1,9 @@
 package dev.outboxkit.sql;
 
 import dev.outboxkit.core.Identifiers;
+import dev.outboxkit.core.MissingGrantsException;
 import dev.outboxkit.core.OutboxTables;
+import dev.outboxkit.core.internal.Grants;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -42,6 +44,9 @@ public final class Migrations {
      * @throws IllegalArgumentException when {@code schema} is not a legal identifier
      * @throws SchemaConflictException  when the schema holds an outboxkit table name that
      *                                  outboxkit did not create
+     * @throws MissingGrantsException   before anything is changed, when the role may not create in the schema (or,
+     *                                  while it does not exist, in the database) or, once a history exists, is not
+     *                                  (a member of) the role that owns it, with the statements to run
      */
     public static Result migrate(DataSource dataSource, String schema) {
         return migrate(dataSource, schema, null);
@@ -54,6 +59,7 @@ public final class Migrations {
      *
      * @throws IllegalArgumentException when {@code schema} is not a legal identifier
      * @throws SchemaConflictException  as {@link #migrate(DataSource, String)}
+     * @throws MissingGrantsException   as {@link #migrate(DataSource, String)}
      */
     public static Result migrate(DataSource dataSource, String schema, String target) {
         Identifiers.requireValid("schema", schema);
@@ -102,6 +108,9 @@ public final class Migrations {
                  WHERE table_schema = ? AND table_name = ANY (?)
                 """;
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+            // What this and every later migration needs: CREATE (new tables, or the schema itself), and the
+            // tables' owner (ALTER TABLE) once there is a history.
+            Grants.in(schema).create().ownerOf(HISTORY_TABLE).require(c, "outboxkit migration of schema " + schema);
             ps.setString(1, schema);
             ps.setString(2, HISTORY_TABLE);
             ps.setString(3, schema);

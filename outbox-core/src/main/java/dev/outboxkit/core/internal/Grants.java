@@ -16,19 +16,34 @@ import java.util.Map;
  * item 5) so that a missing grant stops it at once with the statements to run, instead of failing later, mid-batch,
  * with "permission denied". Each component declares exactly what its README's least-privilege section lists.
  *
- * <p>Checked with {@code has_schema_privilege}, {@code has_table_privilege} and {@code has_sequence_privilege} for
- * {@code current_user}, so owners, superusers and privileges held through role membership pass. A table that does
- * not exist is not reported here: the components' schema checks say which migration is missing.
+ * <p>Checked with the {@code has_*_privilege} functions for {@code current_user}, so owners, superusers and
+ * privileges held through role membership pass, in <em>one</em> query whatever the number of privileges. Objects are
+ * found through the catalogs, not by resolving names, so a role without USAGE on the schema still learns the rest. A
+ * table that does not exist is not reported here: the components' schema checks say which migration is missing.
  */
 public final class Grants {
 
+    /**
+     * One privilege: an SQL expression true when held (NULL when its object does not exist), and the statement it
+     * belongs to ({@code group}) with its part of it: {@code item}, or the text of the SQL expression {@code detail}
+     * when there is one (the owner's name).
+     */
+    private record Check(String held, List<String> parameters, String group, String item, String detail,
+                         List<String> detailParameters) {
+        Check(String held, List<String> parameters, String group, String item) {
+            this(held, parameters, group, item, null, List.of());
+        }
+    }
+
     private final String schema;
-    private final Map<String, List<String>> tables = new LinkedHashMap<>();
-    private final List<String> sequences = new ArrayList<>();
+    private final List<Check> checks = new ArrayList<>();
     private boolean replication;
+    private boolean temporary;
 
     private Grants(String schema) {
         this.schema = Identifiers.requireValid("schema", schema);
+        checks.add(new Check("has_schema_privilege((SELECT oid FROM pg_namespace WHERE nspname = ?), 'USAGE')",
+                List.of(schema), "SCHEMA", "USAGE"));
     }
 
     /** Requirements on the outboxkit tables of {@code schema} (USAGE on the schema is always one). */
@@ -38,13 +53,56 @@ public final class Grants {
 
     /** {@code privileges} (SELECT, INSERT, UPDATE, DELETE) on {@code table}, every one of them. */
     public Grants table(String table, String... privileges) {
-        tables.computeIfAbsent(Identifiers.requireValid("table", table), k -> new ArrayList<>()).addAll(List.of(privileges));
+        Identifiers.requireValid("table", table);
+        for (String p : privileges) {
+            checks.add(new Check("has_table_privilege(" + RELATION + ", ?)", List.of(schema, table, p), "TABLE " + table, p));
+        }
+        return this;
+    }
+
+    /** {@code privilege} on these {@code columns} of {@code table} (held on the table or on each column). */
+    public Grants columns(String table, String privilege, String... columns) {
+        Identifiers.requireValid("table", table);
+        for (String column : columns) {
+            checks.add(new Check("(SELECT has_column_privilege(a.attrelid, a.attnum, ?) FROM pg_attribute a WHERE a.attrelid = "
+                    + RELATION + " AND a.attname = ?)", List.of(privilege, schema, table, Identifiers.requireValid("column", column)),
+                    "COLUMNS " + privilege + " " + table, column));
+        }
         return this;
     }
 
     /** USAGE (or UPDATE) on {@code sequence}: {@code nextval}. */
     public Grants sequence(String sequence) {
-        sequences.add(Identifiers.requireValid("sequence", sequence));
+        Identifiers.requireValid("sequence", sequence);
+        checks.add(new Check("has_sequence_privilege(" + RELATION + ", 'USAGE,UPDATE')", List.of(schema, sequence),
+                "SEQUENCE " + sequence, "USAGE"));
+        return this;
+    }
+
+    /**
+     * Membership in the role that owns {@code table} (or ownership itself): what creating its partitions, dropping them
+     * and ALTER TABLE take; no GRANT gives it.
+     */
+    public Grants ownerOf(String table) {
+        Identifiers.requireValid("table", table);
+        checks.add(new Check("(SELECT pg_has_role(c.relowner, 'USAGE') FROM pg_class c WHERE c.oid = " + RELATION + ")",
+                List.of(schema, table), "OWNER " + table, null,
+                "(SELECT pg_get_userbyid(c.relowner) FROM pg_class c WHERE c.oid = " + RELATION + ")", List.of(schema, table)));
+        return this;
+    }
+
+    /** CREATE on the schema, or on the database while the schema does not exist yet (it is created first). */
+    public Grants create() {
+        checks.add(new Check("coalesce(has_schema_privilege((SELECT oid FROM pg_namespace WHERE nspname = ?), 'CREATE'),"
+                + " has_database_privilege(current_database(), 'CREATE'))", List.of(schema), "CREATE", null,
+                "(SELECT CASE WHEN count(*) > 0 THEN 'SCHEMA' ELSE 'DATABASE' END FROM pg_namespace WHERE nspname = ?)",
+                List.of(schema)));
+        return this;
+    }
+
+    /** TEMPORARY on the current database (a temporary table). */
+    public Grants temporary() {
+        temporary = true;
         return this;
     }
 
@@ -56,47 +114,87 @@ public final class Grants {
 
     /** Throws {@link MissingGrantsException} naming {@code component} unless every requirement holds. */
     public void require(Connection c, String component) throws SQLException {
-        List<String> missing = missing(c);
-        if (!missing.isEmpty()) {
-            throw new MissingGrantsException(component, currentUser(c), missing);
+        Result r = check(c);
+        if (!r.missing.isEmpty()) {
+            throw new MissingGrantsException(component, r.role, r.missing);
         }
     }
 
     /** The statements that would give {@code current_user} what it lacks; empty when nothing is missing. */
     public List<String> missing(Connection c) throws SQLException {
-        String role = quoteRole(currentUser(c));
-        List<String> out = new ArrayList<>();
-        if (!holds(c, "SELECT has_schema_privilege((SELECT oid FROM pg_namespace WHERE nspname = ?), 'USAGE')", schema)) {
-            out.add("GRANT USAGE ON SCHEMA " + Identifiers.quote("schema", schema) + " TO " + role);
-        }
-        for (Map.Entry<String, List<String>> t : tables.entrySet()) {
-            String name = Identifiers.qualified(schema, t.getKey());
-            List<String> lacking = new ArrayList<>();
-            for (String privilege : t.getValue()) {
-                if (!holds(c, "SELECT has_table_privilege(" + RELATION + ", ?)", schema, t.getKey(), privilege)) {
-                    lacking.add(privilege);
-                }
-            }
-            if (!lacking.isEmpty()) {
-                out.add("GRANT " + String.join(", ", lacking) + " ON " + name + " TO " + role);
-            }
-        }
-        for (String s : sequences) {
-            String name = Identifiers.qualified(schema, s);
-            if (!holds(c, "SELECT has_sequence_privilege(" + RELATION + ", 'USAGE,UPDATE')", schema, s)) {
-                out.add("GRANT USAGE ON SEQUENCE " + name + " TO " + role);
-            }
+        return check(c).missing;
+    }
+
+    private record Result(String role, List<String> missing) {
+    }
+
+    /**
+     * One query: {@code current_user}, {@code current_database()}, then per check a text that is NULL when the
+     * privilege is held or its object is missing, and otherwise the check's item or detail.
+     */
+    private Result check(Connection c) throws SQLException {
+        List<Check> all = new ArrayList<>(checks);
+        if (temporary) {
+            all.add(new Check("has_database_privilege(current_database(), 'TEMPORARY')", List.of(), "TEMPORARY", "TEMPORARY"));
         }
         if (replication) {
-            try (PreparedStatement ps = c.prepareStatement(
-                    "SELECT rolreplication OR rolsuper FROM pg_roles WHERE rolname = current_user");
-                 ResultSet rs = ps.executeQuery()) {
-                if (rs.next() && !rs.getBoolean(1)) {
-                    out.add("ALTER ROLE " + role + " REPLICATION");
+            all.add(new Check("(SELECT rolreplication OR rolsuper FROM pg_roles WHERE rolname = current_user)", List.of(),
+                    "REPLICATION", "REPLICATION"));
+        }
+        StringBuilder sql = new StringBuilder("SELECT current_user, current_database()");
+        List<String> parameters = new ArrayList<>();
+        for (Check k : all) {
+            sql.append(", CASE WHEN coalesce(").append(k.held).append(", true) THEN NULL ELSE ");
+            parameters.addAll(k.parameters);
+            if (k.detail != null) {
+                sql.append(k.detail);
+                parameters.addAll(k.detailParameters);
+            } else {
+                sql.append("?::text");
+                parameters.add(k.item);
+            }
+            sql.append(" END");
+        }
+        String role;
+        String database;
+        Map<String, List<String>> lacking = new LinkedHashMap<>();
+        try (PreparedStatement ps = c.prepareStatement(sql.toString())) {
+            for (int i = 0; i < parameters.size(); i++) {
+                ps.setString(i + 1, parameters.get(i));
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                role = rs.getString(1);
+                database = rs.getString(2);
+                for (int i = 0; i < all.size(); i++) {
+                    String answer = rs.getString(i + 3);
+                    if (answer != null) {
+                        lacking.computeIfAbsent(all.get(i).group, g -> new ArrayList<>()).add(answer);
+                    }
                 }
             }
         }
-        return out;
+        String to = " TO " + quote(role);
+        List<String> out = new ArrayList<>();
+        lacking.forEach((group, items) -> out.add(statement(group, items, role, database, to)));
+        return new Result(role, out);
+    }
+
+    private String statement(String group, List<String> items, String role, String database, String to) {
+        String kind = group.contains(" ") ? group.substring(0, group.indexOf(' ')) : group;
+        String object = group.substring(group.lastIndexOf(' ') + 1);
+        return switch (kind) {
+            case "SCHEMA" -> "GRANT USAGE ON SCHEMA " + Identifiers.quote("schema", schema) + to;
+            case "CREATE" -> items.get(0).equals("SCHEMA") ? "GRANT CREATE ON SCHEMA " + Identifiers.quote("schema", schema) + to
+                    : "GRANT CREATE ON DATABASE " + quote(database) + to;
+            case "SEQUENCE" -> "GRANT USAGE ON SEQUENCE " + Identifiers.qualified(schema, object) + to;
+            case "COLUMNS" -> "GRANT " + group.split(" ")[1] + " (" + String.join(", ", items) + ") ON "
+                    + Identifiers.qualified(schema, object) + to;
+            case "OWNER" -> "GRANT " + quote(items.get(0)) + to;
+            case "TEMPORARY" -> "GRANT TEMPORARY ON DATABASE " + quote(database) + to;
+            case "REPLICATION" -> "ALTER ROLE " + quote(role) + " REPLICATION";
+            default -> "GRANT " + String.join(", ", items) + " ON " + Identifiers.qualified(schema, object) + to;
+        };
     }
 
     /**
@@ -106,29 +204,8 @@ public final class Grants {
     private static final String RELATION = "(SELECT c.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
             + " WHERE n.nspname = ? AND c.relname = ?)";
 
-    /** True when the check holds, or cannot be made because the object does not exist (NULL). */
-    private static boolean holds(Connection c, String sql, String... parameters) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql)) {
-            for (int i = 0; i < parameters.length; i++) {
-                ps.setString(i + 1, parameters[i]);
-            }
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                boolean held = rs.getBoolean(1);
-                return held || rs.wasNull();
-            }
-        }
-    }
-
-    private static String currentUser(Connection c) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT current_user"); ResultSet rs = ps.executeQuery()) {
-            rs.next();
-            return rs.getString(1);
-        }
-    }
-
-    /** A role name from the database (not from configuration), quoted as an SQL identifier. */
-    private static String quoteRole(String role) {
-        return '"' + role.replace("\"", "\"\"") + '"';
+    /** A role or database name from the database (not from configuration), quoted as an SQL identifier. */
+    private static String quote(String name) {
+        return '"' + name.replace("\"", "\"\"") + '"';
     }
 }

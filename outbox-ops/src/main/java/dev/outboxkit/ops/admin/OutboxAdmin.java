@@ -1,6 +1,8 @@
 package dev.outboxkit.ops.admin;
 
 import dev.outboxkit.core.OutboxTables;
+import dev.outboxkit.core.internal.Grants;
+import dev.outboxkit.core.internal.GrantsOnce;
 import dev.outboxkit.ops.internal.ProducerSettings;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -56,7 +58,10 @@ import org.slf4j.LoggerFactory;
  * <p>Least privilege: reading dead letters needs {@code SELECT} on {@code outbox_dead_letter}; retry and discard
  * {@code DELETE} on it, retry also {@code INSERT} and {@code SELECT (seq, id, aggregate_type, aggregate_id)} on
  * {@code outbox_event}; status {@code SELECT} on {@code outbox_event}, {@code outbox_dead_letter} and
- * {@code outbox_relay_lease}; replay {@code SELECT} and {@code UPDATE} on {@code outbox_event}.
+ * {@code outbox_relay_lease}; replay (a dry run too) {@code SELECT} and {@code UPDATE} on {@code outbox_event} and
+ * {@code SELECT} on {@code outbox_dead_letter} (to say which ids are parked). Each operation checks its own privileges
+ * the first time an instance runs it (one round trip; never again once they held) and throws
+ * {@link dev.outboxkit.core.MissingGrantsException} with the {@code GRANT} statements to run before it does anything.
  *
  * <p>Errors: a schema without the outboxkit tables throws {@link IllegalStateException} naming the schema, the
  * table and the fix; other database errors are thrown as they come ({@link SQLException}), after a rollback.
@@ -82,11 +87,40 @@ public final class OutboxAdmin {
     private final DataSource dataSource;
     private final OutboxTables tables;
     private final Clock clock;
+    private final GrantsOnce statusGrants;
+    private final GrantsOnce readGrants;
+    private final GrantsOnce retryGrants;
+    private final GrantsOnce discardGrants;
+    private final GrantsOnce replayGrants;
 
     private OutboxAdmin(ProducerSettings.Resolved p) {
         this.dataSource = p.dataSource();
         this.tables = p.tables();
         this.clock = p.clock();
+        String schema = p.schema();
+        this.statusGrants = new GrantsOnce(Grants.in(schema).table(OutboxTables.OUTBOX_EVENT, "SELECT")
+                .table(OutboxTables.DEAD_LETTER, "SELECT").table(OutboxTables.RELAY_LEASE, "SELECT"), "outbox status");
+        this.readGrants = new GrantsOnce(Grants.in(schema).table(OutboxTables.DEAD_LETTER, "SELECT"), "outbox dead-letters list");
+        this.retryGrants = new GrantsOnce(Grants.in(schema).table(OutboxTables.DEAD_LETTER, "SELECT", "DELETE")
+                .table(OutboxTables.OUTBOX_EVENT, "INSERT")
+                .columns(OutboxTables.OUTBOX_EVENT, "SELECT", "seq", "id", "aggregate_type", "aggregate_id"),
+                "outbox dead-letters retry");
+        this.discardGrants = new GrantsOnce(Grants.in(schema).table(OutboxTables.DEAD_LETTER, "SELECT", "DELETE"),
+                "outbox dead-letters discard");
+        this.replayGrants = new GrantsOnce(Grants.in(schema).table(OutboxTables.OUTBOX_EVENT, "SELECT", "UPDATE")
+                .table(OutboxTables.DEAD_LETTER, "SELECT"), "outbox replay");
+    }
+
+    /** A connection whose role passed {@code grants} (checked once per instance); closed again if it did not. */
+    private Connection connection(GrantsOnce grants) throws SQLException {
+        Connection c = dataSource.getConnection();
+        try {
+            grants.require(c);
+            return c;
+        } catch (SQLException | RuntimeException e) {
+            c.close();
+            throw e;
+        }
     }
 
     public static Builder builder() {
@@ -100,7 +134,7 @@ public final class OutboxAdmin {
 
     /** Reads the backlog (in total and by topic), the oldest unpublished age, dead letters, leases and slots. */
     public Status status() throws SQLException {
-        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+        try (Connection c = connection(statusGrants); Statement s = c.createStatement()) {
             long backlog = 0;
             Duration oldest = null;
             List<Status.Backlog> byTopic = new ArrayList<>();
@@ -179,7 +213,7 @@ public final class OutboxAdmin {
         String sql = "SELECT " + DEAD_LETTER_COLUMNS + " FROM " + tables.deadLetter() + where.sql()
                 + " ORDER BY parked_at, seq, id LIMIT " + (limit + 1);
         List<DeadLetter> rows = new ArrayList<>();
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+        try (Connection c = connection(readGrants); PreparedStatement ps = c.prepareStatement(sql)) {
             where.bind(c, ps, 1);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
@@ -222,7 +256,7 @@ public final class OutboxAdmin {
                 + "SELECT id, aggregate_type, aggregate_id, seq FROM kept UNION ALL SELECT id, aggregate_type, aggregate_id, seq "
                 + "FROM renumbered ORDER BY seq";
         try {
-            return change(DeadLetterChange.Action.RETRY, filter, where, sql, null, operator);
+            return change(DeadLetterChange.Action.RETRY, retryGrants, filter, where, sql, null, operator);
         } catch (SQLException e) {
             if (UNIQUE_VIOLATION.equals(e.getSQLState())) {
                 throw new DeadLetterConflictException("nothing was moved: an event with the same seq or id is still in "
@@ -242,15 +276,15 @@ public final class OutboxAdmin {
     public DeadLetterChange discardDeadLetters(DeadLetterFilter filter, String reason, String operator) throws SQLException {
         Where where = Where.of(filter);
         String sql = "DELETE FROM " + tables.deadLetter() + where.sql() + " RETURNING id, aggregate_type, aggregate_id, seq";
-        return change(DeadLetterChange.Action.DISCARD, filter, where, sql, reason, operator);
+        return change(DeadLetterChange.Action.DISCARD, discardGrants, filter, where, sql, reason, operator);
     }
 
-    private DeadLetterChange change(DeadLetterChange.Action action, DeadLetterFilter filter, Where where, String sql,
-                                    String reason, String operator) throws SQLException {
+    private DeadLetterChange change(DeadLetterChange.Action action, GrantsOnce grants, DeadLetterFilter filter, Where where,
+                                    String sql, String reason, String operator) throws SQLException {
         String who = requireOperator(operator);
         String verb = action.name().toLowerCase(java.util.Locale.ROOT);
         List<DeadLetterChange.Row> rows = new ArrayList<>();
-        try (Connection c = dataSource.getConnection()) {
+        try (Connection c = connection(grants)) {
             boolean autoCommit = c.getAutoCommit();
             c.setAutoCommit(false);
             try (PreparedStatement ps = c.prepareStatement(sql)) {
@@ -303,7 +337,7 @@ public final class OutboxAdmin {
                         + " RETURNING id, aggregate_type, aggregate_id";
         Map<UUID, ReplayResult.Event> replayed = new LinkedHashMap<>();
         Map<UUID, ReplayResult.NotReplayed> notReplayed = new LinkedHashMap<>();
-        try (Connection c = dataSource.getConnection()) {
+        try (Connection c = connection(replayGrants)) {
             try (PreparedStatement ps = c.prepareStatement(sql)) {
                 if (selection.byIds()) {
                     ps.setArray(1, c.createArrayOf("uuid", selection.ids().toArray()));

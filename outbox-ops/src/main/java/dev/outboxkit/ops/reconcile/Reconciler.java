@@ -1,6 +1,8 @@
 package dev.outboxkit.ops.reconcile;
 
+import dev.outboxkit.core.MissingGrantsException;
 import dev.outboxkit.core.OutboxTables;
+import dev.outboxkit.core.internal.Grants;
 import dev.outboxkit.ops.internal.Checks;
 import dev.outboxkit.ops.internal.ProducerSettings;
 import io.micrometer.core.instrument.Counter;
@@ -102,10 +104,13 @@ public final class Reconciler {
     /**
      * Runs one reconciliation.
      *
+     * @throws MissingGrantsException before anything is read, when a role lacks a privilege outbox-ops/README.md lists
+     *                                for reconcile (producer or consumer side), with the statements to run
      * @throws IllegalStateException when the intent ledger's trigger is disabled
      * @throws SQLException on database errors (nothing is written anywhere)
      */
     public Report run() throws SQLException {
+        requireGrants();
         long started = System.nanoTime();
         Instant until = clock.instant();
         Instant since = until.minus(lookback);
@@ -126,6 +131,23 @@ public final class Reconciler {
         log.info("reconciled {} intents from {} to {} against {} consumer source(s) in {} ms: {}", run.intents, since,
                 until, consumers.size(), took.toMillis(), report.counts());
         return report;
+    }
+
+    /** Every database's privileges before any work: one round trip each (a run reads for minutes, so once per run). */
+    private void requireGrants() throws SQLException {
+        try (Connection c = producer.getConnection()) {
+            Grants.in(schema).table(OutboxTables.INTENT, "SELECT").table(OutboxTables.OUTBOX_EVENT, "SELECT")
+                    .table(OutboxTables.DEAD_LETTER, "SELECT").table(OutboxTables.IDEMPOTENCY_KEY, "SELECT")
+                    .require(c, "outbox reconcile (producer side, schema " + schema + ")");
+        }
+        for (ConsumerSource consumer : consumers) {
+            try (Connection c = consumer.dataSource().getConnection()) {
+                // TEMPORARY: the window's intents are copied into a temporary table there.
+                Grants.in(consumer.schema()).table(OutboxTables.PROCESSED_EVENT, "SELECT")
+                        .table(OutboxTables.EXTERNAL_EFFECT, "SELECT").temporary()
+                        .require(c, "outbox reconcile (consumer " + consumer.name() + ", schema " + consumer.schema() + ")");
+            }
+        }
     }
 
     private final class Run {

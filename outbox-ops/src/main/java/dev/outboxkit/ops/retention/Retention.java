@@ -2,7 +2,10 @@ package dev.outboxkit.ops.retention;
 
 import dev.outboxkit.consumer.InboxRetention;
 import dev.outboxkit.core.Identifiers;
+import dev.outboxkit.core.MissingGrantsException;
 import dev.outboxkit.core.OutboxTables;
+import dev.outboxkit.core.internal.Grants;
+import dev.outboxkit.core.internal.GrantsOnce;
 import dev.outboxkit.ops.internal.Checks;
 import dev.outboxkit.ops.internal.ChunkedDelete;
 import dev.outboxkit.ops.internal.ProducerSettings;
@@ -98,6 +101,9 @@ public final class Retention {
     private final Map<String, Counter> purged = new LinkedHashMap<>();
 
     private final OutboxTables tables;
+    /** The producer database's privileges for what is configured, then each inbox database's: checked once each. */
+    private final List<GrantsOnce> grants = new ArrayList<>();
+    private final List<DataSource> grantsOn = new ArrayList<>();
 
     private Retention(Builder b, ProducerSettings.Resolved p) {
         this.producer = p.dataSource();
@@ -115,6 +121,35 @@ public final class Retention {
         for (String what : PURGED_KINDS) {
             purged.put(what, Counter.builder("outbox.retention.purged").description("Rows (or intent partitions) purged by retention")
                     .tag("what", what).register(registry));
+        }
+        // outbox-ops/README.md, "Least-privilege grants": the ledger's owner with CREATE (day partitions made, dropped), the
+        // oldest unpublished event (which keeps its partition), and the delete rights of each configured purge.
+        Grants producerGrants = Grants.in(schema).ownerOf(OutboxTables.INTENT).create()
+                .table(OutboxTables.OUTBOX_EVENT, archiveRetention == null ? new String[] {"SELECT"} : new String[] {"SELECT", "DELETE"});
+        if (deadLetterRetention != null) {
+            producerGrants.table(OutboxTables.DEAD_LETTER, "SELECT", "DELETE");
+        }
+        if (idempotencyKeys != null) {
+            producerGrants.table(OutboxTables.IDEMPOTENCY_KEY, "SELECT", "DELETE");
+            if (idempotencyKeys.keepTombstones()) {
+                producerGrants.table(OutboxTables.IDEMPOTENCY_KEY_TOMBSTONE, "SELECT", "INSERT", "UPDATE");
+            }
+        }
+        grants.add(new GrantsOnce(producerGrants, "outbox purge (schema " + schema + ")"));
+        grantsOn.add(producer);
+        for (Inbox inbox : inboxes) {
+            grants.add(new GrantsOnce(Grants.in(inbox.schema()).table(OutboxTables.PROCESSED_EVENT, "SELECT", "DELETE"),
+                    "outbox purge (processed_event of group " + inbox.group() + ", schema " + inbox.schema() + ")"));
+            grantsOn.add(inbox.dataSource());
+        }
+    }
+
+    /** Each database's privileges, before anything is purged (after the first success: nothing, no round trip). */
+    private void requireGrants() throws SQLException {
+        for (int i = 0; i < grants.size(); i++) {
+            try (Connection c = grantsOn.get(i).getConnection()) {
+                grants.get(i).require(c);
+            }
         }
     }
 
@@ -161,8 +196,14 @@ public final class Retention {
         }
     }
 
-    /** Purges (or, with {@code dryRun}, only counts) everything configured. */
+    /**
+     * Purges (or, with {@code dryRun}, only counts) everything configured.
+     *
+     * @throws MissingGrantsException before anything is purged, when a role lacks a privilege the configured purges
+     *                                need (a dry run checks the same), with the statements to run
+     */
     public Result purge(boolean dryRun) throws SQLException {
+        requireGrants();
         Instant now = clock.instant();
         IntentLedger ledger = new IntentLedger(producer, schema);
         int created = dryRun ? 0 : ledger.createPartitions(now.atZone(ZoneOffset.UTC).toLocalDate(), partitionsAhead);
