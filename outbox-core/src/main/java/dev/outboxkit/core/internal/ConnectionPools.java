@@ -2,8 +2,10 @@ package dev.outboxkit.core.internal;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import com.zaxxer.hikari.util.DriverDataSource;
 import dev.outboxkit.core.Secret;
 import java.time.Duration;
+import java.util.Properties;
 
 /**
  * Not API: shared by the relays and the CLI.
@@ -28,23 +30,22 @@ public final class ConnectionPools {
      * @throws IllegalStateException when HikariCP refuses the configuration (the URL masked in the message)
      */
     public static HikariDataSource open(DatabaseLogin login, String poolName, int maxSize, String applicationName) {
-        HikariConfig config = new HikariConfig();
-        config.setJdbcUrl(login.jdbcUrl());
-        if (login.user() != null) {
-            config.setUsername(login.user());
-        }
-        if (login.password() != null) {
-            config.setPassword(login.password().reveal());
-        }
-        config.setPoolName(poolName);
-        config.setMaximumPoolSize(maxSize);
-        config.setMinimumIdle(Math.min(1, maxSize));
-        config.setConnectionTimeout(CONNECTION_TIMEOUT.toMillis());
-        config.setInitializationFailTimeout(-1);
+        Properties properties = new Properties();
         if (!login.urlNamesApplication()) {
-            config.addDataSourceProperty("ApplicationName", applicationName);
+            properties.setProperty("ApplicationName", applicationName);
         }
         try {
+            DriverDataSource driver = new DriverDataSource(login.jdbcUrl(), null, properties, login.user(),
+                    login.password() == null ? null : login.password().reveal());
+            HikariConfig config = new HikariConfig();
+            // half the callers' wait: the pool learns why it cannot connect before they give up, and can say so
+            config.setDataSource(new PromptReconnect(driver, CONNECTION_TIMEOUT.dividedBy(2)));
+            config.setJdbcUrl(login.jdbcUrl()); // not used to connect: what the pool names in errors
+            config.setPoolName(poolName);
+            config.setMaximumPoolSize(maxSize);
+            config.setMinimumIdle(Math.min(1, maxSize));
+            config.setConnectionTimeout(CONNECTION_TIMEOUT.toMillis());
+            config.setInitializationFailTimeout(-1);
             return new HikariDataSource(config);
         } catch (RuntimeException e) {
             throw new IllegalStateException("cannot open connection pool " + poolName + " for "
