@@ -5,7 +5,6 @@ import com.zaxxer.hikari.HikariDataSource;
 import com.zaxxer.hikari.util.DriverDataSource;
 import dev.outboxkit.core.Secret;
 import java.time.Duration;
-import java.util.Properties;
 
 /**
  * Not API: shared by the relays and the CLI.
@@ -30,22 +29,27 @@ public final class ConnectionPools {
      * @throws IllegalStateException when HikariCP refuses the configuration (the URL masked in the message)
      */
     public static HikariDataSource open(DatabaseLogin login, String poolName, int maxSize, String applicationName) {
-        Properties properties = new Properties();
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(login.jdbcUrl());
+        if (login.user() != null) {
+            config.setUsername(login.user());
+        }
+        if (login.password() != null) {
+            config.setPassword(login.password().reveal());
+        }
+        config.setPoolName(poolName);
+        config.setMaximumPoolSize(maxSize);
+        config.setMinimumIdle(Math.min(1, maxSize));
+        config.setConnectionTimeout(CONNECTION_TIMEOUT.toMillis());
+        config.setInitializationFailTimeout(-1);
         if (!login.urlNamesApplication()) {
-            properties.setProperty("ApplicationName", applicationName);
+            config.addDataSourceProperty("ApplicationName", applicationName);
         }
         try {
-            DriverDataSource driver = new DriverDataSource(login.jdbcUrl(), null, properties, login.user(),
-                    login.password() == null ? null : login.password().reveal());
-            HikariConfig config = new HikariConfig();
-            // half the callers' wait: the pool learns why it cannot connect before they give up, and can say so
+            // The pool connects (with the user and password above) through PromptReconnect; half the callers' wait,
+            // so that the pool learns why it cannot connect before they give up, and can say so.
+            DriverDataSource driver = new DriverDataSource(login.jdbcUrl(), null, config.getDataSourceProperties(), null, null);
             config.setDataSource(new PromptReconnect(driver, CONNECTION_TIMEOUT.dividedBy(2)));
-            config.setJdbcUrl(login.jdbcUrl()); // not used to connect: what the pool names in errors
-            config.setPoolName(poolName);
-            config.setMaximumPoolSize(maxSize);
-            config.setMinimumIdle(Math.min(1, maxSize));
-            config.setConnectionTimeout(CONNECTION_TIMEOUT.toMillis());
-            config.setInitializationFailTimeout(-1);
             return new HikariDataSource(config);
         } catch (RuntimeException e) {
             throw new IllegalStateException("cannot open connection pool " + poolName + " for "

@@ -29,10 +29,19 @@ final class PromptReconnect implements DataSource {
 
     @Override
     public Connection getConnection() throws SQLException {
+        return retrying(delegate::getConnection);
+    }
+
+    @Override
+    public Connection getConnection(String username, String password) throws SQLException {
+        return retrying(() -> delegate.getConnection(username, password));
+    }
+
+    private Connection retrying(Attempt attempt) throws SQLException {
         long deadline = System.nanoTime() + window.toNanos();
         while (true) {
             try {
-                return delegate.getConnection();
+                return attempt.connect();
             } catch (SQLException e) {
                 if (!unreachable(e) || System.nanoTime() + RETRY.toNanos() > deadline) {
                     throw e;
@@ -47,14 +56,15 @@ final class PromptReconnect implements DataSource {
         }
     }
 
+    /** One connection attempt. */
+    @FunctionalInterface
+    private interface Attempt {
+        Connection connect() throws SQLException;
+    }
+
     /** The database did not answer (SQLState class 08), as opposed to answering no. */
     static boolean unreachable(SQLException e) {
         return e.getSQLState() != null && e.getSQLState().startsWith("08");
-    }
-
-    @Override
-    public Connection getConnection(String username, String password) throws SQLException {
-        throw new SQLFeatureNotSupportedException("the login is the pool's own");
     }
 
     @Override
