@@ -21,16 +21,20 @@ import java.util.concurrent.TimeUnit;
  */
 public final class JavaProcess implements AutoCloseable {
 
+    /** How long an exited child's last output may take to arrive. */
+    private static final Duration DRAIN = Duration.ofSeconds(10);
+
     private final String name;
     private final Process process;
     private final Path log;
     private final StringBuffer output = new StringBuffer();
+    private final Thread pump;
 
     private JavaProcess(String name, Process process, Path log) {
         this.name = name;
         this.process = process;
         this.log = log;
-        Thread pump = new Thread(this::pump, "child-" + name + "-output");
+        pump = new Thread(this::pump, "child-" + name + "-output");
         pump.setDaemon(true);
         pump.start();
     }
@@ -120,10 +124,11 @@ public final class JavaProcess implements AutoCloseable {
             if (output.indexOf(text) >= 0) {
                 return true;
             }
-            if (!process.isAlive()) {
-                return output.indexOf(text) >= 0;
-            }
             try {
+                if (!process.isAlive()) {
+                    drain();
+                    return output.indexOf(text) >= 0;
+                }
                 TimeUnit.MILLISECONDS.sleep(20);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
@@ -177,11 +182,21 @@ public final class JavaProcess implements AutoCloseable {
             if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
                 throw new IllegalStateException(name + " (pid " + pid() + ") still running after " + timeout);
             }
+            drain();
             return process.exitValue();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted waiting for " + name, e);
         }
+    }
+
+    /**
+     * After the child exited: waits until its last lines are read from the pipe, so that {@link #output()} holds
+     * everything it printed (the pump thread may lag behind the exit on a loaded machine). Bounded, because a
+     * grandchild that inherited the pipe keeps it open.
+     */
+    private void drain() throws InterruptedException {
+        pump.join(DRAIN.toMillis());
     }
 
     private void signal(String signal) {

@@ -1,10 +1,12 @@
 package dev.outboxkit.testkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 class JavaProcessTest {
@@ -18,6 +20,28 @@ class JavaProcessTest {
                 System.out.println("tick " + i);
                 Thread.sleep(50);
             }
+        }
+    }
+
+    /** A child that prints a burst of lines and exits at once. */
+    public static final class Burst {
+        public static void main(String[] args) {
+            for (int i = 0; i < 20_000; i++) {
+                System.out.println("line " + i);
+            }
+            System.out.println("last line");
+        }
+    }
+
+    @Test
+    void everyLineAnExitedChildPrintedIsInItsOutput() {
+        try (JavaProcess child = JavaProcess.start("burst", Burst.class, List.of(), List.of(), Map.of())) {
+            assertThat(child.waitForExit(Duration.ofSeconds(60))).isZero();
+            assertThat(child.output()).endsWith("last line\n");
+        }
+        try (JavaProcess child = JavaProcess.start("burst", Burst.class, List.of(), List.of(), Map.of())) {
+            assertThat(child.awaitOutput("never printed", Duration.ofSeconds(60))).isFalse();
+            assertThat(child.output()).endsWith("last line\n");
         }
     }
 
@@ -37,12 +61,11 @@ class JavaProcessTest {
         try (JavaProcess child = JavaProcess.start("counter", Counter.class, List.of("x"), List.of(), Map.of())) {
             assertThat(child.awaitOutput("tick 1", Duration.ofSeconds(30))).isTrue();
             child.pause();
-            // Let output already in the pipe drain, then check that none follows while stopped.
+            // Let output already in the pipe drain (unchanged for a second), then check that none follows while stopped.
+            AtomicReference<String> seen = new AtomicReference<>(child.output());
+            await("the paused child's output to settle").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
+                    .during(Duration.ofSeconds(1)).until(() -> seen.getAndSet(child.output()).equals(seen.get()));
             String settled = child.output();
-            for (int i = 0; i < 10 && !settled.equals(child.output()); i++) {
-                settled = child.output();
-                Thread.sleep(100);
-            }
             Thread.sleep(300); // the fault under test: time passes while the child is frozen
             assertThat(child.output()).isEqualTo(settled);
             child.resume();

@@ -2,6 +2,7 @@ package dev.outboxkit.core.internal;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import com.zaxxer.hikari.util.DriverDataSource;
 import dev.outboxkit.core.Secret;
 import java.time.Duration;
 
@@ -45,6 +46,10 @@ public final class ConnectionPools {
             config.addDataSourceProperty("ApplicationName", applicationName);
         }
         try {
+            // The pool connects (with the user and password above) through PromptReconnect; half the callers' wait,
+            // so that the pool learns why it cannot connect before they give up, and can say so.
+            DriverDataSource driver = new DriverDataSource(login.jdbcUrl(), null, config.getDataSourceProperties(), null, null);
+            config.setDataSource(new PromptReconnect(driver, CONNECTION_TIMEOUT.dividedBy(2)));
             return new HikariDataSource(config);
         } catch (RuntimeException e) {
             throw new IllegalStateException("cannot open connection pool " + poolName + " for "
