@@ -45,9 +45,9 @@ public final class CdcOptions {
     /** Records waiting for Kafka's answer. */
     public static final RelayOption<Integer> MAX_IN_FLIGHT = RelayOption.integer("maxInFlight", 0, 0, 1_000_000,
             "Most records still unacknowledged when a batch is handed back to Debezium. 0 (the default): every batch "
-                    + "waits for its own acknowledgements, which drained fastest with a nearby broker; above 0 Debezium "
-                    + "decodes the next batch while earlier ones are on their way (for a distant Kafka), and the relay "
-                    + "waits for the oldest batch past the bound.");
+                    + "waits for its own acknowledgements, best with a nearby broker (measured: docs/performance.md, "
+                    + "'maxInFlight'); above 0 Debezium decodes the next batch while earlier ones are on their way (for a "
+                    + "distant Kafka), and the relay waits for the oldest batch past the bound.");
 
     /** Longest queue wait of a lone event. */
     public static final RelayOption<Duration> POLL_INTERVAL = RelayOption.duration("pollInterval",

@@ -18,15 +18,14 @@ public final class PollerOptions {
 
     /** Rows per claim. */
     public static final RelayOption<Integer> BATCH_SIZE = RelayOption.integer("batchSize", 10_000, 1, 50_000,
-            "Rows per claim. Larger batches drain a backlog faster (5000, 10000, 20000 rows gave about 0.66, 0.70 and "
-                    + "0.73 of the PostgreSQL ceiling here) and hold about batchSize x (payload + 1 KiB) of memory, twice "
-                    + "while a commit runs.");
+            "Rows per claim. Larger batches drain a backlog faster and hold about batchSize x (payload + 1 KiB) of "
+                    + "memory, twice while a commit runs (measured: docs/performance.md, relay-poller).");
 
     /** Wake on NOTIFY. */
     public static final RelayOption<Boolean> LISTEN_NOTIFY = RelayOption.flag("listenNotify", false,
             "Wake up on LISTEN outbox_event instead of waiting for the next poll. Off by default: NOTIFY serialises the "
-                    + "writers' commits on one global lock (8 writers lost 60 to 75 percent of their commit rate here). "
-                    + "Needs the outbox_event_notify trigger.");
+                    + "writers' commits on one global lock, which costs concurrent writers much of their commit rate "
+                    + "(measured: docs/performance.md, outbox-writer). Needs the outbox_event_notify trigger.");
 
     /** Delete or mark published rows. */
     public static final RelayOption<AfterPublish> AFTER_PUBLISH = RelayOption.choice("afterPublish", AfterPublish.class,
@@ -44,11 +43,11 @@ public final class PollerOptions {
 
     /** Overlap the next claim with acknowledgements. */
     public static final RelayOption<Boolean> PIPELINE_CLAIMS = RelayOption.flag("pipelineClaims", false,
-            "Claim the next batch while the current one waits for Kafka's acknowledgements. Off by default: with a local "
-                    + "broker it gained 4-13 % at most here. With the two slice indexes (relay-poller README, 'Pipelined "
-                    + "claims') consecutive claims take alternate halves of the aggregates and never step over the locked "
-                    + "rows of the batch in flight. Turn it on when acknowledgements are slow compared with a claim (remote "
-                    + "brokers).");
+            "Claim the next batch while the current one waits for Kafka's acknowledgements. Off by default: with a "
+                    + "nearby broker it gains little (measured: docs/performance.md, 'Pipelined claims'). With the two "
+                    + "slice indexes (relay-poller README, 'Pipelined claims') consecutive claims take alternate halves of "
+                    + "the aggregates and never step over the locked rows of the batch in flight. Turn it on when "
+                    + "acknowledgements are slow compared with a claim (remote brokers).");
 
     private PollerOptions() {
     }

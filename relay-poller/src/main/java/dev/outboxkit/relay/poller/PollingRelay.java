@@ -456,22 +456,12 @@ public final class PollingRelay implements Relay {
             return set(PollerOptions.PARTITIONS, partitions);
         }
 
-        /**
-         * {@link PollerOptions#BATCH_SIZE}: rows per claim. Default 10000, from 1 to 50000. Larger batches drain a
-         * backlog faster (measured: 5000 → 10000 → 20000 rows gave about 0.66 → 0.70 → 0.73 of the PostgreSQL
-         * ceiling) and hold about batchSize × (payload + 1 KiB) of memory, twice while a commit runs.
-         */
+        /** {@link PollerOptions#BATCH_SIZE}: rows per claim. */
         public Builder batchSize(int batchSize) {
             return set(PollerOptions.BATCH_SIZE, batchSize);
         }
 
-        /**
-         * {@link PollerOptions#LISTEN_NOTIFY}: wake up on {@code LISTEN outbox_event} instead of waiting for the
-         * next poll. Default false: NOTIFY serialises the writers' commits on one global lock (measured here: 8
-         * writers lost 60 to 75 % of their commit rate with the trigger attached). Needs the
-         * {@code outbox_event_notify} trigger attached to {@code outbox_event} (see
-         * relay-poller/README.md, "Schema additions (V3)").
-         */
+        /** {@link PollerOptions#LISTEN_NOTIFY}: wake up on NOTIFY instead of the next poll. */
         public Builder listenNotify(boolean listenNotify) {
             return set(PollerOptions.LISTEN_NOTIFY, listenNotify);
         }
@@ -497,13 +487,7 @@ public final class PollingRelay implements Relay {
             return set(PollerOptions.MAX_POLL_DELAY, maxPollDelay);
         }
 
-        /**
-         * {@link PollerOptions#PIPELINE_CLAIMS}: claim the next batch while the current one waits for Kafka's
-         * acknowledgements. Default false: that claim has to step over the in-flight batch's locked rows, which cost
-         * PostgreSQL 20 to 40 % more CPU per event than it saved here (Kafka on the same host acks in about a
-         * millisecond). Turn it on when acknowledgements are slow compared with a claim (remote, replicated
-         * brokers): the claim then hides the wait.
-         */
+        /** {@link PollerOptions#PIPELINE_CLAIMS}: claim the next batch while the current one is acknowledged. */
         public Builder pipelineClaims(boolean pipelineClaims) {
             return set(PollerOptions.PIPELINE_CLAIMS, pipelineClaims);
         }
