@@ -39,7 +39,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class SidecarRetentionTest {
 
     private static final Duration WAIT = Duration.ofSeconds(120);
+    /** Retention's own lock (RetentionLock's class), not the relays' liveness locks, which every sidecar holds too. */
     private static final String ADVISORY = "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted"
+            + " AND objsubid = 2 AND classid = hashtext('outboxkit.retention')::oid"
             + " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())";
 
     private static Map<String, String> env(TestDatabase db, TestKafka kafka) {
