@@ -6,6 +6,7 @@ import dev.outboxkit.core.CloudEventsHeaders;
 import dev.outboxkit.core.EventIds;
 import dev.outboxkit.core.HeaderNames;
 import dev.outboxkit.core.InvalidEventException;
+import dev.outboxkit.core.internal.IsoInstants;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -154,56 +155,12 @@ public final class RecordDecoder {
     }
 
     private static Instant createdAt(String text, String name) {
-        Instant fast = parseRelayFormat(text);
-        if (fast != null) {
-            return fast;
-        }
         try {
-            return Instant.parse(text.trim());
+            return IsoInstants.parse(text.trim());
         } catch (DateTimeParseException e) {
             throw new InvalidEventException("header '" + name + "' is not an ISO-8601 instant: '"
                     + abbreviate(text) + "'");
         }
-    }
-
-    /**
-     * The relays' exact format, {@code uuuu-MM-ddTHH:mm:ss.SSSSSSZ}, without the general parser
-     * (which costs more than the rest of decoding a record); null for anything else.
-     */
-    static Instant parseRelayFormat(String s) {
-        if (s.length() != 27 || s.charAt(4) != '-' || s.charAt(7) != '-' || s.charAt(10) != 'T' || s.charAt(13) != ':'
-                || s.charAt(16) != ':' || s.charAt(19) != '.' || s.charAt(26) != 'Z') {
-            return null;
-        }
-        int year = digits(s, 0, 4);
-        int month = digits(s, 5, 2);
-        int day = digits(s, 8, 2);
-        int hour = digits(s, 11, 2);
-        int minute = digits(s, 14, 2);
-        int second = digits(s, 17, 2);
-        int micros = digits(s, 20, 6);
-        if (year < 0 || month < 1 || month > 12 || day < 1 || day > 31 || hour < 0 || hour > 23 || minute < 0
-                || minute > 59 || second < 0 || second > 59 || micros < 0) {
-            return null;
-        }
-        try {
-            long epochDay = java.time.LocalDate.of(year, month, day).toEpochDay();
-            return Instant.ofEpochSecond(epochDay * 86_400L + hour * 3_600L + minute * 60L + second, micros * 1_000L);
-        } catch (java.time.DateTimeException e) {
-            return null;
-        }
-    }
-
-    private static int digits(String s, int from, int count) {
-        int value = 0;
-        for (int i = from; i < from + count; i++) {
-            char c = s.charAt(i);
-            if (c < '0' || c > '9') {
-                return -1;
-            }
-            value = value * 10 + (c - '0');
-        }
-        return value;
     }
 
     private static String abbreviate(String s) {

@@ -2,6 +2,7 @@ package dev.outboxkit.relay.cdc.internal;
 
 import dev.outboxkit.core.InvalidEventException;
 import dev.outboxkit.core.OutboxEvent;
+import dev.outboxkit.core.internal.IsoInstants;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.UUID;
@@ -50,7 +51,7 @@ record OutboxRow(long seq, String id, String aggregateType, String aggregateId, 
             return createdAtValue;
         }
         try {
-            return Timestamps.parse(require("created_at", createdAt));
+            return IsoInstants.parse(require("created_at", createdAt));
         } catch (DateTimeParseException e) {
             throw new InvalidEventException("created_at '" + createdAt + "' is not an ISO-8601 timestamp with offset", e);
         }

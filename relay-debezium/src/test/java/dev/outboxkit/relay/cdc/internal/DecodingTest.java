@@ -5,9 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.outboxkit.core.InvalidEventException;
 import java.nio.charset.StandardCharsets;
-import java.time.DateTimeException;
 import java.time.Instant;
-import java.time.OffsetDateTime;
 import java.time.format.DateTimeParseException;
 import java.util.HashMap;
 import java.util.Map;
@@ -15,29 +13,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** The pure pieces of decoding: timestamps, positions, the writer's logical decoding messages. */
+/** The pure pieces of decoding: positions, the writer's logical decoding messages. */
 class DecodingTest {
-
-    @ParameterizedTest
-    @ValueSource(strings = {"2024-05-06T07:08:09.123456Z", "2024-05-06T07:08:09Z", "2024-05-06T07:08:09.1Z",
-            "2024-05-06T07:08:09.123456789Z", "1999-12-31T23:59:59.999999-05:30", "2024-02-29T00:00:00.000001+14:00",
-            "1970-01-01T00:00:00Z", "2024-05-06T07:08:09.12+02:00"})
-    void timestampsKeepEveryDigitAndAgreeWithJavaTime(String text) {
-        assertThat(Timestamps.parse(text)).isEqualTo(OffsetDateTime.parse(text).toInstant());
-    }
-
-    @Test
-    void unusualTimestampShapesFallBackToJavaTime() {
-        assertThat(Timestamps.parse("+12024-05-06T07:08:09Z")).isEqualTo(OffsetDateTime.parse("+12024-05-06T07:08:09Z").toInstant());
-        // the fast path's shape but no such day
-        assertThatThrownBy(() -> Timestamps.parse("2024-02-30T00:00:00Z")).isExactlyInstanceOf(DateTimeParseException.class)
-                .hasMessage("not a date: 2024-02-30T00:00:00Z")
-                .hasCauseExactlyInstanceOf(DateTimeException.class)
-                .satisfies(e -> assertThat(((DateTimeParseException) e).getParsedString()).isEqualTo("2024-02-30T00:00:00Z"));
-        // not the fast path's shape: java.time's own refusal
-        assertThatThrownBy(() -> Timestamps.parse("yesterday")).isExactlyInstanceOf(DateTimeParseException.class)
-                .hasMessage("Text 'yesterday' could not be parsed at index 0");
-    }
 
     @Test
     void onlyCommitsAndNonTransactionalMessagesAreBoundaries() {
