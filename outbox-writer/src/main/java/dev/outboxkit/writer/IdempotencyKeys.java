@@ -78,6 +78,7 @@ public final class IdempotencyKeys {
     public static final int MAX_SCOPE_LENGTH = 255;
 
     static {
+        // The Spring filter (another module) runs on an instance's engine; no public method names internal types.
         IdempotencyEngine.access(keys -> keys.engine);
     }
 
