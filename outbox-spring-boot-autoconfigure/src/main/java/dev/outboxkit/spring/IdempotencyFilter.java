@@ -3,47 +3,39 @@ package dev.outboxkit.spring;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.outboxkit.writer.IdempotencyClaim;
+import dev.outboxkit.writer.CommitOutcomeUnknownException;
+import dev.outboxkit.writer.IdempotencyException;
 import dev.outboxkit.writer.IdempotencyKeyExpiredException;
 import dev.outboxkit.writer.IdempotencyKeys;
 import dev.outboxkit.writer.KeyReusedWithDifferentRequestException;
 import dev.outboxkit.writer.RequestInProgressException;
 import dev.outboxkit.writer.StoredResponse;
 import dev.outboxkit.writer.TerminalFailureException;
+import dev.outboxkit.writer.internal.CanonicalJson;
+import dev.outboxkit.writer.internal.idempotency.IdempotencyEngine;
 import jakarta.servlet.FilterChain;
-import jakarta.servlet.ReadListener;
 import jakarta.servlet.ServletException;
-import jakarta.servlet.ServletInputStream;
 import jakarta.servlet.http.HttpServletRequest;
-import jakarta.servlet.http.HttpServletRequestWrapper;
 import jakarta.servlet.http.HttpServletResponse;
-import java.io.BufferedReader;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.InputStreamReader;
-import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.security.Principal;
-import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.function.Supplier;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.core.annotation.AnnotatedElementUtils;
-import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.transaction.PlatformTransactionManager;
-import org.springframework.transaction.TransactionStatus;
-import org.springframework.transaction.support.DefaultTransactionDefinition;
 import org.springframework.web.filter.OncePerRequestFilter;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.HandlerExecutionChain;
@@ -68,7 +60,7 @@ final class IdempotencyFilter extends OncePerRequestFilter {
     private static final Set<String> UNSTORED_HEADERS = Set.of("content-length", "date", "transfer-encoding", "connection",
             "keep-alive", "set-cookie", REPLAYED_HEADER.toLowerCase(Locale.ROOT));
 
-    private final IdempotencyKeys keys;
+    private final IdempotencyEngine engine;
     private final DataSource dataSource;
     private final PlatformTransactionManager transactionManager;
     private final Supplier<RequestMappingHandlerMapping> handlerMapping;
@@ -76,7 +68,7 @@ final class IdempotencyFilter extends OncePerRequestFilter {
 
     IdempotencyFilter(IdempotencyKeys keys, DataSource dataSource, PlatformTransactionManager transactionManager,
                       Supplier<RequestMappingHandlerMapping> handlerMapping, OutboxkitProperties.Idempotency settings) {
-        this.keys = keys;
+        this.engine = IdempotencyEngine.of(keys);
         this.dataSource = dataSource;
         this.transactionManager = transactionManager;
         this.handlerMapping = handlerMapping;
@@ -113,17 +105,12 @@ final class IdempotencyFilter extends OncePerRequestFilter {
             return;
         }
         String scope = scope(endpoint.scope(), request.getUserPrincipal());
-        IdempotencyClaim claim;
+        IdempotencyEngine.Claim claim;
         try {
-            claim = keys.claim(dataSource, scope, key, IdempotencyKeys.requestHash(canonicalRequest(request, body)));
-        } catch (KeyReusedWithDifferentRequestException e) {
-            problem(response, 422, "Idempotency-Key reused", e.getMessage(), null);
-            return;
-        } catch (RequestInProgressException e) {
-            problem(response, 409, "Request in progress", e.getMessage(), e.retryAfter());
-            return;
-        } catch (IdempotencyKeyExpiredException e) {
-            problem(response, 410, "Idempotency-Key expired", e.getMessage(), null);
+            claim = engine.claim(dataSource, scope, key, CanonicalJson.sha256(canonicalRequest(request, body)));
+        } catch (IdempotencyException e) {
+            problem(response, e.httpStatus(), title(e), e.getMessage(),
+                    e instanceof RequestInProgressException inProgress ? inProgress.retryAfter() : null);
             return;
         } catch (IllegalArgumentException e) {
             problem(response, 400, "Invalid Idempotency-Key", e.getMessage(), null);
@@ -132,108 +119,82 @@ final class IdempotencyFilter extends OncePerRequestFilter {
             throw new ServletException("could not claim idempotency key '" + key + "' in scope '" + scope + "': "
                     + e.getMessage(), e);
         }
-        if (claim.replay().isPresent()) {
-            send(response, claim.replay().get(), true);
+        if (!claim.held()) {
+            send(response, claim.replay(), true);
             return;
         }
         run(new BufferedRequest(request, body), response, chain, claim);
     }
 
-    private void run(HttpServletRequest request, HttpServletResponse response, FilterChain chain, IdempotencyClaim claim)
+    /** The filter's adapter over the engine: the handler runs in a Spring transaction with its response buffered. */
+    private void run(HttpServletRequest request, HttpServletResponse response, FilterChain chain, IdempotencyEngine.Claim claim)
             throws ServletException, IOException {
         ContentCachingResponseWrapper buffered = new ContentCachingResponseWrapper(response);
-        TransactionStatus tx = transactionManager.getTransaction(new DefaultTransactionDefinition());
+        SpringWorkTransaction tx = new SpringWorkTransaction(transactionManager, dataSource);
+        IdempotencyEngine.Outcome outcome;
         try {
-            chain.doFilter(request, buffered);
-        } catch (IOException | ServletException | RuntimeException | Error e) {
-            transactionManager.rollback(tx);
-            TerminalFailureException terminal = terminal(e);
-            if (terminal == null) {
-                keys.release(dataSource, claim, e);
-                throw e;
-            }
-            response.reset();
-            storeAlone(response, claim, terminal.response());
-            return;
-        }
-        StoredResponse outcome = capture(buffered);
-        if (!stored(outcome.status())) {
-            transactionManager.rollback(tx);
-            keys.release(dataSource, claim, null);
-            buffered.copyBodyToResponse();
-            return;
-        }
-        if (tx.isRollbackOnly()) {
-            // The handler's own @Transactional failed and an exception handler answered with a final status:
-            // like TerminalFailureException, the work is rolled back and the answer stored.
-            transactionManager.rollback(tx);
+            outcome = engine.run(claim, tx, () -> {
+                try {
+                    chain.doFilter(request, buffered);
+                } catch (RuntimeException | Error | IOException | ServletException e) {
+                    TerminalFailureException terminal = terminal(e);
+                    if (terminal != null) {
+                        throw terminal;
+                    }
+                    throw e;
+                }
+                StoredResponse captured = capture(buffered);
+                if (!stored(captured.status())) {
+                    return Optional.empty(); // not final: rolled back, the key released, the response sent as it is
+                }
+                if (tx.isRollbackOnly()) {
+                    // The handler's own @Transactional failed and an exception handler answered with a final status:
+                    // like TerminalFailureException, the work is rolled back and the answer stored.
+                    throw new TerminalFailureException(captured);
+                }
+                return Optional.of(captured);
+            });
+        } catch (CommitOutcomeUnknownException e) {
             buffered.resetBuffer();
             response.reset();
-            storeAlone(response, claim, outcome);
+            log.warn("the connection failed while committing idempotency key '{}' in scope '{}': the outcome is unknown, "
+                    + "answered 503; a retry with the same key gets the stored response if it committed, or runs the "
+                    + "work again after the lease ({}) if not", claim.key(), claim.scope(), engine.lease(), e);
+            problem(response, 503, "Commit outcome unknown", "the database connection failed while this request was "
+                    + "committing, so it may or may not have taken effect. Retry with the same " + KEY_HEADER
+                    + ": you get the stored response if it did, or it runs again if it did not", engine.lease());
             return;
-        }
-        boolean held;
-        try {
-            tx.flush(); // JPA: surface the handler's constraint violations before the key is completed
-            Connection c = DataSourceUtils.getConnection(dataSource);
-            try {
-                held = keys.complete(c, claim, outcome);
-            } finally {
-                DataSourceUtils.releaseConnection(c, dataSource);
-            }
-        } catch (SQLException | RuntimeException e) {
-            transactionManager.rollback(tx);
-            keys.release(dataSource, claim, e);
+        } catch (IOException | ServletException | RuntimeException | Error e) {
+            throw e;
+        } catch (Exception e) {
             throw new ServletException("could not store the outcome of idempotency key '" + claim.key() + "' in scope '"
                     + claim.scope() + "'; the work was rolled back and the key released: " + e.getMessage(), e);
         }
-        if (!held) {
-            transactionManager.rollback(tx);
-            buffered.resetBuffer();
-            response.reset();
-            problem(response, 409, "Request in progress", claimLost(claim), Duration.ofSeconds(1));
-            return;
-        }
-        try {
-            transactionManager.commit(tx);
-        } catch (RuntimeException e) {
-            buffered.resetBuffer();
-            response.reset();
-            if (outcomeUnknown(e)) {
-                log.warn("the connection failed while committing idempotency key '{}' in scope '{}': the outcome is unknown, "
-                        + "answered 503; a retry with the same key gets the stored response if it committed, or runs the "
-                        + "work again after the lease ({}) if not", claim.key(), claim.scope(), keys.lease(), e);
-                problem(response, 503, "Commit outcome unknown", "the database connection failed while this request was "
-                        + "committing, so it may or may not have taken effect. Retry with the same " + KEY_HEADER
-                        + ": you get the stored response if it did, or it runs again if it did not", keys.lease());
-                return;
+        switch (outcome.ending()) {
+            case EXECUTED, RELEASED -> buffered.copyBodyToResponse();
+            case TERMINAL -> {
+                buffered.resetBuffer();
+                response.reset();
+                send(response, outcome.response(), false);
             }
-            keys.release(dataSource, claim, e);
-            throw e;
+            case CLAIM_LOST -> {
+                buffered.resetBuffer();
+                response.reset();
+                problem(response, 409, "Request in progress", claimLost(claim), Duration.ofSeconds(1));
+            }
         }
-        buffered.copyBodyToResponse();
     }
 
-    private void storeAlone(HttpServletResponse response, IdempotencyClaim claim, StoredResponse outcome) throws IOException {
-        boolean held;
-        try (Connection c = dataSource.getConnection()) {
-            c.setAutoCommit(true);
-            held = keys.complete(c, claim, outcome);
-        } catch (SQLException e) {
-            keys.release(dataSource, claim, e);
-            throw new IOException("could not store the final failure of idempotency key '" + claim.key() + "': "
-                    + e.getMessage(), e);
-        }
-        if (!held) {
-            problem(response, 409, "Request in progress", claimLost(claim), Duration.ofSeconds(1));
-            return;
-        }
-        send(response, outcome, false);
-    }
-
-    private static String claimLost(IdempotencyClaim claim) {
+    private static String claimLost(IdempotencyEngine.Claim claim) {
         return "this request took longer than the lease of idempotency key '" + claim.key() + "' and a retry took the key "
                 + "over; this attempt was rolled back. Retry with the same key to get the other attempt's response";
+    }
+
+    private static String title(IdempotencyException e) {
+        if (e instanceof KeyReusedWithDifferentRequestException) {
+            return "Idempotency-Key reused";
+        }
+        return e instanceof IdempotencyKeyExpiredException ? "Idempotency-Key expired" : "Request in progress";
     }
 
     private boolean stored(int status) {
@@ -247,25 +208,6 @@ final class IdempotencyFilter extends OncePerRequestFilter {
             }
         }
         return null;
-    }
-
-    /**
-     * Whether a failed commit may still have committed. Only a refusal PostgreSQL sent back proves
-     * a rollback (a deferred constraint, a serialization failure: SQLState classes 23 and 40), as
-     * does a transaction already marked rollback-only. Anything else (the connection failed, the
-     * pool closed it, the rollback after it failed too) leaves the outcome unknown.
-     */
-    static boolean outcomeUnknown(Throwable t) {
-        if (t instanceof org.springframework.transaction.UnexpectedRollbackException) {
-            return false;
-        }
-        for (Throwable c = t; c != null; c = c.getCause()) {
-            if (c instanceof SQLException s && s.getSQLState() != null
-                    && (s.getSQLState().startsWith("23") || s.getSQLState().startsWith("40"))) {
-                return false;
-            }
-        }
-        return true;
     }
 
     private static StoredResponse capture(ContentCachingResponseWrapper response) {
@@ -391,73 +333,6 @@ final class IdempotencyFilter extends OncePerRequestFilter {
             } else {
                 request.setAttribute(ServletRequestPathUtils.PATH_ATTRIBUTE, parsedPath);
             }
-        }
-    }
-
-    /** The request with its body already read into memory (to hash it), readable again by the handler. */
-    private static final class BufferedRequest extends HttpServletRequestWrapper {
-        private final byte[] body;
-
-        BufferedRequest(HttpServletRequest request, byte[] body) {
-            super(request);
-            this.body = body;
-        }
-
-        @Override
-        public ServletInputStream getInputStream() {
-            InputStream in = new ByteArrayInputStream(body);
-            return new ServletInputStream() {
-                @Override
-                public int read() throws IOException {
-                    return in.read();
-                }
-
-                @Override
-                public int read(byte[] b, int off, int len) throws IOException {
-                    return in.read(b, off, len);
-                }
-
-                @Override
-                public boolean isFinished() {
-                    return available() == 0;
-                }
-
-                @Override
-                public int available() {
-                    try {
-                        return in.available();
-                    } catch (IOException e) {
-                        return 0;
-                    }
-                }
-
-                @Override
-                public boolean isReady() {
-                    return true;
-                }
-
-                @Override
-                public void setReadListener(ReadListener listener) {
-                    throw new UnsupportedOperationException("an idempotent request's body is already buffered; read it blocking");
-                }
-            };
-        }
-
-        @Override
-        public BufferedReader getReader() {
-            String encoding = getCharacterEncoding();
-            Charset charset = encoding != null ? Charset.forName(encoding) : StandardCharsets.UTF_8;
-            return new BufferedReader(new InputStreamReader(getInputStream(), charset));
-        }
-
-        @Override
-        public int getContentLength() {
-            return body.length;
-        }
-
-        @Override
-        public long getContentLengthLong() {
-            return body.length;
         }
     }
 }

@@ -115,10 +115,10 @@ class OutboxkitUnitTest {
 
     @Test
     void aCommitFailureIsUnknownUnlessPostgresqlRefusedIt() {
-        assertThat(IdempotencyFilter.outcomeUnknown(new RuntimeException(new java.sql.SQLException("closed", "08006")))).isTrue();
-        assertThat(IdempotencyFilter.outcomeUnknown(new RuntimeException(new java.sql.SQLException("Connection is closed")))).isTrue();
-        assertThat(IdempotencyFilter.outcomeUnknown(new RuntimeException(new java.sql.SQLException("serialization", "40001")))).isFalse();
-        assertThat(IdempotencyFilter.outcomeUnknown(new RuntimeException(new java.sql.SQLException("deferred fk", "23503")))).isFalse();
-        assertThat(IdempotencyFilter.outcomeUnknown(new org.springframework.transaction.UnexpectedRollbackException("rb"))).isFalse();
+        assertThat(SpringWorkTransaction.outcomeUnknown(new RuntimeException(new java.sql.SQLException("closed", "08006")))).isTrue();
+        assertThat(SpringWorkTransaction.outcomeUnknown(new RuntimeException(new java.sql.SQLException("Connection is closed")))).isTrue();
+        assertThat(SpringWorkTransaction.outcomeUnknown(new RuntimeException(new java.sql.SQLException("serialization", "40001")))).isFalse();
+        assertThat(SpringWorkTransaction.outcomeUnknown(new RuntimeException(new java.sql.SQLException("deferred fk", "23503")))).isFalse();
+        assertThat(SpringWorkTransaction.outcomeUnknown(new org.springframework.transaction.UnexpectedRollbackException("rb"))).isFalse();
     }
 }

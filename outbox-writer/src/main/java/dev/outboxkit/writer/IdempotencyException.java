@@ -20,4 +20,10 @@ public abstract class IdempotencyException extends RuntimeException {
     public String key() {
         return key;
     }
+
+    /**
+     * The HTTP status that answers this refusal, as the IETF draft "The Idempotency-Key HTTP Header Field" has it
+     * (409, 422; 410 for a purged key is not in the draft). The Spring filter and the JDK HTTP example send it.
+     */
+    public abstract int httpStatus();
 }

@@ -28,4 +28,10 @@ public class IdempotencyKeyExpiredException extends IdempotencyException {
     public Instant purgedAt() {
         return purgedAt;
     }
+
+    /** 410 Gone. */
+    @Override
+    public int httpStatus() {
+        return 410;
+    }
 }

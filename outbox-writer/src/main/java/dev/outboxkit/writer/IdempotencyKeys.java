@@ -6,26 +6,24 @@ import dev.outboxkit.core.OutboxTables;
 import dev.outboxkit.core.internal.Grants;
 import dev.outboxkit.core.internal.GrantsOnce;
 import dev.outboxkit.writer.internal.CanonicalJson;
-import dev.outboxkit.writer.internal.WriteFailures;
-import dev.outboxkit.writer.internal.IdempotencyMetrics;
-import dev.outboxkit.writer.internal.IdempotencyPurge;
-import dev.outboxkit.writer.internal.IdempotencySql;
 import dev.outboxkit.writer.internal.RoundTrip;
+import dev.outboxkit.writer.internal.WriteFailures;
+import dev.outboxkit.writer.internal.idempotency.IdempotencyEngine;
+import dev.outboxkit.writer.internal.idempotency.IdempotencyMetrics;
+import dev.outboxkit.writer.internal.idempotency.IdempotencyPurge;
+import dev.outboxkit.writer.internal.idempotency.WorkTransaction;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.OffsetDateTime;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -79,7 +77,10 @@ public final class IdempotencyKeys {
     public static final int MAX_KEY_LENGTH = 255;
     public static final int MAX_SCOPE_LENGTH = 255;
 
-    private static final int MAX_ROUNDS = 3;
+    static {
+        // The Spring filter (another module) runs on an instance's engine; no public method names internal types.
+        IdempotencyEngine.access(keys -> keys.engine);
+    }
 
     private final String schema;
     private final Duration lease;
@@ -90,9 +91,8 @@ public final class IdempotencyKeys {
     private final Clock clock;
     private final OutboxWriter writer;
     private final IdempotencyMetrics metrics;
-    private final IdempotencySql sql;
+    private final IdempotencyEngine engine;
     private final IdempotencyPurge purge;
-    private final GrantsOnce grants;
 
     private IdempotencyKeys(Builder b) {
         this.schema = b.schema;
@@ -105,19 +105,15 @@ public final class IdempotencyKeys {
         MeterRegistry registry = b.meterRegistry != null ? b.meterRegistry : new SimpleMeterRegistry();
         this.writer = b.writer != null ? b.writer : OutboxWriter.builder().schema(schema).meterRegistry(registry).build();
         this.metrics = new IdempotencyMetrics(registry);
-        this.sql = new IdempotencySql(schema);
         this.purge = new IdempotencyPurge(schema, retention, scopeRetention, keepTombstones);
-        this.grants = new GrantsOnce(Grants.in(schema).table(OutboxTables.IDEMPOTENCY_KEY, "SELECT", "INSERT", "UPDATE", "DELETE")
+        GrantsOnce grants = new GrantsOnce(Grants.in(schema).table(OutboxTables.IDEMPOTENCY_KEY, "SELECT", "INSERT", "UPDATE", "DELETE")
                 .table(OutboxTables.IDEMPOTENCY_KEY_TOMBSTONE, "SELECT", "INSERT", "UPDATE"), "idempotency keys (schema " + schema + ")");
-    }
-
-    /**
-     * Once per instance, before the first claim: the key tables' privileges (outbox-writer/README.md) and then the
-     * writer's own, so a missing grant stops the first request before any key is claimed.
-     */
-    private void requireGrants(Connection c) throws SQLException {
-        grants.require(c);
-        writer.requireGrants(c);
+        // Once per instance, before the first claim: the key tables' privileges (outbox-writer/README.md) and then
+        // the writer's own, so a missing grant stops the first request before any key is claimed.
+        this.engine = new IdempotencyEngine(schema, lease, retryAfter, clock, metrics, c -> {
+            grants.require(c);
+            writer.requireGrants(c);
+        });
     }
 
     public static Builder builder() {
@@ -134,19 +130,13 @@ public final class IdempotencyKeys {
         return CanonicalJson.sha256(CanonicalJson.parse(json));
     }
 
-    /** SHA-256 of the canonical form of {@code request}. */
-    public static byte[] requestHash(JsonNode request) {
-        return CanonicalJson.sha256(Objects.requireNonNull(request, "request"));
-    }
-
-    /** SHA-256 of {@code request} as it is (for non-JSON requests; no canonicalisation). */
-    public static byte[] requestHash(byte[] request) {
-        return CanonicalJson.sha256(Objects.requireNonNull(request, "request"));
-    }
-
     /**
      * Runs {@code work} once per (scope, key), or replays its stored response. See the class
-     * documentation for the protocol and {@link IdempotentWork#run} for the work's contract.
+     * documentation for the protocol. The work gets the connection (autocommit off) and an
+     * {@link OutboxTransaction}: its effect, the events it adds, the key's completion and the
+     * COMMIT go in one round trip after it returns the {@link StoredResponse} to store. It must not
+     * commit, roll back or change autocommit. Throw {@link TerminalFailureException} to store a
+     * known, final failure; any other exception rolls back and releases the key so a retry can run.
      *
      * @param canonicalRequestJson the request as JSON; hashed in canonical form (see {@link #requestHash(String)})
      * @throws KeyReusedWithDifferentRequestException same key, different request (HTTP 422)
@@ -157,354 +147,101 @@ public final class IdempotencyKeys {
      * @throws SQLException                           the work's or the database's failure (claim released)
      */
     public IdempotentResult execute(DataSource dataSource, String scope, String key, String canonicalRequestJson,
-                                    IdempotentWork work) throws SQLException {
-        return run(dataSource, scope, key, requestHash(canonicalRequestJson), outboxWork(work));
-    }
-
-    /** {@link #execute(DataSource, String, String, String, IdempotentWork)} with the request as a Jackson tree. */
-    public IdempotentResult execute(DataSource dataSource, String scope, String key, JsonNode request, IdempotentWork work)
-            throws SQLException {
-        return run(dataSource, scope, key, requestHash(request), outboxWork(work));
-    }
-
-    /** {@link #execute(DataSource, String, String, String, IdempotentWork)} with a request hashed as it is. */
-    public IdempotentResult execute(DataSource dataSource, String scope, String key, byte[] request, IdempotentWork work)
-            throws SQLException {
-        return run(dataSource, scope, key, requestHash(request), outboxWork(work));
-    }
-
-    /**
-     * {@link #execute(DataSource, String, String, String, IdempotentWork)} with an
-     * {@link OutboxTransaction}: its buffered events, the key's completion and the COMMIT go in
-     * one round trip.
-     */
-    public IdempotentResult execute(DataSource dataSource, String scope, String key, String canonicalRequestJson,
-                                    IdempotentOutboxWork work) throws SQLException {
+                                    TransactionWork<StoredResponse> work) throws SQLException {
         return run(dataSource, scope, key, requestHash(canonicalRequestJson), work);
     }
 
-    /** The {@link IdempotentOutboxWork} variant with the request as a Jackson tree. */
+    /** {@link #execute(DataSource, String, String, String, TransactionWork)} with the request as a Jackson tree. */
     public IdempotentResult execute(DataSource dataSource, String scope, String key, JsonNode request,
-                                    IdempotentOutboxWork work) throws SQLException {
-        return run(dataSource, scope, key, requestHash(request), work);
+                                    TransactionWork<StoredResponse> work) throws SQLException {
+        return run(dataSource, scope, key, CanonicalJson.sha256(Objects.requireNonNull(request, "request")), work);
     }
 
-    /** The {@link IdempotentOutboxWork} variant with a request hashed as it is. */
+    /** {@link #execute(DataSource, String, String, String, TransactionWork)} with a request hashed as it is (not JSON). */
     public IdempotentResult execute(DataSource dataSource, String scope, String key, byte[] request,
-                                    IdempotentOutboxWork work) throws SQLException {
-        return run(dataSource, scope, key, requestHash(request), work);
+                                    TransactionWork<StoredResponse> work) throws SQLException {
+        return run(dataSource, scope, key, CanonicalJson.sha256(Objects.requireNonNull(request, "request")), work);
     }
 
-    /**
-     * Step 1 of the protocol for integrations that run the work in a transaction they own (the
-     * Spring Boot module; everything else calls {@link #execute}): claims the key on a connection
-     * of its own, committed at once. Then send {@link IdempotencyClaim#replay()} when present;
-     * otherwise run the work and {@link #complete} the key in the work's transaction, or
-     * {@link #release} it when the work failed and may be retried.
-     *
-     * @param requestHash the request's SHA-256 ({@link #requestHash(String)} and its overloads)
-     * @throws KeyReusedWithDifferentRequestException same key, different request (HTTP 422)
-     * @throws RequestInProgressException             same key still running (HTTP 409)
-     * @throws IdempotencyKeyExpiredException         late retry of a purged key (HTTP 410)
-     * @throws IllegalArgumentException               blank or too long scope or key, or a hash that is not 32 bytes
-     */
-    public IdempotencyClaim claim(DataSource dataSource, String scope, String key, byte[] requestHash) throws SQLException {
-        Objects.requireNonNull(dataSource, "dataSource");
-        requireName("scope", scope, MAX_SCOPE_LENGTH, "a namespace such as the endpoint or tenant");
-        requireName("idempotency key", key, MAX_KEY_LENGTH, "a unique value per request, for example a UUID");
-        if (requestHash == null || requestHash.length != 32) {
-            throw new IllegalArgumentException("requestHash must be a SHA-256 (32 bytes); use IdempotencyKeys.requestHash(...)");
-        }
-        try (Connection c = dataSource.getConnection()) {
-            requireGrants(c);
-            boolean autoCommit = c.getAutoCommit();
-            try {
-                Claim claim = claim(c, scope, key, requestHash);
-                if (claim.replay() != null) {
-                    metrics.replayed.increment();
-                    return new IdempotencyClaim(scope, key, 0, claim.replay());
-                }
-                if (claim.attempt() > 1) {
-                    metrics.takeovers.increment();
-                }
-                return new IdempotencyClaim(scope, key, claim.attempt(), null);
-            } finally {
-                restoreAutoCommit(c, autoCommit);
-            }
-        }
-    }
-
-    /**
-     * Step 2 after {@link #claim}: stores {@code response} as the key's final outcome on
-     * {@code c}. With autocommit off it becomes part of the work's transaction and commits (or
-     * rolls back) with it; with autocommit on it commits alone (a terminal failure whose work was
-     * rolled back). Fenced by the claim's attempt number.
-     *
-     * @return false when the claim was lost to a later attempt (its lease expired): nothing was
-     *         stored, and the work's transaction must be rolled back
-     * @throws IllegalArgumentException when {@code claim} is a replay
-     */
-    public boolean complete(Connection c, IdempotencyClaim claim, StoredResponse response) throws SQLException {
-        Objects.requireNonNull(c, "connection");
-        Objects.requireNonNull(response, "response");
-        requireHeld(claim);
-        try (PreparedStatement ps = c.prepareStatement(sql.complete)) {
-            bindCompletion(ps, claim.scope(), claim.key(), claim.attempt(), response);
-            if (ps.executeUpdate() == 0) {
-                metrics.claimsLost.increment();
-                return false;
-            }
-        }
-        metrics.executed.increment();
-        return true;
-    }
-
-    /**
-     * Step 2 when the work failed in a way a retry may fix (its transaction rolled back):
-     * releases the claim so the next retry runs at once. Never throws: if the release fails, it
-     * is added to {@code cause} as suppressed and the claim's lease expires on its own.
-     */
-    public void release(DataSource dataSource, IdempotencyClaim claim, Throwable cause) {
-        requireHeld(claim);
-        metrics.failed.increment();
-        try (Connection c = dataSource.getConnection()) {
-            boolean autoCommit = c.getAutoCommit();
-            try {
-                c.setAutoCommit(true);
-                releaseOn(c, claim.scope(), claim.key(), claim.attempt());
-            } finally {
-                restoreAutoCommit(c, autoCommit);
-            }
-        } catch (SQLException e) {
-            if (cause != null) {
-                cause.addSuppressed(e);
-            }
-            log.warn("could not release the claim of idempotency key '{}' in scope '{}' after its work failed ({}); "
-                    + "retries get 409 until its lease expires (at most {})", claim.key(), claim.scope(), e.getMessage(), lease);
-        }
-    }
-
-    private static void requireHeld(IdempotencyClaim claim) {
-        Objects.requireNonNull(claim, "claim");
-        if (claim.attempt() < 1) {
-            throw new IllegalArgumentException(claim + " is a replay of a stored outcome, not a claim: send the replay");
-        }
-    }
-
-    private static IdempotentOutboxWork outboxWork(IdempotentWork work) {
-        Objects.requireNonNull(work, "work");
-        return (c, tx) -> work.run(c);
-    }
-
-    private IdempotentResult run(DataSource dataSource, String scope, String key, byte[] hash, IdempotentOutboxWork work)
-            throws SQLException {
+    /** The library's adapter over the engine: claim and work on one connection, the work's commit pipelined. */
+    private IdempotentResult run(DataSource dataSource, String scope, String key, byte[] hash,
+                                 TransactionWork<StoredResponse> work) throws SQLException {
         Objects.requireNonNull(dataSource, "dataSource");
         Objects.requireNonNull(work, "work");
-        requireName("scope", scope, MAX_SCOPE_LENGTH, "a namespace such as the endpoint or tenant");
-        requireName("idempotency key", key, MAX_KEY_LENGTH, "a unique value per request, for example a UUID");
+        IdempotencyEngine.requireValid(scope, key);
         try (Connection c = dataSource.getConnection()) {
-            requireGrants(c);
             boolean autoCommit = c.getAutoCommit();
             try {
-                for (int round = 1; ; round++) {
-                    Claim claim = claim(c, scope, key, hash);
-                    if (claim.replay() != null) {
-                        metrics.replayed.increment();
+                for (int round = 1; round <= IdempotencyEngine.maxRounds(); round++) {
+                    IdempotencyEngine.Claim claim = engine.claim(c, scope, key, hash);
+                    if (!claim.held()) {
                         return new IdempotentResult(claim.replay(), true);
                     }
-                    if (claim.attempt() > 1) {
-                        metrics.takeovers.increment();
-                    }
-                    IdempotentResult result = runWork(dataSource, c, scope, key, claim.attempt(), work);
-                    if (result != null) {
-                        return result;
-                    }
-                    metrics.claimsLost.increment();
-                    log.info("idempotency key '{}' in scope '{}': attempt {} lost its claim to a later attempt (its lease "
-                            + "of {} expired); its work was rolled back", key, scope, claim.attempt(), lease);
-                    if (round >= MAX_ROUNDS) {
-                        metrics.inProgress.increment();
-                        throw new RequestInProgressException(scope, key, retryAfter);
+                    IdempotencyEngine.Outcome outcome = runWork(dataSource, c, claim, work);
+                    if (outcome.ending() != IdempotencyEngine.Ending.CLAIM_LOST) {
+                        return new IdempotentResult(outcome.response(), false);
                     }
                 }
+                return engine.gaveUp(scope, key);
             } finally {
-                restoreAutoCommit(c, autoCommit);
+                IdempotencyEngine.restoreAutoCommit(c, autoCommit);
             }
         }
     }
 
-    private static void restoreAutoCommit(Connection c, boolean autoCommit) {
-        try {
-            if (!c.isClosed() && c.getAutoCommit() != autoCommit) {
-                c.setAutoCommit(autoCommit);
-            }
-        } catch (SQLException e) {
-            log.debug("could not restore autocommit on a failed connection; the pool will discard it", e);
-        }
-    }
-
-    /** The attempt number we hold, or the response to replay. */
-    private record Claim(int attempt, StoredResponse replay) {
-    }
-
-    private Claim claim(Connection c, String scope, String key, byte[] hash) throws SQLException {
-        if (!c.getAutoCommit()) {
-            c.setAutoCommit(true);
-        }
-        for (int round = 0; round < MAX_ROUNDS; round++) {
-            Instant now = clock.instant();
-            Integer attempt = null;
-            boolean tombstoned;
-            try (PreparedStatement ps = c.prepareStatement(sql.claim)) {
-                IdempotencySql.bindClaim(ps, scope, key, hash, now, lease);
-                ps.execute();
-                try (ResultSet rs = ps.getResultSet()) {
-                    if (rs.next()) {
-                        attempt = rs.getInt(1);
-                    }
-                }
-                ps.getMoreResults();
-                try (ResultSet rs = ps.getResultSet()) {
-                    rs.next();
-                    tombstoned = rs.getBoolean(1);
-                }
-            }
-            if (attempt != null) {
-                if (!tombstoned) {
-                    return new Claim(attempt, null);
-                }
-                // A purge committed while our INSERT waited for it: the key is remembered, undo our claim.
-                try (PreparedStatement ps = c.prepareStatement(sql.dropClaim)) {
-                    IdempotencySql.bindKey(ps, scope, key, attempt);
-                    ps.executeUpdate();
-                }
-            }
-            try (PreparedStatement ps = c.prepareStatement(sql.lookup)) {
-                ps.setString(1, scope);
-                ps.setString(2, key);
-                try (ResultSet rs = ps.executeQuery()) {
-                    rs.next();
-                    String state = rs.getString(1);
-                    if (state != null) {
-                        if (!Arrays.equals(rs.getBytes(2), hash)) {
-                            metrics.mismatch.increment();
-                            throw new KeyReusedWithDifferentRequestException(scope, key);
-                        }
-                        if (state.equals("completed")) {
-                            return new Claim(0, new StoredResponse(rs.getInt(4), IdempotencySql.headers(rs.getString(5)), rs.getBytes(6)));
-                        }
-                        OffsetDateTime lockedUntil = rs.getObject(3, OffsetDateTime.class);
-                        Instant at = clock.instant();
-                        if (lockedUntil != null && lockedUntil.toInstant().isAfter(at)) {
-                            metrics.inProgress.increment();
-                            throw new RequestInProgressException(scope, key,
-                                    retryAfter(at, lockedUntil.toInstant().minus(lease), lockedUntil.toInstant()));
-                        }
-                        continue; // the lease expired or was released meanwhile: claim again
-                    }
-                    byte[] tombHash = rs.getBytes(7);
-                    if (tombHash != null) {
-                        if (!Arrays.equals(tombHash, hash)) {
-                            metrics.mismatch.increment();
-                            throw new KeyReusedWithDifferentRequestException(scope, key);
-                        }
-                        metrics.expired.increment();
-                        throw new IdempotencyKeyExpiredException(scope, key, rs.getObject(8, OffsetDateTime.class).toInstant(),
-                                rs.getObject(9, OffsetDateTime.class).toInstant());
-                    }
-                    // Neither: the record vanished between the statements (purged without tombstone); claim again.
-                }
-            }
-        }
-        metrics.inProgress.increment();
-        throw new RequestInProgressException(scope, key, retryAfter);
-    }
-
-    /** The result, or null when the claim was lost to a later attempt (the work was rolled back). */
-    private IdempotentResult runWork(DataSource dataSource, Connection c, String scope, String key, int attempt,
-                                     IdempotentOutboxWork work) throws SQLException {
+    private IdempotencyEngine.Outcome runWork(DataSource dataSource, Connection c, IdempotencyEngine.Claim claim,
+                                              TransactionWork<StoredResponse> work) throws SQLException {
         c.setAutoCommit(false);
         OutboxTransaction tx = new OutboxTransaction(writer, c);
-        StoredResponse response;
-        Instant start = clock.instant();
         try {
-            response = work.run(c, tx);
-            if (response == null) {
-                throw new IllegalStateException("the idempotent work returned null; return the StoredResponse to store "
-                        + "and replay to retries");
-            }
-            if (!tx.isOpen()) {
-                throw new IllegalStateException("the idempotent work committed or rolled back its OutboxTransaction; "
-                        + "leave that to IdempotencyKeys, which commits the work with the key's completion");
-            }
-        } catch (TerminalFailureException terminal) {
-            metrics.work.record(Duration.between(start, clock.instant()));
-            tx.rollbackAfter(terminal);
-            c.setAutoCommit(true);
-            try (PreparedStatement ps = c.prepareStatement(sql.complete)) {
-                bindCompletion(ps, scope, key, attempt, terminal.response());
-                if (ps.executeUpdate() == 0) {
-                    return null;
+            return engine.run(claim, new Transaction(dataSource, c, tx), () -> {
+                StoredResponse response = work.run(c, tx);
+                if (response == null) {
+                    throw new IllegalStateException("the idempotent work returned null; return the StoredResponse to store "
+                            + "and replay to retries");
                 }
-            }
-            metrics.terminal.increment();
-            return new IdempotentResult(terminal.response(), false);
-        } catch (Throwable t) {
-            metrics.work.record(Duration.between(start, clock.instant()));
-            tx.rollbackAfter(t);
-            release(dataSource, c, scope, key, attempt, t);
-            metrics.failed.increment();
-            throw WriteFailures.rethrow(t, "the work for idempotency key '" + key + "' in scope '" + scope
+                if (!tx.isOpen()) {
+                    throw new IllegalStateException("the idempotent work committed or rolled back its OutboxTransaction; "
+                            + "leave that to IdempotencyKeys, which commits the work with the key's completion");
+                }
+                return Optional.of(response);
+            });
+        } catch (SQLException e) {
+            throw e;
+        } catch (Exception e) {
+            throw WriteFailures.rethrow(e, "the work for idempotency key '" + claim.key() + "' in scope '" + claim.scope()
                     + "' failed; its claim was released so a retry can run");
         }
-        metrics.work.record(Duration.between(start, clock.instant()));
-        RoundTrip completion = new RoundTrip().add(sql.completeInPipeline,
-                (ps, i) -> bindCompletion(ps, i, scope, key, attempt, response));
-        try {
+    }
+
+    /** The work's transaction: the caller's connection, committed with the completion in the writer's round trip. */
+    private record Transaction(DataSource dataSource, Connection c, OutboxTransaction tx) implements WorkTransaction {
+
+        @Override
+        public void commit(RoundTrip completion) throws SQLException {
             tx.commit(completion);
-        } catch (CommitOutcomeUnknownException unknown) {
-            metrics.unknown.increment();
-            throw new CommitOutcomeUnknownException("the connection failed while committing the work of idempotency key '"
-                    + key + "' in scope '" + scope + "', so it may or may not have committed. Retry with the same key: if it "
-                    + "committed, the stored response is replayed; if not, retries get RequestInProgressException until the "
-                    + "claim's lease (" + lease + ") expires, then the work runs again", unknown.getCause());
-        } catch (SQLException e) {
-            if (IdempotencySql.isClaimLost(e)) {
-                return null;
-            }
-            release(dataSource, c, scope, key, attempt, e);
-            metrics.failed.increment();
-            throw e;
         }
-        metrics.executed.increment();
-        return new IdempotentResult(response, false);
-    }
 
-    /** Releases our claim so the next retry runs at once; if that fails, the lease expires on its own. */
-    private void release(DataSource dataSource, Connection c, String scope, String key, int attempt, Throwable cause) {
-        try {
-            if (!c.isClosed()) {
-                c.setAutoCommit(true);
-                releaseOn(c, scope, key, attempt);
-                return;
-            }
-        } catch (SQLException e) {
-            log.debug("releasing the claim on the work's connection failed; trying a fresh one", e);
+        @Override
+        public void rollback(Throwable cause) {
+            tx.rollbackAfter(cause);
         }
-        try (Connection fresh = dataSource.getConnection()) {
-            fresh.setAutoCommit(true);
-            releaseOn(fresh, scope, key, attempt);
-        } catch (SQLException e) {
-            cause.addSuppressed(e);
-            log.warn("could not release the claim of idempotency key '{}' in scope '{}' after its work failed ({}); "
-                    + "retries get 409 until its lease expires (at most {})", key, scope, e.getMessage(), lease);
-        }
-    }
 
-    private void releaseOn(Connection c, String scope, String key, int attempt) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql.release)) {
-            IdempotencySql.bindKey(ps, scope, key, attempt);
-            ps.executeUpdate();
+        /** On the work's connection when it still works, else on a fresh one. */
+        @Override
+        public <T> T alone(WorkTransaction.KeyStatement<T> statement) throws SQLException {
+            try {
+                if (!c.isClosed()) {
+                    c.setAutoCommit(true);
+                    return statement.run(c);
+                }
+            } catch (SQLException e) {
+                log.debug("a statement on the work's connection failed; trying a fresh one", e);
+            }
+            try (Connection fresh = dataSource.getConnection()) {
+                fresh.setAutoCommit(true);
+                return statement.run(fresh);
+            }
         }
     }
 
@@ -524,7 +261,7 @@ public final class IdempotencyKeys {
             try {
                 total = purge.purge(c, now);
             } finally {
-                restoreAutoCommit(c, autoCommit);
+                IdempotencyEngine.restoreAutoCommit(c, autoCommit);
             }
         }
         metrics.purged.increment(total);
@@ -533,50 +270,6 @@ public final class IdempotencyKeys {
                     keepTombstones ? " (tombstones kept)" : "");
         }
         return total;
-    }
-
-    private int bindCompletion(PreparedStatement ps, int i, String scope, String key, int attempt, StoredResponse r)
-            throws SQLException {
-        return IdempotencySql.bindCompletion(ps, i, scope, key, attempt, r.status(), r.headers(), r.body(), clock.instant());
-    }
-
-    private void bindCompletion(PreparedStatement ps, String scope, String key, int attempt, StoredResponse r)
-            throws SQLException {
-        bindCompletion(ps, 1, scope, key, attempt, r);
-    }
-
-    /**
-     * When a retry should come back while the claim taken at {@code claimedAt} still runs: about as long
-     * again as it has run (a request that took 300 ms so far is likely done soon, one at 8 s may need
-     * another 8), at least {@link #retryAfter}, at most the rest of the lease (after it a retry may take
-     * the key over). Whole seconds, at least 1: HTTP's Retry-After counts seconds. {@code claimedAt} is
-     * derived from {@code locked_until} and this instance's lease; instances with other leases only skew it.
-     */
-    private Duration retryAfter(Instant now, Instant claimedAt, Instant lockedUntil) {
-        Duration running = Duration.between(claimedAt, now);
-        Duration rest = Duration.between(now, lockedUntil);
-        Duration wait = running.compareTo(retryAfter) < 0 ? retryAfter : running;
-        if (wait.compareTo(rest) > 0) {
-            wait = rest;
-        }
-        long millis = wait.toMillis();
-        return Duration.ofSeconds(Math.max(1, (millis + 999) / 1000));
-    }
-
-    private static void requireName(String what, String value, int maxLength, String meaning) {
-        if (value == null || value.isBlank()) {
-            throw new IllegalArgumentException(what + " must not be blank: it is " + meaning);
-        }
-        if (value.length() > maxLength) {
-            throw new IllegalArgumentException(what + " is " + value.length() + " characters long; at most " + maxLength
-                    + " are allowed");
-        }
-        for (int i = 0; i < value.length(); i++) {
-            char ch = value.charAt(i);
-            if (ch < 0x20 || ch == 0x7f) {
-                throw new IllegalArgumentException(what + " must not contain control characters");
-            }
-        }
     }
 
     public String schema() {
@@ -601,7 +294,7 @@ public final class IdempotencyKeys {
         return keepTombstones;
     }
 
-    /** The writer whose transactions carry {@link IdempotentOutboxWork}'s events. */
+    /** The writer whose transactions carry the work's events. */
     public OutboxWriter writer() {
         return writer;
     }
@@ -662,7 +355,7 @@ public final class IdempotencyKeys {
 
         /** The retention window of one scope. */
         public Builder retention(String scope, Duration retention) {
-            requireName("retention scope", scope, MAX_SCOPE_LENGTH, "the scope this window applies to");
+            IdempotencyEngine.requireName("retention scope", scope, MAX_SCOPE_LENGTH, "the scope this window applies to");
             scopeRetention.put(scope, retention);
             return this;
         }
@@ -690,7 +383,7 @@ public final class IdempotencyKeys {
         }
 
         /**
-         * The writer for {@link IdempotentOutboxWork}'s events. Default: {@link WriteMode#KEEP}
+         * The writer for the work's events. Default: {@link WriteMode#KEEP}
          * in the same schema, with this builder's meter registry.
          */
         public Builder writer(OutboxWriter writer) {

@@ -11,4 +11,10 @@ public class KeyReusedWithDifferentRequestException extends IdempotencyException
         super(scope, key, "idempotency key '" + key + "' in scope '" + scope + "' was already used for a different request; "
                 + "a key identifies one request: send a new key for a new request, or resend the original request unchanged");
     }
+
+    /** 422 Unprocessable Content. */
+    @Override
+    public int httpStatus() {
+        return 422;
+    }
 }

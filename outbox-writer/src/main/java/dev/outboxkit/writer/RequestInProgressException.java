@@ -22,4 +22,10 @@ public class RequestInProgressException extends IdempotencyException {
     public Duration retryAfter() {
         return retryAfter;
     }
+
+    /** 409 Conflict, with {@code Retry-After: }{@link #retryAfter()}. */
+    @Override
+    public int httpStatus() {
+        return 409;
+    }
 }

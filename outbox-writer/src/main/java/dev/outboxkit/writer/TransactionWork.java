@@ -3,7 +3,8 @@ package dev.outboxkit.writer;
 import java.sql.Connection;
 
 /**
- * Work that {@link OutboxWriter#inTransaction} runs in a transaction it commits for you.
+ * Work that {@link OutboxWriter#inTransaction} runs in a transaction it commits for you; with
+ * {@code T = StoredResponse}, the work of an idempotent request ({@link IdempotencyKeys#execute}).
  *
  * @param <T> what the work returns
  */

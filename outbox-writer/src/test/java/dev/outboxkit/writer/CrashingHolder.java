@@ -20,7 +20,7 @@ public final class CrashingHolder {
         ds.setUser(args[1]);
         ds.setPassword(args[2]);
         IdempotencyKeys keys = IdempotencyKeys.builder().build();
-        keys.execute(ds, args[3], args[4], "{\"amount\": 5}", c -> {
+        keys.execute(ds, args[3], args[4], "{\"amount\": 5}", (c, tx) -> {
             try (Statement s = c.createStatement()) {
                 s.executeUpdate("INSERT INTO effect (idem_key, note) VALUES ('" + args[4] + "', 'crashed holder')");
             }

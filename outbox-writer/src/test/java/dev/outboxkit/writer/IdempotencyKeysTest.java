@@ -8,6 +8,10 @@ import dev.outboxkit.testkit.JavaProcess;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.writer.TestSupport.MutableClock;
+import dev.outboxkit.writer.internal.RoundTrip;
+import dev.outboxkit.writer.internal.idempotency.IdempotencyEngine;
+import dev.outboxkit.writer.internal.idempotency.IdempotencyEngine.Ending;
+import dev.outboxkit.writer.internal.idempotency.WorkTransaction;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
@@ -20,6 +24,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -43,7 +48,7 @@ class IdempotencyKeysTest {
     }
 
     /** The effect: one row, one outbox event, a 201 with the run number. */
-    private IdempotentOutboxWork work(String key) {
+    private TransactionWork<StoredResponse> work(String key) {
         return (c, tx) -> {
             int run = runs.incrementAndGet();
             try (Statement s = c.createStatement()) {
@@ -111,39 +116,75 @@ class IdempotencyKeysTest {
         assertThat(registry.get("outbox.idempotency.requests").tag("outcome", "executed").counter().count()).isEqualTo(1);
     }
 
+    /** The engine under the adapters, on a transaction of the caller's: claim, release, fence, complete, replay. */
     @Test
-    void theStepByStepProtocolClaimsCompletesInTheCallersTransactionAndReleases(TestDatabase db) throws Exception {
-        IdempotencyKeys keys = IdempotencyKeys.builder().build();
+    void theEngineClaimsReleasesFencesAndCompletesInTheCallersTransaction(TestDatabase db) throws Exception {
+        IdempotencyEngine engine = IdempotencyEngine.of(IdempotencyKeys.builder().build());
         byte[] hash = IdempotencyKeys.requestHash(BODY);
-        IdempotencyClaim claim = keys.claim(db.dataSource(), "steps", "s-1", hash);
+        IdempotencyEngine.Claim claim = engine.claim(db.dataSource(), "steps", "s-1", hash);
         assertThat(claim.attempt()).isEqualTo(1);
-        assertThat(claim.replay()).isEmpty();
-        assertThatThrownBy(() -> keys.claim(db.dataSource(), "steps", "s-1", hash)).isInstanceOf(RequestInProgressException.class);
-        // completed in a transaction that rolls back: nothing stored, the claim still held
+        assertThat(claim.held()).isTrue();
+        assertThatThrownBy(() -> engine.claim(db.dataSource(), "steps", "s-1", hash)).isInstanceOf(RequestInProgressException.class);
+        // an outcome that is not final: the work rolls back and the claim is released
         try (Connection c = db.connect()) {
-            c.setAutoCommit(false);
-            assertThat(keys.complete(c, claim, StoredResponse.of(201, "first"))).isTrue();
-            c.rollback();
+            assertThat(engine.run(claim, new PlainTransaction(c), Optional::empty).ending()).isEqualTo(Ending.RELEASED);
         }
-        keys.release(db.dataSource(), claim, null);
-        IdempotencyClaim second = keys.claim(db.dataSource(), "steps", "s-1", hash);
+        IdempotencyEngine.Claim second = engine.claim(db.dataSource(), "steps", "s-1", hash);
         assertThat(second.attempt()).as("released: the retry takes the key at once").isEqualTo(2);
         try (Connection c = db.connect()) {
-            assertThat(keys.complete(c, claim, StoredResponse.of(201, "stale"))).as("fenced by the attempt").isFalse();
+            assertThat(engine.run(claim, new PlainTransaction(c), () -> Optional.of(StoredResponse.of(201, "stale"))).ending())
+                    .as("fenced by the attempt").isEqualTo(Ending.CLAIM_LOST);
         }
         try (Connection c = db.connect()) {
-            c.setAutoCommit(false);
-            assertThat(keys.complete(c, second, StoredResponse.of(201, "second"))).isTrue();
-            c.commit();
+            assertThat(engine.run(second, new PlainTransaction(c), () -> Optional.of(StoredResponse.of(201, "second"))))
+                    .isEqualTo(new IdempotencyEngine.Outcome(Ending.EXECUTED, StoredResponse.of(201, "second")));
         }
-        IdempotencyClaim replay = keys.claim(db.dataSource(), "steps", "s-1", hash);
-        assertThat(replay.replay()).hasValueSatisfying(r -> assertThat(r.bodyAsString()).isEqualTo("second"));
+        IdempotencyEngine.Claim replay = engine.claim(db.dataSource(), "steps", "s-1", hash);
+        assertThat(replay.held()).isFalse();
+        assertThat(replay.replay().bodyAsString()).isEqualTo("second");
         try (Connection c = db.connect()) {
-            assertThatThrownBy(() -> keys.complete(c, replay, StoredResponse.of(200, "x")))
+            assertThatThrownBy(() -> engine.run(replay, new PlainTransaction(c), () -> Optional.of(StoredResponse.of(200, "x"))))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("replay");
         }
-        assertThatThrownBy(() -> keys.claim(db.dataSource(), "steps", "s-1", new byte[3]))
+        assertThatThrownBy(() -> engine.claim(db.dataSource(), "steps", "s-1", new byte[3]))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("SHA-256");
+    }
+
+    /** The smallest {@link WorkTransaction}: a plain connection, the completion run just before COMMIT. */
+    private record PlainTransaction(Connection c) implements WorkTransaction {
+        PlainTransaction {
+            try {
+                c.setAutoCommit(false);
+            } catch (SQLException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+
+        @Override
+        public void commit(RoundTrip completion) throws SQLException {
+            try {
+                completion.execute(c);
+                c.commit();
+            } catch (SQLException e) {
+                c.rollback();
+                throw e;
+            }
+        }
+
+        @Override
+        public void rollback(Throwable cause) {
+            try {
+                c.rollback();
+            } catch (SQLException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+
+        @Override
+        public <T> T alone(KeyStatement<T> statement) throws SQLException {
+            c.setAutoCommit(true);
+            return statement.run(c);
+        }
     }
 
     @Test
@@ -195,13 +236,13 @@ class IdempotencyKeysTest {
         assertThat(events(db, "k-3")).isEqualTo(1);
         assertThat(db.count("SELECT attempt FROM idempotency_key WHERE idem_key = 'k-3'")).isEqualTo(2);
         // a failing statement in the work is transient too, and rethrown as it is
-        assertThatThrownBy(() -> keys.execute(db.dataSource(), "transfers", "k-3b", BODY, c -> {
+        assertThatThrownBy(() -> keys.execute(db.dataSource(), "transfers", "k-3b", BODY, (c, tx) -> {
             try (Statement s = c.createStatement()) {
                 s.execute("SELECT 1 / 0");
             }
             return StoredResponse.of(200, "unreachable");
         })).isInstanceOf(SQLException.class).hasMessageContaining("division by zero");
-        assertThat(keys.execute(db.dataSource(), "transfers", "k-3b", BODY, c -> StoredResponse.of(200, "ok")).replayed())
+        assertThat(keys.execute(db.dataSource(), "transfers", "k-3b", BODY, (c, tx) -> StoredResponse.of(200, "ok")).replayed())
                 .isFalse();
     }
 
@@ -353,7 +394,7 @@ class IdempotencyKeysTest {
         DataSource ds = db.dataSource();
         StoredResponse created = keys.execute(ds, "transfers", "p-1", BODY, work("p-1")).response();
         keys.execute(ds, "quotes", "p-2", BODY, work("p-2"));
-        keys.execute(ds, "transfers", "p-3", BODY, c -> {
+        keys.execute(ds, "transfers", "p-3", BODY, (c, tx) -> {
             throw new TerminalFailureException(StoredResponse.of(404, "no such account"));
         });
         clock.advance(Duration.ofHours(3));

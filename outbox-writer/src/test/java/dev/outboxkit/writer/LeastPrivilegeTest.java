@@ -62,13 +62,13 @@ class LeastPrivilegeTest {
                 tx.add(TestSupport.event("k1", 1));
                 return StoredResponse.of(201, "ok");
             });
-            assertThat(idempotency.execute(as(db, keys), "s", "k1", "{}", c -> StoredResponse.of(500, "no")).replayed()).isTrue();
-            assertThatThrownBy(() -> idempotency.execute(as(db, keys), "s", "k2", "{}", c -> {
+            assertThat(idempotency.execute(as(db, keys), "s", "k1", "{}", (c, tx) -> StoredResponse.of(500, "no")).replayed()).isTrue();
+            assertThatThrownBy(() -> idempotency.execute(as(db, keys), "s", "k2", "{}", (c, tx) -> {
                 throw new IllegalStateException("transient");
             })).isInstanceOf(IllegalStateException.class);
             clock.advance(Duration.ofHours(25));
             assertThat(idempotency.purgeExpired(as(db, keys))).isEqualTo(2);
-            assertThatThrownBy(() -> idempotency.execute(as(db, keys), "s", "k1", "{}", c -> StoredResponse.of(500, "no")))
+            assertThatThrownBy(() -> idempotency.execute(as(db, keys), "s", "k1", "{}", (c, tx) -> StoredResponse.of(500, "no")))
                     .isInstanceOf(IdempotencyKeyExpiredException.class);
             assertThat(db.count("SELECT count(*) FROM outbox_event")).isEqualTo(2);
         } finally {

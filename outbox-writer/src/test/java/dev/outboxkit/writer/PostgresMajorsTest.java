@@ -71,11 +71,11 @@ class PostgresMajorsTest {
             }
             IdempotencyKeys keys = IdempotencyKeys.builder().build();
             String body = "{\"a\": 1}";
-            assertThat(keys.execute(db.dataSource(), "s", "k", body, c -> StoredResponse.of(201, "made")).replayed()).isFalse();
-            IdempotentResult replay = keys.execute(db.dataSource(), "s", "k", "{ \"a\" : 1.0 }", c -> StoredResponse.of(500, "no"));
+            assertThat(keys.execute(db.dataSource(), "s", "k", body, (c, tx) -> StoredResponse.of(201, "made")).replayed()).isFalse();
+            IdempotentResult replay = keys.execute(db.dataSource(), "s", "k", "{ \"a\" : 1.0 }", (c, tx) -> StoredResponse.of(500, "no"));
             assertThat(replay.replayed()).isTrue();
             assertThat(replay.response().bodyAsString()).isEqualTo("made");
-            assertThatThrownBy(() -> keys.execute(db.dataSource(), "s", "k", "{\"a\": 2}", c -> StoredResponse.of(500, "no")))
+            assertThatThrownBy(() -> keys.execute(db.dataSource(), "s", "k", "{\"a\": 2}", (c, tx) -> StoredResponse.of(500, "no")))
                     .isInstanceOf(KeyReusedWithDifferentRequestException.class);
         } finally {
             server.drop(db);

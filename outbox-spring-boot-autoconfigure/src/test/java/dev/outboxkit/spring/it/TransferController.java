@@ -96,6 +96,28 @@ class TransferController {
         return ResponseEntity.status(201).body("{\"id\":\"" + id + "\"}");
     }
 
+    /** Tests: while set, /outcomes counts {@link #outcomeHolding} down after its work and waits for this to open. */
+    volatile CountDownLatch outcomeRelease;
+    volatile CountDownLatch outcomeHolding;
+
+    /** The idempotency outcome suite's endpoint (SpringFilterOutcomesTest): a transfer, then 201; over 1000 refused for good. */
+    @Idempotent
+    @PostMapping("/outcomes")
+    ResponseEntity<String> outcome(@RequestBody TransferRequest request) throws InterruptedException {
+        UUID id = transfer(request.from(), request.to(), request.amount());
+        CountDownLatch release = outcomeRelease;
+        if (release != null) {
+            outcomeHolding.countDown();
+            if (!release.await(60, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("the test never released /outcomes");
+            }
+        }
+        if (request.amount() > 1000) {
+            throw new TerminalFailureException(StoredResponse.json(402, "{\"error\":\"over the limit\"}"));
+        }
+        return ResponseEntity.status(201).body("{\"id\":\"" + id + "\"}");
+    }
+
     /** Loses its database session just before the COMMIT: the outcome is unknown. */
     @Idempotent
     @PostMapping("/fragile")

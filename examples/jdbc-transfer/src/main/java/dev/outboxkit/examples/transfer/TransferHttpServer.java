@@ -9,10 +9,9 @@ import dev.outboxkit.core.EventIds;
 import dev.outboxkit.core.InvalidEventException;
 import dev.outboxkit.sql.Migrations;
 import dev.outboxkit.writer.CommitOutcomeUnknownException;
-import dev.outboxkit.writer.IdempotencyKeyExpiredException;
+import dev.outboxkit.writer.IdempotencyException;
 import dev.outboxkit.writer.IdempotencyKeys;
 import dev.outboxkit.writer.IdempotentResult;
-import dev.outboxkit.writer.KeyReusedWithDifferentRequestException;
 import dev.outboxkit.writer.OutboxMessage;
 import dev.outboxkit.writer.OutboxTransaction;
 import dev.outboxkit.writer.RequestInProgressException;
@@ -156,12 +155,10 @@ public final class TransferHttpServer implements AutoCloseable {
             send(exchange, result.response(), result.replayed() ? Map.of(REPLAYED, "true") : Map.of());
         } catch (IllegalArgumentException e) {
             send(exchange, problem(400, e.getMessage()), Map.of());
-        } catch (RequestInProgressException e) {
-            send(exchange, problem(409, e.getMessage()), Map.of("Retry-After", Long.toString(e.retryAfter().toSeconds())));
-        } catch (KeyReusedWithDifferentRequestException e) {
-            send(exchange, problem(422, e.getMessage()), Map.of());
-        } catch (IdempotencyKeyExpiredException e) {
-            send(exchange, problem(410, e.getMessage()), Map.of());
+        } catch (IdempotencyException e) {
+            // 409 (+ Retry-After), 422 or 410: the status each refusal carries
+            send(exchange, problem(e.httpStatus(), e.getMessage()), e instanceof RequestInProgressException inProgress
+                    ? Map.of("Retry-After", Long.toString(inProgress.retryAfter().toSeconds())) : Map.of());
         } catch (CommitOutcomeUnknownException e) {
             send(exchange, problem(503, "the outcome is unknown (the database connection failed during commit); retry "
                     + "with the same Idempotency-Key"), Map.of("Retry-After", "1"));

@@ -85,7 +85,7 @@ class TransferHttpServerTest {
             String slow = "{\"from\": \"alice\", \"to\": \"bob\", \"amount\": 5}";
             CompletableFuture<Object> holder = CompletableFuture.supplyAsync(() -> {
                 try {
-                    return keys.execute(db.dataSource(), TransferHttpServer.SCOPE, "key-5", slow, c -> {
+                    return keys.execute(db.dataSource(), TransferHttpServer.SCOPE, "key-5", slow, (c, tx) -> {
                         holding.countDown();
                         release.await();
                         return StoredResponse.json(201, "{}");

@@ -1,4 +1,4 @@
-package dev.outboxkit.writer.internal;
+package dev.outboxkit.writer.internal.idempotency;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -14,7 +14,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * Not API: public for {@code dev.outboxkit.writer.IdempotencyKeys}.
+ * Not API: public for {@code dev.outboxkit.writer.IdempotencyKeys} and {@link IdempotencyEngine}.
  *
  * <p>The statements on {@code idempotency_key} (and its tombstones) for one validated schema, and
  * how their parameters are bound. The purge is {@link IdempotencyPurge}'s.

@@ -1,4 +1,4 @@
-package dev.outboxkit.writer.internal;
+package dev.outboxkit.writer.internal.idempotency;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -10,7 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * Not API: public for {@code dev.outboxkit.writer.IdempotencyKeys}.
+ * Not API: public for {@code dev.outboxkit.writer.IdempotencyKeys} and {@link IdempotencyEngine}.
  *
  * <p>Deletes keys older than their scope's retention window, in batches of 5000 (each
  * its own statement, so each its own transaction with autocommit on), keeping a tombstone of each

@@ -1,11 +1,11 @@
-package dev.outboxkit.writer.internal;
+package dev.outboxkit.writer.internal.idempotency;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 
 /**
- * Not API: public for {@code dev.outboxkit.writer.IdempotencyKeys}.
+ * Not API: public for {@code dev.outboxkit.writer.IdempotencyKeys} and {@link IdempotencyEngine}.
  *
  * <p>The idempotency keys' meters; names are listed in outbox-writer/README.md, "Metrics".
  */
