@@ -167,6 +167,13 @@ public class OutboxkitAutoConfiguration {
         return new SpringOutboxWriter(writer, dataSource);
     }
 
+    /** Domain events with {@link ToOutbox} or an {@link OutboxEventMapper} become outbox events. */
+    @Bean
+    @ConditionalOnMissingBean
+    DomainEventsToOutbox outboxkitDomainEvents(SpringOutboxWriter outbox, ObjectProvider<OutboxEventMapper<?>> mappers) {
+        return new DomainEventsToOutbox(outbox, mappers.orderedStream().toList());
+    }
+
     @Bean
     @ConditionalOnMissingBean
     IdempotencyKeys idempotencyKeys(OutboxkitProperties properties, OutboxWriter writer,
