@@ -91,9 +91,9 @@ class DomainEventsTest extends JdbcAppTest {
         String id = newId();
         orders.publish(id, false, new OrderViewed(id), "a string event");
         assertThat(rows(id)).isEmpty();
-        assertThat(viewed.seen).contains(new OrderViewed(id));
+        assertThat(viewed.seen).containsOnlyOnce(new OrderViewed(id));
         events.publishEvent(new OrderViewed(id));   // outside a transaction too: not ours, not refused
-        assertThat(viewed.seen).containsExactly(new OrderViewed(id), new OrderViewed(id));
+        assertThat(viewed.seen).filteredOn(new OrderViewed(id)::equals).hasSize(2);
     }
 
     @Test
