@@ -5,6 +5,7 @@ import dev.outboxkit.consumer.LateArrivalException;
 import dev.outboxkit.core.InvalidEventException;
 import dev.outboxkit.core.Identifiers;
 import dev.outboxkit.core.OutboxTables;
+import dev.outboxkit.spring.internal.WriteObserver;
 import dev.outboxkit.sql.Migrations;
 import dev.outboxkit.writer.IdempotencyKeys;
 import dev.outboxkit.writer.OutboxWriter;
@@ -163,8 +164,16 @@ public class OutboxkitAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    SpringOutboxWriter springOutboxWriter(OutboxWriter writer, DataSource dataSource) {
-        return new SpringOutboxWriter(writer, dataSource);
+    SpringOutboxWriter springOutboxWriter(OutboxWriter writer, DataSource dataSource,
+                                          ObjectProvider<WriteObserver> observers) {
+        return new SpringOutboxWriter(writer, dataSource, observers.orderedStream().toList());
+    }
+
+    /** Domain events with {@link ToOutbox} or an {@link OutboxEventMapper} become outbox events. */
+    @Bean
+    @ConditionalOnMissingBean
+    DomainEventsToOutbox outboxkitDomainEvents(SpringOutboxWriter outbox, ObjectProvider<OutboxEventMapper<?>> mappers) {
+        return new DomainEventsToOutbox(outbox, mappers.orderedStream().toList());
     }
 
     @Bean

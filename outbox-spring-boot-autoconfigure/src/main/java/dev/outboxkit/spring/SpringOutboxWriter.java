@@ -1,5 +1,6 @@
 package dev.outboxkit.spring;
 
+import dev.outboxkit.spring.internal.WriteObserver;
 import dev.outboxkit.writer.OutboxMessage;
 import dev.outboxkit.writer.OutboxWriter;
 import java.sql.Connection;
@@ -39,11 +40,18 @@ public final class SpringOutboxWriter {
 
     private final OutboxWriter writer;
     private final DataSource dataSource;
+    private final List<WriteObserver> observers;
     private final SQLExceptionTranslator translator = new SQLStateSQLExceptionTranslator();
 
     public SpringOutboxWriter(OutboxWriter writer, DataSource dataSource) {
+        this(writer, dataSource, List.of());
+    }
+
+    /** With {@code observers} told of every write (outbox-spring-boot-test's recorder). */
+    SpringOutboxWriter(OutboxWriter writer, DataSource dataSource, List<WriteObserver> observers) {
         this.writer = Objects.requireNonNull(writer, "writer");
         this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+        this.observers = List.copyOf(observers);
     }
 
     /**
@@ -60,7 +68,14 @@ public final class SpringOutboxWriter {
         Objects.requireNonNull(messages, "messages");
         Connection c = transactionalConnection(dataSource, "write outbox events");
         try {
-            return writer.write(c, messages);
+            List<UUID> ids = writer.write(c, messages);
+            if (!observers.isEmpty()) {
+                List<OutboxMessage> written = List.copyOf(messages);
+                for (WriteObserver o : observers) {
+                    o.written(c, written, ids);
+                }
+            }
+            return ids;
         } catch (SQLException e) {
             throw translate(translator, "writing " + messages.size() + " outbox event(s)", e);
         } finally {

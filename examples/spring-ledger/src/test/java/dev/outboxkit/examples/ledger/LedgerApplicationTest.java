@@ -3,9 +3,6 @@ package dev.outboxkit.examples.ledger;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.outboxkit.testkit.OutboxTestkit;
-import dev.outboxkit.testkit.TestDatabase;
-import dev.outboxkit.testkit.TestKafka;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -13,10 +10,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 
 /**
  * The sample service with nothing of outboxkit but outbox-spring-boot-starter on its class path,
@@ -25,21 +19,9 @@ import org.springframework.test.context.DynamicPropertySource;
  * feeds the listener through the inbox. One transfer over real HTTP, its retry replayed, the
  * effect downstream once.
  */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
-class LedgerApplicationTest {
+class LedgerApplicationTest extends LedgerTest {
 
     static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
-
-    @DynamicPropertySource
-    static void infrastructure(DynamicPropertyRegistry registry) {
-        TestDatabase db = OutboxTestkit.postgres().newEmptyDatabase();   // the app's migration applies the outboxkit schema
-        TestKafka kafka = OutboxTestkit.kafka();
-        kafka.createTopic("outbox.event.transfer", 3);
-        registry.add("spring.datasource.url", db::jdbcUrl);
-        registry.add("spring.datasource.username", db::user);
-        registry.add("spring.datasource.password", db::password);
-        registry.add("spring.kafka.bootstrap-servers", kafka::bootstrapServers);
-    }
 
     @LocalServerPort
     int port;
