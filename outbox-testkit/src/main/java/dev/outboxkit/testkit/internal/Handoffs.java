@@ -1,12 +1,17 @@
 package dev.outboxkit.testkit.internal;
 
 import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
 
 /**
  * Not API: the relays' handoff tests measure a handoff's gap as the worst delay (Kafka record timestamp minus the
@@ -50,6 +55,41 @@ public final class Handoffs {
             out.add(worst);
         }
         return out;
+    }
+
+    /** The relays' announcement of a lease release (outbox-core's {@code LeaseTable.RELEASED_CHANNEL}). */
+    public static final String RELEASED_CHANNEL = "outboxkit_lease_released";
+
+    /** Makes {@code c} LISTEN for lease releases; {@link #awaitRelease} then reports them. */
+    public static void listen(Connection c) throws SQLException {
+        c.setAutoCommit(true);
+        try (Statement s = c.createStatement()) {
+            s.execute("LISTEN " + RELEASED_CHANNEL);
+        }
+    }
+
+    /**
+     * When (epoch millis, on receipt) the first release announcement reached {@code c} since the last call, waiting
+     * up to {@code timeoutMillis}; -1 when none came.
+     */
+    public static long awaitRelease(Connection c, int timeoutMillis) throws SQLException {
+        long deadline = System.currentTimeMillis() + timeoutMillis;
+        long left;
+        while ((left = deadline - System.currentTimeMillis()) > 0) {
+            PGNotification[] notes = c.unwrap(PGConnection.class).getNotifications((int) left);
+            if (notes != null && notes.length > 0) {
+                return System.currentTimeMillis();
+            }
+        }
+        return -1;
+    }
+
+    /** Drops the announcements {@code c} received so far (a rebalance announces its releases too). */
+    public static void forgetReleases(Connection c) throws SQLException {
+        try (Statement s = c.createStatement()) {
+            s.execute("SELECT 1"); // reads what the server sent meanwhile
+        }
+        c.unwrap(PGConnection.class).getNotifications();
     }
 
     /** "p50 x ms, max y ms" of {@code millis}. */

@@ -361,6 +361,7 @@ public final class PollingRelay implements Relay {
                 }
                 return;
             }
+            long stopBegan = System.nanoTime();
             claimLoop.stop();
             if (listener != null) {
                 listener.stop();
@@ -368,6 +369,8 @@ public final class PollingRelay implements Relay {
             join(claimLoopThread, settings.ackTimeout().plusSeconds(30));
             // the last batch is committed: its partitions go to the others first, everything else after
             leases.leave();
+            log.info("poll relay {}: handed over {} ms after the stop began (the batch in flight, then the release)",
+                    settings.instanceId(), (System.nanoTime() - stopBegan) / 1_000_000);
             heartbeat.shutdown();
             awaitQuietly(heartbeat);
             join(watcher, Duration.ofSeconds(5));
