@@ -24,7 +24,30 @@ public final class Handoffs {
     public record Window(long fromMillis, long toMillis) {
     }
 
+    /** Handoffs per test run: 3, or OUTBOXKIT_HANDOFFS from the environment (more for measuring). */
+    public static final int COUNT = Integer.parseInt(System.getenv().getOrDefault("OUTBOXKIT_HANDOFFS", "3"));
+
+    /** A relay to stop. */
+    public interface Stoppable {
+        void close() throws Exception;
+    }
+
     private Handoffs() {
+    }
+
+    /**
+     * Stops {@code relay} gracefully and returns the stop's window; fails unless the stop announced its lease release
+     * on {@code listener} ({@link #listen}): without it the others learn of it only at their next look.
+     */
+    public static Window stop(Stoppable relay, Connection listener) throws Exception {
+        forgetReleases(listener);
+        long from = System.currentTimeMillis();
+        relay.close();
+        long to = System.currentTimeMillis();
+        if (awaitRelease(listener, 5_000) < 0) {
+            throw new AssertionError("the stop announced no lease release on " + RELEASED_CHANNEL);
+        }
+        return new Window(from, to);
     }
 
     /** A record's delay in ms: its timestamp (the producer's send time) minus its event's createdAt. */
