@@ -137,6 +137,11 @@ class KubernetesTest {
         Duration deadline = Duration.parse(config.path("data").path("OUTBOX_SHUTDOWN_DEADLINE").asText());
         assertThat(Duration.ofSeconds(pod.path("spec").path("terminationGracePeriodSeconds").asLong()))
                 .isGreaterThan(deadline);
+        // a gapless rolling update: a new pod is ready (and warm) before an old one stops, and SIGTERM itself starts
+        // the handoff (a preStop sleep would only postpone it)
+        assertThat(deployment.path("spec").path("strategy").path("rollingUpdate").path("maxUnavailable").asInt(-1)).isZero();
+        assertThat(deployment.path("spec").path("minReadySeconds").asInt()).isGreaterThanOrEqualTo(5);
+        assertThat(container.path("lifecycle").has("preStop")).as("no preStop hook on the relay").isFalse();
         assertThat(pod.path("spec").path("securityContext").path("runAsNonRoot").asBoolean()).isTrue();
         assertThat(container.path("securityContext").path("allowPrivilegeEscalation").asBoolean(true)).isFalse();
 

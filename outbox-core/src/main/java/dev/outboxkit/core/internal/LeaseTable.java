@@ -27,6 +27,9 @@ import java.util.Set;
  * name the token, so only the instance holding that token can extend or give back a lease. Two fence checks serve two
  * purposes: {@link #countHeld} (holder, token, not expired) before work starts, and {@link #currentFence} (the token
  * alone, no lock) before recording work that Kafka already acknowledged.
+ *
+ * <p>Giving leases back also sends {@link #RELEASED_CHANNEL} (payload: the schema) at commit, so that other instances
+ * ({@link Liveness#awaitRelease}) take them within milliseconds instead of at their next look.
  */
 public final class LeaseTable {
 
@@ -60,6 +63,10 @@ public final class LeaseTable {
     public record Holder(String holder, long fence, boolean live) {
     }
 
+    /** The NOTIFY channel on which lease releases are announced, with the schema as the payload. */
+    public static final String RELEASED_CHANNEL = "outboxkit_lease_released";
+
+    private final String schema;
     private final String lockSql;
     private final String deleteSql;
     private final String insertSql;
@@ -72,6 +79,7 @@ public final class LeaseTable {
     private final String liveKeysSql;
 
     public LeaseTable(String schema) {
+        this.schema = schema;
         OutboxTables tables = OutboxTables.in(schema);
         String lease = tables.relayLease();
         String sequence = tables.fenceSequence();
@@ -195,7 +203,7 @@ public final class LeaseTable {
         }
         try (PreparedStatement ps = c.prepareStatement(releaseSql)) {
             bindLeases(c, ps, 1, leases, holder);
-            return ps.executeUpdate();
+            return announced(c, ps.executeUpdate());
         }
     }
 
@@ -204,8 +212,19 @@ public final class LeaseTable {
         try (PreparedStatement ps = c.prepareStatement(releaseAllSql)) {
             ps.setString(1, holder);
             ps.setString(2, keyPrefix);
-            return ps.executeUpdate();
+            return announced(c, ps.executeUpdate());
         }
+    }
+
+    /** Tells the other instances (at commit: NOTIFY is transactional) that {@code released} leases are free now. */
+    private int announced(Connection c, int released) throws SQLException {
+        if (released > 0) {
+            try (PreparedStatement ps = c.prepareStatement("SELECT pg_notify('" + RELEASED_CHANNEL + "', ?)")) {
+                ps.setString(1, schema);
+                ps.execute();
+            }
+        }
+        return released;
     }
 
     /** How many of the given leases {@code holder} still holds under those tokens, unexpired. */

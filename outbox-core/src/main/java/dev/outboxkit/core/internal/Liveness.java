@@ -5,11 +5,15 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.Set;
+import java.util.concurrent.locks.ReentrantLock;
 import javax.sql.DataSource;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,7 +38,12 @@ import org.slf4j.LoggerFactory;
  * A hash collision between two instance ids only makes the other look alive (takeover at lease expiry, as without
  * this signal).
  *
- * <p>Thread-safe (its methods are synchronized: one liveness connection per instance).
+ * <p>The same connection LISTENs for {@link LeaseTable#RELEASED_CHANNEL}: an instance that stops gracefully (or
+ * rebalances) gives its leases back, and {@link #awaitRelease} wakes the others at that commit, so a handoff costs
+ * milliseconds rather than the next look at the lease table.
+ *
+ * <p>Thread-safe: one liveness connection per instance, used by one thread at a time under a fair lock (a watcher that
+ * waits for releases in a loop must not starve the heartbeat).
  */
 public final class Liveness implements AutoCloseable {
 
@@ -60,22 +69,27 @@ public final class Liveness implements AutoCloseable {
             + " AND l.classid = " + LOCK_CLASS + "::oid AND l.objid = hashtext(? || '/' || h)::oid)";
 
     private final DataSource dataSource;
+    private final String schema;
     private final String scope;
     private final String instanceId;
     private final String who;
     private final Duration trustAfterStart;
+    private final ReentrantLock lock = new ReentrantLock(true);
     private Connection connection;
     private boolean warned;
 
     /**
      * @param dataSource where the lock's connection comes from (it keeps one connection for the relay's life)
-     * @param scope      keeps instances of different schemas and relays apart, e.g. {@code public/poll}
+     * @param schema     the outboxkit schema: its lease releases wake {@link #awaitRelease}
+     * @param group      keeps the relays of one schema apart, e.g. {@code poll} (the lock's scope is
+     *                   {@code <schema>/<group>})
      * @param who        how logs name this relay, e.g. {@code poll relay relay-1}
      * @param lease      the lease duration: for this long after the database server started nobody counts as gone
      */
-    public Liveness(DataSource dataSource, String scope, String instanceId, String who, Duration lease) {
+    public Liveness(DataSource dataSource, String schema, String group, String instanceId, String who, Duration lease) {
         this.dataSource = dataSource;
-        this.scope = scope;
+        this.schema = schema;
+        this.scope = schema + "/" + group;
         this.instanceId = instanceId;
         this.who = who;
         this.trustAfterStart = lease;
@@ -85,7 +99,16 @@ public final class Liveness implements AutoCloseable {
      * Makes sure this instance holds its lock: takes it (on a new connection if the old one broke) unless held. Call
      * before taking any lease and on every heartbeat. Returns whether the lock is held; never throws.
      */
-    public synchronized boolean hold() {
+    public boolean hold() {
+        lock.lock();
+        try {
+            return holdLocked();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private boolean holdLocked() {
         if (connection != null) {
             try {
                 if (connection.isValid(2)) {
@@ -130,6 +153,9 @@ public final class Liveness implements AutoCloseable {
                 }
                 c.close();
                 return false;
+            }
+            try (Statement s = c.createStatement()) {
+                s.execute("LISTEN " + LeaseTable.RELEASED_CHANNEL);
             }
             connection = c;
             if (warned) {
@@ -178,16 +204,48 @@ public final class Liveness implements AutoCloseable {
      * {@link #gone(Connection, Collection)} on the liveness connection itself (no pool connection used): empty when
      * this instance holds no lock or the read fails.
      */
-    public synchronized Set<String> gone(Collection<String> holders) {
-        if (connection == null) {
-            return Set.of();
-        }
+    public Set<String> gone(Collection<String> holders) {
+        lock.lock();
         try {
-            return gone(connection, holders);
+            return connection == null ? Set.of() : gone(connection, holders);
         } catch (SQLException e) {
             log.debug("{}: liveness read failed ({}); the next heartbeat reconnects", who, e.toString());
             return Set.of();
+        } finally {
+            lock.unlock();
         }
+    }
+
+    /**
+     * Waits up to {@code timeout} for a lease release in this schema ({@link LeaseTable#RELEASED_CHANNEL}, announced
+     * by any instance at its commit); true when one came. Without its connection (not yet taken, broken) it waits the
+     * timeout out and returns false: the next {@link #hold()} reconnects. Blocks the other methods meanwhile, so keep
+     * the timeout short.
+     */
+    public boolean awaitRelease(Duration timeout) throws InterruptedException {
+        lock.lockInterruptibly();
+        try {
+            if (connection != null) {
+                try {
+                    PGNotification[] notes = connection.unwrap(PGConnection.class)
+                            .getNotifications((int) Math.max(1, timeout.toMillis()));
+                    if (notes != null) {
+                        for (PGNotification n : notes) {
+                            if (schema.equals(n.getParameter())) {
+                                return true;
+                            }
+                        }
+                    }
+                    return false;
+                } catch (SQLException e) {
+                    log.debug("{}: waiting for lease releases failed ({}); the next heartbeat reconnects", who, e.toString());
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+        Thread.sleep(timeout.toMillis());
+        return false;
     }
 
     /**
@@ -195,8 +253,22 @@ public final class Liveness implements AutoCloseable {
      * a graceful stop has given its leases back already.
      */
     @Override
-    public synchronized void close() {
+    public void close() {
+        lock.lock();
+        try {
+            closeLocked();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void closeLocked() {
         if (connection != null) {
+            try (Statement s = connection.createStatement()) {
+                s.execute("UNLISTEN " + LeaseTable.RELEASED_CHANNEL); // a pool's next user must not get our notifications
+            } catch (SQLException e) {
+                log.debug("{}: UNLISTEN failed: {}", who, e.toString());
+            }
             try (PreparedStatement ps = connection.prepareStatement(UNLOCK)) {
                 ps.setString(1, scope);
                 ps.setString(2, instanceId);

@@ -95,6 +95,7 @@ public final class PollingRelay implements Relay {
     private NotifyListener listener;
     private Thread listenerThread;
     private ScheduledExecutorService heartbeat;
+    private Thread watcher;
     private ScheduledExecutorService probes;
     private KafkaReachability kafka;
 
@@ -153,8 +154,8 @@ public final class PollingRelay implements Relay {
             heartbeat = Executors.newSingleThreadScheduledExecutor(daemon("outbox-poll-leases"));
             long beat = Math.min(settings.heartbeatInterval().toMillis(), 1000);
             heartbeat.scheduleWithFixedDelay(leases::heartbeat, beat, beat, TimeUnit.MILLISECONDS);
-            heartbeat.scheduleWithFixedDelay(leases::watch, LeaseManager.WATCH_MILLIS, LeaseManager.WATCH_MILLIS,
-                    TimeUnit.MILLISECONDS);
+            watcher = daemon("outbox-poll-watch").newThread(leases::watch);
+            watcher.start();
             probes = Executors.newSingleThreadScheduledExecutor(daemon("outbox-poll-metrics"));
             probes.scheduleWithFixedDelay(probe::age, 0, 2, TimeUnit.SECONDS);
             probes.scheduleWithFixedDelay(probe::count, 0, 10, TimeUnit.SECONDS);
@@ -344,8 +345,8 @@ public final class PollingRelay implements Relay {
 
     /**
      * Graceful stop: stops claiming, waits for the batch in flight to be acknowledged and
-     * committed (at most about a third of the lease duration), gives back every lease (so other
-     * instances take over at once) and closes the producer and the relay-owned pool.
+     * committed (at most about a third of the lease duration), gives back every lease (the others, told at that
+     * commit, take over within milliseconds) and then closes the producer and the relay-owned pool.
      */
     @Override
     public void close() {
@@ -360,16 +361,21 @@ public final class PollingRelay implements Relay {
                 }
                 return;
             }
+            long stopBegan = System.nanoTime();
             claimLoop.stop();
             if (listener != null) {
                 listener.stop();
             }
             join(claimLoopThread, settings.ackTimeout().plusSeconds(30));
+            // the last batch is committed: its partitions go to the others first, everything else after
+            leases.leave();
+            log.info("poll relay {}: handed over {} ms after the stop began (the batch in flight, then the release)",
+                    settings.instanceId(), (System.nanoTime() - stopBegan) / 1_000_000);
             heartbeat.shutdown();
             awaitQuietly(heartbeat);
+            join(watcher, Duration.ofSeconds(5));
             probes.shutdownNow();
             kafka.close();
-            leases.leave();
             if (listenerThread != null) {
                 join(listenerThread, Duration.ofSeconds(5));
             }

@@ -51,7 +51,7 @@ final class LeaseKeeper {
         this.duration = settings.leaseDuration();
         this.table = new LeaseTable(settings.schema());
         this.takeovers = takeovers;
-        this.liveness = new Liveness(dataSource, settings.schema() + "/" + leaseKey, instanceId,
+        this.liveness = new Liveness(dataSource, settings.schema(), leaseKey, instanceId,
                 "WAL relay " + instanceId + " on slot " + settings.slotName(), duration);
     }
 
@@ -115,6 +115,14 @@ final class LeaseKeeper {
             c.setAutoCommit(true);
             table.release(c, Map.of(leaseKey, fence), instanceId);
         }
+    }
+
+    /**
+     * A standby's wait between looks at the lease: returns early (true) when an instance gave a lease of this schema
+     * back (a graceful stop announces it at its commit), so the standby takes over within milliseconds.
+     */
+    boolean awaitRelease(Duration timeout) throws InterruptedException {
+        return liveness.awaitRelease(timeout);
     }
 
     /** Releases the liveness lock (a graceful stop, after the lease was given back). */

@@ -171,7 +171,7 @@ public final class Supervisor implements AutoCloseable {
                         role = Role.STANDBY;
                         metrics.active.set(0);
                         detail = standbyDetail();
-                        sleep(standbyPoll());
+                        awaitRelease();
                         continue;
                     }
                     log.info("acquired lease {} with fencing token {} (previous holder {}{}): taking over slot {}",
@@ -264,10 +264,20 @@ public final class Supervisor implements AutoCloseable {
 
     /**
      * How often a standby looks at the lease: 200 ms (a read of the lease row and of {@code pg_locks}, no lock), so a
-     * holder that crashed is replaced within about that much after the server closed its session.
+     * holder that crashed is replaced within about that much after the server closed its session. A lease given back
+     * on a graceful stop wakes it at once.
      */
     private Duration standbyPoll() {
         return Duration.ofMillis(200);
+    }
+
+    /** A standby's pause: until the lease is given back (announced at once) or {@link #standbyPoll()} passed. */
+    private void awaitRelease() {
+        try {
+            lease.awaitRelease(standbyPoll());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     private String standbyDetail() {
@@ -278,10 +288,6 @@ public final class Supervisor implements AutoCloseable {
         } catch (SQLException e) {
             return "standby: cannot read lease " + lease.leaseKey() + ": " + e.getMessage();
         }
-    }
-
-    private void sleep(Duration d) {
-        sleep(d.toMillis());
     }
 
     private void sleep(long millis) {

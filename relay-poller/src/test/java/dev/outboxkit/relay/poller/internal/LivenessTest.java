@@ -22,9 +22,9 @@ class LivenessTest {
 
     @Test
     void aHolderWhoseSessionIsGoneLosesItsLiveLeaseAtOnceAndALiveOneKeepsIt(TestDatabase db) throws Exception {
-        try (Liveness a = new Liveness(db.dataSource(), "public/poll", "a", "test a", Duration.ZERO);
-             Liveness b = new Liveness(db.dataSource(), "public/poll", "b", "test b", Duration.ZERO);
-             Liveness otherSchema = new Liveness(db.dataSource(), "other/poll", "a", "test a elsewhere", Duration.ZERO);
+        try (Liveness a = new Liveness(db.dataSource(), "public", "poll", "a", "test a", Duration.ZERO);
+             Liveness b = new Liveness(db.dataSource(), "public", "poll", "b", "test b", Duration.ZERO);
+             Liveness otherSchema = new Liveness(db.dataSource(), "other", "poll", "a", "test a elsewhere", Duration.ZERO);
              Connection c = db.dataSource().getConnection()) {
             assertThat(a.hold()).isTrue();
             assertThat(a.hold()).as("held: nothing to do").isTrue();
@@ -59,7 +59,7 @@ class LivenessTest {
 
     @Test
     void nobodyCountsAsGoneForALeaseAfterTheServerStarted(TestDatabase db) throws Exception {
-        try (Liveness watcher = new Liveness(db.dataSource(), "public/poll", "b", "test b", Duration.ofDays(365));
+        try (Liveness watcher = new Liveness(db.dataSource(), "public", "poll", "b", "test b", Duration.ofDays(365));
              Connection c = db.dataSource().getConnection()) {
             assertThat(watcher.gone(c, Set.of("never-started"))).as("the server started less than a 'lease' ago").isEmpty();
         }
@@ -67,8 +67,8 @@ class LivenessTest {
 
     @Test
     void aSecondProcessWithTheSameIdDoesNotGetTheLock(TestDatabase db) throws Exception {
-        try (Liveness first = new Liveness(db.dataSource(), "public/poll", "same", "first", Duration.ZERO);
-             Liveness second = new Liveness(db.dataSource(), "public/poll", "same", "second", Duration.ZERO)) {
+        try (Liveness first = new Liveness(db.dataSource(), "public", "poll", "same", "first", Duration.ZERO);
+             Liveness second = new Liveness(db.dataSource(), "public", "poll", "same", "second", Duration.ZERO)) {
             assertThat(first.hold()).isTrue();
             assertThat(second.hold()).isFalse();
             first.close();
