@@ -75,18 +75,25 @@ class GuardrailsTest {
             relay.start();
             await().atMost(Duration.ofSeconds(90)).until(() -> relay.health().ready());
             try (BackgroundWriter writer = new BackgroundWriter(db, history, topic, 30, 3)) {
+                String activeSlot = "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '"
+                        + CdcTestSupport.slotFor(db) + "' AND active";
                 for (int i = 0; i < 2; i++) {
-                    Thread.sleep(1_500);
+                    // events flow through the walsender before it is ended, and it is there to end: conditions, not
+                    // a fixed pause (the walsender may still be starting on a loaded machine)
+                    long before = writer.committed();
+                    await().atMost(Duration.ofSeconds(60)).until(() -> writer.committed() >= before + 20);
+                    await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(100))
+                            .until(() -> db.count(activeSlot) == 1);
                     long terminated = db.count("SELECT count(*) FROM pg_replication_slots s, "
                             + "LATERAL pg_terminate_backend(s.active_pid) t WHERE s.slot_name = '" + CdcTestSupport.slotFor(db)
                             + "' AND s.active AND t");
                     log.info("terminated {} walsender(s) of the relay", terminated);
                     assertThat(terminated).isEqualTo(1);
-                    await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(200)).until(() -> db.count(
-                            "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" + CdcTestSupport.slotFor(db)
-                                    + "' AND active") == 1);
+                    await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(200))
+                            .until(() -> db.count(activeSlot) == 1);
                 }
-                Thread.sleep(1_000);
+                long beforeClose = writer.committed();
+                await().atMost(Duration.ofSeconds(60)).until(() -> writer.committed() >= beforeClose + 20);
                 writer.close();
                 long committed = writer.committed();
                 await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofSeconds(1))
