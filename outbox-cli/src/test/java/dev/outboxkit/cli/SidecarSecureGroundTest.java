@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.outboxkit.testkit.DocumentedGrants;
 import dev.outboxkit.testkit.JavaProcess;
+import dev.outboxkit.testkit.OutboxTestkit;
 import dev.outboxkit.testkit.Readiness;
 import dev.outboxkit.testkit.SecureGround;
 import dev.outboxkit.testkit.SecureKafka;
@@ -27,10 +28,7 @@ import java.util.UUID;
 import java.util.stream.Collectors;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.resource.ResourceType;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -40,22 +38,10 @@ import org.junit.jupiter.api.io.TempDir;
  * its own role with exactly its README's grants. The Kafka settings come as {@code kafka.*} keys of the
  * {@code --config} file, the way a Kubernetes secret mounts them. Both sidecars run at once.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class SidecarSecureGroundTest {
 
-    private SecureGround ground;
-
-    @BeforeAll
-    void start() {
-        ground = SecureGround.start(Map.of());
-    }
-
-    @AfterAll
-    void stop() {
-        if (ground != null) {
-            ground.close();
-        }
-    }
+    /** Shared with the module's other secure-ground class: its start costs more than the tests on it. */
+    private final SecureGround ground = OutboxTestkit.secureGround();
 
     @Test
     void bothSidecarsPublishWithExactlyTheirRights(@TempDir Path dir) throws Exception {
