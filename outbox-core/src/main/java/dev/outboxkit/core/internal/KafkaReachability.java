@@ -9,10 +9,12 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.DescribeClusterOptions;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.errors.SslAuthenticationException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -79,6 +81,46 @@ public final class KafkaReachability implements AutoCloseable {
         config.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) PROBE_TIMEOUT.toMillis());
         config.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) PROBE_TIMEOUT.toMillis());
         return config;
+    }
+
+    /**
+     * Refuses to start a client whose TLS handshake with the broker fails (a certificate of a CA not in its truststore,
+     * or one that does not name the host): that is a configuration error, unlike a broker that is down or a password
+     * being rotated, which readiness reports while the client waits. Asks once, within {@link #PROBE_TIMEOUT}, only
+     * when {@code security.protocol} is {@code SSL} or {@code SASL_SSL}; any other outcome returns.
+     *
+     * @param clientConfig the client's settings (bootstrap servers, security); keys an Admin client does not know are left out
+     * @param who          the client, for the message, e.g. {@code "poll relay relay-1"}
+     * @throws IllegalStateException naming the bootstrap servers and the truststore
+     */
+    public static void refuseUntrustedBroker(Map<String, Object> clientConfig, String who) {
+        String protocol = String.valueOf(clientConfig.get(CommonClientConfigs.SECURITY_PROTOCOL_CONFIG));
+        if (!protocol.equalsIgnoreCase("SSL") && !protocol.equalsIgnoreCase("SASL_SSL")) {
+            return;
+        }
+        Map<String, Object> config = adminConfig(clientConfig);
+        try (Admin admin = Admin.create(config)) {
+            admin.describeCluster(new DescribeClusterOptions().timeoutMs((int) PROBE_TIMEOUT.toMillis()))
+                    .clusterId().get(PROBE_TIMEOUT.toMillis() + 1000, TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof SslAuthenticationException tls) {
+                throw new IllegalStateException(who + " cannot start: " + OperatorActions.of(tls, config, "WRITE", null)
+                        + "; fix ssl.truststore.location (the CA that signed the broker's certificate) or the bootstrap"
+                        + " servers (a host name the certificate names) (" + rootCause(tls) + ")", tls);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (java.util.concurrent.TimeoutException | RuntimeException e) {
+            // not a TLS verdict: the reachability probe reports it in readiness
+        }
+    }
+
+    private static String rootCause(Throwable t) {
+        Throwable root = t;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        return root.getClass().getSimpleName() + ": " + root.getMessage();
     }
 
     /** Starts probing now, then on its schedule. */
