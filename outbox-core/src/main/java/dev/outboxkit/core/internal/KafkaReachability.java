@@ -36,6 +36,11 @@ public final class KafkaReachability implements AutoCloseable {
     static final Duration PROBE_TIMEOUT = Duration.ofSeconds(3);
     static final Duration HEALTHY_INTERVAL = Duration.ofSeconds(2);
     static final Duration UNHEALTHY_INTERVAL = Duration.ofSeconds(1);
+    /**
+     * The start-up TLS check waits this long for a verdict: a cold JVM's first handshake on a loaded machine can take
+     * longer than a probe may; while it waits the relay is not started, so not ready either.
+     */
+    static final Duration START_CHECK_TIMEOUT = Duration.ofSeconds(10);
 
     private final String bootstrapServers;
     private final Map<String, Object> adminConfig;
@@ -86,8 +91,8 @@ public final class KafkaReachability implements AutoCloseable {
     /**
      * Refuses to start a client whose TLS handshake with the broker fails (a certificate of a CA not in its truststore,
      * or one that does not name the host): that is a configuration error, unlike a broker that is down or a password
-     * being rotated, which readiness reports while the client waits. Asks once, within {@link #PROBE_TIMEOUT}, only
-     * when {@code security.protocol} is {@code SSL} or {@code SASL_SSL}; any other outcome returns.
+     * being rotated, which readiness reports while the client waits. Asks once, within {@link #START_CHECK_TIMEOUT},
+     * only when {@code security.protocol} is {@code SSL} or {@code SASL_SSL}; any other outcome returns.
      *
      * @param clientConfig the client's settings (bootstrap servers, security); keys an Admin client does not know are left out
      * @param who          the client, for the message, e.g. {@code "poll relay relay-1"}
@@ -99,9 +104,11 @@ public final class KafkaReachability implements AutoCloseable {
             return;
         }
         Map<String, Object> config = adminConfig(clientConfig);
+        config.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) START_CHECK_TIMEOUT.toMillis());
+        config.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) START_CHECK_TIMEOUT.toMillis());
         try (Admin admin = Admin.create(config)) {
-            admin.describeCluster(new DescribeClusterOptions().timeoutMs((int) PROBE_TIMEOUT.toMillis()))
-                    .clusterId().get(PROBE_TIMEOUT.toMillis() + 1000, TimeUnit.MILLISECONDS);
+            admin.describeCluster(new DescribeClusterOptions().timeoutMs((int) START_CHECK_TIMEOUT.toMillis()))
+                    .clusterId().get(START_CHECK_TIMEOUT.toMillis() + 1000, TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {
             if (e.getCause() instanceof SslAuthenticationException tls) {
                 throw new IllegalStateException(who + " cannot start: " + OperatorActions.of(tls, config, "WRITE", null)
