@@ -9,6 +9,7 @@ import dev.outboxkit.core.Relay;
 import dev.outboxkit.core.MissingGrantsException;
 import dev.outboxkit.core.UnsafeConfigurationException;
 import dev.outboxkit.core.internal.Grants;
+import dev.outboxkit.core.internal.KafkaReachability;
 import dev.outboxkit.core.internal.Tracing;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.opentelemetry.api.OpenTelemetry;
@@ -96,6 +97,7 @@ public final class DedupeConsumer implements AutoCloseable {
      *
      * @throws IllegalStateException       when started before or already closed
      * @throws MissingGrantsException when the database role lacks a privilege on {@code processed_event}
+     * @throws IllegalStateException  also when the TLS handshake with the broker fails (untrusted CA, wrong host name)
      */
     public void start() {
         synchronized (lock) {
@@ -106,6 +108,8 @@ public final class DedupeConsumer implements AutoCloseable {
                 throw new IllegalStateException("consumer " + settings.clientId() + " is already started");
             }
             requireGrants();
+            KafkaReachability.refuseUntrustedBroker(settings.consumerConfig(),
+                    "consumer " + settings.clientId() + " of group " + settings.group());
             thread = new Thread(loop, settings.clientId());
             thread.setDaemon(false);
             loop.starting();

@@ -5,9 +5,11 @@ import static org.awaitility.Awaitility.await;
 
 import dev.outboxkit.testkit.DocumentedGrants;
 import dev.outboxkit.testkit.JavaProcess;
+import dev.outboxkit.testkit.OutboxTestkit;
 import dev.outboxkit.testkit.Readiness;
 import dev.outboxkit.testkit.SecureGround;
 import dev.outboxkit.testkit.SecureKafka;
+import dev.outboxkit.testkit.TestCertificates;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.testkit.TestKafka;
 import dev.outboxkit.writer.OutboxMessage;
@@ -27,10 +29,7 @@ import java.util.UUID;
 import java.util.stream.Collectors;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.resource.ResourceType;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -40,22 +39,10 @@ import org.junit.jupiter.api.io.TempDir;
  * its own role with exactly its README's grants. The Kafka settings come as {@code kafka.*} keys of the
  * {@code --config} file, the way a Kubernetes secret mounts them. Both sidecars run at once.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class SidecarSecureGroundTest {
 
-    private SecureGround ground;
-
-    @BeforeAll
-    void start() {
-        ground = SecureGround.start(Map.of());
-    }
-
-    @AfterAll
-    void stop() {
-        if (ground != null) {
-            ground.close();
-        }
-    }
+    /** Shared with the module's other secure-ground class: its start costs more than the tests on it. */
+    private final SecureGround ground = OutboxTestkit.secureGround();
 
     @Test
     void bothSidecarsPublishWithExactlyTheirRights(@TempDir Path dir) throws Exception {
@@ -63,7 +50,7 @@ class SidecarSecureGroundTest {
         List<Sidecar> sidecars = new ArrayList<>();
         try {
             for (String relay : List.of("poll", "cdc")) {
-                sidecars.add(start(relay, dir));
+                sidecars.add(start(relay, dir, "", null));
             }
             for (Sidecar s : sidecars) {
                 if (s.relay.equals("cdc")) {
@@ -92,10 +79,40 @@ class SidecarSecureGroundTest {
     private record Sidecar(String relay, TestDatabase db, String topic, JavaProcess process, List<UUID> ids) {
     }
 
-    private Sidecar start(String relay, Path dir) throws Exception {
+    /**
+     * Issue 26, item 4: a broker certificate of a CA the truststore does not hold is a configuration error. Both
+     * sidecars refuse to start (exit 1 before serving health) naming the bootstrap servers and the CA file; the rows wait.
+     */
+    @Test
+    void bothSidecarsRefuseToStartWhenTheBrokerCertificateIsNotTrusted(@TempDir Path dir) throws Exception {
+        String otherCa = TestCertificates.create().caCertificate().toString();
+        List<Sidecar> sidecars = new ArrayList<>();
+        try {
+            for (String relay : List.of("poll", "cdc")) {
+                Sidecar s = start(relay, dir, "_untrusted", otherCa);
+                s.ids.addAll(write(s.db));
+                sidecars.add(s);
+            }
+            for (Sidecar s : sidecars) {
+                assertThat(s.process.waitForExit(Duration.ofSeconds(60))).as(s.process.output()).isEqualTo(1);
+                assertThat(s.process.output()).contains("cannot start: the TLS handshake with "
+                        + ground.kafka().bootstrapServers() + " failed").contains("not signed by a CA in " + otherCa)
+                        .doesNotContain(" started");
+                assertThat(s.db.count("SELECT count(*) FROM outbox_event")).isEqualTo(s.ids.size());
+            }
+        } finally {
+            sidecars.forEach(s -> s.process.close());
+        }
+    }
+
+    /**
+     * @param suffix     of the role, principal, instance and slot names (each belongs to the server or broker)
+     * @param truststore the CA file the sidecar is given; null: the ground's
+     */
+    private Sidecar start(String relay, Path dir, String suffix, String truststore) throws Exception {
         SecureKafka kafka = ground.kafka();
         TestDatabase db = ground.postgres().newDatabase();
-        String role = "sidecar_" + relay;
+        String role = "sidecar_" + relay + suffix;
         String password = role + "-" + UUID.randomUUID();
         try (Connection c = db.connect(); Statement s = c.createStatement()) {
             s.execute("CREATE ROLE " + role + " LOGIN " + (relay.equals("cdc") ? "REPLICATION " : "") + "PASSWORD '"
@@ -109,7 +126,7 @@ class SidecarSecureGroundTest {
         }
         String topic = TestKafka.uniqueTopic("sidecar-secure-" + relay);
         kafka.createTopic(topic, 2);
-        String principal = "sidecar-" + relay;
+        String principal = "sidecar-" + relay + suffix.replace('_', '-');
         Map<String, Object> security = kafka.createScramUser(principal, "sidecar-kafka-pw");
         kafka.grant(principal, AclOperation.WRITE, ResourceType.TOPIC, topic);
         kafka.grant(principal, AclOperation.DESCRIBE, ResourceType.TOPIC, topic);
@@ -120,16 +137,19 @@ class SidecarSecureGroundTest {
         config.setProperty("password", password);
         config.setProperty("bootstrap-servers", kafka.bootstrapServers());
         security.forEach((k, v) -> config.setProperty("kafka." + k, String.valueOf(v)));
-        Path file = dir.resolve(relay + ".properties");
+        if (truststore != null) {
+            config.setProperty("kafka.ssl.truststore.location", truststore);
+        }
+        Path file = dir.resolve(relay + suffix + ".properties");
         try (var out = Files.newBufferedWriter(file)) {
             config.store(out, "secure sidecar");
         }
         List<String> args = new ArrayList<>(List.of("--config", file.toString(), "relay", relay, "--http-port", "0",
-                "--instance-id", "secure-" + relay, "--route", topic));
+                "--instance-id", "secure-" + relay + suffix, "--route", topic));
         if (relay.equals("cdc")) {
-            args.addAll(List.of("--slot-name", "sidecar_secure"));
+            args.addAll(List.of("--slot-name", "sidecar_secure" + suffix));
         }
-        return new Sidecar(relay, db, topic, JavaProcess.start("secure-" + relay, Main.class, args, List.of(), Map.of()),
+        return new Sidecar(relay, db, topic, JavaProcess.start("secure-" + relay + suffix, Main.class, args, List.of(), Map.of()),
                 new ArrayList<>());
     }
 

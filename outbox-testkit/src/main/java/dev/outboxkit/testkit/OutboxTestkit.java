@@ -29,6 +29,7 @@ public final class OutboxTestkit {
     private static volatile TestPostgres postgres;
     private static volatile TestKafka kafka;
     private static volatile TestPostgres machine;
+    private static volatile SecureGround secureGround;
 
     private OutboxTestkit() {
     }
@@ -85,6 +86,27 @@ public final class OutboxTestkit {
             }
         }
         return k;
+    }
+
+    /**
+     * The shared {@link SecureGround} of this JVM (no PLAIN users: make SCRAM users with
+     * {@link SecureKafka#createScramUser}), started on first use, stopped when the JVM exits. Its start costs more than
+     * most tests on it, so a module's test classes share one; give each principal, role and topic a name of its own.
+     */
+    public static SecureGround secureGround() {
+        SecureGround g = secureGround;
+        if (g == null) {
+            synchronized (OutboxTestkit.class) {
+                if (secureGround == null) {
+                    long start = System.nanoTime();
+                    secureGround = SecureGround.start(java.util.Map.of());
+                    log.info("test secure ground ready in {} ms", (System.nanoTime() - start) / 1_000_000);
+                    Runtime.getRuntime().addShutdownHook(boundedStop(secureGround::close, "outboxkit-test-secure-ground-stop"));
+                }
+                g = secureGround;
+            }
+        }
+        return g;
     }
 
     /**

@@ -236,14 +236,50 @@ class ManagedGroundTest {
         System.out.println("SECURE polling relay with a wrong SASL password: \"" + detail + "\"");
     }
 
+    /**
+     * A broker certificate the client's truststore does not trust is a configuration error, not an outage: both relays
+     * and the consumer refuse to start naming the bootstrap servers and the CA file, and touch nothing. (A host name
+     * the certificate does not name fails the same handshake the same way; the ground has no second name for the
+     * broker's address that every build machine resolves, so only the CA is exercised here.)
+     */
     @Test
-    void anUntrustedBrokerCertificateIsNotReadyNamingHostAndTruststore() throws Exception {
+    void anUntrustedBrokerCertificateRefusesToStartNamingHostAndCa() throws Exception {
         String otherCa = dev.outboxkit.testkit.TestCertificates.create().caCertificate().toString();
-        Refused refused = notReadyLosingNothing("relay-tls", security -> security.put("ssl.truststore.location", otherCa),
-                "the TLS handshake with " + kafka.bootstrapServers(), otherCa);
-        System.out.println("SECURE polling relay, broker certificate from an untrusted CA: \"" + refused.detail + "\"");
-        TestDatabase db = refused.db;
-        String topic = refused.topic;
+        String topic = TestKafka.uniqueTopic("secure-untrusted");
+        kafka.createTopic(topic, 1);
+        Map<String, Object> security = new java.util.HashMap<>(kafka.createScramUser("relay-tls", RELAY_KAFKA_PASSWORD));
+        grantRelay("relay-tls", topic);
+        security.put("ssl.truststore.location", otherCa);
+        TestDatabase db = database();
+        List<UUID> ids = write(db, "order", 3);
+        String[] named = {"cannot start: the TLS handshake with " + kafka.bootstrapServers() + " failed",
+                "not signed by a CA in " + otherCa, "or does not name that host"};
+        try (PollingRelay relay = pollingRelay(db, "relay-tls", security, topic)) {
+            assertThatThrownBy(relay::start).hasMessageContaining("poll relay instance-of-relay-tls")
+                    .hasMessageContainingAll(named)
+                    .satisfies(e -> System.out.println("SECURE polling relay, broker certificate from an untrusted CA: "
+                            + e.getMessage()));
+        }
+        try (CdcRelay relay = CdcRelay.builder().jdbcUrl(db.jdbcUrl()).user("cdc_relay").password(Secret.of(cdcPassword))
+                .bootstrapServers(kafka.bootstrapServers()).producerOverrides(security).route(TopicRoute.of(topic))
+                .slotName("secure_slot_tls").deleteAfterPublish(false).build()) {
+            assertThatThrownBy(relay::start).hasMessageContaining("the WAL relay on slot secure_slot_tls")
+                    .hasMessageContainingAll(named);
+        }
+        Map<String, Object> consumerSecurity = new java.util.HashMap<>(
+                kafka.clientSecurity("consumer", CONSUMER_KAFKA_PASSWORD, SecureKafka.PLAIN));
+        consumerSecurity.put("ssl.truststore.location", otherCa);
+        try (HikariDataSource pool = Harness.pool(db.jdbcUrl(), "consumer_role", consumerPassword, 2, "secure-tls");
+             DedupeConsumer consumer = DedupeConsumer.builder().bootstrapServers(kafka.bootstrapServers())
+                     .kafkaProperties(consumerSecurity).group("secure-tls").topics(List.of(topic)).dataSource(pool)
+                     .handler((connection, event) -> { }).build()) {
+            assertThatThrownBy(consumer::start).hasMessageContaining("consumer").hasMessageContaining("of group secure-tls")
+                    .hasMessageContainingAll(named);
+        }
+        assertThat(db.count("SELECT count(*) FROM outbox_event")).isEqualTo(ids.size());
+        assertThat(db.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
+        assertThat(db.count("SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'secure_slot_tls'")).isZero();
+        assertThat(kafka.readAll(List.of(topic))).isEmpty();
         // PostgreSQL's certificate from an untrusted CA: the relay refuses to start, naming host and CA file
         String badUrl = db.jdbcUrl().replace(ground.certificates().caCertificate().toString(), otherCa);
         try (PollingRelay relay = PollingRelay.builder().jdbcUrl(badUrl).user("poll_relay").password(Secret.of(pollPassword))

@@ -9,10 +9,12 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.DescribeClusterOptions;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.errors.SslAuthenticationException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,6 +36,11 @@ public final class KafkaReachability implements AutoCloseable {
     static final Duration PROBE_TIMEOUT = Duration.ofSeconds(3);
     static final Duration HEALTHY_INTERVAL = Duration.ofSeconds(2);
     static final Duration UNHEALTHY_INTERVAL = Duration.ofSeconds(1);
+    /**
+     * The start-up TLS check waits this long for a verdict: a cold JVM's first handshake on a loaded machine can take
+     * longer than a probe may; while it waits the relay is not started, so not ready either.
+     */
+    static final Duration START_CHECK_TIMEOUT = Duration.ofSeconds(10);
 
     private final String bootstrapServers;
     private final Map<String, Object> adminConfig;
@@ -79,6 +86,48 @@ public final class KafkaReachability implements AutoCloseable {
         config.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) PROBE_TIMEOUT.toMillis());
         config.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) PROBE_TIMEOUT.toMillis());
         return config;
+    }
+
+    /**
+     * Refuses to start a client whose TLS handshake with the broker fails (a certificate of a CA not in its truststore,
+     * or one that does not name the host): that is a configuration error, unlike a broker that is down or a password
+     * being rotated, which readiness reports while the client waits. Asks once, within {@link #START_CHECK_TIMEOUT},
+     * only when {@code security.protocol} is {@code SSL} or {@code SASL_SSL}; any other outcome returns.
+     *
+     * @param clientConfig the client's settings (bootstrap servers, security); keys an Admin client does not know are left out
+     * @param who          the client, for the message, e.g. {@code "poll relay relay-1"}
+     * @throws IllegalStateException naming the bootstrap servers and the truststore
+     */
+    public static void refuseUntrustedBroker(Map<String, Object> clientConfig, String who) {
+        String protocol = String.valueOf(clientConfig.get(CommonClientConfigs.SECURITY_PROTOCOL_CONFIG));
+        if (!protocol.equalsIgnoreCase("SSL") && !protocol.equalsIgnoreCase("SASL_SSL")) {
+            return;
+        }
+        Map<String, Object> config = adminConfig(clientConfig);
+        config.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) START_CHECK_TIMEOUT.toMillis());
+        config.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) START_CHECK_TIMEOUT.toMillis());
+        try (Admin admin = Admin.create(config)) {
+            admin.describeCluster(new DescribeClusterOptions().timeoutMs((int) START_CHECK_TIMEOUT.toMillis()))
+                    .clusterId().get(START_CHECK_TIMEOUT.toMillis() + 1000, TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof SslAuthenticationException tls) {
+                throw new IllegalStateException(who + " cannot start: " + OperatorActions.of(tls, config, "WRITE", null)
+                        + "; fix ssl.truststore.location (the CA that signed the broker's certificate) or the bootstrap"
+                        + " servers (a host name the certificate names) (" + rootCause(tls) + ")", tls);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (java.util.concurrent.TimeoutException | RuntimeException e) {
+            // not a TLS verdict: the reachability probe reports it in readiness
+        }
+    }
+
+    private static String rootCause(Throwable t) {
+        Throwable root = t;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        return root.getClass().getSimpleName() + ": " + root.getMessage();
     }
 
     /** Starts probing now, then on its schedule. */

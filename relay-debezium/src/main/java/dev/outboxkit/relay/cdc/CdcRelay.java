@@ -80,7 +80,9 @@ public final class CdcRelay implements Relay {
      * returns at once as a standby.
      *
      * @throws CdcStartupException when starting could skip or re-send events (the message says what to do)
-     * @throws IllegalStateException when the database cannot be reached, or when called twice
+     * @throws IllegalStateException when the database cannot be reached, when the TLS handshake with Kafka fails (a
+     *                               broker certificate its truststore does not trust, or one not naming the host), or
+     *                               when called twice
      */
     @Override
     public void start() {

@@ -130,7 +130,9 @@ public final class PollingRelay implements Relay {
      * the claim loop; returns without waiting for Kafka.
      *
      * @throws IllegalStateException when the database cannot be reached or lacks the outboxkit
-     *                               schema (V3 or later), or when called twice
+     *                               schema (V3 or later), when the TLS handshake with Kafka fails (a broker
+     *                               certificate its truststore does not trust, or one not naming the host), or
+     *                               when called twice
      */
     @Override
     public void start() {
@@ -143,6 +145,7 @@ public final class PollingRelay implements Relay {
             }
             checkSchema();
             warnIfPoolTooSmall();
+            KafkaReachability.refuseUntrustedBroker(settings.producerConfig(), "poll relay " + settings.instanceId());
             Waker waker = new Waker();
             RelayMetrics metrics = new RelayMetrics(registry, () -> leases == null ? 0 : leases.ownership().size());
             leases = new LeaseManager(dataSource, sql, settings, metrics, waker::wake);

@@ -108,6 +108,15 @@ public final class Supervisor implements AutoCloseable {
         } catch (SQLException e) {
             log.debug("could not check the role's grants at start; the start-up below reports the database", e);
         }
+        try {
+            KafkaReachability.refuseUntrustedBroker(settings.producerConfig(), "the WAL relay on slot " + settings.slotName());
+        } catch (IllegalStateException e) {
+            role = Role.FAILED;
+            failure = e;
+            detail = e.getMessage();
+            shutdownResources();
+            throw e;
+        }
         state = new StateTables(pool, settings, lease);
         monitor = new SlotMonitor(settings, metrics, pool, guard, () -> {
             Session s = session;
