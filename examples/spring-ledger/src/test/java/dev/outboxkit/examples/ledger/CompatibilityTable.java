@@ -13,7 +13,7 @@ import java.util.regex.Pattern;
 
 /**
  * The compatibility table of outbox-spring-boot-autoconfigure/README.md ("Supported Spring Boot lines") and the
- * Boot lines that spring-boot-lines/ runs: what the sample's test checks the resolved versions against.
+ * Boot lines that spring-boot-lines/ runs: what {@link CompatibilityTableTest} checks the resolved versions against.
  */
 final class CompatibilityTable {
 

@@ -11,12 +11,8 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.sql.Connection;
 import java.util.UUID;
-import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
-import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.SpringBootVersion;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.test.context.DynamicPropertyRegistry;
@@ -27,8 +23,7 @@ import org.springframework.test.context.DynamicPropertySource;
  * its own application.yml, an empty database and Kafka from the testkit: the starter's
  * auto-configuration migrates the schema, serves the @Idempotent endpoint, runs the relay and
  * feeds the listener through the inbox. One transfer over real HTTP, its retry replayed, the
- * effect downstream once. Run once per Boot line (spring-boot-lines/), each time also checking the versions that
- * line resolved against the compatibility table in the docs.
+ * effect downstream once.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 class LedgerApplicationTest {
@@ -48,9 +43,6 @@ class LedgerApplicationTest {
 
     @LocalServerPort
     int port;
-
-    @Autowired
-    DataSource dataSource;
 
     HttpResponse<String> send(HttpRequest.Builder b) throws Exception {
         return HTTP.send(b.timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
@@ -76,23 +68,5 @@ class LedgerApplicationTest {
         await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(send(received).body()).contains("\"received\":30"));
         HttpResponse<String> ready = send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/actuator/health/readiness")));
         assertThat(ready.statusCode()).as(ready.body()).isEqualTo(200);
-    }
-
-    @Test
-    void theVersionsThisBootLineResolvedAreItsRowOfTheCompatibilityTable() throws Exception {
-        String pgjdbc;
-        try (Connection c = dataSource.getConnection()) {
-            pgjdbc = c.getMetaData().getDriverVersion();
-        }
-        String row = "| " + String.join(" | ", SpringBootVersion.getVersion(),
-                CompatibilityTable.mavenVersion("org.flywaydb", "flyway-core"),
-                CompatibilityTable.mavenVersion("com.zaxxer", "HikariCP"), pgjdbc,
-                CompatibilityTable.mavenVersion("tools.jackson.core", "jackson-databind"),
-                CompatibilityTable.mavenVersion("com.fasterxml.jackson.core", "jackson-databind"),
-                CompatibilityTable.mavenVersion("ch.qos.logback", "logback-classic")) + " |";
-        assertThat(CompatibilityTable.rows()).as("%s, 'Supported Spring Boot lines', must have the row of what this "
-                + "line resolved: %s", CompatibilityTable.README, row).contains(row);
-        assertThat(CompatibilityTable.bootVersions()).as("the table's Boot versions are the lines spring-boot-lines/ runs")
-                .isEqualTo(CompatibilityTable.linesRun());
     }
 }
