@@ -9,6 +9,7 @@ import dev.outboxkit.spring.internal.WriteObserver;
 import dev.outboxkit.sql.Migrations;
 import dev.outboxkit.writer.IdempotencyKeys;
 import dev.outboxkit.writer.OutboxWriter;
+import dev.outboxkit.writer.PayloadSerializer;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -30,6 +31,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
@@ -62,7 +64,8 @@ import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandl
         "org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration",
         "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
         "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration",
-        "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration"})
+        "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration",
+        "org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration"})
 @ConditionalOnBean(DataSource.class)
 @EnableConfigurationProperties(OutboxkitProperties.class)
 @Import(DatabaseInitializationDependencyConfigurer.class)
@@ -150,16 +153,39 @@ public class OutboxkitAutoConfiguration {
         }
     }
 
+    /**
+     * Payloads are written with the application's JSON mapper, in this order: a {@link PayloadSerializer} bean of its
+     * own, Boot 4's Jackson 3 {@code JsonMapper} ({@link Jackson3Payloads}), a Jackson 2 {@code ObjectMapper} bean, else
+     * the writer's plain Jackson 2 default.
+     */
     @Bean
     @ConditionalOnMissingBean
     OutboxWriter outboxWriter(OutboxkitProperties properties, ObjectProvider<MeterRegistry> meterRegistry,
-                              ObjectProvider<ObjectMapper> objectMapper) {
+                              ObjectProvider<PayloadSerializer> serializer, ObjectProvider<ObjectMapper> objectMapper) {
         OutboxkitProperties.Writer w = properties.getWriter();
         OutboxWriter.Builder b = OutboxWriter.builder().schema(properties.getSchema()).mode(w.getMode())
                 .maxPayloadBytes(w.getMaxPayloadBytes()).notifyChannel(w.getNotifyChannel());
         meterRegistry.ifUnique(b::meterRegistry);
-        objectMapper.ifUnique(b::objectMapper);
+        PayloadSerializer own = serializer.getIfUnique();
+        if (own != null) {
+            b.payloadSerializer(own);
+        } else {
+            objectMapper.ifUnique(b::objectMapper);
+        }
         return b.build();
+    }
+
+    /** Boot 4's JSON mapper (Jackson 3), with the application's modules and spring.jackson.* settings, for payloads. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "tools.jackson.databind.json.JsonMapper")
+    static class Jackson3Payloads {
+
+        @Bean
+        @ConditionalOnMissingBean
+        @ConditionalOnSingleCandidate(tools.jackson.databind.json.JsonMapper.class)
+        PayloadSerializer outboxkitPayloadSerializer(tools.jackson.databind.json.JsonMapper jsonMapper) {
+            return jsonMapper::writeValueAsString;
+        }
     }
 
     @Bean

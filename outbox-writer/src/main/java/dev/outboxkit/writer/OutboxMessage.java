@@ -22,7 +22,7 @@ import java.util.UUID;
  *
  * <pre>{@code
  * OutboxMessage m = OutboxMessage.builder("account", "acc-42", "MoneyDeposited")
- *         .payload(new Deposit("acc-42", 100))          // Jackson, with the writer's ObjectMapper
+ *         .payload(new Deposit("acc-42", 100))          // JSON, with the writer's payload serializer
  *         .traceparent(incomingTraceparent)              // optional, W3C format checked
  *         .build();
  * }</pre>
@@ -43,7 +43,7 @@ import java.util.UUID;
  * {@code eventType}, {@code aggregateType}, {@code createdAt}); a {@code traceparent} is W3C
  * formatted; an explicit topic is a legal Kafka topic name. A payload given as an object is
  * serialised (and then checked, like the payload size) by the writer when the event is added,
- * with the writer's {@link ObjectMapper}. Every refusal is an {@link InvalidEventException}
+ * with the writer's {@link PayloadSerializer}. Every refusal is an {@link InvalidEventException}
  * whose message names the field and says how to fix it.
  */
 public final class OutboxMessage {
@@ -163,8 +163,9 @@ public final class OutboxMessage {
         }
 
         /**
-         * The payload (each payload setter replaces the previous one) as an object that the writer serialises with its {@link ObjectMapper}
-         * (see {@link OutboxWriter.Builder#objectMapper}) when the event is added. For JSON you
+         * The payload (each payload setter replaces the previous one) as an object that the writer serialises with its
+         * {@link PayloadSerializer} (see {@link OutboxWriter.Builder#payloadSerializer}; a Jackson 2 {@link ObjectMapper} by
+         * default; in Spring Boot the application's JSON mapper) when the event is added. For JSON you
          * already have as text use {@link #payloadJson(String)}.
          */
         public Builder payload(Object payload) {

@@ -84,10 +84,13 @@ public final class OutboxWriter {
     /** Events sent per round trip; more events take one more round trip per this many. */
     public static final int EVENTS_PER_ROUND_TRIP = 100;
 
+    /** Headers are outboxkit's record contract: written plainly, whatever mapper the payloads use. */
+    private static final ObjectMapper HEADERS_JSON = JsonMapper.builder().build();
+
     private final String schema;
     private final WriteMode mode;
     private final int maxPayloadBytes;
-    private final ObjectMapper objectMapper;
+    private final PayloadSerializer serializer;
     private final MeterRegistry meterRegistry;
     private final Clock clock;
     private final String notifyChannel;
@@ -99,7 +102,7 @@ public final class OutboxWriter {
         this.schema = b.schema;
         this.mode = b.mode;
         this.maxPayloadBytes = b.maxPayloadBytes;
-        this.objectMapper = b.objectMapper != null ? b.objectMapper : JsonMapper.builder().build();
+        this.serializer = b.serializer != null ? b.serializer : JsonMapper.builder().build()::writeValueAsString;
         this.meterRegistry = b.meterRegistry != null ? b.meterRegistry : new SimpleMeterRegistry();
         this.clock = b.clock;
         this.notifyChannel = b.notifyChannel;
@@ -267,11 +270,17 @@ public final class OutboxWriter {
         String payload = m.payloadJson();
         if (payload == null) {
             try {
-                payload = objectMapper.writeValueAsString(m.payloadObject());
-            } catch (JsonProcessingException e) {
+                payload = serializer.toJson(m.payloadObject());
+            } catch (Exception e) {
                 metrics.rejectedInvalid.increment();
-                throw new InvalidEventException("payload of " + m + " could not be serialised by the writer's ObjectMapper: "
-                        + e.getOriginalMessage() + "; make the class serialisable by Jackson or pass payloadJson(String)", e);
+                String why = e instanceof JsonProcessingException j ? j.getOriginalMessage() : e.getMessage();
+                throw new InvalidEventException("payload of " + m + " could not be serialised by the writer's payload "
+                        + "serializer: " + why + "; make the class serialisable by that JSON mapper or pass payloadJson(String)", e);
+            }
+            if (payload == null) {
+                metrics.rejectedInvalid.increment();
+                throw new InvalidEventException("payload of " + m + " was serialised to null by the writer's payload serializer: "
+                        + "it must return JSON text (\"null\" for a JSON null)");
             }
             String problem = JsonChecks.problem(payload);
             if (problem != null) {
@@ -311,7 +320,7 @@ public final class OutboxWriter {
     private String headersJson(OutboxMessage m) {
         try {
             Map<String, String> headers = withCurrentTraceContext(m.headers());
-            return headers.isEmpty() ? "{}" : objectMapper.writeValueAsString(headers);
+            return headers.isEmpty() ? "{}" : HEADERS_JSON.writeValueAsString(headers);
         } catch (JsonProcessingException e) {
             throw new InvalidEventException("headers of " + m + " could not be written as JSON: " + e.getOriginalMessage(), e);
         }
@@ -391,7 +400,7 @@ public final class OutboxWriter {
         private String schema = DEFAULT_SCHEMA;
         private WriteMode mode = WriteMode.KEEP;
         private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
-        private ObjectMapper objectMapper;
+        private PayloadSerializer serializer;
         private MeterRegistry meterRegistry;
         private Clock clock = Clock.systemUTC();
         private String notifyChannel;
@@ -421,9 +430,22 @@ public final class OutboxWriter {
             return this;
         }
 
-        /** Serialises {@link OutboxMessage.Builder#payload(Object)} payloads. Default: a plain {@link JsonMapper}. */
+        /**
+         * Serialises {@link OutboxMessage.Builder#payload(Object)} payloads with this Jackson 2 mapper. Default: a plain
+         * {@link JsonMapper}. Replaces an earlier {@link #payloadSerializer(PayloadSerializer)}.
+         */
         public Builder objectMapper(ObjectMapper objectMapper) {
-            this.objectMapper = objectMapper;
+            this.serializer = objectMapper == null ? null : objectMapper::writeValueAsString;
+            return this;
+        }
+
+        /**
+         * Serialises {@link OutboxMessage.Builder#payload(Object)} payloads with any JSON mapper, for example Jackson 3's
+         * {@code jsonMapper::writeValueAsString}; its output is checked as JSON text is. Default: a plain Jackson 2
+         * {@link JsonMapper}. Replaces an earlier {@link #objectMapper(ObjectMapper)}.
+         */
+        public Builder payloadSerializer(PayloadSerializer serializer) {
+            this.serializer = serializer;
             return this;
         }
 

@@ -90,7 +90,11 @@ public final class OutboxEvents {
         return found.get(0);
     }
 
-    /** {@code event}'s JSON payload read as {@code type} (Jackson, with the modules on the class path). */
+    /**
+     * {@code event}'s JSON payload read as {@code type} by a plain Jackson 2 mapper with the modules on the class path.
+     * The writer uses the application's mapper: where its settings change the JSON (a naming strategy, say), read
+     * {@link OutboxEvent#payload()} with that mapper instead.
+     */
     public <T> T payload(OutboxEvent event, Class<T> type) {
         if (event.payload() == null) {
             throw new IllegalArgumentException(event + " is binary (" + event.contentType() + "): read payloadBytes()");
