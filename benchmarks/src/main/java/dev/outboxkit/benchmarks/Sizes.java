@@ -54,9 +54,8 @@ public record Sizes(Mode mode, int repeats, List<Integer> payloadSizes, int back
 
     public static Sizes of(Mode mode) {
         return switch (mode) {
-            // windows long enough for a few hundred commits or events each, on a loaded 2-core CI machine
-            case SMOKE -> new Sizes(mode, 1, List.of(DEFAULT_PAYLOAD_BYTES), 3_000, Duration.ofMillis(200),
-                    Duration.ofMillis(400), Duration.ofMillis(300), LATENCY_RATES, 8, 0, 1, 1, Duration.ofMillis(100));
+            case SMOKE -> new Sizes(mode, 1, List.of(DEFAULT_PAYLOAD_BYTES), 3_000, Duration.ofMillis(300),
+                    Duration.ofMillis(700), Duration.ofMillis(500), LATENCY_RATES, 8, 0, 1, 1, Duration.ofMillis(100));
             case QUICK -> new Sizes(mode, 1, List.of(DEFAULT_PAYLOAD_BYTES), 300_000, Duration.ofSeconds(3),
                     Duration.ofSeconds(8), Duration.ofSeconds(15), LATENCY_RATES, 8, 1, 3, 3, Duration.ofSeconds(1));
             case FULL -> new Sizes(mode, 3, List.of(DEFAULT_PAYLOAD_BYTES, 1024), 1_000_000, Duration.ofSeconds(5),
@@ -79,7 +78,7 @@ public record Sizes(Mode mode, int repeats, List<Integer> payloadSizes, int back
 
     /** How long a latency measurement waits for the last acknowledgements before it counts the rest as lost. */
     public Duration ackTimeout() {
-        return mode == Mode.SMOKE ? Duration.ofSeconds(3) : Duration.ofSeconds(30);
+        return mode == Mode.SMOKE ? Duration.ofSeconds(5) : Duration.ofSeconds(30);
     }
 
     /** The same sizes with another repeat count (at least 1). */

@@ -86,12 +86,9 @@ abstract class BacklogDrain implements Scenario {
                 .put(MetricCatalog.cpuBusyOthersKey(system), cpu.othersBusy());
     }
 
-    /**
-     * Events of the untimed warm-up drain before the measured one: a third, at least 1,000, never more than the
-     * measured backlog (the smoke run's Spring Modulith peer drains 300 at about 150/s).
-     */
+    /** Events of the untimed warm-up drain before the measured one. */
     static int warmupBacklog(int backlog) {
-        return Math.min(backlog, Math.max(1_000, backlog / 3));
+        return Math.max(1_000, backlog / 3);
     }
 
     /** Events in this system's backlog: {@link Sizes#backlogEvents()} unless a slow peer needs fewer. */
