@@ -21,6 +21,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.errors.AuthorizationException;
 import org.apache.kafka.common.errors.ClusterAuthorizationException;
 import org.apache.kafka.common.errors.SaslAuthenticationException;
 import org.apache.kafka.common.errors.SslAuthenticationException;
@@ -178,15 +179,28 @@ class SecureGroundTest {
         }
     }
 
+    /**
+     * The refusal of a send without the ACL. Where it surfaces depends on timing: the idempotent producer's
+     * InitProducerId may be refused in the background first, and then send() throws "Cannot execute transactional
+     * method because we are in an error state" with that refusal as its cause — so the refusal is looked up in the
+     * cause chain, and anything else is returned as it is (and fails the caller's assertion).
+     */
     private Throwable sendFails(Map<String, Object> security, String topic) {
+        Throwable thrown;
         try {
             send(security, topic);
             throw new AssertionError("published to " + topic + " without the ACL");
         } catch (ExecutionException e) {
-            return e.getCause();
+            thrown = e.getCause();
         } catch (Exception e) {
-            return e;
+            thrown = e;
         }
+        for (Throwable t = thrown; t != null; t = t.getCause()) {
+            if (t instanceof AuthorizationException) {
+                return t;
+            }
+        }
+        return thrown;
     }
 
     private Throwable describeClusterFails(Map<String, Object> security) {
