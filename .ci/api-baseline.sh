@@ -7,7 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 arts=$(sed -n 's|.*<artifactId>\([^<]*\)</artifactId><version>${project.version}</version>.*|\1|p' outboxkit-bom/pom.xml)
 pl=$(printf ':%s,' $arts); pl=${pl%,}
-./mvnw -B -q -Dmaven.test.skip=true package -pl "$pl"
+# -DskipTests, not -Dmaven.test.skip: outbox-spring-boot-autoconfigure's tests use outbox-writer's test jar (the
+# idempotency outcome suite), which must be built for the reactor to resolve it
+./mvnw -B -q -DskipTests package -pl "$pl"
 version=$(sed -n '0,/<version>/s|.*<version>\([^<]*\)</version>.*|\1|p' pom.xml)
 mkdir -p api-baseline
 for pom in */pom.xml; do
