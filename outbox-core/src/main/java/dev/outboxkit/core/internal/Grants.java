@@ -7,9 +7,11 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Not API: the PostgreSQL privileges one component needs on the outboxkit tables, checked at its start (issue 26,
@@ -149,7 +151,7 @@ public final class Grants {
     /** Every requirement, one {@link Privilege} each (a column privilege once, with all its columns), in order. */
     public List<Privilege> privileges() {
         List<Privilege> out = new ArrayList<>();
-        Map<String, List<String>> columns = new LinkedHashMap<>();
+        Set<String> columnGroups = new HashSet<>();
         for (Check k : checks) {
             String[] g = k.group.split(" ");
             switch (g[0]) {
@@ -158,18 +160,14 @@ public final class Grants {
                 case "OWNER" -> out.add(new Privilege("MEMBER", "OWNER", g[1]));
                 case "SEQUENCE" -> out.add(new Privilege("USAGE", "SEQUENCE", g[1]));
                 case "COLUMNS" -> {
-                    if (!columns.containsKey(k.group)) {
-                        out.add(null); // its place; filled below with every column
+                    if (columnGroups.add(k.group)) {
+                        List<String> columns = checks.stream().filter(o -> o.group.equals(k.group)).map(Check::item).toList();
+                        out.add(new Privilege(g[1] + " (" + String.join(", ", columns) + ")", "TABLE", g[2]));
                     }
-                    columns.computeIfAbsent(k.group, x -> new ArrayList<>()).add(k.item);
                 }
                 default -> out.add(new Privilege(k.item, "TABLE", g[1]));
             }
         }
-        columns.forEach((group, names) -> {
-            String[] g = group.split(" ");
-            out.set(out.indexOf(null), new Privilege(g[1] + " (" + String.join(", ", names) + ")", "TABLE", g[2]));
-        });
         if (temporary) {
             out.add(new Privilege("TEMPORARY", "DATABASE", ""));
         }

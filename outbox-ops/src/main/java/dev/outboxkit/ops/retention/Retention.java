@@ -36,7 +36,7 @@ import org.apache.kafka.clients.admin.Admin;
  *       (kept while an older event is still unpublished), partitions created ahead;</li>
  *   <li>{@code processed_event} of each configured group: delegated to
  *       {@link InboxRetention#purge}, which never deletes an id its group has not committed past
- *       in Kafka (a redelivery could still reach it);</li>
+ *       in Kafka (a redelivery could still reach it); a dry run to {@link InboxRetention#dryRun}, the same rule;</li>
  *   <li>idempotency keys: delegated to {@link IdempotencyKeys#purgeExpired} (tombstones kept);</li>
  *   <li>dead letters: only when {@code deadLetterRetention} is set (default: keep for ever).</li>
  * </ul>
