@@ -9,6 +9,7 @@ import dev.outboxkit.core.Relay;
 import dev.outboxkit.core.MissingGrantsException;
 import dev.outboxkit.core.UnsafeConfigurationException;
 import dev.outboxkit.core.internal.Grants;
+import dev.outboxkit.core.internal.RoleGrants;
 import dev.outboxkit.core.internal.KafkaReachability;
 import dev.outboxkit.core.internal.Tracing;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -132,10 +133,7 @@ public final class DedupeConsumer implements AutoCloseable {
      * thread waits for it and health says so, as before.
      */
     private void requireGrants() {
-        Grants grants = Grants.in(settings.schema()).table(OutboxTables.PROCESSED_EVENT, "SELECT", "INSERT");
-        if (settings.retentionCheckInterval().toMillis() > 0) {
-            grants.table(OutboxTables.PROCESSED_EVENT, "DELETE");
-        }
+        Grants grants = RoleGrants.consumer(settings.schema(), settings.retentionCheckInterval().toMillis() > 0);
         try (java.sql.Connection c = settings.dataSource().getConnection()) {
             grants.require(c, "consumer " + settings.clientId() + " of group " + settings.group());
         } catch (SQLException e) {

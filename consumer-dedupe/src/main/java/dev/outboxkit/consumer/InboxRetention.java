@@ -2,7 +2,6 @@ package dev.outboxkit.consumer;
 
 import dev.outboxkit.core.Identifiers;
 import dev.outboxkit.core.OutboxTables;
-import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -63,48 +62,16 @@ public final class InboxRetention {
      */
     public static Result purge(DataSource dataSource, String schema, String group, Duration retention, Admin admin,
                                Clock clock) throws SQLException {
-        Objects.requireNonNull(dataSource, "dataSource");
-        Objects.requireNonNull(admin, "admin");
-        Objects.requireNonNull(clock, "clock");
-        String table = Identifiers.qualified(schema, OutboxTables.PROCESSED_EVENT);
-        if (group == null || group.isBlank()) {
-            throw new IllegalArgumentException("group must not be blank");
-        }
-        if (retention == null || retention.isNegative() || retention.isZero()) {
-            throw new IllegalArgumentException("retention must be positive, got " + retention);
-        }
-        Map<TopicPartition, OffsetAndMetadata> offsets = committedOffsets(admin, group);
-        List<String> topics = new ArrayList<>();
-        List<Integer> partitions = new ArrayList<>();
-        List<Long> nextOffsets = new ArrayList<>();
-        offsets.forEach((tp, offset) -> {
-            if (offset != null) {
-                topics.add(tp.topic());
-                partitions.add(tp.partition());
-                nextOffsets.add(offset.offset());
-            }
-        });
-        Timestamp cutoff = Timestamp.from(clock.instant().minus(retention));
+        Purge p = new Purge(dataSource, schema, group, retention, admin, clock);
         long purged = 0;
-        String delete = "DELETE FROM " + table + " WHERE consumer_group = ? AND event_id = ANY (ARRAY("
-                + " SELECT p.event_id FROM " + table + " p"
-                + " JOIN unnest(?::text[], ?::int[], ?::bigint[]) AS c(topic, kafka_partition, next_offset)"
-                + " ON p.topic = c.topic AND p.kafka_partition = c.kafka_partition"
-                + " WHERE p.consumer_group = ? AND p.processed_at < ? AND p.kafka_offset < c.next_offset"
-                + " LIMIT " + CHUNK + "))";
         try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(true);
-            if (!topics.isEmpty()) {
-                Array topicArray = c.createArrayOf("text", topics.toArray());
-                Array partitionArray = c.createArrayOf("int4", partitions.toArray());
-                Array offsetArray = c.createArrayOf("int8", nextOffsets.toArray());
-                try (PreparedStatement ps = c.prepareStatement(delete)) {
+            if (!p.topics.isEmpty()) {
+                try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + p.table + " WHERE consumer_group = ?"
+                        + " AND event_id = ANY (ARRAY(SELECT p.event_id FROM " + p.table + " p JOIN " + COMMITTED
+                        + " WHERE " + OLD + " AND " + BEHIND + " LIMIT " + CHUNK + "))")) {
                     ps.setString(1, group);
-                    ps.setArray(2, topicArray);
-                    ps.setArray(3, partitionArray);
-                    ps.setArray(4, offsetArray);
-                    ps.setString(5, group);
-                    ps.setTimestamp(6, cutoff);
+                    p.bind(c, ps, 2);
                     int n;
                     do {
                         n = ps.executeUpdate();
@@ -112,16 +79,85 @@ public final class InboxRetention {
                     } while (n == CHUNK);
                 }
             }
-            try (PreparedStatement ps = c.prepareStatement("SELECT count(*),"
-                    + " count(*) FILTER (WHERE topic IS NULL OR kafka_partition IS NULL OR kafka_offset IS NULL)"
-                    + " FROM " + table + " WHERE consumer_group = ? AND processed_at < ?")) {
-                ps.setString(1, group);
-                ps.setTimestamp(2, cutoff);
+            Result left = p.count(c);
+            return new Result(purged, left.purged() + left.keptNotCommitted(), left.keptWithoutCoordinates());
+        }
+    }
+
+    /**
+     * What {@link #purge} would do now, by the same rule, without deleting anything ({@code outbox purge --dry-run}):
+     * {@link Result#purged()} counts the ids it would delete.
+     *
+     * @throws IllegalArgumentException when schema is not a legal identifier or retention is not positive
+     * @throws IllegalStateException    when Kafka cannot tell the group's offsets
+     */
+    public static Result dryRun(DataSource dataSource, String schema, String group, Duration retention, Admin admin,
+                                Clock clock) throws SQLException {
+        Purge p = new Purge(dataSource, schema, group, retention, admin, clock);
+        try (Connection c = dataSource.getConnection()) {
+            return p.count(c);
+        }
+    }
+
+    /** The committed offsets, as {@code c(topic, kafka_partition, next_offset)} joined to {@code p} by partition. */
+    private static final String COMMITTED = "unnest(?::text[], ?::int[], ?::bigint[]) AS c(topic, kafka_partition, next_offset)"
+            + " ON p.topic = c.topic AND p.kafka_partition = c.kafka_partition";
+    /** The group's ids recorded before the window (parameters: group, cutoff). */
+    private static final String OLD = "p.consumer_group = ? AND p.processed_at < ?";
+    /** The offset rule: the group has committed past the offset the id was read from. */
+    private static final String BEHIND = "p.kafka_offset < c.next_offset";
+
+    /** One purge's (or dry run's) table, group, cutoff and the group's committed offsets, read from Kafka once. */
+    private static final class Purge {
+        final String table;
+        final String group;
+        final Timestamp cutoff;
+        final List<String> topics = new ArrayList<>();
+        final List<Integer> partitions = new ArrayList<>();
+        final List<Long> nextOffsets = new ArrayList<>();
+
+        Purge(DataSource dataSource, String schema, String group, Duration retention, Admin admin, Clock clock) {
+            Objects.requireNonNull(dataSource, "dataSource");
+            Objects.requireNonNull(admin, "admin");
+            Objects.requireNonNull(clock, "clock");
+            this.table = Identifiers.qualified(schema, OutboxTables.PROCESSED_EVENT);
+            if (group == null || group.isBlank()) {
+                throw new IllegalArgumentException("group must not be blank");
+            }
+            if (retention == null || retention.isNegative() || retention.isZero()) {
+                throw new IllegalArgumentException("retention must be positive, got " + retention);
+            }
+            this.group = group;
+            committedOffsets(admin, group).forEach((tp, offset) -> {
+                if (offset != null) {
+                    topics.add(tp.topic());
+                    partitions.add(tp.partition());
+                    nextOffsets.add(offset.offset());
+                }
+            });
+            this.cutoff = Timestamp.from(clock.instant().minus(retention));
+        }
+
+        /** Binds the offsets ({@link #COMMITTED}), then group and cutoff ({@link #OLD}), from parameter {@code first}. */
+        void bind(Connection c, PreparedStatement ps, int first) throws SQLException {
+            ps.setArray(first, c.createArrayOf("text", topics.toArray()));
+            ps.setArray(first + 1, c.createArrayOf("int4", partitions.toArray()));
+            ps.setArray(first + 2, c.createArrayOf("int8", nextOffsets.toArray()));
+            ps.setString(first + 3, group);
+            ps.setTimestamp(first + 4, cutoff);
+        }
+
+        /** The group's ids older than the window: purgeable now, kept behind no commit, kept without coordinates. */
+        Result count(Connection c) throws SQLException {
+            try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FILTER (WHERE " + BEHIND + "),"
+                    + " count(*) FILTER (WHERE p.topic IS NULL OR p.kafka_partition IS NULL OR p.kafka_offset IS NULL),"
+                    + " count(*) FROM " + table + " p LEFT JOIN " + COMMITTED + " WHERE " + OLD)) {
+                bind(c, ps, 1);
                 try (ResultSet rs = ps.executeQuery()) {
                     rs.next();
-                    long old = rs.getLong(1);
+                    long purgeable = rs.getLong(1);
                     long withoutCoordinates = rs.getLong(2);
-                    return new Result(purged, old - withoutCoordinates, withoutCoordinates);
+                    return new Result(purgeable, rs.getLong(3) - purgeable - withoutCoordinates, withoutCoordinates);
                 }
             }
         }

@@ -53,6 +53,12 @@ class RetentionTest {
                     new TopicPartition(topic, 0), new OffsetAndMetadata(6),
                     new TopicPartition(topic, 2), new OffsetAndMetadata(1))).all().get(60, TimeUnit.SECONDS);
 
+            // the dry run counts by the same rule and deletes nothing
+            InboxRetention.Result dry = InboxRetention.dryRun(db.dataSource(), "public", group, WEEK, admin,
+                    Clock.fixed(now, ZoneOffset.UTC));
+            assertThat(dry).isEqualTo(new InboxRetention.Result(6, 5, 1));
+            assertThat(db.count("SELECT count(*) FROM processed_event")).isEqualTo(14);
+
             InboxRetention.Result result = InboxRetention.purge(db.dataSource(), "public", group, WEEK, admin,
                     Clock.fixed(now, ZoneOffset.UTC));
 

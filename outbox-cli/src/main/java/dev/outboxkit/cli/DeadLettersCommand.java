@@ -41,10 +41,6 @@ final class DeadLettersCommand {
         }
     }
 
-    static OutboxAdmin admin(HikariDataSource ds, Options.Database db) {
-        return OutboxAdmin.builder().producer(ds, db.schema).build();
-    }
-
     /** Which rows: --id (repeatable) or --all. */
     static final class Selection {
         @Option(names = "--id", paramLabel = "EVENT_ID", description = "Event id of a parked row (repeatable).")
@@ -78,7 +74,7 @@ final class DeadLettersCommand {
             PrintWriter out = spec.commandLine().getOut();
             List<DeadLetter> rows;
             try (HikariDataSource ds = db.dataSource("outbox-dead-letters", 1)) {
-                rows = admin(ds, db).deadLetters(DeadLetterFilter.all(), limit, null).items();
+                rows = db.admin(ds).deadLetters(DeadLetterFilter.all(), limit, null).items();
             }
             for (DeadLetter d : rows) {
                 // parked_at as java.sql.Timestamp prints it, as this list always has
@@ -91,11 +87,8 @@ final class DeadLettersCommand {
         }
     }
 
-    @Command(name = "retry", mixinStandardHelpOptions = true,
-            description = {"Move parked rows back into outbox_event so the relay tries them again.",
-                    "They keep their original seq: under the polling relay's HOLD_AGGREGATE policy a retried event is "
-                            + "published before the events of its aggregate that waited behind it."})
-    static final class RetryCommand implements Callable<Integer> {
+    /** What retry and discard share: the rows named, one pool, the change through {@link OutboxAdmin}, the report. */
+    abstract static class Change implements Callable<Integer> {
         @Spec
         CommandLine.Model.CommandSpec spec;
         @Mixin
@@ -103,38 +96,51 @@ final class DeadLettersCommand {
         @Mixin
         Selection selection;
 
+        /** Checks what only this change needs, before any connection is made. */
+        void check() {
+        }
+
+        abstract DeadLetterChange apply(OutboxAdmin admin, DeadLetterFilter filter) throws SQLException;
+
         @Override
         public Integer call() throws SQLException {
             selection.require(spec.commandLine());
+            check();
             try (HikariDataSource ds = db.dataSource("outbox-dead-letters", 1)) {
-                // A DeadLetterConflictException is described with the database's message (naming the key) by Main.
-                return report(spec, selection, admin(ds, db).retryDeadLetters(selection.filter(), operator()));
+                return report(spec, selection, apply(db.admin(ds), selection.filter()));
             }
+        }
+    }
+
+    @Command(name = "retry", mixinStandardHelpOptions = true,
+            description = {"Move parked rows back into outbox_event so the relay tries them again.",
+                    "They keep their original seq: under the polling relay's HOLD_AGGREGATE policy a retried event is "
+                            + "published before the events of its aggregate that waited behind it."})
+    static final class RetryCommand extends Change {
+        @Override
+        DeadLetterChange apply(OutboxAdmin admin, DeadLetterFilter filter) throws SQLException {
+            // A DeadLetterConflictException is described with the database's message (naming the key) by Main.
+            return admin.retryDeadLetters(filter, operator());
         }
     }
 
     @Command(name = "discard", mixinStandardHelpOptions = true,
             description = "Delete parked rows for good (each logged as an audit line). Needs --yes.")
-    static final class DiscardCommand implements Callable<Integer> {
-        @Spec
-        CommandLine.Model.CommandSpec spec;
-        @Mixin
-        Options.Database db;
-        @Mixin
-        Selection selection;
+    static final class DiscardCommand extends Change {
         @Option(names = "--yes", description = "Confirm: the events are gone afterwards.")
         boolean yes;
 
         @Override
-        public Integer call() throws SQLException {
-            selection.require(spec.commandLine());
+        void check() {
             if (!yes) {
                 throw new CommandLine.ParameterException(spec.commandLine(),
                         "discard deletes events for good: add --yes to confirm");
             }
-            try (HikariDataSource ds = db.dataSource("outbox-dead-letters", 1)) {
-                return report(spec, selection, admin(ds, db).discardDeadLetters(selection.filter(), null, operator()));
-            }
+        }
+
+        @Override
+        DeadLetterChange apply(OutboxAdmin admin, DeadLetterFilter filter) throws SQLException {
+            return admin.discardDeadLetters(filter, null, operator());
         }
     }
 

@@ -7,6 +7,7 @@ import dev.outboxkit.core.ProducerSafety;
 import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.internal.ConnectionPools;
 import dev.outboxkit.core.internal.DatabaseLogin;
+import dev.outboxkit.ops.admin.OutboxAdmin;
 import dev.outboxkit.ops.retention.Retention;
 import dev.outboxkit.writer.IdempotencyKeys;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -15,6 +16,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Callable;
+import javax.sql.DataSource;
 import org.apache.kafka.clients.admin.Admin;
 import picocli.CommandLine;
 import picocli.CommandLine.Help.Visibility;
@@ -110,6 +113,27 @@ final class Options {
 
         String describe() {
             return Secret.maskUrl(jdbcUrl) + " schema " + schema;
+        }
+
+        /** The operations API ({@code status}, {@code dead-letters}, {@code replay}) on this schema, over {@code ds}. */
+        OutboxAdmin admin(DataSource ds) {
+            return OutboxAdmin.builder().producer(ds, schema).build();
+        }
+    }
+
+    /** A command on the outbox database and Kafka, given the kafka.* pass-through settings ({@code purge}, the relays). */
+    abstract static class DatabaseAndKafka implements Callable<Integer>, Main.NeedsSettings {
+        @Spec
+        CommandLine.Model.CommandSpec spec;
+        @Mixin
+        Database db;
+        @Mixin
+        Kafka kafka;
+        Settings settings;
+
+        @Override
+        public void settings(Settings settings) {
+            this.settings = settings;
         }
     }
 

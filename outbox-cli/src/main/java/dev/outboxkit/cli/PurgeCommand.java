@@ -5,12 +5,10 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 import dev.outboxkit.ops.retention.Retention;
 import java.io.PrintWriter;
 import java.time.Duration;
-import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Spec;
 
 @Command(name = "purge", mixinStandardHelpOptions = true, showDefaultValues = true,
         description = {"Retention: drop expired intent-ledger partitions (and create them ahead), purge processed_event ids "
@@ -18,15 +16,7 @@ import picocli.CommandLine.Spec;
                 "With --dry-run nothing is changed: what would be purged is printed.",
                 "Without it, the purge takes the schema's retention lock (the one every sidecar's schedule takes), so it never"
                         + " runs beside a scheduled round."})
-final class PurgeCommand implements Callable<Integer>, Main.NeedsSettings {
-
-    @Spec
-    CommandLine.Model.CommandSpec spec;
-    @Mixin
-    Options.Database db;
-    @Mixin
-    Options.Kafka kafka;
-    Settings settings;
+final class PurgeCommand extends Options.DatabaseAndKafka {
 
     @Mixin
     Options.RetentionWindows windows;
@@ -41,11 +31,6 @@ final class PurgeCommand implements Callable<Integer>, Main.NeedsSettings {
             description = "How long to wait for a retention round running elsewhere (a relay sidecar's --retention-interval"
                     + " schedule or another purge) to end; then the command fails (exit 1) and changes nothing.")
     Duration lockWait;
-
-    @Override
-    public void settings(Settings settings) {
-        this.settings = settings;
-    }
 
     @Override
     public Integer call() throws Exception {

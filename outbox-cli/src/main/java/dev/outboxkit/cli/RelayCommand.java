@@ -193,25 +193,13 @@ final class RelayCommand {
     }
 
     /** What both relay subcommands share: their options, the builder settings those map to, and serving. */
-    abstract static class Sidecar implements Callable<Integer>, Main.NeedsSettings {
-        @Spec
-        CommandLine.Model.CommandSpec spec;
-        @Mixin
-        Options.Database db;
-        @Mixin
-        Options.Kafka kafka;
+    abstract static class Sidecar extends Options.DatabaseAndKafka {
         @Mixin
         Options.Http http;
         @Mixin
         Common common;
-        Settings settings;
         /** The spans' exporter when the OTEL_* variables ask for one, else null (no tracing). */
         private OpenTelemetrySdk tracing;
-
-        @Override
-        public void settings(Settings settings) {
-            this.settings = settings;
-        }
 
         /** "poll" or "cdc". */
         abstract String kind();

@@ -1,7 +1,6 @@
 package dev.outboxkit.cli;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.outboxkit.ops.admin.OutboxAdmin;
 import dev.outboxkit.ops.admin.ReplayResult;
 import dev.outboxkit.ops.admin.ReplaySelection;
 import java.io.PrintWriter;
@@ -59,7 +58,7 @@ final class ReplayCommand implements Callable<Integer> {
         ReplaySelection selection = byId ? ReplaySelection.ids(ids) : ReplaySelection.createdBetween(from, to);
         ReplayResult result;
         try (HikariDataSource ds = db.dataSource("outbox-replay", 1)) {
-            result = OutboxAdmin.builder().producer(ds, db.schema).build().replay(selection, dryRun, DeadLettersCommand.operator());
+            result = db.admin(ds).replay(selection, dryRun, DeadLettersCommand.operator());
         }
         PrintWriter out = spec.commandLine().getOut();
         int n = result.replayed().size();

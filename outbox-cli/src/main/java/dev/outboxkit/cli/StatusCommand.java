@@ -3,7 +3,6 @@ package dev.outboxkit.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.zaxxer.hikari.HikariDataSource;
-import dev.outboxkit.ops.admin.OutboxAdmin;
 import dev.outboxkit.ops.admin.Status;
 import java.io.PrintWriter;
 import java.time.Duration;
@@ -34,7 +33,7 @@ final class StatusCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         Status status;
         try (HikariDataSource ds = db.dataSource("outbox-status", 1)) {
-            status = OutboxAdmin.builder().producer(ds, db.schema).build().status();
+            status = db.admin(ds).status();
         }
         PrintWriter out = spec.commandLine().getOut();
         if (json) {

@@ -2,31 +2,32 @@ package dev.outboxkit.testkit;
 
 import java.sql.SQLException;
 import java.sql.Statement;
+import dev.outboxkit.core.OutboxTables;
+import dev.outboxkit.core.internal.Grants;
+import dev.outboxkit.core.internal.RoleGrants;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
 
 /**
  * The least-privilege PostgreSQL grants each outboxkit module README (and docs/managed-services.md) documents for
  * its role, in schema {@code public}, nothing more, as {@link Grant}s (one privilege each) and as statements to run.
- * Tests run every role with exactly these, so a README that promises too little fails the suite, and the components'
- * start-up checks revoke them one at a time ({@code GrantsAtStartTest}); a service's own tests can do the same.
- * {@code role} is a role name the caller made (not validated here: test code only).
+ * They are not written out here: each list is derived from the one definition the component itself checks at start
+ * (outbox-core's {@code RoleGrants}), so what the component demands and what the tests give a role cannot drift apart.
+ * Tests run every role with exactly these, so a component that needs more than it checks fails the suite, and the
+ * components' start-up checks revoke them one at a time ({@code GrantsAtStartTest}); a service's own tests can do the
+ * same. {@code role} is a role name the caller made (not validated here: test code only).
  */
 public final class DocumentedGrants {
+
+    private static final String SCHEMA = OutboxTables.DEFAULT_SCHEMA;
 
     private DocumentedGrants() {
     }
 
     /** relay-poller/README.md, "Least-privilege grants". */
     public static List<Grant> pollingRelay() {
-        List<Grant> g = new ArrayList<>();
-        g.add(Grant.usageOnSchema("public"));
-        g.addAll(Grant.onTable("outbox_event", "SELECT", "INSERT", "UPDATE", "DELETE"));
-        g.addAll(Grant.onTable("outbox_dead_letter", "SELECT", "INSERT", "UPDATE"));
-        g.addAll(Grant.onTable("outbox_relay_lease", "SELECT", "INSERT", "UPDATE", "DELETE"));
-        g.addAll(Grant.onTable("outbox_relay_member", "SELECT", "INSERT", "UPDATE", "DELETE"));
-        g.add(Grant.usageOnSequence("outbox_fence_seq"));
-        return g;
+        return of(RoleGrants.pollingRelay(SCHEMA));
     }
 
     /**
@@ -36,106 +37,57 @@ public final class DocumentedGrants {
      * {@link #walPublication}.
      */
     public static List<Grant> walRelay(boolean deleteAfterPublish) {
-        List<Grant> g = new ArrayList<>();
-        g.add(Grant.replication());
-        g.add(Grant.usageOnSchema("public"));
-        g.addAll(deleteAfterPublish ? Grant.onTable("outbox_event", "SELECT", "DELETE") : Grant.onTable("outbox_event", "SELECT"));
-        g.addAll(Grant.onTable("outbox_dead_letter", "SELECT", "INSERT", "UPDATE"));
-        g.addAll(Grant.onTable("outbox_relay_lease", "SELECT", "INSERT", "UPDATE", "DELETE"));
-        g.add(Grant.usageOnSequence("outbox_fence_seq"));
-        g.addAll(Grant.onTable("outbox_cdc_offset", "SELECT", "INSERT", "UPDATE", "DELETE"));
-        g.addAll(Grant.onTable("outbox_cdc_slot", "SELECT", "INSERT", "UPDATE", "DELETE"));
-        g.addAll(Grant.onTable("outbox_cdc_heartbeat", "SELECT", "INSERT", "DELETE"));
-        return g;
+        return of(RoleGrants.walRelay(SCHEMA, deleteAfterPublish));
     }
 
     /** consumer-dedupe/README.md, "Least privilege" (plus, for its caller to add, what the handler needs). */
     public static List<Grant> consumer() {
-        List<Grant> g = new ArrayList<>();
-        g.add(Grant.usageOnSchema("public"));
-        g.addAll(Grant.onTable("processed_event", "SELECT", "INSERT", "DELETE"));
-        return g;
+        return of(RoleGrants.consumer(SCHEMA, true));
     }
 
     /** outbox-writer/README.md: INSERT in the default mode (KEEP), also SELECT and DELETE for INSERT_AND_DELETE. */
     public static List<Grant> writer(boolean insertAndDelete) {
-        List<Grant> g = new ArrayList<>();
-        g.add(Grant.usageOnSchema("public"));
-        g.addAll(insertAndDelete ? Grant.onTable("outbox_event", "INSERT", "SELECT", "DELETE")
-                : Grant.onTable("outbox_event", "INSERT"));
-        return g;
+        return of(RoleGrants.writer(SCHEMA, insertAndDelete));
     }
 
     /** outbox-writer/README.md: {@code IdempotencyKeys} (its writer's grants come on top: {@link #writer}). */
     public static List<Grant> idempotencyKeys() {
-        List<Grant> g = new ArrayList<>();
-        g.add(Grant.usageOnSchema("public"));
-        g.addAll(Grant.onTable("idempotency_key", "SELECT", "INSERT", "UPDATE", "DELETE"));
-        g.addAll(Grant.onTable("idempotency_key_tombstone", "SELECT", "INSERT", "UPDATE"));
-        return g;
+        return of(RoleGrants.idempotencyKeys(SCHEMA));
     }
 
     /** outbox-cli/README.md, "Dead letters": {@code outbox status}. */
     public static List<Grant> status() {
-        List<Grant> g = new ArrayList<>();
-        g.add(Grant.usageOnSchema("public"));
-        g.addAll(Grant.onTable("outbox_event", "SELECT"));
-        g.addAll(Grant.onTable("outbox_dead_letter", "SELECT"));
-        g.addAll(Grant.onTable("outbox_relay_lease", "SELECT"));
-        return g;
+        return of(RoleGrants.status(SCHEMA));
     }
 
     /** outbox-cli/README.md, "Dead letters": {@code outbox dead-letters list}. */
     public static List<Grant> deadLettersList() {
-        List<Grant> g = new ArrayList<>();
-        g.add(Grant.usageOnSchema("public"));
-        g.addAll(Grant.onTable("outbox_dead_letter", "SELECT"));
-        return g;
+        return of(RoleGrants.deadLettersList(SCHEMA));
     }
 
     /** outbox-cli/README.md, "Dead letters": {@code outbox dead-letters discard}. */
     public static List<Grant> deadLettersDiscard() {
-        List<Grant> g = new ArrayList<>();
-        g.add(Grant.usageOnSchema("public"));
-        g.addAll(Grant.onTable("outbox_dead_letter", "SELECT", "DELETE"));
-        return g;
+        return of(RoleGrants.deadLettersDiscard(SCHEMA));
     }
 
     /** outbox-cli/README.md, "Dead letters": {@code outbox dead-letters retry} (the operator role there holds all three). */
     public static List<Grant> deadLettersRetry() {
-        List<Grant> g = new ArrayList<>(deadLettersDiscard());
-        g.addAll(Grant.onTable("outbox_event", "INSERT"));
-        g.add(Grant.onColumns("outbox_event", "SELECT", "seq", "id", "aggregate_type", "aggregate_id"));
-        return g;
+        return of(RoleGrants.deadLettersRetry(SCHEMA));
     }
 
     /** outbox-cli/README.md, "Dead letters": {@code outbox replay} (a dry run too). */
     public static List<Grant> replay() {
-        List<Grant> g = new ArrayList<>();
-        g.add(Grant.usageOnSchema("public"));
-        g.addAll(Grant.onTable("outbox_event", "SELECT", "UPDATE"));
-        g.addAll(Grant.onTable("outbox_dead_letter", "SELECT"));
-        return g;
+        return of(RoleGrants.replay(SCHEMA));
     }
 
     /** outbox-ops/README.md, "Least-privilege grants": {@code outbox reconcile}, producer side. */
     public static List<Grant> reconcileProducer() {
-        List<Grant> g = new ArrayList<>();
-        g.add(Grant.usageOnSchema("public"));
-        for (String table : List.of("outbox_intent", "outbox_event", "outbox_dead_letter", "idempotency_key")) {
-            g.addAll(Grant.onTable(table, "SELECT"));
-        }
-        return g;
+        return of(RoleGrants.reconcileProducer(SCHEMA));
     }
 
     /** outbox-ops/README.md, "Least-privilege grants": {@code outbox reconcile}, consumer side in {@code database}. */
     public static List<Grant> reconcileConsumer(String database) {
-        List<Grant> g = new ArrayList<>();
-        g.add(Grant.usageOnSchema("public"));
-        g.addAll(Grant.onTable("processed_event", "SELECT"));
-        g.addAll(Grant.onTable("external_effect", "SELECT"));
-        g.add(Grant.onDatabase(database, "TEMPORARY"));
-        return g;
+        return of(RoleGrants.reconcileConsumer(SCHEMA), database, null);
     }
 
     /**
@@ -144,21 +96,39 @@ public final class DocumentedGrants {
      * on the schema (new day partitions).
      */
     public static List<Grant> purge(String intentOwner) {
-        List<Grant> g = new ArrayList<>();
-        g.add(Grant.memberOf(intentOwner));
-        g.add(Grant.usageOnSchema("public"));
-        g.add(new Grant("CREATE", "SCHEMA", "public"));
-        g.addAll(Grant.onTable("outbox_event", "SELECT"));
-        g.addAll(Grant.onTable("outbox_dead_letter", "SELECT", "DELETE"));
-        return g;
+        return of(RoleGrants.purge(SCHEMA, EnumSet.of(RoleGrants.Purged.DEAD_LETTERS)), null, intentOwner);
     }
 
     /** outbox-ops/README.md, "Least-privilege grants": {@code outbox purge --group}, on the consumer database. */
     public static List<Grant> purgeInbox() {
-        List<Grant> g = new ArrayList<>();
-        g.add(Grant.usageOnSchema("public"));
-        g.addAll(Grant.onTable("processed_event", "SELECT", "DELETE"));
-        return g;
+        return of(RoleGrants.purgeInbox(SCHEMA));
+    }
+
+    private static List<Grant> of(Grants grants) {
+        return of(grants, null, null);
+    }
+
+    /**
+     * {@code grants} as {@link Grant}s; {@code database} names the current database (TEMPORARY), {@code owner} the role
+     * owning a table (membership).
+     */
+    private static List<Grant> of(Grants grants, String database, String owner) {
+        List<Grant> out = new ArrayList<>();
+        for (Grants.Privilege p : grants.privileges()) {
+            out.add(switch (p.kind()) {
+                case "OWNER" -> Grant.memberOf(require(owner, p));
+                case "DATABASE" -> Grant.onDatabase(require(database, p), p.privilege());
+                default -> new Grant(p.privilege(), p.kind(), p.object());
+            });
+        }
+        return out;
+    }
+
+    private static String require(String name, Grants.Privilege p) {
+        if (name == null) {
+            throw new IllegalStateException("no name given for " + p);
+        }
+        return name;
     }
 
     /** Runs {@link #pollingRelay()} for {@code role}. */
@@ -188,7 +158,7 @@ public final class DocumentedGrants {
 
     private static void apply(Statement s, String role, List<Grant> grants) throws SQLException {
         for (Grant g : grants) {
-            s.execute(g.statement("public", role));
+            s.execute(g.statement(SCHEMA, role));
         }
     }
 }

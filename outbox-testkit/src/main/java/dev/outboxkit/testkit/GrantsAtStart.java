@@ -1,6 +1,7 @@
 package dev.outboxkit.testkit;
 
 import dev.outboxkit.core.MissingGrantsException;
+import dev.outboxkit.core.OutboxTables;
 import java.util.ArrayList;
 import java.util.List;
 import javax.sql.DataSource;
@@ -13,6 +14,9 @@ import org.postgresql.ds.PGSimpleDataSource;
  * on {@code db}'s server (no pool: a plain data source per role).
  */
 public final class GrantsAtStart {
+
+    /** Where the grants are given: the schema the tests' databases hold the tables in. */
+    private static final String SCHEMA = OutboxTables.DEFAULT_SCHEMA;
 
     /** What the component does as a role: start, write, run a command. */
     @FunctionalInterface
@@ -35,7 +39,7 @@ public final class GrantsAtStart {
         List<MissingGrantsException> seen = new ArrayList<>();
         for (Grant missing : grants) {
             String role = prefix + "_" + seen.size();
-            Grant.roleWith(db, "public", role, "pw", grants, missing);
+            Grant.roleWith(db, SCHEMA, role, "pw", grants, missing);
             try {
                 MissingGrantsException e = null;
                 try {
@@ -43,7 +47,7 @@ public final class GrantsAtStart {
                 } catch (MissingGrantsException thrown) {
                     e = thrown;
                 }
-                String expected = missing.statement("public", role);
+                String expected = missing.statement(SCHEMA, role);
                 if (e == null) {
                     throw new AssertionError(component + " ran without " + missing + "; expected it to refuse with " + expected);
                 }
@@ -57,7 +61,7 @@ public final class GrantsAtStart {
             }
         }
         String role = prefix + "_all";
-        Grant.roleWith(db, "public", role, "pw", grants, null);
+        Grant.roleWith(db, SCHEMA, role, "pw", grants, null);
         try {
             run.as(as(db, role));
         } finally {

@@ -2,8 +2,7 @@ package dev.outboxkit.writer;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.outboxkit.core.Identifiers;
-import dev.outboxkit.core.OutboxTables;
-import dev.outboxkit.core.internal.Grants;
+import dev.outboxkit.core.internal.RoleGrants;
 import dev.outboxkit.core.internal.GrantsOnce;
 import dev.outboxkit.writer.internal.CanonicalJson;
 import dev.outboxkit.writer.internal.RoundTrip;
@@ -106,8 +105,7 @@ public final class IdempotencyKeys {
         this.writer = b.writer != null ? b.writer : OutboxWriter.builder().schema(schema).meterRegistry(registry).build();
         this.metrics = new IdempotencyMetrics(registry);
         this.purge = new IdempotencyPurge(schema, retention, scopeRetention, keepTombstones);
-        GrantsOnce grants = new GrantsOnce(Grants.in(schema).table(OutboxTables.IDEMPOTENCY_KEY, "SELECT", "INSERT", "UPDATE", "DELETE")
-                .table(OutboxTables.IDEMPOTENCY_KEY_TOMBSTONE, "SELECT", "INSERT", "UPDATE"), "idempotency keys (schema " + schema + ")");
+        GrantsOnce grants = new GrantsOnce(RoleGrants.idempotencyKeys(schema), "idempotency keys (schema " + schema + ")");
         // Once per instance, before the first claim: the key tables' privileges (outbox-writer/README.md) and then
         // the writer's own, so a missing grant stops the first request before any key is claimed.
         this.engine = new IdempotencyEngine(schema, lease, retryAfter, clock, metrics, c -> {

@@ -8,7 +8,7 @@ import dev.outboxkit.core.OutboxTables;
 import dev.outboxkit.core.InvalidEventException;
 import dev.outboxkit.core.MissingGrantsException;
 import dev.outboxkit.core.ProducerSafety;
-import dev.outboxkit.core.internal.Grants;
+import dev.outboxkit.core.internal.RoleGrants;
 import dev.outboxkit.core.internal.GrantsOnce;
 import dev.outboxkit.core.internal.Tracing;
 import dev.outboxkit.writer.internal.EventStatements;
@@ -109,9 +109,8 @@ public final class OutboxWriter {
         this.statements = new EventStatements(schema, mode, notifyChannel);
         this.metrics = new WriterMetrics(meterRegistry, mode);
         this.grants = new GrantsOnce(switch (mode) {
-            case KEEP -> Grants.in(schema).table(OutboxTables.OUTBOX_EVENT, "INSERT");
-            // The DELETE finds its rows by id: SELECT too.
-            case INSERT_AND_DELETE -> Grants.in(schema).table(OutboxTables.OUTBOX_EVENT, "INSERT", "SELECT", "DELETE");
+            case KEEP -> RoleGrants.writer(schema, false);
+            case INSERT_AND_DELETE -> RoleGrants.writer(schema, true);
             // pg_logical_emit_message is executable by PUBLIC, and no table is touched.
             case LOGICAL_MESSAGE -> null;
         }, "outbox writer (schema " + schema + ", mode " + mode + ")");

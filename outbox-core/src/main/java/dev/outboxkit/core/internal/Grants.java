@@ -7,9 +7,11 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Not API: the PostgreSQL privileges one component needs on the outboxkit tables, checked at its start (issue 26,
@@ -20,6 +22,9 @@ import java.util.Map;
  * privileges held through role membership pass, in <em>one</em> query whatever the number of privileges. Objects are
  * found through the catalogs, not by resolving names, so a role without USAGE on the schema still learns the rest. A
  * table that does not exist is not reported here: the components' schema checks say which migration is missing.
+ *
+ * <p>What each role needs is defined once, in {@link RoleGrants}; components check those, and the testkit's
+ * {@code DocumentedGrants} and the READMEs' least-privilege sections follow them ({@link #privileges()}).
  */
 public final class Grants {
 
@@ -126,6 +131,50 @@ public final class Grants {
     }
 
     private record Result(String role, List<String> missing) {
+    }
+
+    /**
+     * One privilege as a {@code GRANT} gives it, for the tests and docs that derive the documented grants from this one
+     * definition ({@link RoleGrants}).
+     *
+     * @param privilege {@code SELECT}, {@code INSERT}, {@code UPDATE}, {@code DELETE} or one of them on columns
+     *                  ({@code SELECT (a, b)}), {@code USAGE}, {@code CREATE}, {@code TEMPORARY}, {@code REPLICATION},
+     *                  {@code MEMBER}
+     * @param kind      {@code TABLE}, {@code SEQUENCE}, {@code SCHEMA}, {@code DATABASE} (the current one: object
+     *                  empty), {@code ROLE} (the REPLICATION attribute: object empty) or {@code OWNER} (membership in
+     *                  the role owning table {@code object})
+     * @param object    the unqualified table or sequence name, or the schema
+     */
+    public record Privilege(String privilege, String kind, String object) {
+    }
+
+    /** Every requirement, one {@link Privilege} each (a column privilege once, with all its columns), in order. */
+    public List<Privilege> privileges() {
+        List<Privilege> out = new ArrayList<>();
+        Set<String> columnGroups = new HashSet<>();
+        for (Check k : checks) {
+            String[] g = k.group.split(" ");
+            switch (g[0]) {
+                case "SCHEMA" -> out.add(new Privilege("USAGE", "SCHEMA", schema));
+                case "CREATE" -> out.add(new Privilege("CREATE", "SCHEMA", schema));
+                case "OWNER" -> out.add(new Privilege("MEMBER", "OWNER", g[1]));
+                case "SEQUENCE" -> out.add(new Privilege("USAGE", "SEQUENCE", g[1]));
+                case "COLUMNS" -> {
+                    if (columnGroups.add(k.group)) {
+                        List<String> columns = checks.stream().filter(o -> o.group.equals(k.group)).map(Check::item).toList();
+                        out.add(new Privilege(g[1] + " (" + String.join(", ", columns) + ")", "TABLE", g[2]));
+                    }
+                }
+                default -> out.add(new Privilege(k.item, "TABLE", g[1]));
+            }
+        }
+        if (temporary) {
+            out.add(new Privilege("TEMPORARY", "DATABASE", ""));
+        }
+        if (replication) {
+            out.add(new Privilege("REPLICATION", "ROLE", ""));
+        }
+        return out;
     }
 
     /**

@@ -1,8 +1,9 @@
 package dev.outboxkit.ops.admin;
 
 import dev.outboxkit.core.OutboxTables;
-import dev.outboxkit.core.internal.Grants;
 import dev.outboxkit.core.internal.GrantsOnce;
+import dev.outboxkit.core.internal.RoleGrants;
+import dev.outboxkit.core.internal.Transactions;
 import dev.outboxkit.ops.internal.ProducerSettings;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -98,17 +99,11 @@ public final class OutboxAdmin {
         this.tables = p.tables();
         this.clock = p.clock();
         String schema = p.schema();
-        this.statusGrants = new GrantsOnce(Grants.in(schema).table(OutboxTables.OUTBOX_EVENT, "SELECT")
-                .table(OutboxTables.DEAD_LETTER, "SELECT").table(OutboxTables.RELAY_LEASE, "SELECT"), "outbox status");
-        this.readGrants = new GrantsOnce(Grants.in(schema).table(OutboxTables.DEAD_LETTER, "SELECT"), "outbox dead-letters list");
-        this.retryGrants = new GrantsOnce(Grants.in(schema).table(OutboxTables.DEAD_LETTER, "SELECT", "DELETE")
-                .table(OutboxTables.OUTBOX_EVENT, "INSERT")
-                .columns(OutboxTables.OUTBOX_EVENT, "SELECT", "seq", "id", "aggregate_type", "aggregate_id"),
-                "outbox dead-letters retry");
-        this.discardGrants = new GrantsOnce(Grants.in(schema).table(OutboxTables.DEAD_LETTER, "SELECT", "DELETE"),
-                "outbox dead-letters discard");
-        this.replayGrants = new GrantsOnce(Grants.in(schema).table(OutboxTables.OUTBOX_EVENT, "SELECT", "UPDATE")
-                .table(OutboxTables.DEAD_LETTER, "SELECT"), "outbox replay");
+        this.statusGrants = new GrantsOnce(RoleGrants.status(schema), "outbox status");
+        this.readGrants = new GrantsOnce(RoleGrants.deadLettersList(schema), "outbox dead-letters list");
+        this.retryGrants = new GrantsOnce(RoleGrants.deadLettersRetry(schema), "outbox dead-letters retry");
+        this.discardGrants = new GrantsOnce(RoleGrants.deadLettersDiscard(schema), "outbox dead-letters discard");
+        this.replayGrants = new GrantsOnce(RoleGrants.replay(schema), "outbox replay");
     }
 
     /** A connection whose role passed {@code grants} (checked once per instance); closed again if it did not. */
@@ -285,23 +280,18 @@ public final class OutboxAdmin {
         String verb = action.name().toLowerCase(java.util.Locale.ROOT);
         List<DeadLetterChange.Row> rows = new ArrayList<>();
         try (Connection c = connection(grants)) {
-            boolean autoCommit = c.getAutoCommit();
-            c.setAutoCommit(false);
-            try (PreparedStatement ps = c.prepareStatement(sql)) {
-                where.bind(c, ps, 1);
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        rows.add(new DeadLetterChange.Row(rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3),
-                                rs.getLong(4)));
+            Transactions.inTransaction(c, tx -> {
+                try (PreparedStatement ps = c.prepareStatement(sql)) {
+                    where.bind(c, ps, 1);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) {
+                            rows.add(new DeadLetterChange.Row(rs.getObject(1, UUID.class), rs.getString(2),
+                                    rs.getString(3), rs.getLong(4)));
+                        }
                     }
                 }
-                c.commit();
-            } catch (SQLException | RuntimeException e) {
-                c.rollback();
-                throw e;
-            } finally {
-                c.setAutoCommit(autoCommit);
-            }
+                return rows;
+            });
         } catch (SQLException e) {
             throw described(e);
         }

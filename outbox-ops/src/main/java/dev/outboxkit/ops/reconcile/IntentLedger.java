@@ -2,6 +2,7 @@ package dev.outboxkit.ops.reconcile;
 
 import dev.outboxkit.core.Identifiers;
 import dev.outboxkit.core.OutboxTables;
+import dev.outboxkit.core.internal.Transactions;
 import dev.outboxkit.ops.internal.ChunkedDelete;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -77,18 +78,11 @@ public final class IntentLedger {
             events.append(events.length() == 0 ? " " : ", ").append(action).append(" TRIGGER ").append(trigger);
         }
         try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
-            c.setAutoCommit(false);
-            try {
+            Transactions.inTransaction(c, tx -> {
                 s.execute("ALTER TABLE " + OutboxTables.in(schema).outboxEvent() + events);
-                s.execute("ALTER TABLE " + OutboxTables.in(schema).deadLetter() + " " + action
+                return s.execute("ALTER TABLE " + OutboxTables.in(schema).deadLetter() + " " + action
                         + " TRIGGER " + PARKED_TRIGGER);
-                c.commit();
-            } catch (SQLException e) {
-                c.rollback();
-                throw e;
-            } finally {
-                c.setAutoCommit(true);
-            }
+            });
         }
     }
 

@@ -2,7 +2,7 @@ package dev.outboxkit.ops.reconcile;
 
 import dev.outboxkit.core.MissingGrantsException;
 import dev.outboxkit.core.OutboxTables;
-import dev.outboxkit.core.internal.Grants;
+import dev.outboxkit.core.internal.RoleGrants;
 import dev.outboxkit.ops.internal.Checks;
 import dev.outboxkit.ops.internal.ProducerSettings;
 import io.micrometer.core.instrument.Counter;
@@ -136,16 +136,12 @@ public final class Reconciler {
     /** Every database's privileges before any work: one round trip each (a run reads for minutes, so once per run). */
     private void requireGrants() throws SQLException {
         try (Connection c = producer.getConnection()) {
-            Grants.in(schema).table(OutboxTables.INTENT, "SELECT").table(OutboxTables.OUTBOX_EVENT, "SELECT")
-                    .table(OutboxTables.DEAD_LETTER, "SELECT").table(OutboxTables.IDEMPOTENCY_KEY, "SELECT")
-                    .require(c, "outbox reconcile (producer side, schema " + schema + ")");
+            RoleGrants.reconcileProducer(schema).require(c, "outbox reconcile (producer side, schema " + schema + ")");
         }
         for (ConsumerSource consumer : consumers) {
             try (Connection c = consumer.dataSource().getConnection()) {
                 // TEMPORARY: the window's intents are copied into a temporary table there.
-                Grants.in(consumer.schema()).table(OutboxTables.PROCESSED_EVENT, "SELECT")
-                        .table(OutboxTables.EXTERNAL_EFFECT, "SELECT").temporary()
-                        .require(c, "outbox reconcile (consumer " + consumer.name() + ", schema " + consumer.schema() + ")");
+                RoleGrants.reconcileConsumer(consumer.schema()).require(c, "outbox reconcile (consumer " + consumer.name() + ", schema " + consumer.schema() + ")");
             }
         }
     }

@@ -4,8 +4,8 @@ import dev.outboxkit.consumer.InboxRetention;
 import dev.outboxkit.core.Identifiers;
 import dev.outboxkit.core.MissingGrantsException;
 import dev.outboxkit.core.OutboxTables;
-import dev.outboxkit.core.internal.Grants;
 import dev.outboxkit.core.internal.GrantsOnce;
+import dev.outboxkit.core.internal.RoleGrants;
 import dev.outboxkit.ops.internal.Checks;
 import dev.outboxkit.ops.internal.ChunkedDelete;
 import dev.outboxkit.ops.internal.ProducerSettings;
@@ -14,26 +14,20 @@ import dev.outboxkit.writer.IdempotencyKeys;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Timestamp;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
+import java.util.Set;
 import javax.sql.DataSource;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
-import org.apache.kafka.common.TopicPartition;
 
 /**
  * The one place that purges what outboxkit keeps, each with its window and its safety rule:
@@ -42,7 +36,7 @@ import org.apache.kafka.common.TopicPartition;
  *       (kept while an older event is still unpublished), partitions created ahead;</li>
  *   <li>{@code processed_event} of each configured group: delegated to
  *       {@link InboxRetention#purge}, which never deletes an id its group has not committed past
- *       in Kafka (a redelivery could still reach it);</li>
+ *       in Kafka (a redelivery could still reach it); a dry run to {@link InboxRetention#dryRun}, the same rule;</li>
  *   <li>idempotency keys: delegated to {@link IdempotencyKeys#purgeExpired} (tombstones kept);</li>
  *   <li>dead letters: only when {@code deadLetterRetention} is set (default: keep for ever).</li>
  * </ul>
@@ -122,23 +116,21 @@ public final class Retention {
             purged.put(what, Counter.builder("outbox.retention.purged").description("Rows (or intent partitions) purged by retention")
                     .tag("what", what).register(registry));
         }
-        // outbox-ops/README.md, "Least-privilege grants": the ledger's owner with CREATE (day partitions made, dropped), the
-        // oldest unpublished event (which keeps its partition), and the delete rights of each configured purge.
-        Grants producerGrants = Grants.in(schema).ownerOf(OutboxTables.INTENT).create()
-                .table(OutboxTables.OUTBOX_EVENT, archiveRetention == null ? new String[] {"SELECT"} : new String[] {"SELECT", "DELETE"});
+        Set<RoleGrants.Purged> configured = EnumSet.noneOf(RoleGrants.Purged.class);
+        if (archiveRetention != null) {
+            configured.add(RoleGrants.Purged.ARCHIVE);
+        }
         if (deadLetterRetention != null) {
-            producerGrants.table(OutboxTables.DEAD_LETTER, "SELECT", "DELETE");
+            configured.add(RoleGrants.Purged.DEAD_LETTERS);
         }
         if (idempotencyKeys != null) {
-            producerGrants.table(OutboxTables.IDEMPOTENCY_KEY, "SELECT", "DELETE");
-            if (idempotencyKeys.keepTombstones()) {
-                producerGrants.table(OutboxTables.IDEMPOTENCY_KEY_TOMBSTONE, "SELECT", "INSERT", "UPDATE");
-            }
+            configured.add(idempotencyKeys.keepTombstones() ? RoleGrants.Purged.IDEMPOTENCY_KEYS_WITH_TOMBSTONES
+                    : RoleGrants.Purged.IDEMPOTENCY_KEYS);
         }
-        grants.add(new GrantsOnce(producerGrants, "outbox purge (schema " + schema + ")"));
+        grants.add(new GrantsOnce(RoleGrants.purge(schema, configured), "outbox purge (schema " + schema + ")"));
         grantsOn.add(producer);
         for (Inbox inbox : inboxes) {
-            grants.add(new GrantsOnce(Grants.in(inbox.schema()).table(OutboxTables.PROCESSED_EVENT, "SELECT", "DELETE"),
+            grants.add(new GrantsOnce(RoleGrants.purgeInbox(inbox.schema()),
                     "outbox purge (processed_event of group " + inbox.group() + ", schema " + inbox.schema() + ")"));
             grantsOn.add(inbox.dataSource());
         }
@@ -210,7 +202,8 @@ public final class Retention {
         IntentLedger.Purge intents = ledger.purge(now.minus(intentRetention), dryRun);
         Map<String, InboxRetention.Result> processed = new LinkedHashMap<>();
         for (Inbox inbox : inboxes) {
-            InboxRetention.Result r = dryRun ? inboxDryRun(inbox, now)
+            InboxRetention.Result r = dryRun
+                    ? InboxRetention.dryRun(inbox.dataSource(), inbox.schema(), inbox.group(), inbox.retention(), admin, clock)
                     : InboxRetention.purge(inbox.dataSource(), inbox.schema(), inbox.group(), inbox.retention(), admin, clock);
             processed.put(inbox.group(), r);
         }
@@ -236,48 +229,6 @@ public final class Retention {
     private long deadLetters(Instant cutoff, boolean dryRun) throws SQLException {
         return ChunkedDelete.olderThan(producer, tables.deadLetter(), "id", "parked_at",
                 cutoff, dryRun);
-    }
-
-    /** Counts what {@link InboxRetention#purge} would delete, with the same offset rule. */
-    private InboxRetention.Result inboxDryRun(Inbox inbox, Instant now) throws SQLException {
-        Map<TopicPartition, OffsetAndMetadata> offsets;
-        try {
-            offsets = admin.listConsumerGroupOffsets(inbox.group()).partitionsToOffsetAndMetadata().get(60, TimeUnit.SECONDS);
-        } catch (ExecutionException | TimeoutException e) {
-            throw new IllegalStateException("cannot read the committed offsets of consumer group " + inbox.group() + ": " + e, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while reading the offsets of consumer group " + inbox.group(), e);
-        }
-        List<String> topics = new ArrayList<>();
-        List<Integer> partitions = new ArrayList<>();
-        List<Long> next = new ArrayList<>();
-        offsets.forEach((tp, o) -> {
-            if (o != null) {
-                topics.add(tp.topic());
-                partitions.add(tp.partition());
-                next.add(o.offset());
-            }
-        });
-        String table = OutboxTables.in(inbox.schema()).processedEvent();
-        try (Connection c = inbox.dataSource().getConnection(); PreparedStatement ps = c.prepareStatement(
-                "SELECT count(*) FILTER (WHERE o.next_offset IS NOT NULL AND p.kafka_offset < o.next_offset),"
-                        + " count(*) FILTER (WHERE p.kafka_offset IS NOT NULL AND p.topic IS NOT NULL AND p.kafka_partition IS NOT NULL"
-                        + "   AND (o.next_offset IS NULL OR p.kafka_offset >= o.next_offset)),"
-                        + " count(*) FILTER (WHERE p.topic IS NULL OR p.kafka_partition IS NULL OR p.kafka_offset IS NULL)"
-                        + " FROM " + table + " p LEFT JOIN unnest(?::text[], ?::int[], ?::bigint[]) AS o(topic, kafka_partition, next_offset)"
-                        + " ON p.topic = o.topic AND p.kafka_partition = o.kafka_partition"
-                        + " WHERE p.consumer_group = ? AND p.processed_at < ?")) {
-            ps.setArray(1, c.createArrayOf("text", topics.toArray()));
-            ps.setArray(2, c.createArrayOf("int4", partitions.toArray()));
-            ps.setArray(3, c.createArrayOf("int8", next.toArray()));
-            ps.setString(4, inbox.group());
-            ps.setTimestamp(5, Timestamp.from(now.minus(inbox.retention())));
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return new InboxRetention.Result(rs.getLong(1), rs.getLong(2), rs.getLong(3));
-            }
-        }
     }
 
     /** Configuration; {@link #build()} validates it. */
