@@ -114,7 +114,7 @@ final class RelayCommand {
             if (httpPort >= 0) {
                 // before the start, which waits up to --start-timeout for the database: not ready meanwhile, and why
                 http = new SidecarServer(httpPort, relay::health, registry);
-                out.println("relay " + kind + " starting; /health/ready answers 503 until the relay has started (port "
+                out.println("relay " + kind + " starting; /health/ready answers 503 until it runs (port "
                         + http.port() + ")");
                 out.flush();
             }

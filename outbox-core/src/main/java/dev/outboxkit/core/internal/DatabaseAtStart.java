@@ -7,7 +7,6 @@ import java.time.Duration;
 import java.util.Properties;
 import java.util.Set;
 import java.util.function.BooleanSupplier;
-import javax.net.ssl.SSLPeerUnverifiedException;
 import javax.sql.DataSource;
 import org.postgresql.Driver;
 import org.slf4j.Logger;
@@ -86,6 +85,10 @@ public final class DatabaseAtStart {
                     failure = e;
                 }
                 String why = OperatorActions.database(failure, jdbcUrl);
+                if (certificateProblem(failure)) {
+                    throw new IllegalStateException(who + " cannot start: " + why + "; not retried: " + fix(failure),
+                            failure);
+                }
                 if (!retried(failure)) {
                     throw new IllegalStateException(who + ": the database at " + where + " refused the connection, which "
                             + "is not retried: " + why + sqlState(failure) + "; " + fix(failure), failure);
@@ -167,8 +170,7 @@ public final class DatabaseAtStart {
     private static boolean certificateProblem(Throwable failure) {
         Throwable t = failure;
         for (int depth = 0; t != null && depth < 32; depth++) {
-            if (t instanceof CertificateException || t instanceof SSLPeerUnverifiedException
-                    || String.valueOf(t.getMessage()).contains("could not be verified by hostnameverifier")) {
+            if (t instanceof CertificateException || OperatorActions.hostNameMismatch(t)) {
                 return true;
             }
             t = t.getCause() == t ? null : t.getCause();
