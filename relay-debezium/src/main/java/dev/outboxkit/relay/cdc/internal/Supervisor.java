@@ -107,32 +107,20 @@ public final class Supervisor implements AutoCloseable {
         try {
             contact.await(pool);
         } catch (IllegalStateException e) {
-            role = Role.FAILED;
-            failure = e;
-            detail = e.getMessage();
-            shutdownResources();
-            throw e;
+            throw refusedToStart(e);
         }
         try (Connection c = pool.getConnection()) {
             // before Kafka and any lease: a standby that lacked a grant would fail only at takeover
             guard.requireGrants(c);
         } catch (MissingGrantsException e) {
-            role = Role.FAILED;
-            failure = e;
-            detail = e.getMessage();
-            shutdownResources();
-            throw e;
+            throw refusedToStart(e);
         } catch (SQLException e) {
             log.debug("could not check the role's grants at start; the start-up below reports the database", e);
         }
         try {
             KafkaReachability.refuseUntrustedBroker(settings.producerConfig(), "the WAL relay on slot " + settings.slotName());
         } catch (IllegalStateException e) {
-            role = Role.FAILED;
-            failure = e;
-            detail = e.getMessage();
-            shutdownResources();
-            throw e;
+            throw refusedToStart(e);
         }
         state = new StateTables(pool, settings, lease);
         monitor = new SlotMonitor(settings, metrics, pool, guard, () -> {
@@ -183,6 +171,15 @@ public final class Supervisor implements AutoCloseable {
         loop = new Thread(() -> run(prepared), "outboxkit-cdc-" + settings.slotName());
         loop.setDaemon(true);
         loop.start();
+    }
+
+    /** The start's refusal {@code e}: the relay is FAILED with it, its resources closed; returns it to be thrown. */
+    private RuntimeException refusedToStart(RuntimeException e) {
+        role = Role.FAILED;
+        failure = e;
+        detail = e.getMessage();
+        shutdownResources();
+        return e;
     }
 
     private void run(Session prepared) {
