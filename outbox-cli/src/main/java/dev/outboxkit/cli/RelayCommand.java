@@ -111,9 +111,23 @@ final class RelayCommand {
         SidecarServer http = null;
         boolean stopped;
         try {
-            relay.start();
             if (httpPort >= 0) {
+                // before the start, which waits up to --start-timeout for the database: not ready meanwhile, and why
                 http = new SidecarServer(httpPort, relay::health, registry);
+                out.println("relay " + kind + " starting; /health/ready answers 503 until it runs (port "
+                        + http.port() + ")");
+                out.flush();
+            }
+            try {
+                startStoppable(relay, shutdown);
+            } catch (RuntimeException e) {
+                if (!shutdown.isRequested()) {
+                    throw e;
+                }
+                log.info("relay {}: stop requested while starting: {}", kind, e.getMessage());
+                out.println("relay " + kind + " stopped before it started");
+                out.flush();
+                return Main.OK;
             }
             if (retention != null) {
                 retention.schedule.start();
@@ -148,6 +162,35 @@ final class RelayCommand {
         out.println("relay " + kind + " stopped");
         out.flush();
         return Main.OK;
+    }
+
+    /**
+     * {@link Relay#start()}, which may wait up to --start-timeout for the database, ended early by SIGTERM/SIGINT: a
+     * signal meanwhile closes the relay from a thread of its own, and the start then throws.
+     */
+    private static void startStoppable(Relay relay, Shutdown shutdown) {
+        java.util.concurrent.atomic.AtomicBoolean starting = new java.util.concurrent.atomic.AtomicBoolean(true);
+        Thread stopper = new Thread(() -> {
+            try {
+                while (starting.get()) {
+                    if (shutdown.await(100)) {
+                        if (starting.get()) {
+                            relay.close(); // idempotent: the stop after a start that returned meanwhile finds it closed
+                        }
+                        return;
+                    }
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "outbox-stop-while-starting");
+        stopper.setDaemon(true);
+        stopper.start();
+        try {
+            relay.start();
+        } finally {
+            starting.set(false);
+        }
     }
 
     /**

@@ -3,6 +3,7 @@ package dev.outboxkit.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.outboxkit.core.RelayOptions;
 import dev.outboxkit.testkit.DocumentedGrants;
 import dev.outboxkit.testkit.JavaProcess;
 import dev.outboxkit.testkit.OutboxTestkit;
@@ -44,6 +45,13 @@ class SidecarSecureGroundTest {
     /** Shared with the module's other secure-ground class: its start costs more than the tests on it. */
     private final SecureGround ground = OutboxTestkit.secureGround();
 
+    /**
+     * How long a sidecar may take to start or to refuse: the JVM's start, the relay's wait for the database (its
+     * first TLS and SCRAM login took over 10 s at load 55-60 on 2 cores, and the relay keeps trying for the default
+     * start timeout) and Kafka's TLS check (10 s). A bound on a condition, not a pause.
+     */
+    private static final Duration STARTING = RelayOptions.START_TIMEOUT.defaultValue().plusSeconds(120);
+
     @Test
     void bothSidecarsPublishWithExactlyTheirRights(@TempDir Path dir) throws Exception {
         SecureKafka kafka = ground.kafka();
@@ -54,13 +62,13 @@ class SidecarSecureGroundTest {
             }
             for (Sidecar s : sidecars) {
                 if (s.relay.equals("cdc")) {
-                    await("slot over TLS").atMost(Duration.ofSeconds(90)).until(() -> s.db.count(
+                    await("slot over TLS").atMost(STARTING).until(() -> s.db.count(
                             "SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'sidecar_secure'") == 1);
                 }
                 s.ids.addAll(write(s.db));
             }
             for (Sidecar s : sidecars) {
-                await(s.relay + " sidecar published").atMost(Duration.ofSeconds(60)).until(() -> kafka.readAll(List.of(s.topic))
+                await(s.relay + " sidecar published").atMost(STARTING).until(() -> kafka.readAll(List.of(s.topic))
                         .stream().map(r -> UUID.fromString(new String(r.headers().lastHeader("id").value(),
                                 StandardCharsets.UTF_8))).collect(Collectors.toSet()).equals(Set.copyOf(s.ids)));
                 String ready = "http://127.0.0.1:" + SidecarRetentionTest.port(s.process) + "/health/ready";
@@ -94,7 +102,7 @@ class SidecarSecureGroundTest {
                 sidecars.add(s);
             }
             for (Sidecar s : sidecars) {
-                assertThat(s.process.waitForExit(Duration.ofSeconds(60))).as(s.process.output()).isEqualTo(1);
+                assertThat(s.process.waitForExit(STARTING)).as(s.process.output()).isEqualTo(1);
                 assertThat(s.process.output()).contains("cannot start: the TLS handshake with "
                         + ground.kafka().bootstrapServers() + " failed").contains("not signed by a CA in " + otherCa)
                         .doesNotContain(" started");

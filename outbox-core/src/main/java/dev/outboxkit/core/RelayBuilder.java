@@ -195,6 +195,15 @@ public abstract class RelayBuilder<B extends RelayBuilder<B>> {
         return set(RelayOptions.MAX_ATTEMPTS, maxAttempts);
     }
 
+    /**
+     * {@link RelayOptions#START_TIMEOUT}: how long {@code start()} keeps trying a database that does not answer
+     * (refused, timed out, starting up) before it throws; a database that answers no (wrong password, missing grants,
+     * an untrusted certificate) fails at once. Default 60 s, from 0 (one attempt) to 30 min.
+     */
+    public B startTimeout(Duration startTimeout) {
+        return set(RelayOptions.START_TIMEOUT, startTimeout);
+    }
+
     /** Clock of the commit-to-ack metric. Default UTC system clock (leases use the database's clock). */
     public B clock(Clock clock) {
         this.clock = clock;

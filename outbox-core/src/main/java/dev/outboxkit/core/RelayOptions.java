@@ -52,11 +52,24 @@ public final class RelayOptions {
                     + "outbox_dead_letter, so it never holds the rest back. Timeouts (Kafka slow or away), failures "
                     + "that need an operator and failures caused by another record's do not count.");
 
+    /**
+     * How long {@code start()} keeps asking a database that does not answer. 60 s: a server that is starting, a
+     * failover, or a first TLS and SCRAM login on a loaded node takes seconds to tens of seconds, while an orchestrator
+     * should still hear of a wrong address within a minute.
+     */
+    public static final RelayOption<Duration> START_TIMEOUT = RelayOption.duration("startTimeout",
+            Duration.ofSeconds(60), Duration.ZERO, Duration.ofMinutes(30),
+            "How long start-up keeps trying a database that does not answer (refused, timed out, starting up), with a "
+                    + "WARN per attempt and not ready meanwhile; then the relay gives up naming what it tried (sidecar: "
+                    + "exit 1). A database that answers no (wrong password, missing grants, an untrusted certificate) "
+                    + "fails at once. PT0S: one attempt.");
+
     private RelayOptions() {
     }
 
     /** Every shared setting, in reference order. */
     public static List<RelayOption<?>> all() {
-        return List.of(SCHEMA, ROUTE, RECORD_FORMAT, CLOUD_EVENTS_SOURCE, INSTANCE_ID, LEASE_DURATION, MAX_ATTEMPTS);
+        return List.of(SCHEMA, ROUTE, RECORD_FORMAT, CLOUD_EVENTS_SOURCE, INSTANCE_ID, LEASE_DURATION, MAX_ATTEMPTS,
+                START_TIMEOUT);
     }
 }

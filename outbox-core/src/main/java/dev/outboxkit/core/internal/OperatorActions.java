@@ -54,6 +54,12 @@ public final class OperatorActions {
                     "GSSAPI") + " at " + setting(clientConfig, CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, "?")
                     + " (wrong user or password in sasl.jaas.config, or the mechanism is not enabled on the broker)";
         }
+        if (decisive instanceof SslAuthenticationException && hostNameMismatch(decisive)) {
+            return "the TLS handshake with " + setting(clientConfig, CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, "?")
+                    + " failed: the broker's certificate does not name that host (it is checked against the CA in "
+                    + setting(clientConfig, SslConfigs.SSL_TRUSTSTORE_LOCATION_CONFIG, "the JVM's default truststore")
+                    + "); connect by a name the certificate carries";
+        }
         if (decisive instanceof SslAuthenticationException) {
             return "the TLS handshake with " + setting(clientConfig, CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, "?")
                     + " failed: the broker's certificate is not signed by a CA in "
@@ -84,14 +90,39 @@ public final class OperatorActions {
             root = root.getCause();
         }
         String why = root == null ? String.valueOf(failure) : root.getClass().getSimpleName() + ": " + root.getMessage();
-        if (!tls) {
+        boolean misnamed = hostNameMismatch(failure);
+        if (!tls && !misnamed) {
             return why;
         }
         Matcher host = JDBC_HOST.matcher(jdbcUrl == null ? "" : jdbcUrl);
         Matcher ca = ROOT_CERT.matcher(jdbcUrl == null ? "" : jdbcUrl);
+        if (misnamed) {
+            return "the TLS handshake with PostgreSQL at " + (host.find() ? host.group(1) : "?") + " failed: its "
+                    + "certificate does not name that host (it is checked against the CA in "
+                    + (ca.find() ? "sslrootcert=" + ca.group(1) : "the default sslrootcert") + "); connect by a name the "
+                    + "certificate carries (" + why + ")";
+        }
         return "the TLS handshake with PostgreSQL at " + (host.find() ? host.group(1) : "?") + " failed: its certificate"
                 + " is not signed by the CA in " + (ca.find() ? "sslrootcert=" + ca.group(1) : "the default sslrootcert")
                 + ", or does not name that host (" + why + ")";
+    }
+
+    /**
+     * Whether a TLS failure is a certificate that does not name the host the client connected to (the JDK's "No
+     * subject alternative names matching …", pgjdbc's "The hostname … could not be verified"), as opposed to one
+     * signed by a CA the client does not trust.
+     */
+    public static boolean hostNameMismatch(Throwable failure) {
+        Throwable t = failure;
+        for (int depth = 0; t != null && depth < 32; depth++) {
+            String message = String.valueOf(t.getMessage());
+            if (t instanceof javax.net.ssl.SSLPeerUnverifiedException || message.contains("No subject alternative")
+                    || message.contains("No name matching") || message.contains("could not be verified by hostnameverifier")) {
+                return true;
+            }
+            t = t.getCause() == t ? null : t.getCause();
+        }
+        return false;
     }
 
     /** {@code User:<name>} from {@code sasl.jaas.config}; a description when the client uses no SASL user name. */

@@ -216,7 +216,7 @@ final class ProxiedConnection {
         }
         resetQuietly(client);
         resetQuietly(up);
-        for (Thread t : toStop) {
+        for (Thread t : toStop == null ? new Thread[0] : toStop) { // null: reset while still connecting upstream
             if (t != Thread.currentThread()) {
                 t.interrupt();
             }

@@ -122,6 +122,7 @@ public final class TcpFaultProxy implements AutoCloseable {
     private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(10);
 
     private final String name;
+    private final InetAddress listenAddress;
     private final String upstreamHost;
     private final int upstreamPort;
     private final ServerSocket server;
@@ -134,13 +135,15 @@ public final class TcpFaultProxy implements AutoCloseable {
     private volatile Faults faults = Faults.NONE;
     private volatile boolean closed;
 
-    private TcpFaultProxy(String name, int listenPort, String upstreamHost, int upstreamPort) throws IOException {
+    private TcpFaultProxy(String name, InetAddress listenAddress, int listenPort, String upstreamHost, int upstreamPort)
+            throws IOException {
         this.name = name;
+        this.listenAddress = listenAddress;
         this.upstreamHost = upstreamHost;
         this.upstreamPort = upstreamPort;
         this.server = new ServerSocket();
         server.setReuseAddress(true);
-        server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), listenPort), 128);
+        server.bind(new InetSocketAddress(listenAddress, listenPort), 128);
         this.acceptor = new Thread(this::acceptLoop, "fault-proxy-" + name + "-accept");
         acceptor.setDaemon(true);
         acceptor.start();
@@ -158,7 +161,24 @@ public final class TcpFaultProxy implements AutoCloseable {
      * onwards only when a client connects, and resets that client when it cannot.
      */
     public static TcpFaultProxy start(String name, int listenPort, String upstreamHost, int upstreamPort) {
+        return start(name, InetAddress.getLoopbackAddress(), listenPort, upstreamHost, upstreamPort);
+    }
+
+    /**
+     * A proxy on {@code listenAddress}, a loopback address, port {@code listenPort} (0: any free port), in front of
+     * {@code upstreamHost:upstreamPort}. On Linux every {@code 127.x.y.z} reaches this machine, so a proxy on
+     * {@code 127.0.0.2} gives a server a second address that its certificate does not name (a wrong host name).
+     *
+     * @throws IllegalArgumentException when {@code listenAddress} is not a loopback address (the proxy serves this
+     *                                  machine only)
+     */
+    public static TcpFaultProxy start(String name, InetAddress listenAddress, int listenPort, String upstreamHost,
+                                      int upstreamPort) {
         Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(listenAddress, "listenAddress");
+        if (!listenAddress.isLoopbackAddress()) {
+            throw new IllegalArgumentException("listenAddress must be a loopback address, got " + listenAddress);
+        }
         Objects.requireNonNull(upstreamHost, "upstreamHost");
         if (upstreamPort < 1 || upstreamPort > 65535) {
             throw new IllegalArgumentException("upstreamPort must be between 1 and 65535, got " + upstreamPort);
@@ -167,7 +187,7 @@ public final class TcpFaultProxy implements AutoCloseable {
             throw new IllegalArgumentException("listenPort must be between 0 and 65535, got " + listenPort);
         }
         try {
-            return new TcpFaultProxy(name, listenPort, upstreamHost, upstreamPort);
+            return new TcpFaultProxy(name, listenAddress, listenPort, upstreamHost, upstreamPort);
         } catch (IOException e) {
             throw new UncheckedIOException("fault proxy " + name + " cannot listen on port " + listenPort + ": " + e.getMessage(), e);
         }
@@ -177,9 +197,9 @@ public final class TcpFaultProxy implements AutoCloseable {
         return name;
     }
 
-    /** Always the loopback address. */
+    /** The address it listens on: {@code 127.0.0.1} unless started on another loopback address. */
     public String host() {
-        return "127.0.0.1";
+        return listenAddress.getHostAddress();
     }
 
     /** The port clients connect to. */
@@ -320,6 +340,11 @@ public final class TcpFaultProxy implements AutoCloseable {
             ProxiedConnection connection = new ProxiedConnection(this, id, client, upstreamHost, upstreamPort,
                     CONNECT_TIMEOUT);
             connections.add(connection);
+            if (faults.refuse() || closed) {
+                // resetAndRefuse() came between the check above and the add: its reset() may not have seen this one
+                connection.reset();
+                continue;
+            }
             connection.open();
         }
     }

@@ -80,9 +80,12 @@ public final class CdcRelay implements Relay {
      * returns at once as a standby.
      *
      * @throws CdcStartupException when starting could skip or re-send events (the message says what to do)
-     * @throws IllegalStateException when the database cannot be reached, when the TLS handshake with Kafka fails (a
-     *                               broker certificate its truststore does not trust, or one not naming the host), or
-     *                               when called twice
+     * @throws IllegalStateException when the database did not answer within {@code startTimeout} ({@link #health()}
+     *                               says what it waits for meanwhile, and {@link #close()} from another thread ends
+     *                               the wait) or answered no (a wrong password, no CONNECT privilege, a certificate
+     *                               not trusted or not naming the host: at once), when the TLS handshake with Kafka
+     *                               fails (a broker certificate its truststore does not trust, or one not naming
+     *                               the host), or when called twice
      */
     @Override
     public void start() {
@@ -266,7 +269,8 @@ public final class CdcRelay implements Relay {
                     get(RelayOptions.LEASE_DURATION), get(CdcOptions.DELETE_AFTER_PUBLISH), get(CdcOptions.HEARTBEAT_INTERVAL),
                     get(CdcOptions.OFFSET_FLUSH_INTERVAL), get(CdcOptions.MAX_BATCH_SIZE), get(CdcOptions.MAX_IN_FLIGHT),
                     get(CdcOptions.POLL_INTERVAL),
-                    get(CdcOptions.SHUTDOWN_TIMEOUT), get(RelayOptions.MAX_ATTEMPTS), meterRegistry == null ? new SimpleMeterRegistry() : meterRegistry,
+                    get(CdcOptions.SHUTDOWN_TIMEOUT), get(RelayOptions.MAX_ATTEMPTS),
+                    get(RelayOptions.START_TIMEOUT), meterRegistry == null ? new SimpleMeterRegistry() : meterRegistry,
                     clock, Tracing.of(openTelemetry)), producerFactory);
         }
 

@@ -8,6 +8,7 @@ import dev.outboxkit.core.RelayBuilder;
 import dev.outboxkit.core.RelayOption;
 import dev.outboxkit.core.RelayOptions;
 import dev.outboxkit.core.internal.ConnectionPools;
+import dev.outboxkit.core.internal.DatabaseAtStart;
 import dev.outboxkit.core.internal.DatabaseLogin;
 import dev.outboxkit.core.internal.DatabaseSilence;
 import dev.outboxkit.core.internal.Grants;
@@ -89,6 +90,10 @@ public final class PollingRelay implements Relay {
     private final Object lifecycle = new Object();
     private volatile boolean started;
     private volatile boolean closed;
+    /** Set by {@link #close()} before it waits for the lifecycle lock, so a start still waiting for the database ends. */
+    private volatile boolean stopRequested;
+    /** The start's wait for the database, for {@link #health()} while it runs. */
+    private volatile DatabaseAtStart firstContact;
     private LeaseManager leases;
     private ClaimLoop claimLoop;
     private Thread claimLoopThread;
@@ -126,13 +131,15 @@ public final class PollingRelay implements Relay {
     }
 
     /**
-     * Checks the schema, joins the relay group, takes a first share of the partitions and starts
-     * the claim loop; returns without waiting for Kafka.
+     * Waits for the database (up to {@code startTimeout}; {@link #health()} says what it waits for), checks the
+     * schema, joins the relay group, takes a first share of the partitions and starts the claim loop; returns
+     * without waiting for Kafka. {@link #close()} from another thread ends the wait.
      *
-     * @throws IllegalStateException when the database cannot be reached or lacks the outboxkit
-     *                               schema (V3 or later), when the TLS handshake with Kafka fails (a broker
-     *                               certificate its truststore does not trust, or one not naming the host), or
-     *                               when called twice
+     * @throws IllegalStateException when the database did not answer within {@code startTimeout}, answered no (a
+     *                               wrong password, no CONNECT privilege, a certificate not trusted or not naming
+     *                               the host: at once) or lacks the outboxkit schema (V3 or later), when the TLS
+     *                               handshake with Kafka fails (a broker certificate its truststore does not
+     *                               trust, or one not naming the host), or when called twice
      */
     @Override
     public void start() {
@@ -143,6 +150,10 @@ public final class PollingRelay implements Relay {
             if (started) {
                 throw new IllegalStateException("poll relay " + settings.instanceId() + " is already started");
             }
+            DatabaseAtStart contact = new DatabaseAtStart("poll relay " + settings.instanceId(), jdbcUrl(),
+                    settings.startTimeout(), () -> stopRequested);
+            firstContact = contact;
+            contact.await(dataSource);
             checkSchema();
             warnIfPoolTooSmall();
             KafkaReachability.refuseUntrustedBroker(settings.producerConfig(), "poll relay " + settings.instanceId());
@@ -243,9 +254,13 @@ public final class PollingRelay implements Relay {
             }
         } catch (SQLException e) {
             throw new IllegalStateException("poll relay " + settings.instanceId() + " cannot reach the database: "
-                    + OperatorActions.database(e,
-                    dataSource instanceof com.zaxxer.hikari.HikariDataSource h ? h.getJdbcUrl() : null) + " (check the JDBC URL, credentials and network)", e);
+                    + OperatorActions.database(e, jdbcUrl()) + " (check the JDBC URL, credentials and network)", e);
         }
+    }
+
+    /** The URL of the relay's pool (for messages: host, port, database and CA file only), null when not known. */
+    private String jdbcUrl() {
+        return dataSource instanceof HikariDataSource h ? h.getJdbcUrl() : null;
     }
 
     /** A yes/no catalog check whose one parameter is outbox_event. */
@@ -311,7 +326,10 @@ public final class PollingRelay implements Relay {
     @Override
     public Health health() {
         if (!started) {
-            return new Health(!closed, false, "poll relay " + settings.instanceId() + (closed ? ": closed" : ": not started"));
+            DatabaseAtStart contact = firstContact;
+            String waiting = contact == null || closed ? null : contact.status();
+            return new Health(!closed, false, "poll relay " + settings.instanceId()
+                    + (closed ? ": closed" : waiting != null ? ": " + waiting : ": not started"));
         }
         if (closed) {
             return new Health(false, false, "poll relay " + settings.instanceId() + ": closed");
@@ -353,6 +371,7 @@ public final class PollingRelay implements Relay {
      */
     @Override
     public void close() {
+        stopRequested = true;
         synchronized (lifecycle) {
             if (closed) {
                 return;
@@ -543,7 +562,7 @@ public final class PollingRelay implements Relay {
             PollerSettings settings = new PollerSettings(get(RelayOptions.SCHEMA), producerConfig, routeWithFormat(),
                     get(PollerOptions.PARTITIONS), id, leaseDuration, get(PollerOptions.BATCH_SIZE), listenNotify,
                     get(PollerOptions.AFTER_PUBLISH), get(PollerOptions.PARK_POLICY), get(RelayOptions.MAX_ATTEMPTS),
-                    get(PollerOptions.MAX_POLL_DELAY), get(PollerOptions.PIPELINE_CLAIMS), clock, Tracing.of(openTelemetry));
+                    get(RelayOptions.START_TIMEOUT), get(PollerOptions.MAX_POLL_DELAY), get(PollerOptions.PIPELINE_CLAIMS), clock, Tracing.of(openTelemetry));
             HikariDataSource pool = null;
             DataSource ds = dataSource;
             if (ds == null) {

@@ -23,6 +23,7 @@ import java.util.Map;
  * @param pollInterval    Debezium's {@code poll.interval.ms}: the longest a lone event waits in its queue
  * @param shutdownTimeout how long {@code close()} waits for the open transaction to finish publishing
  * @param maxAttempts     counted failures of a row's own record before it is parked (RelayOptions.MAX_ATTEMPTS)
+ * @param startTimeout    how long start() keeps trying a database that does not answer (RelayOptions.START_TIMEOUT)
  * @param tracing         publish spans ({@link Tracing#OFF}: none)
  */
 public record CdcSettings(String jdbcUrl, String user, Secret password, String schema, String slotName,
@@ -30,7 +31,7 @@ public record CdcSettings(String jdbcUrl, String user, Secret password, String s
                           String instanceId, Duration leaseDuration, boolean deleteAfterPublish,
                           Duration heartbeatInterval, Duration offsetFlushInterval, int maxBatchSize,
                           int maxInFlight, Duration pollInterval, Duration shutdownTimeout, int maxAttempts,
-                          MeterRegistry meterRegistry, Clock clock, Tracing tracing) {
+                          Duration startTimeout, MeterRegistry meterRegistry, Clock clock, Tracing tracing) {
 
     /** Prefix of the logical decoding messages the writer emits in its emit-message mode. */
     public static final String MESSAGE_PREFIX = "outboxkit";
@@ -41,9 +42,10 @@ public record CdcSettings(String jdbcUrl, String user, Secret password, String s
         Identifiers.requireValid("publicationName", publicationName);
         producerConfig = Map.copyOf(producerConfig);
         RelayOptions.MAX_ATTEMPTS.check(maxAttempts);
+        RelayOptions.START_TIMEOUT.check(startTimeout);
     }
 
-    /** Settings without tracing, with the default maxAttempts. */
+    /** Settings without tracing, with the default maxAttempts and startTimeout. */
     public CdcSettings(String jdbcUrl, String user, Secret password, String schema, String slotName,
                        String publicationName, Map<String, Object> producerConfig, TopicRoute route,
                        String instanceId, Duration leaseDuration, boolean deleteAfterPublish,
@@ -51,7 +53,7 @@ public record CdcSettings(String jdbcUrl, String user, Secret password, String s
                        Duration pollInterval, Duration shutdownTimeout, MeterRegistry meterRegistry, Clock clock) {
         this(jdbcUrl, user, password, schema, slotName, publicationName, producerConfig, route, instanceId, leaseDuration,
                 deleteAfterPublish, heartbeatInterval, offsetFlushInterval, maxBatchSize, maxInFlight, pollInterval,
-                shutdownTimeout, RelayOptions.MAX_ATTEMPTS.defaultValue(), meterRegistry, clock, Tracing.OFF);
+                shutdownTimeout, RelayOptions.MAX_ATTEMPTS.defaultValue(), RelayOptions.START_TIMEOUT.defaultValue(), meterRegistry, clock, Tracing.OFF);
     }
 
     /** The login of the relay's pool and of Debezium's connections. */

@@ -3,6 +3,7 @@ package dev.outboxkit.relay.cdc.internal;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxkit.core.Relay;
 import dev.outboxkit.core.internal.ConnectionPools;
+import dev.outboxkit.core.internal.DatabaseAtStart;
 import dev.outboxkit.core.MissingGrantsException;
 import dev.outboxkit.core.internal.KafkaReachability;
 import dev.outboxkit.core.internal.LeaseTable;
@@ -60,6 +61,10 @@ public final class Supervisor implements AutoCloseable {
     private volatile Role role = Role.NEW;
     private volatile String detail = "not started";
     private volatile boolean closing;
+    /** Set by {@link #close()} before it waits for {@link #start()}, so a start still waiting for the database ends. */
+    private volatile boolean stopRequested;
+    /** The start's wait for the database, for {@link #health()} while it runs. */
+    private volatile DatabaseAtStart firstContact;
     private volatile Session session;
     private volatile boolean standbyHealthy;
     private volatile RuntimeException failure;
@@ -96,26 +101,26 @@ public final class Supervisor implements AutoCloseable {
                 "outboxkit-cdc-" + settings.slotName(), 6, SlotGuard.applicationName(settings, settings.instanceId()));
         lease = new LeaseKeeper(pool, settings, metrics.takeovers);
         guard = new SlotGuard(settings);
+        DatabaseAtStart contact = new DatabaseAtStart("the WAL relay on slot " + settings.slotName(), settings.jdbcUrl(),
+                settings.startTimeout(), () -> stopRequested);
+        firstContact = contact;
+        try {
+            contact.await(pool);
+        } catch (IllegalStateException e) {
+            throw refusedToStart(e);
+        }
         try (Connection c = pool.getConnection()) {
             // before Kafka and any lease: a standby that lacked a grant would fail only at takeover
             guard.requireGrants(c);
         } catch (MissingGrantsException e) {
-            role = Role.FAILED;
-            failure = e;
-            detail = e.getMessage();
-            shutdownResources();
-            throw e;
+            throw refusedToStart(e);
         } catch (SQLException e) {
             log.debug("could not check the role's grants at start; the start-up below reports the database", e);
         }
         try {
             KafkaReachability.refuseUntrustedBroker(settings.producerConfig(), "the WAL relay on slot " + settings.slotName());
         } catch (IllegalStateException e) {
-            role = Role.FAILED;
-            failure = e;
-            detail = e.getMessage();
-            shutdownResources();
-            throw e;
+            throw refusedToStart(e);
         }
         state = new StateTables(pool, settings, lease);
         monitor = new SlotMonitor(settings, metrics, pool, guard, () -> {
@@ -166,6 +171,15 @@ public final class Supervisor implements AutoCloseable {
         loop = new Thread(() -> run(prepared), "outboxkit-cdc-" + settings.slotName());
         loop.setDaemon(true);
         loop.start();
+    }
+
+    /** The start's refusal {@code e}: the relay is FAILED with it, its resources closed; returns it to be thrown. */
+    private RuntimeException refusedToStart(RuntimeException e) {
+        role = Role.FAILED;
+        failure = e;
+        detail = e.getMessage();
+        shutdownResources();
+        return e;
     }
 
     private void run(Session prepared) {
@@ -349,7 +363,11 @@ public final class Supervisor implements AutoCloseable {
     private Relay.Health roleHealth() {
         Role r = role;
         return switch (r) {
-            case NEW -> new Relay.Health(true, false, "not started");
+            case NEW -> {
+                DatabaseAtStart contact = firstContact;
+                String waiting = contact == null ? null : contact.status();
+                yield new Relay.Health(true, false, waiting != null ? waiting : "not started");
+            }
             case STANDBY -> new Relay.Health(true, standbyHealthy, detail);
             case ACTIVE -> {
                 Session s = session;
@@ -369,6 +387,7 @@ public final class Supervisor implements AutoCloseable {
 
     @Override
     public void close() {
+        stopRequested = true;
         synchronized (this) {
             if (role == Role.NEW) {
                 role = Role.STOPPED;

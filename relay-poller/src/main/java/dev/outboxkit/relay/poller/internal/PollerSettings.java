@@ -14,6 +14,7 @@ import java.util.Map;
  * <p>The validated, immutable settings of one polling relay (built by {@code PollingRelay.Builder}).
  *
  * @param producerConfig the checked Kafka producer configuration (defaults, then overrides)
+ * @param startTimeout   how long start() keeps trying a database that does not answer (RelayOptions.START_TIMEOUT)
  * @param tracing        publish spans ({@link Tracing#OFF}: none)
  */
 public record PollerSettings(
@@ -28,6 +29,7 @@ public record PollerSettings(
         AfterPublish afterPublish,
         ParkPolicy parkPolicy,
         int maxAttempts,
+        Duration startTimeout,
         Duration maxPollDelay,
         boolean pipelineClaims,
         Clock clock,

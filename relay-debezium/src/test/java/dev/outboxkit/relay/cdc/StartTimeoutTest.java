@@ -1,0 +1,87 @@
+package dev.outboxkit.relay.cdc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.outboxkit.core.Relay;
+import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.testkit.OutboxRows;
+import dev.outboxkit.testkit.OutboxTestkitExtension;
+import dev.outboxkit.testkit.Readiness;
+import dev.outboxkit.testkit.TestDatabase;
+import dev.outboxkit.testkit.TestKafka;
+import dev.outboxkit.testkit.fault.TcpFaultProxy;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * Issue 26: the WAL relay waits for a database that does not answer at start exactly as the polling relay does (the
+ * one rule of {@code DatabaseAtStart}): not ready meanwhile with the reason, streaming once it answers, and a clear
+ * error naming what was tried once {@code startTimeout} passed.
+ */
+@ExtendWith(OutboxTestkitExtension.class)
+class StartTimeoutTest {
+
+    @Test
+    void aDatabaseThatAnswersWithinTheStartTimeoutIsWaitedForAndThenStreamedFrom(TestDatabase db, TestKafka kafka)
+            throws Exception {
+        String topic = TestKafka.uniqueTopic("cdc-start-wait");
+        kafka.createTopic(topic, 1);
+        try (TcpFaultProxy pg = refusing("cdc-start-wait-pg", db);
+             CdcRelay relay = CdcTestSupport.relay(db, kafka).jdbcUrl(db.jdbcUrlVia(pg.host(), pg.port()))
+                     .route(TopicRoute.of(topic)).startTimeout(Duration.ofSeconds(120)).build()) {
+            CompletableFuture<Void> start = CompletableFuture.runAsync(relay::start);
+            await("the start waits, not ready, saying for what").atMost(Duration.ofSeconds(60))
+                    .until(() -> relay.health().detail().contains("does not answer yet (attempt "));
+            Relay.Health waiting = relay.health();
+            assertThat(waiting.ready()).isFalse();
+            assertThat(waiting.live()).isTrue();
+            assertThat(waiting.detail()).contains(pg.address());
+            assertThat(start).isNotDone();
+            System.out.println("WAL relay, database down at start: " + waiting.detail());
+
+            long healed = System.nanoTime();
+            pg.heal();
+            start.get(90, TimeUnit.SECONDS);
+            long started = System.nanoTime() - healed;
+            Duration ready = Readiness.untilReady(relay::health, Duration.ofSeconds(90));
+            System.out.println("WAL relay, database back: started " + started / 1_000_000 + " ms after it answered, "
+                    + "ready " + ready.toMillis() + " ms after the start returned");
+            UUID id;
+            try (Connection c = db.connect()) {
+                id = OutboxRows.insert(c, "order", "o-1", "{\"n\": 1}");
+            }
+            assertThat(CdcTestSupport.await(kafka, topic, 1, Duration.ofSeconds(60))).isNotEmpty()
+                    .allSatisfy(r -> assertThat(CdcTestSupport.header(r, "id")).isEqualTo(id.toString()));
+        } finally {
+            CdcTestSupport.dropSlot(db);
+        }
+    }
+
+    @Test
+    void aDatabaseThatStaysAwayFailsTheStartAfterTheStartTimeoutNamingWhatWasTried(TestDatabase db, TestKafka kafka) {
+        try (TcpFaultProxy pg = refusing("cdc-start-timeout-pg", db);
+             CdcRelay relay = CdcTestSupport.relay(db, kafka).jdbcUrl(db.jdbcUrlVia(pg.host(), pg.port()))
+                     .startTimeout(Duration.ofSeconds(3)).build()) {
+            assertThatThrownBy(relay::start).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("the WAL relay on slot " + CdcTestSupport.slotFor(db) + " cannot reach the "
+                            + "database at " + pg.address() + "/" + db.name())
+                    .hasMessageContaining("(startTimeout PT3S) failed, the last with")
+                    .hasMessageNotContaining(db.password())
+                    .satisfies(e -> System.out.println("WAL relay, database away past startTimeout PT3S: " + e.getMessage()));
+            assertThat(relay.role()).isEqualTo(CdcRelay.Role.FAILED);
+            assertThat(relay.health().detail()).contains("cannot reach the database");
+        }
+    }
+
+    /** A proxy that refuses every connection from the start, as a server that is down does. */
+    private static TcpFaultProxy refusing(String name, TestDatabase db) {
+        return TcpFaultProxy.start(name, db.server().host(), db.server().port()).resetAndRefuse();
+    }
+}
