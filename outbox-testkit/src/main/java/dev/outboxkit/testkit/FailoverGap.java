@@ -40,8 +40,10 @@ public final class FailoverGap {
     }
 
     /**
-     * One stop: {@code signalMs} when the signal was sent, {@code goneMs} once the process had exited (records with a
-     * later timestamp are a survivor's), {@code work} the aggregates whose events the stopped instance published.
+     * One stop: {@code signalMs} when the signal was sent; {@code goneMs} from when on every record is a survivor's
+     * (for SIGKILL the signal itself: a record's timestamp is taken when it is sent, and a killed process sends
+     * nothing more; for SIGTERM the process's exit, since it finishes its batch first); {@code work} the aggregates
+     * whose events the stopped instance published.
      */
     public record Stop(long signalMs, long goneMs, Set<String> work) {
     }

@@ -33,6 +33,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
@@ -126,19 +127,24 @@ public final class Failover implements Scenario {
                 String holder = holder(db, system, slot, alive);
                 Set<String> work = work(db, system, holder);
                 JavaProcess p = alive.remove(holder);
+                // the exit's instant as the JVM reaps the child (waitForExit also drains its output, which lags)
+                CompletableFuture<Long> exited = ProcessHandle.of(p.pid()).orElseThrow().onExit()
+                        .thenApply(h -> System.currentTimeMillis());
                 long signalMs = System.currentTimeMillis();
                 if (step == Step.KILL) {
                     p.kill9();
                 } else {
                     p.terminate(Duration.ofSeconds(60));
                 }
-                long goneMs = System.currentTimeMillis();
+                // a killed process sends nothing after the signal (a record's timestamp is taken at its send), so
+                // every later record is a survivor's; a stopping one finishes its batch first, so after its exit
+                long goneMs = step == Step.KILL ? signalMs : exited.get(60, TimeUnit.SECONDS);
                 p.close();
                 Signal signal = new Signal(step, holder, new FailoverGap.Stop(signalMs, goneMs, work));
                 long firstAck = awaitFirstAck(records, signal, alive);
                 log.info("failover {}: {} of {} (holding {} aggregates' work) → first acknowledged record of it {} ms"
                                 + " after the signal ({} ms to exit)", system, step, holder, work.size(),
-                        firstAck - signalMs, goneMs - signalMs);
+                        firstAck - signalMs, exited.get(60, TimeUnit.SECONDS) - signalMs);
                 signals.add(signal);
             }
             writer.stop();

@@ -204,7 +204,8 @@ public final class DemoRun {
             Set<String> work = work(ledgerDb, currentId);
             long signalMs = System.currentTimeMillis();
             current.kill9();
-            kill = new FailoverGap.Stop(signalMs, System.currentTimeMillis(), work);
+            // a killed process sends nothing after the signal: every later record is the survivor's
+            kill = new FailoverGap.Stop(signalMs, signalMs, work);
         } catch (SQLException e) {
             throw new IllegalStateException("could not read which accounts the relay " + currentId + " publishes", e);
         }
