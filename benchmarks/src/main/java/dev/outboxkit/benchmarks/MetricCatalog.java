@@ -144,6 +144,47 @@ public final class MetricCatalog {
                         + " their aggregate after the SIGKILL and restart of " + label + "'s publishing process"));
     }
 
+    /** The relays the failover scenario kills, in report order. */
+    public static final List<String> FAILOVER_SYSTEMS = List.of("poller", "cdc");
+
+    /**
+     * The failover keys of one relay (issue 30): {@code failover_<system>_kill_first_ack_p50_ms} … over the kills
+     * (SIGKILL) and the SIGTERM handoffs of one run, with the issue's targets: the survivor's first acknowledged
+     * record of the killed instance's work within 1 s (polling relay) or 3 s (WAL relay), a SIGTERM handoff's worst
+     * event delay within 250 ms.
+     */
+    public static List<Metric> failover(String system) {
+        String label = systemLabel(system);
+        double killBar = system.equals("cdc") ? 3_000 : 1_000;
+        List<Metric> metrics = new java.util.ArrayList<>();
+        for (String stat : List.of("p50", "max")) {
+            metrics.add(Metric.of(failoverKey(system, "kill_first_ack", stat), "ms", stat + " over the kills: SIGKILL of"
+                    + " the instance of " + label + " holding the work → the survivor's first acknowledged record of"
+                    + " that work (its Kafka timestamp)").atMost(killBar));
+        }
+        for (String stat : List.of("p50", "max")) {
+            metrics.add(Metric.of(failoverKey(system, "kill_worst_delay", stat), "ms", stat + " over the kills: the"
+                    + " worst delay (Kafka timestamp − createdAt) of the events created from 1 s before the SIGKILL until"
+                    + " that first record, " + label));
+        }
+        for (String stat : List.of("p50", "max")) {
+            metrics.add(Metric.of(failoverKey(system, "sigterm_first_ack", stat), "ms", stat + " over the SIGTERM"
+                    + " handoffs: SIGTERM of the instance of " + label + " holding the work → the successor's first"
+                    + " acknowledged record of that work"));
+        }
+        for (String stat : List.of("p50", "max")) {
+            metrics.add(Metric.of(failoverKey(system, "sigterm_worst_delay", stat), "ms", stat + " over the SIGTERM"
+                    + " handoffs: the worst delay (Kafka timestamp − createdAt) of the events created from 1 s before"
+                    + " the SIGTERM until the successor's first record, " + label).atMost(250));
+        }
+        return List.copyOf(metrics);
+    }
+
+    /** {@code failover_<system>_<what>_<stat>_ms}. */
+    public static String failoverKey(String system, String what, String stat) {
+        return "failover_" + system + "_" + what + "_" + stat + "_ms";
+    }
+
     /**
      * The p50 and p99 keys of a latency floor at every rate ({@code <system>_p50_ms_at_<rate>} …), each meaning
      * "{@code <percentile> <what> at <rate> events/s offered (<why>)}".
@@ -179,10 +220,11 @@ public final class MetricCatalog {
             MODULITH_DRAIN_EPS, POLLER_VS_MODULITH_DRAIN, MODULITH_P50_MS_AT_200, MODULITH_P99_MS_AT_200,
             MODULITH_P99_MS_AT_5000, MODULITH_WRITER_TAX_RATIO);
 
-    /** {@link #REQUIRED} and every system's crash keys. */
+    /** {@link #REQUIRED}, every system's crash keys and every relay's failover keys. */
     public static List<Metric> required() {
         List<Metric> all = new java.util.ArrayList<>(REQUIRED);
         CRASH_SYSTEMS.forEach(system -> all.addAll(crash(system)));
+        FAILOVER_SYSTEMS.forEach(system -> all.addAll(failover(system)));
         return List.copyOf(all);
     }
 

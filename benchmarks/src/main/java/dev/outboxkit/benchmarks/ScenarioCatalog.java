@@ -5,6 +5,7 @@ import dev.outboxkit.benchmarks.scenarios.ConsumerThroughput;
 import dev.outboxkit.benchmarks.scenarios.DebeziumCeilingDrain;
 import dev.outboxkit.benchmarks.scenarios.DebeziumCeilingLatency;
 import dev.outboxkit.benchmarks.scenarios.CrashRecovery;
+import dev.outboxkit.benchmarks.scenarios.Failover;
 import dev.outboxkit.benchmarks.scenarios.JmhHotPaths;
 import dev.outboxkit.benchmarks.scenarios.KafkaLatencyFloor;
 import dev.outboxkit.benchmarks.scenarios.KafkaProduceCeiling;
@@ -64,6 +65,7 @@ public final class ScenarioCatalog {
                 new CrashRecovery(CrashRecovery.Kind.POLLER),
                 new CrashRecovery(CrashRecovery.Kind.CDC),
                 new CrashRecovery(CrashRecovery.Kind.MODULITH),
+                new Failover(),
                 new JmhHotPaths());
     }
 }

@@ -9,8 +9,9 @@ import picocli.CommandLine.Spec;
 
 @Command(name = "demo", mixinStandardHelpOptions = true, showDefaultValues = true,
         description = {"The whole path on an embedded stack, no setup: a ledger makes transfers (idempotency keys, lost",
-                "responses and double sends), a relay publishes (killed -9 and restarted half-way), a projection",
-                "applies the events through consumer-dedupe. Exit 0 only if nothing was lost or applied twice,",
+                "responses and double sends), a relay publishes (half-way a second one starts and the first is killed",
+                "-9: the failover gap is reported), a projection applies the events through consumer-dedupe.",
+                "Exit 0 only if nothing was lost or applied twice,",
                 "nothing was reordered, and ledger and projection agree."})
 final class DemoCommand implements Callable<Integer> {
 

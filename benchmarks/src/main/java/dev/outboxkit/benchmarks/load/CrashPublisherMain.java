@@ -21,7 +21,8 @@ import java.util.concurrent.TimeUnit;
  * the event itself; with {@code write=false} the process only recovers (publishes what is outstanding).
  * {@code system=poller|cdc}: outboxkit's writer in the transaction and its relay in the same process;
  * {@code system=modulith}: the Spring Modulith peer, its {@code @Transactional} service doing both.
- * Arguments {@code key=value}: system, jdbcUrl, user, password, bootstrap, topic, slot (cdc), write.
+ * Arguments {@code key=value}: system, jdbcUrl, user, password, bootstrap, topic, slot (cdc), write, and optionally
+ * instanceId (the relay's name in the lease table; the failover scenario starts several, each its own).
  * Prints {@code READY} once publishing (for the WAL relay: once its slot streams).
  */
 public final class CrashPublisherMain {
@@ -43,11 +44,16 @@ public final class CrashPublisherMain {
         AutoCloseable publisher;
         switch (system) {
             case "poller", "cdc" -> {
+                String instanceId = a.get("instanceId");
                 Relay relay = system.equals("poller")
-                        ? Relays.poller(url, user, password, a.get("bootstrap"), route, new SimpleMeterRegistry())
-                        // one instance id for both lives: the restarted process takes its lease back at once
+                        ? instanceId == null
+                                ? Relays.poller(url, user, password, a.get("bootstrap"), route, new SimpleMeterRegistry())
+                                : Relays.pollerBuilder(url, user, password, a.get("bootstrap"), route,
+                                        new SimpleMeterRegistry()).instanceId(instanceId).build()
+                        // crash run: one instance id for both lives, the restarted process takes its lease back at once
                         : Relays.cdc(url, user, password, a.get("bootstrap"), route, a.get("slot"),
-                                new SimpleMeterRegistry()).instanceId("bench-crash-cdc").build();
+                                new SimpleMeterRegistry()).instanceId(instanceId == null ? "bench-crash-cdc" : instanceId)
+                                .build();
                 relay.start();
                 long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
                 while (!relay.health().ready() && System.nanoTime() < deadline) {

@@ -51,7 +51,8 @@ public final class Relays {
         return pollerBuilder(db.jdbcUrl(), db.user(), db.password(), bootstrap, route, registry);
     }
 
-    private static PollingRelay.Builder pollerBuilder(String jdbcUrl, String user, String password, String bootstrap,
+    /** The same, from connection settings (for a relay in a child JVM). */
+    public static PollingRelay.Builder pollerBuilder(String jdbcUrl, String user, String password, String bootstrap,
                                                       TopicRoute route, MeterRegistry registry) {
         return PollingRelay.builder()
                 .jdbcUrl(jdbcUrl).user(user).password(Secret.of(password))

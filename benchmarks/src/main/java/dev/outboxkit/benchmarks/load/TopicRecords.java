@@ -1,5 +1,6 @@
 package dev.outboxkit.benchmarks.load;
 
+import dev.outboxkit.testkit.FailoverGap;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -26,6 +27,7 @@ public final class TopicRecords implements AutoCloseable {
     private final List<TopicPartition> partitions = new ArrayList<>();
     private final EventIdReader ids;
     private final List<Delivery> read = new ArrayList<>();
+    private final List<FailoverGap.Published> published = new ArrayList<>();
 
     public TopicRecords(String bootstrap, String topic, EventIdReader ids) {
         this.ids = ids;
@@ -58,9 +60,19 @@ public final class TopicRecords implements AutoCloseable {
             for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
                 read.add(new Delivery(ids.read(r), r.key() == null ? null : new String(r.key(),
                         java.nio.charset.StandardCharsets.UTF_8)));
+                published.add(FailoverGap.published(r));
             }
         }
         return List.copyOf(read);
+    }
+
+    /**
+     * Reads up to the current end like {@link #readAvailable()} and returns every record read so far with its Kafka
+     * timestamp and the event's {@code createdAt} (for the failover scenario's gaps).
+     */
+    public List<FailoverGap.Published> publishedAvailable() {
+        readAvailable();
+        return List.copyOf(published);
     }
 
     @Override

@@ -3,6 +3,7 @@ package dev.outboxkit.devtools.demo;
 import dev.outboxkit.cli.Main;
 import dev.outboxkit.sql.Migrations;
 import dev.outboxkit.testkit.EmbeddedKafka;
+import dev.outboxkit.testkit.FailoverGap;
 import dev.outboxkit.testkit.History;
 import dev.outboxkit.testkit.JavaProcess;
 import dev.outboxkit.testkit.OutboxTestkit;
@@ -20,8 +21,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -45,6 +48,8 @@ public final class DemoRun {
     private final Settings settings;
     private final PrintWriter out;
     private final List<JavaProcess> relays = new ArrayList<>();
+    /** The half-way kill: when, until the process was gone, and the work the killed relay held. */
+    private volatile FailoverGap.Stop kill;
 
     public DemoRun(Settings settings, PrintWriter out) {
         this.settings = settings;
@@ -184,12 +189,39 @@ public final class DemoRun {
         }
     }
 
+    /**
+     * Half-way: a second relay starts (for {@code cdc} a standby on the slot), then the first, which holds the work,
+     * is killed -9, and the second takes it over: a failover, timed from Kafka in the report ({@link FailoverGap}).
+     */
     private void restartRelay(TestDatabase ledgerDb, EmbeddedKafka kafka) {
         JavaProcess current = relays.get(relays.size() - 1);
-        out.printf("  half-way: kill -9 the relay (pid %d) and start a new one%n", current.pid());
-        out.flush();
-        current.kill9();
+        String currentId = "demo-relay-" + relays.size();
         startRelay(ledgerDb, kafka);
+        out.printf("  half-way: a second relay is up (pid %d); kill -9 the relay (pid %d) that holds the work%n",
+                relays.get(relays.size() - 1).pid(), current.pid());
+        out.flush();
+        try {
+            Set<String> work = work(ledgerDb, currentId);
+            long signalMs = System.currentTimeMillis();
+            current.kill9();
+            // a killed process sends nothing after the signal: every later record is the survivor's
+            kill = new FailoverGap.Stop(signalMs, signalMs, work);
+        } catch (SQLException e) {
+            throw new IllegalStateException("could not read which accounts the relay " + currentId + " publishes", e);
+        }
+    }
+
+    /** The accounts whose events relay {@code instanceId} publishes now: all for cdc, those of its partitions for poll. */
+    private Set<String> work(TestDatabase ledgerDb, String instanceId) throws SQLException {
+        Set<String> accounts = new HashSet<>();
+        try (Connection c = ledgerDb.connect(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT id FROM account")) {
+            while (rs.next()) {
+                accounts.add(rs.getString(1));
+            }
+            return settings.relay().equals("cdc") ? accounts
+                    : FailoverGap.heldByPoller(c, instanceId, LedgerService.AGGREGATE, accounts);
+        }
     }
 
     private boolean report(History.Report check, Demo.Tally tally, SimpleMeterRegistry registry, Histogram latency,
@@ -228,9 +260,15 @@ public final class DemoRun {
         double seconds = endToEnd.toMillis() / 1000.0;
         out.printf("  throughput                    %,.0f events/s end to end (%,.1f s, writers %,.1f s)%n",
                 check.applied() / Math.max(seconds, 0.001), seconds, writing.toMillis() / 1000.0);
-        out.printf("  latency commit -> applied     p50 %.1f ms, p99 %.1f ms, max %.1f ms (includes the relay restart)%n",
+        out.printf("  latency commit -> applied     p50 %.1f ms, p99 %.1f ms, max %.1f ms (includes the failover)%n",
                 latency.getValueAtPercentile(50) / 1000.0, latency.getValueAtPercentile(99) / 1000.0,
                 latency.getMaxValue() / 1000.0);
+        if (kill != null) {
+            FailoverGap.Gap gap = FailoverGap.measure(FailoverGap.readTopic(kafka.bootstrapServers(), TOPIC), kill);
+            out.printf("  failover gap                  %,d ms from the kill -9 to the survivor's first record of the"
+                    + " killed relay's work; worst event delay around it %,d ms (Kafka timestamp - createdAt)%n",
+                    gap.firstRecordMs(), gap.worstDelayMs());
+        }
         boolean ok = check.ok() && outOfOrder == 0 && booksAgree && check.applied() == tally.eventsWritten.get();
         out.println(ok ? "RESULT: OK, every invariant held" : "RESULT: FAILED, see above");
         out.flush();
