@@ -422,8 +422,8 @@ public final class PollingRelay implements Relay {
      * validates everything and names the setting it refuses. The database, Kafka, route, instance, lease and
      * clock settings are shared with the WAL relay ({@link RelayBuilder}); for this relay {@code jdbcUrl} is the
      * alternative to {@link #dataSource}: the relay then opens (and closes) its own small HikariCP pool, with
-     * {@code user} (required unless the URL has {@code user=}) and {@code password}. Leases are renewed every
-     * third of {@code leaseDuration}, at least every second.
+     * {@code user} (required unless the URL has {@code user=}) and {@code password}. Each option setter sets the
+     * {@link PollerOptions} or {@link dev.outboxkit.core.RelayOptions} definition of the same name, whose description is its one doc.
      */
     public static final class Builder extends RelayBuilder<Builder> {
 
@@ -448,47 +448,37 @@ public final class PollingRelay implements Relay {
             return this;
         }
 
-        /**
-         * {@link PollerOptions#PARTITIONS}: number of partitions aggregates hash into; the unit of leases and of
-         * parallelism across instances. Default 64, from 1 to 4096. All instances must use the same value (an
-         * instance that disagrees with the live ones takes no leases).
-         */
+        /** Sets {@link PollerOptions#PARTITIONS}. */
         public Builder partitions(int partitions) {
             return set(PollerOptions.PARTITIONS, partitions);
         }
 
-        /** {@link PollerOptions#BATCH_SIZE}: rows per claim. */
+        /** Sets {@link PollerOptions#BATCH_SIZE}. */
         public Builder batchSize(int batchSize) {
             return set(PollerOptions.BATCH_SIZE, batchSize);
         }
 
-        /** {@link PollerOptions#LISTEN_NOTIFY}: wake up on NOTIFY instead of the next poll. */
+        /** Sets {@link PollerOptions#LISTEN_NOTIFY}. */
         public Builder listenNotify(boolean listenNotify) {
             return set(PollerOptions.LISTEN_NOTIFY, listenNotify);
         }
 
-        /** {@link PollerOptions#AFTER_PUBLISH}: delete published rows (default) or mark them ({@code published_at}). */
+        /** Sets {@link PollerOptions#AFTER_PUBLISH}. */
         public Builder afterPublish(AfterPublish afterPublish) {
             return set(PollerOptions.AFTER_PUBLISH, afterPublish);
         }
 
-        /**
-         * {@link PollerOptions#PARK_POLICY}: whether an aggregate's later events wait behind a parked one. Default
-         * {@link ParkPolicy#CONTINUE} (liveness: poison never blocks); see {@link ParkPolicy}.
-         */
+        /** Sets {@link PollerOptions#PARK_POLICY}. */
         public Builder parkPolicy(ParkPolicy parkPolicy) {
             return set(PollerOptions.PARK_POLICY, parkPolicy);
         }
 
-        /**
-         * {@link PollerOptions#MAX_POLL_DELAY}: longest wait between polls when idle. After an empty poll the relay
-         * waits 1 ms, then doubles up to this. Default 100 ms, from 1 ms to 1 min.
-         */
+        /** Sets {@link PollerOptions#MAX_POLL_DELAY}. */
         public Builder maxPollDelay(Duration maxPollDelay) {
             return set(PollerOptions.MAX_POLL_DELAY, maxPollDelay);
         }
 
-        /** {@link PollerOptions#PIPELINE_CLAIMS}: claim the next batch while the current one is acknowledged. */
+        /** Sets {@link PollerOptions#PIPELINE_CLAIMS}. */
         public Builder pipelineClaims(boolean pipelineClaims) {
             return set(PollerOptions.PIPELINE_CLAIMS, pipelineClaims);
         }
