@@ -361,7 +361,7 @@ public final class PollingRelay implements Relay {
             if (listener != null) {
                 listener.stop();
             }
-            join(claimLoopThread, settings.timing().ackBudget().plusSeconds(30));
+            join(claimLoopThread, settings.stopWait());
             // the last batch is committed: its partitions go to the others first, everything else after
             leases.leave();
             log.info("{}: handed over {} ms after the stop began (the batch in flight, then the release)",

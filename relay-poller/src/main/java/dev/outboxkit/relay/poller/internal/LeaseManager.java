@@ -362,7 +362,7 @@ public final class LeaseManager {
         for (int i = 0; i < parts.length; i++) {
             fences[i] = give.get(parts[i]);
         }
-        Jdbc.setTimeouts(c, settings.timing().ackBudget().toMillis() + 2000);
+        Jdbc.setTimeouts(c, settings.releaseLockTimeout().toMillis());
         try {
             sql.leases.release(c, PollerSql.leaseMap(parts, fences), settings.instanceId());
             c.commit();

@@ -109,6 +109,19 @@ public final class PollerSettings {
         return renew.compareTo(MAX_HEARTBEAT_INTERVAL) < 0 ? renew : MAX_HEARTBEAT_INTERVAL;
     }
 
+    /**
+     * Lock timeout of a lease release: the claims in flight on those partitions hold their locks for up to the
+     * acknowledgement budget, plus 2 s for their commit.
+     */
+    public Duration releaseLockTimeout() {
+        return timing.ackBudget().plusSeconds(2);
+    }
+
+    /** How long a stop waits for the claim loop: the batch in flight's acknowledgement budget, plus 30 s for its commit. */
+    public Duration stopWait() {
+        return timing.ackBudget().plusSeconds(30);
+    }
+
     public int partitions() {
         return partitions;
     }

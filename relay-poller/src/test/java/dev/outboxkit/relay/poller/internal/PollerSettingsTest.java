@@ -84,6 +84,13 @@ class PollerSettingsTest {
     }
 
     @Test
+    void releasesAndStopsWaitForTheBatchInFlight() {
+        PollerSettings s = settings(Map.of(RelayOptions.LEASE_DURATION, Duration.ofSeconds(6)));
+        assertThat(s.releaseLockTimeout()).isEqualTo(Duration.ofSeconds(4));
+        assertThat(s.stopWait()).isEqualTo(Duration.ofSeconds(32));
+    }
+
+    @Test
     void theProducerDefaultsBoundSendByTheAckBudgetAndNameTheInstance() {
         PollerSettings s = settings(Map.of(RelayOptions.LEASE_DURATION, Duration.ofSeconds(6)));
         assertThat(s.producerConfig()).containsEntry("max.block.ms", "2000")
