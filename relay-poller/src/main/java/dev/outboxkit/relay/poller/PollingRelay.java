@@ -302,7 +302,7 @@ public final class PollingRelay implements Relay {
 
     /**
      * Live: the claim loop and the heartbeat run. Ready: the last heartbeat reached the database
-     * recently (see {@link dev.outboxkit.core.internal.LeaseTiming#databaseSilence()}), Kafka answers its reachability probe and takes batches, and
+     * recently (5 s, or the lease if that is shorter), Kafka answers its reachability probe and takes batches, and
      * the instance either holds partitions or stands by (all partitions are held by others).
      */
     @Override
