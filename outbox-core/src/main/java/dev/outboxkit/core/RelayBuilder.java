@@ -119,7 +119,7 @@ public abstract class RelayBuilder<B extends RelayBuilder<B>> {
         return self();
     }
 
-    /** {@link RelayOptions#SCHEMA}: the schema holding the outboxkit tables. Default {@code public}. */
+    /** Sets {@link RelayOptions#SCHEMA}. */
     public B schema(String schema) {
         return set(RelayOptions.SCHEMA, schema);
     }
@@ -141,23 +141,17 @@ public abstract class RelayBuilder<B extends RelayBuilder<B>> {
         return self();
     }
 
-    /** {@link RelayOptions#ROUTE}: topic for rows without their own. Default {@code outbox.event.${aggregateType}}. */
+    /** Sets {@link RelayOptions#ROUTE}. */
     public B route(TopicRoute route) {
         return set(RelayOptions.ROUTE, route);
     }
 
-    /**
-     * {@link RelayOptions#RECORD_FORMAT}: outboxkit's headers ({@link RecordFormat#OUTBOXKIT}, the default) or
-     * CloudEvents ({@link RecordFormat#CLOUDEVENTS}, binary mode), for every record this relay publishes.
-     */
+    /** Sets {@link RelayOptions#RECORD_FORMAT}. */
     public B recordFormat(RecordFormat recordFormat) {
         return set(RelayOptions.RECORD_FORMAT, recordFormat);
     }
 
-    /**
-     * {@link RelayOptions#CLOUD_EVENTS_SOURCE}: the {@code ce_source} of CloudEvents records, a URI reference in
-     * which {@code ${aggregateType}} and {@code ${eventType}} are filled in. Default {@code /outbox/${aggregateType}}.
-     */
+    /** Sets {@link RelayOptions#CLOUD_EVENTS_SOURCE}. */
     public B cloudEventsSource(String sourceTemplate) {
         return set(RelayOptions.CLOUD_EVENTS_SOURCE, sourceTemplate);
     }
@@ -173,24 +167,17 @@ public abstract class RelayBuilder<B extends RelayBuilder<B>> {
                 ? route.withCloudEvents(get(RelayOptions.CLOUD_EVENTS_SOURCE)) : route;
     }
 
-    /**
-     * {@link RelayOptions#INSTANCE_ID}: this instance's name in the lease table and in
-     * {@code outbox_dead_letter.parked_by}. Default: host name, process id and a random suffix.
-     */
+    /** Sets {@link RelayOptions#INSTANCE_ID}. */
     public B instanceId(String instanceId) {
         return set(RelayOptions.INSTANCE_ID, instanceId);
     }
 
-    /**
-     * {@link RelayOptions#LEASE_DURATION}: how long a lease lasts without renewal (renewed every third of it).
-     * After a crash or a pause other instances take over after about this long, and a paused instance can no
-     * longer complete anything once it passed. Default 15 s, from 2 s to 10 min.
-     */
+    /** Sets {@link RelayOptions#LEASE_DURATION}. */
     public B leaseDuration(Duration leaseDuration) {
         return set(RelayOptions.LEASE_DURATION, leaseDuration);
     }
 
-    /** {@link RelayOptions#MAX_ATTEMPTS}: counted failures of a row's own record before it is parked. Default 10. */
+    /** Sets {@link RelayOptions#MAX_ATTEMPTS}. */
     public B maxAttempts(int maxAttempts) {
         return set(RelayOptions.MAX_ATTEMPTS, maxAttempts);
     }

@@ -8,6 +8,10 @@ import java.util.List;
  * {@code PollerOptions}, the WAL relay's in {@code CdcOptions}. The database connection ({@code jdbcUrl},
  * {@code user}, {@code password}) and {@code bootstrapServers} are not options of this kind: every outboxkit command
  * takes them, not only the relays, and they have no default.
+ *
+ * <p>Each option's description (the last argument of its definition, {@link RelayOption#description()}) is its one
+ * doc: the builder setters link here, and the CLI's {@code --help}, its README table and the Spring Boot metadata
+ * print it. Measured figures stay out of it; it links to docs/performance.md instead.
  */
 public final class RelayOptions {
 
@@ -19,13 +23,16 @@ public final class RelayOptions {
     public static final RelayOption<TopicRoute> ROUTE = RelayOption.route("route",
             "Topic for rows whose topic column is empty; the same default as Debezium's outbox event router.");
 
-    /** How records are laid out: outboxkit's headers or CloudEvents. */
+    /** How records are laid out: outboxkit's headers or CloudEvents ({@link RecordFormat}). */
     public static final RelayOption<RecordFormat> RECORD_FORMAT = RelayOption.choice("recordFormat", RecordFormat.class,
             RecordFormat.OUTBOXKIT, "Record layout: OUTBOXKIT headers (id, eventType, aggregateType, createdAt) or "
                     + "CLOUDEVENTS (the CloudEvents 1.0 Kafka binding, binary mode: ce_id, ce_source, ce_type, ce_time, "
                     + "ce_subject, ce_aggregatetype, content-type); for every record of the relay.");
 
-    /** ce_source of CloudEvents records. */
+    /**
+     * ce_source of CloudEvents records: a URI reference in which {@code ${aggregateType}} and {@code ${eventType}}
+     * are filled in.
+     */
     public static final RelayOption<String> CLOUD_EVENTS_SOURCE = RelayOption.cloudEventsSource("cloudEventsSource",
             TopicRoute.DEFAULT_CLOUD_EVENTS_SOURCE, "The ce_source of CLOUDEVENTS records, for example the producing "
                     + "service's URI; ignored for OUTBOXKIT.");

@@ -7,7 +7,7 @@ import java.util.List;
 /**
  * The WAL relay's own settings, each defined once (see {@link RelayOption}); the builder methods of
  * {@link CdcRelay.Builder} with the same names set them. The settings both relays share are in
- * {@link dev.outboxkit.core.RelayOptions}.
+ * {@link dev.outboxkit.core.RelayOptions}. Each option's description is its one doc (see there).
  */
 public final class CdcOptions {
 

@@ -166,81 +166,47 @@ public final class CdcRelay implements Relay {
             return CdcOptions.all();
         }
 
-        /**
-         * {@link CdcOptions#SLOT_NAME}: logical replication slot (pgoutput); also names the lease
-         * {@code cdc/<slotName>}. Default {@code outboxkit_slot}.
-         */
+        /** Sets {@link CdcOptions#SLOT_NAME}. */
         public Builder slotName(String slotName) {
             return set(CdcOptions.SLOT_NAME, slotName);
         }
 
-        /**
-         * {@link CdcOptions#PUBLICATION_NAME}: publication to stream. Created when missing as {@code FOR TABLE
-         * <schema>.outbox_event, <schema>.outbox_cdc_heartbeat WITH (publish = 'insert')}; an administrator may
-         * create it instead (then the relay's role needs no CREATE privilege). Default {@code outboxkit_pub}.
-         */
+        /** Sets {@link CdcOptions#PUBLICATION_NAME}. */
         public Builder publicationName(String publicationName) {
             return set(CdcOptions.PUBLICATION_NAME, publicationName);
         }
 
-        /**
-         * {@link CdcOptions#DELETE_AFTER_PUBLISH}. Default true: after Kafka acknowledged them, published rows are
-         * deleted in batches, so the table holds exactly what is unpublished and every start publishes it (nothing
-         * the WAL path might miss stays behind). Use false only with the writer's transient (insert and delete in
-         * one transaction) or emit-message modes: then the relay never touches {@code outbox_event}, and the WAL is
-         * the only copy of an event until Kafka has it.
-         */
+        /** Sets {@link CdcOptions#DELETE_AFTER_PUBLISH}. */
         public Builder deleteAfterPublish(boolean deleteAfterPublish) {
             return set(CdcOptions.DELETE_AFTER_PUBLISH, deleteAfterPublish);
         }
 
-        /**
-         * {@link CdcOptions#HEARTBEAT_INTERVAL}: how often Debezium writes a beat into {@code outbox_cdc_heartbeat},
-         * so the slot advances while the outbox is idle and the database busy. Default 5 s; 100 ms to 10 min.
-         */
+        /** Sets {@link CdcOptions#HEARTBEAT_INTERVAL}. */
         public Builder heartbeatInterval(Duration heartbeatInterval) {
             return set(CdcOptions.HEARTBEAT_INTERVAL, heartbeatInterval);
         }
 
-        /**
-         * {@link CdcOptions#OFFSET_FLUSH_INTERVAL}: how often acknowledged positions are stored. It bounds what a
-         * crash replays (duplicates, never loss). Default 1 s; 10 ms to 10 min.
-         */
+        /** Sets {@link CdcOptions#OFFSET_FLUSH_INTERVAL}. */
         public Builder offsetFlushInterval(Duration offsetFlushInterval) {
             return set(CdcOptions.OFFSET_FLUSH_INTERVAL, offsetFlushInterval);
         }
 
-        /**
-         * {@link CdcOptions#MAX_BATCH_SIZE}: most events per batch (Debezium's {@code max.batch.size}; its queue
-         * holds four batches). Default 4096; 1 to 100000.
-         */
+        /** Sets {@link CdcOptions#MAX_BATCH_SIZE}. */
         public Builder maxBatchSize(int maxBatchSize) {
             return set(CdcOptions.MAX_BATCH_SIZE, maxBatchSize);
         }
 
-        /**
-         * {@link CdcOptions#MAX_IN_FLIGHT}: most records still unacknowledged when a batch is handed back to
-         * Debezium. 0 (default): every batch waits for its own acknowledgements (fastest with a nearby broker);
-         * above 0 Debezium decodes on while earlier batches are on their way, and the relay waits for the oldest
-         * batch past the bound. 0 to 1000000.
-         */
+        /** Sets {@link CdcOptions#MAX_IN_FLIGHT}. */
         public Builder maxInFlight(int maxInFlight) {
             return set(CdcOptions.MAX_IN_FLIGHT, maxInFlight);
         }
 
-        /**
-         * {@link CdcOptions#POLL_INTERVAL}: the longest a lone event waits in Debezium's queue before its batch is
-         * handed over ({@code poll.interval.ms}). Lower means lower latency and more wake-ups when idle. Default
-         * 5 ms; 1 ms to 10 s.
-         */
+        /** Sets {@link CdcOptions#POLL_INTERVAL}. */
         public Builder pollInterval(Duration pollInterval) {
             return set(CdcOptions.POLL_INTERVAL, pollInterval);
         }
 
-        /**
-         * {@link CdcOptions#SHUTDOWN_TIMEOUT}: how long {@link CdcRelay#close()} waits for the transaction being
-         * published to finish. Default 30 s; 1 s to 30 min.
-         */
+        /** Sets {@link CdcOptions#SHUTDOWN_TIMEOUT}. */
         public Builder shutdownTimeout(Duration shutdownTimeout) {
             return set(CdcOptions.SHUTDOWN_TIMEOUT, shutdownTimeout);
         }

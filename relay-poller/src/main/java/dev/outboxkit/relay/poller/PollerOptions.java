@@ -7,7 +7,7 @@ import java.util.List;
 /**
  * The polling relay's own settings, each defined once (see {@link RelayOption}); the builder methods of
  * {@link PollingRelay.Builder} with the same names set them. The settings both relays share are in
- * {@link dev.outboxkit.core.RelayOptions}.
+ * {@link dev.outboxkit.core.RelayOptions}. Each option's description is its one doc (see there).
  */
 public final class PollerOptions {
 
@@ -31,7 +31,7 @@ public final class PollerOptions {
     public static final RelayOption<AfterPublish> AFTER_PUBLISH = RelayOption.choice("afterPublish", AfterPublish.class,
             AfterPublish.DELETE, "What happens to a published row: DELETE it, or MARK it (published_at) and keep it.");
 
-    /** Whether an aggregate waits behind a parked event. */
+    /** Whether an aggregate waits behind a parked event ({@link ParkPolicy}). */
     public static final RelayOption<ParkPolicy> PARK_POLICY = RelayOption.choice("parkPolicy", ParkPolicy.class,
             ParkPolicy.CONTINUE, "After a row is parked: CONTINUE publishing its aggregate (poison never blocks) or "
                     + "HOLD_AGGREGATE (its later events wait until the parked one is retried or discarded).");

@@ -6,7 +6,6 @@ import dev.outboxkit.core.Relay;
 import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.RelayBuilder;
 import dev.outboxkit.core.RelayOption;
-import dev.outboxkit.core.RelayOptions;
 import dev.outboxkit.core.internal.ConnectionPools;
 import dev.outboxkit.core.internal.DatabaseAtStart;
 import dev.outboxkit.core.internal.DatabaseLogin;
@@ -31,7 +30,6 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executors;
@@ -41,7 +39,6 @@ import java.util.function.Function;
 import javax.sql.DataSource;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -145,18 +142,18 @@ public final class PollingRelay implements Relay {
     public void start() {
         synchronized (lifecycle) {
             if (closed) {
-                throw new IllegalStateException("poll relay " + settings.instanceId() + " is closed; build a new one");
+                throw new IllegalStateException(settings.logPrefix() + " is closed; build a new one");
             }
             if (started) {
-                throw new IllegalStateException("poll relay " + settings.instanceId() + " is already started");
+                throw new IllegalStateException(settings.logPrefix() + " is already started");
             }
-            DatabaseAtStart contact = new DatabaseAtStart("poll relay " + settings.instanceId(), jdbcUrl(),
+            DatabaseAtStart contact = new DatabaseAtStart(settings.logPrefix(), jdbcUrl(),
                     settings.startTimeout(), () -> stopRequested);
             firstContact = contact;
             contact.await(dataSource);
             checkSchema();
             warnIfPoolTooSmall();
-            KafkaReachability.refuseUntrustedBroker(settings.producerConfig(), "poll relay " + settings.instanceId());
+            KafkaReachability.refuseUntrustedBroker(settings.producerConfig(), settings.logPrefix());
             Waker waker = new Waker();
             RelayMetrics metrics = new RelayMetrics(registry, () -> leases == null ? 0 : leases.ownership().size());
             leases = new LeaseManager(dataSource, sql, settings, metrics, waker::wake);
@@ -166,7 +163,7 @@ public final class PollingRelay implements Relay {
 
             leases.heartbeat();
             heartbeat = Executors.newSingleThreadScheduledExecutor(daemon("outbox-poll-leases"));
-            long beat = Math.min(settings.heartbeatInterval().toMillis(), 1000);
+            long beat = settings.heartbeatInterval().toMillis();
             heartbeat.scheduleWithFixedDelay(leases::heartbeat, beat, beat, TimeUnit.MILLISECONDS);
             watcher = daemon("outbox-poll-watch").newThread(leases::watch);
             watcher.start();
@@ -181,14 +178,14 @@ public final class PollingRelay implements Relay {
             claimLoopThread.start();
             if (settings.listenNotify()) {
                 warnIfTriggerMissing();
-                listener = new NotifyListener(dataSource, settings.schema(), settings.instanceId(), waker);
+                listener = new NotifyListener(dataSource, settings.schema(), settings.logPrefix(), waker);
                 listenerThread = daemon("outbox-poll-listen").newThread(listener);
                 listenerThread.start();
             }
             started = true;
-            log.info("poll relay {} started: schema {}, {} partitions, batch {}, lease {}, after publish {}, park policy {}, "
-                            + "listen/notify {}, pipelined claims {}, holding {}", settings.instanceId(), settings.schema(),
-                    settings.partitions(), settings.batchSize(), settings.leaseDuration(), settings.afterPublish(),
+            log.info("{} started: schema {}, {} partitions, batch {}, lease {}, after publish {}, park policy {}, "
+                            + "listen/notify {}, pipelined claims {}, holding {}", settings.logPrefix(), settings.schema(),
+                    settings.partitions(), settings.batchSize(), settings.timing().lease(), settings.afterPublish(),
                     settings.parkPolicy(), settings.listenNotify() ? "on" : "off",
                     !settings.pipelineClaims() ? "off" : sliceIndex ? "on (alternate slices)" : "on", leases.ownership());
         }
@@ -203,9 +200,9 @@ public final class PollingRelay implements Relay {
         int needed = connectionsNeeded(settings.listenNotify());
         if (ownedPool == null && dataSource instanceof com.zaxxer.hikari.HikariDataSource given
                 && given.getMaximumPoolSize() < needed) {
-            log.warn("poll relay {}: the pool it was given ({}) allows {} connections; the relay needs {} (one held for "
+            log.warn("{}: the pool it was given ({}) allows {} connections; the relay needs {} (one held for "
                             + "its life by its liveness lock), so its claims may wait for connections. Raise "
-                            + "maximumPoolSize to at least {} plus what the application itself uses", settings.instanceId(),
+                            + "maximumPoolSize to at least {} plus what the application itself uses", settings.logPrefix(),
                     given.getPoolName(), given.getMaximumPoolSize(), needed, needed);
         }
     }
@@ -220,7 +217,7 @@ public final class PollingRelay implements Relay {
                     .table("outbox_relay_lease", "SELECT", "INSERT", "UPDATE", "DELETE")
                     .table("outbox_relay_member", "SELECT", "INSERT", "UPDATE", "DELETE")
                     .sequence("outbox_fence_seq")
-                    .require(c, "poll relay " + settings.instanceId());
+                    .require(c, settings.logPrefix());
             String[] tables = {"outbox_event", "outbox_dead_letter", "outbox_relay_lease", "outbox_relay_member"};
             for (int i = 0; i < tables.length; i++) {
                 ps.setString(i + 1, Identifiers.qualified(settings.schema(), tables[i]));
@@ -241,19 +238,19 @@ public final class PollingRelay implements Relay {
             boolean slicesFit = settings.pipelineClaims() && settings.afterPublish() == AfterPublish.DELETE;
             sliceIndex = slicesFit && present(c, sql.sliceIndexPresent());
             if (slicesFit && !sliceIndex) {
-                log.info("poll relay {}: pipelineClaims is on without the slice indexes, so each claim steps over the rows"
+                log.info("{}: pipelineClaims is on without the slice indexes, so each claim steps over the rows"
                         + " of the batch in flight; to claim alternate slices instead, create them as the schema owner: {}",
-                        settings.instanceId(), String.join("; ", PollerSql.sliceIndexDdl(settings.schema())));
+                        settings.logPrefix(), String.join("; ", PollerSql.sliceIndexDdl(settings.schema())));
             }
             if (!binaryColumnsPresent(c)) {
-                log.warn("poll relay {}: schema \"{}\" is older than version 10 (no binary payloads): the relay uses the"
-                                + " version-9 statements until it is restarted after 'outbox migrate'", settings.instanceId(),
+                log.warn("{}: schema \"{}\" is older than version 10 (no binary payloads): the relay uses the"
+                                + " version-9 statements until it is restarted after 'outbox migrate'", settings.logPrefix(),
                         settings.schema());
                 sql = new PollerSql(settings.schema(), settings.partitions(), settings.afterPublish(), settings.parkPolicy(),
                         false);
             }
         } catch (SQLException e) {
-            throw new IllegalStateException("poll relay " + settings.instanceId() + " cannot reach the database: "
+            throw new IllegalStateException(settings.logPrefix() + " cannot reach the database: "
                     + OperatorActions.database(e, jdbcUrl()) + " (check the JDBC URL, credentials and network)", e);
         }
     }
@@ -290,7 +287,7 @@ public final class PollingRelay implements Relay {
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 if (!rs.getBoolean(1)) {
-                    throw new IllegalStateException("poll relay " + settings.instanceId() + ": afterPublish MARK keeps "
+                    throw new IllegalStateException(settings.logPrefix() + ": afterPublish MARK keeps "
                             + "published rows and needs an index on the unpublished ones, which " + table + " lacks. "
                             + "Create it as the schema owner: CREATE INDEX CONCURRENTLY outbox_event_unpublished ON "
                             + table + " (seq) WHERE published_at IS NULL");
@@ -305,22 +302,22 @@ public final class PollingRelay implements Relay {
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 if (!rs.getBoolean(1)) {
-                    log.warn("poll relay {}: listenNotify is on but outbox_event has no outbox_event_notify trigger, so no "
+                    log.warn("{}: listenNotify is on but outbox_event has no outbox_event_notify trigger, so no "
                                     + "notification will come and the relay falls back to polling (maxPollDelay {}). Attach it: "
                                     + "CREATE TRIGGER outbox_event_notify AFTER INSERT ON {} FOR EACH STATEMENT EXECUTE "
-                                    + "FUNCTION {}()", settings.instanceId(), settings.maxPollDelay(),
+                                    + "FUNCTION {}()", settings.logPrefix(), settings.maxPollDelay(),
                             Identifiers.qualified(settings.schema(), "outbox_event"),
                             Identifiers.qualified(settings.schema(), "outbox_event_notify"));
                 }
             }
         } catch (SQLException e) {
-            log.warn("poll relay {}: could not check for the outbox_event_notify trigger: {}", settings.instanceId(), e.getMessage());
+            log.warn("{}: could not check for the outbox_event_notify trigger: {}", settings.logPrefix(), e.getMessage());
         }
     }
 
     /**
      * Live: the claim loop and the heartbeat run. Ready: the last heartbeat reached the database
-     * recently (see {@link #databaseSilence()}), Kafka answers its reachability probe and takes batches, and
+     * recently (5 s, or the lease if that is shorter), Kafka answers its reachability probe and takes batches, and
      * the instance either holds partitions or stands by (all partitions are held by others).
      */
     @Override
@@ -328,20 +325,20 @@ public final class PollingRelay implements Relay {
         if (!started) {
             DatabaseAtStart contact = firstContact;
             String waiting = contact == null || closed ? null : contact.status();
-            return new Health(!closed, false, "poll relay " + settings.instanceId()
+            return new Health(!closed, false, settings.logPrefix()
                     + (closed ? ": closed" : waiting != null ? ": " + waiting : ": not started"));
         }
         if (closed) {
-            return new Health(false, false, "poll relay " + settings.instanceId() + ": closed");
+            return new Health(false, false, settings.logPrefix() + ": closed");
         }
         boolean live = claimLoopThread.isAlive() && !heartbeat.isShutdown();
         long now = System.nanoTime();
-        String dbProblem = DatabaseSilence.problem(leases.lastHeartbeatNanos(), leases.lastError(), databaseSilence());
+        String dbProblem = DatabaseSilence.problem(leases.lastHeartbeatNanos(), leases.lastError(), settings.timing().databaseSilence());
         boolean dbOk = dbProblem == null && claimLoop.databaseTroubleSinceNanos() == 0;
         long kafkaTrouble = claimLoop.kafkaTroubleSinceNanos();
         boolean kafkaOk = kafkaTrouble == 0;
         Ownership own = leases.ownership();
-        StringBuilder detail = new StringBuilder("poll relay ").append(settings.instanceId()).append(": holding ")
+        StringBuilder detail = new StringBuilder(settings.logPrefix()).append(": holding ")
                 .append(own).append(" (").append(leases.liveMembers()).append(" live instance")
                 .append(leases.liveMembers() == 1 ? "" : "s").append("), last batch ").append(claimLoop.lastBatchSize())
                 .append(" rows");
@@ -357,11 +354,6 @@ public final class PollingRelay implements Relay {
         }
         boolean ready = live && dbOk && kafkaOk && !leases.partitionMismatch();
         return kafka.applyTo(new Health(live, ready, detail.toString()));
-    }
-
-    /** Leases are renewed at least every second: the shared silence limit, or the lease if that is shorter. */
-    private Duration databaseSilence() {
-        return settings.leaseDuration().compareTo(DatabaseSilence.LIMIT) < 0 ? settings.leaseDuration() : DatabaseSilence.LIMIT;
     }
 
     /**
@@ -388,11 +380,11 @@ public final class PollingRelay implements Relay {
             if (listener != null) {
                 listener.stop();
             }
-            join(claimLoopThread, settings.ackTimeout().plusSeconds(30));
+            join(claimLoopThread, settings.stopWait());
             // the last batch is committed: its partitions go to the others first, everything else after
             leases.leave();
-            log.info("poll relay {}: handed over {} ms after the stop began (the batch in flight, then the release)",
-                    settings.instanceId(), (System.nanoTime() - stopBegan) / 1_000_000);
+            log.info("{}: handed over {} ms after the stop began (the batch in flight, then the release)",
+                    settings.logPrefix(), (System.nanoTime() - stopBegan) / 1_000_000);
             heartbeat.shutdown();
             awaitQuietly(heartbeat);
             join(watcher, Duration.ofSeconds(5));
@@ -404,12 +396,12 @@ public final class PollingRelay implements Relay {
             try {
                 claimLoop.closeProducer(Duration.ofSeconds(10));
             } catch (RuntimeException e) {
-                log.warn("poll relay {}: closing the Kafka producer failed: {}", settings.instanceId(), e.getMessage());
+                log.warn("{}: closing the Kafka producer failed: {}", settings.logPrefix(), e.getMessage());
             }
             if (ownedPool != null) {
                 ownedPool.close();
             }
-            log.info("poll relay {} stopped", settings.instanceId());
+            log.info("{} stopped", settings.logPrefix());
         }
     }
 
@@ -417,8 +409,8 @@ public final class PollingRelay implements Relay {
         try {
             t.join(timeout.toMillis());
             if (t.isAlive()) {
-                log.warn("poll relay {}: {} did not stop within {}; interrupting it (its batch is rolled back and published "
-                        + "again later)", settings.instanceId(), t.getName(), timeout);
+                log.warn("{}: {} did not stop within {}; interrupting it (its batch is rolled back and published "
+                        + "again later)", settings.logPrefix(), t.getName(), timeout);
                 t.interrupt();
                 t.join(10_000);
             }
@@ -449,8 +441,8 @@ public final class PollingRelay implements Relay {
      * validates everything and names the setting it refuses. The database, Kafka, route, instance, lease and
      * clock settings are shared with the WAL relay ({@link RelayBuilder}); for this relay {@code jdbcUrl} is the
      * alternative to {@link #dataSource}: the relay then opens (and closes) its own small HikariCP pool, with
-     * {@code user} (required unless the URL has {@code user=}) and {@code password}. Leases are renewed every
-     * third of {@code leaseDuration}, at least every second.
+     * {@code user} (required unless the URL has {@code user=}) and {@code password}. Each option setter sets the
+     * {@link PollerOptions} or {@link dev.outboxkit.core.RelayOptions} definition of the same name, whose description is its one doc.
      */
     public static final class Builder extends RelayBuilder<Builder> {
 
@@ -475,47 +467,37 @@ public final class PollingRelay implements Relay {
             return this;
         }
 
-        /**
-         * {@link PollerOptions#PARTITIONS}: number of partitions aggregates hash into; the unit of leases and of
-         * parallelism across instances. Default 64, from 1 to 4096. All instances must use the same value (an
-         * instance that disagrees with the live ones takes no leases).
-         */
+        /** Sets {@link PollerOptions#PARTITIONS}. */
         public Builder partitions(int partitions) {
             return set(PollerOptions.PARTITIONS, partitions);
         }
 
-        /** {@link PollerOptions#BATCH_SIZE}: rows per claim. */
+        /** Sets {@link PollerOptions#BATCH_SIZE}. */
         public Builder batchSize(int batchSize) {
             return set(PollerOptions.BATCH_SIZE, batchSize);
         }
 
-        /** {@link PollerOptions#LISTEN_NOTIFY}: wake up on NOTIFY instead of the next poll. */
+        /** Sets {@link PollerOptions#LISTEN_NOTIFY}. */
         public Builder listenNotify(boolean listenNotify) {
             return set(PollerOptions.LISTEN_NOTIFY, listenNotify);
         }
 
-        /** {@link PollerOptions#AFTER_PUBLISH}: delete published rows (default) or mark them ({@code published_at}). */
+        /** Sets {@link PollerOptions#AFTER_PUBLISH}. */
         public Builder afterPublish(AfterPublish afterPublish) {
             return set(PollerOptions.AFTER_PUBLISH, afterPublish);
         }
 
-        /**
-         * {@link PollerOptions#PARK_POLICY}: whether an aggregate's later events wait behind a parked one. Default
-         * {@link ParkPolicy#CONTINUE} (liveness: poison never blocks); see {@link ParkPolicy}.
-         */
+        /** Sets {@link PollerOptions#PARK_POLICY}. */
         public Builder parkPolicy(ParkPolicy parkPolicy) {
             return set(PollerOptions.PARK_POLICY, parkPolicy);
         }
 
-        /**
-         * {@link PollerOptions#MAX_POLL_DELAY}: longest wait between polls when idle. After an empty poll the relay
-         * waits 1 ms, then doubles up to this. Default 100 ms, from 1 ms to 1 min.
-         */
+        /** Sets {@link PollerOptions#MAX_POLL_DELAY}. */
         public Builder maxPollDelay(Duration maxPollDelay) {
             return set(PollerOptions.MAX_POLL_DELAY, maxPollDelay);
         }
 
-        /** {@link PollerOptions#PIPELINE_CLAIMS}: claim the next batch while the current one is acknowledged. */
+        /** Sets {@link PollerOptions#PIPELINE_CLAIMS}. */
         public Builder pipelineClaims(boolean pipelineClaims) {
             return set(PollerOptions.PIPELINE_CLAIMS, pipelineClaims);
         }
@@ -550,23 +532,13 @@ public final class PollingRelay implements Relay {
             if (bootstrapServers == null || bootstrapServers.isBlank()) {
                 throw new IllegalArgumentException("bootstrapServers must be set (for example localhost:9092)");
             }
-            String id = instanceIdOrDefault();
-            Duration leaseDuration = get(RelayOptions.LEASE_DURATION);
-            boolean listenNotify = get(PollerOptions.LISTEN_NOTIFY);
-            Map<String, Object> producer = new LinkedHashMap<>();
-            // send() must not block a claim for longer than the batch may wait for its acknowledgements.
-            producer.put(ProducerConfig.MAX_BLOCK_MS_CONFIG,
-                    Long.toString(Math.max(1000, Math.min(10_000, leaseDuration.dividedBy(3).toMillis()))));
-            producer.put(ProducerConfig.CLIENT_ID_CONFIG, "outboxkit-poll-" + id);
-            Map<String, Object> producerConfig = producerConfig(producer);
-            PollerSettings settings = new PollerSettings(get(RelayOptions.SCHEMA), producerConfig, routeWithFormat(),
-                    get(PollerOptions.PARTITIONS), id, leaseDuration, get(PollerOptions.BATCH_SIZE), listenNotify,
-                    get(PollerOptions.AFTER_PUBLISH), get(PollerOptions.PARK_POLICY), get(RelayOptions.MAX_ATTEMPTS),
-                    get(RelayOptions.START_TIMEOUT), get(PollerOptions.MAX_POLL_DELAY), get(PollerOptions.PIPELINE_CLAIMS), clock, Tracing.of(openTelemetry));
+            PollerSettings settings = PollerSettings.of(this::get, instanceIdOrDefault(), this::producerConfig,
+                    routeWithFormat(), clock, Tracing.of(openTelemetry));
             HikariDataSource pool = null;
             DataSource ds = dataSource;
             if (ds == null) {
-                pool = ConnectionPools.open(login, "outbox-poll-" + id, connectionsNeeded(listenNotify) + 1, "outboxkit-poll");
+                pool = ConnectionPools.open(login, "outbox-poll-" + settings.instanceId(),
+                        connectionsNeeded(settings.listenNotify()) + 1, "outboxkit-poll");
                 ds = pool;
             }
             return new PollingRelay(this, settings, ds, pool);

@@ -3,6 +3,7 @@ package dev.outboxkit.relay.cdc.internal;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxkit.core.FencedException;
 import dev.outboxkit.core.internal.Flusher;
+import dev.outboxkit.core.internal.LeaseTiming;
 import dev.outboxkit.core.internal.StopOnFailure;
 import dev.outboxkit.core.internal.TracedRecords;
 import dev.outboxkit.relay.cdc.CdcStartupException;
@@ -96,7 +97,7 @@ final class Session {
 
     /** Start-up checks under the lease; throws {@link CdcStartupException} when starting could skip events. */
     void prepare() throws SQLException {
-        long period = Math.max(100, settings.leaseDuration().toMillis() / 3);
+        long period = new LeaseTiming(settings.leaseDuration()).renewInterval().toMillis();
         renewer = scheduler.scheduleWithFixedDelay(this::renew, period, period, TimeUnit.MILLISECONDS);
         try (Connection c = pool.getConnection()) {
             c.setAutoCommit(true);

@@ -7,6 +7,7 @@ import dev.outboxkit.core.internal.DatabaseAtStart;
 import dev.outboxkit.core.MissingGrantsException;
 import dev.outboxkit.core.internal.KafkaReachability;
 import dev.outboxkit.core.internal.LeaseTable;
+import dev.outboxkit.core.internal.LeaseTiming;
 import dev.outboxkit.core.internal.OperatorActions;
 import dev.outboxkit.core.internal.StopOnFailure;
 import dev.outboxkit.relay.cdc.CdcStartupException;
@@ -286,12 +287,12 @@ public final class Supervisor implements AutoCloseable {
     }
 
     /**
-     * How often a standby looks at the lease: 200 ms (a read of the lease row and of {@code pg_locks}, no lock), so a
+     * How often a standby looks at the lease: {@link LeaseTiming#LIVENESS_LOOK} (a read of the lease row and of {@code pg_locks}, no lock), so a
      * holder that crashed is replaced within about that much after the server closed its session. A lease given back
      * on a graceful stop wakes it at once.
      */
     private Duration standbyPoll() {
-        return Duration.ofMillis(200);
+        return LeaseTiming.LIVENESS_LOOK;
     }
 
     /** A standby's pause: until the lease is given back (announced at once) or {@link #standbyPoll()} passed. */
@@ -342,10 +343,9 @@ public final class Supervisor implements AutoCloseable {
                 : null;
     }
 
-    /** Twice the lease (at least 10 s): far beyond a healthy relay's gap between acknowledgements under load. */
+    /** {@link LeaseTiming#stallAfter()}. */
     Duration stallAfter() {
-        Duration twice = settings.leaseDuration().multipliedBy(2);
-        return twice.compareTo(Duration.ofSeconds(10)) < 0 ? Duration.ofSeconds(10) : twice;
+        return new LeaseTiming(settings.leaseDuration()).stallAfter();
     }
 
     /** The last session's failure, until Kafka acknowledges something after it (health shows it while not streaming). */

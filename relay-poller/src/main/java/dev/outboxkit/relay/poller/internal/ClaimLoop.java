@@ -70,12 +70,12 @@ public final class ClaimLoop implements Runnable {
                      Supplier<Producer<byte[], byte[]>> producers, RelayMetrics metrics, Waker waker, boolean sliced) {
         this.settings = settings;
         this.sliced = sliced && settings.pipelineClaims();
-        this.producers = new StopOnFailure(producers, "poll relay " + settings.instanceId());
+        this.producers = new StopOnFailure(producers, settings.logPrefix());
         this.records = new TracedRecords(settings.route(), settings.tracing());
         this.metrics = metrics;
         this.waker = waker;
         this.hold = settings.parkPolicy() == ParkPolicy.HOLD_AGGREGATE;
-        this.status = new LoopStatus(settings);
+        this.status = new LoopStatus(settings.logPrefix(), settings.timing().idleTransactionTimeout());
         this.claimer = new Claimer(settings, dataSource, sql, leases, metrics, status, hold);
         this.settlement = new Settlement(settings, sql, leases, metrics, status, this.producers::consequenceOfStop);
         this.flusher = new Flusher(this.producers::producer);
@@ -178,13 +178,13 @@ public final class ClaimLoop implements Runnable {
                 }
                 if (!clean) {
                     if (!careful) {
-                        log.info("poll relay {}: retrying in careful mode (batches of at most {} rows, one record at a "
-                                + "time) until a batch passes", settings.instanceId(), Claimer.CAREFUL_BATCH);
+                        log.info("{}: retrying in careful mode (batches of at most {} rows, one record at a "
+                                + "time) until a batch passes", settings.logPrefix(), Claimer.CAREFUL_BATCH);
                     }
                     careful = true;
                 } else if (carefulBatch && committed) {
                     careful = false;
-                    log.info("poll relay {}: a careful batch passed; back to full batches", settings.instanceId());
+                    log.info("{}: a careful batch passed; back to full batches", settings.logPrefix());
                 }
                 if (!clean || !committed) {
                     failedSinceLastSleep = true;
@@ -197,11 +197,11 @@ public final class ClaimLoop implements Runnable {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            log.warn("poll relay {}: claim loop interrupted; the batch in flight is rolled back (published again later)",
-                    settings.instanceId());
+            log.warn("{}: claim loop interrupted; the batch in flight is rolled back (published again later)",
+                    settings.logPrefix());
         } catch (RuntimeException | Error e) {
             status.lastError = e.toString();
-            log.error("poll relay {}: claim loop failed unexpectedly; the batch in flight is rolled back", settings.instanceId(), e);
+            log.error("{}: claim loop failed unexpectedly; the batch in flight is rolled back", settings.logPrefix(), e);
             throw e;
         } finally {
             for (Batch open : new Batch[] {current, next}) {
@@ -237,8 +237,8 @@ public final class ClaimLoop implements Runnable {
                 f.get();
             } catch (ExecutionException e) {
                 asyncCommitFailed = true;
-                log.error("poll relay {}: committing a batch failed unexpectedly; its rows stay in outbox_event",
-                        settings.instanceId(), e.getCause());
+                log.error("{}: committing a batch failed unexpectedly; its rows stay in outbox_event",
+                        settings.logPrefix(), e.getCause());
             }
             pendingCommit = null;
         }
@@ -291,7 +291,7 @@ public final class ClaimLoop implements Runnable {
     }
 
     private void send(Batch b) {
-        b.ackDeadlineNanos = System.nanoTime() + settings.ackTimeout().toNanos();
+        b.ackDeadlineNanos = System.nanoTime() + settings.timing().ackBudget().toNanos();
         b.sendWave(producers, records, hold);
         // Send now unless something useful overlaps the linger: only a pipelined claim does, and only while a
         // backlog drains (a full batch). Every record of the batch is appended already, so the producer's
@@ -332,10 +332,10 @@ public final class ClaimLoop implements Runnable {
      * again with a new producer id.
      */
     private void awaitStragglers(Batch b) throws InterruptedException {
-        b.awaitWave(System.nanoTime() + settings.ackTimeout().toNanos());
+        b.awaitWave(System.nanoTime() + settings.timing().ackBudget().toNanos());
         if (!b.settled()) {
-            log.warn("poll relay {}: Kafka did not answer records of a given-up batch within {}; replacing the producer "
-                    + "(check that the brokers are reachable)", settings.instanceId(), settings.ackTimeout().multipliedBy(2));
+            log.warn("{}: Kafka did not answer records of a given-up batch within {}; replacing the producer "
+                    + "(check that the brokers are reachable)", settings.logPrefix(), settings.timing().ackBudget().multipliedBy(2));
             recycleProducer();
         }
     }

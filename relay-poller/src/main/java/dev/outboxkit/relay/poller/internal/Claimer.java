@@ -46,8 +46,8 @@ final class Claimer {
         this.metrics = metrics;
         this.status = status;
         this.hold = hold;
-        this.idleTimeout = Long.toString(settings.idleTransactionTimeout().toMillis());
-        this.statementTimeout = Long.toString(settings.ackTimeout().toMillis());
+        this.idleTimeout = Long.toString(settings.timing().idleTransactionTimeout().toMillis());
+        this.statementTimeout = Long.toString(settings.timing().ackBudget().toMillis());
     }
 
     /** True when the last claims found nothing: wait {@link #idleDelayNanos()} before the next. */

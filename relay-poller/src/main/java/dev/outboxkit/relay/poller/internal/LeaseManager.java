@@ -1,12 +1,12 @@
 package dev.outboxkit.relay.poller.internal;
 
 import dev.outboxkit.core.internal.LeaseTable;
+import dev.outboxkit.core.internal.LeaseTiming;
 import dev.outboxkit.core.internal.Liveness;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -30,7 +30,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A member whose process is gone (its {@link Liveness} lock vanished with its connection: kill -9, OOM kill) is
  * dropped from the members at once and its partitions are free to take, without waiting for their expiry. Between
- * heartbeats {@link #watch()} looks for such members every {@link #WATCH_MILLIS} ms on the liveness connection, and
+ * heartbeats {@link #watch()} looks for such members every {@link LeaseTiming#LIVENESS_LOOK} on the liveness connection, and
  * runs a heartbeat at once when another instance gives leases back (a graceful stop or a rebalance announces it), so
  * a handoff costs milliseconds.
  *
@@ -40,8 +40,6 @@ import org.slf4j.LoggerFactory;
 public final class LeaseManager {
 
     private static final Logger log = LoggerFactory.getLogger(LeaseManager.class);
-    /** How often {@link #watch()} looks: a crashed member's partitions wait at most this long plus one heartbeat. */
-    public static final long WATCH_MILLIS = 200;
 
     private final DataSource dataSource;
     private final PollerSql sql;
@@ -67,7 +65,7 @@ public final class LeaseManager {
         this.metrics = metrics;
         this.onGain = onGain;
         this.liveness = new Liveness(dataSource, settings.schema(), "poll", settings.instanceId(),
-                "poll relay " + settings.instanceId(), settings.leaseDuration());
+                settings.logPrefix(), settings.timing().lease());
         this.ownership = Ownership.of(Map.of(), settings.partitions());
     }
 
@@ -95,12 +93,13 @@ public final class LeaseManager {
     /**
      * Runs until {@link #leave()}, on a thread of its own: a heartbeat at once when another instance gave leases back
      * or a member seen by the last heartbeat is gone (its process died), which takes their partitions. Waits for the
-     * release notification on the liveness connection, reading {@code pg_locks} every {@link #WATCH_MILLIS} ms.
+     * release notification on the liveness connection, reading {@code pg_locks} every {@link LeaseTiming#LIVENESS_LOOK} (a crashed member's
+     * partitions wait at most that long plus one heartbeat).
      */
     public void watch() {
         try {
             while (!stopped) {
-                boolean released = liveness.awaitRelease(Duration.ofMillis(WATCH_MILLIS));
+                boolean released = liveness.awaitRelease(LeaseTiming.LIVENESS_LOOK);
                 List<String> seen = others;
                 if (!stopped && (released || !seen.isEmpty() && !liveness.gone(seen).isEmpty())) {
                     rebalanceNow();
@@ -142,9 +141,9 @@ public final class LeaseManager {
             rebalance(c, members, alive);
         } catch (SQLException | RuntimeException e) {
             lastError = e.getClass().getSimpleName() + ": " + e.getMessage();
-            log.warn("poll relay {}: lease heartbeat failed ({}); will retry in {} ms. Leases expire {} after the last "
+            log.warn("{}: lease heartbeat failed ({}); will retry in {} ms. Leases expire {} after the last "
                             + "successful renewal; check that the database is reachable",
-                    settings.instanceId(), lastError, settings.heartbeatInterval().toMillis(), settings.leaseDuration());
+                    settings.logPrefix(), lastError, settings.heartbeatInterval().toMillis(), settings.timing().lease());
         }
     }
 
@@ -154,12 +153,12 @@ public final class LeaseManager {
         try (PreparedStatement ps = c.prepareStatement(sql.memberUpsert)) {
             ps.setString(1, settings.instanceId());
             ps.setInt(2, settings.partitions());
-            ps.setLong(3, settings.leaseDuration().toMillis());
+            ps.setLong(3, settings.timing().lease().toMillis());
             ps.executeUpdate();
         }
         Set<Integer> renewed = new HashSet<>();
         for (String key : sql.leases.renew(c, PollerSql.leaseMap(held.partitions(), held.fences()), settings.instanceId(),
-                settings.leaseDuration())) {
+                settings.timing().lease())) {
             renewed.add(PollerSql.partitionOfKey(key));
         }
         c.commit();
@@ -171,7 +170,7 @@ public final class LeaseManager {
         }
         if (!lost.isEmpty()) {
             stepDown(lost, "could not renew: the lease expired (this instance stalled or lost the database for "
-                    + "longer than leaseDuration=" + settings.leaseDuration() + ") or another instance holds it now");
+                    + "longer than leaseDuration=" + settings.timing().lease() + ") or another instance holds it now");
         }
     }
 
@@ -211,9 +210,9 @@ public final class LeaseManager {
         for (int p : lost) {
             gone.put(p, before.fence(p));
         }
-        log.warn("poll relay {}: FENCED, stepping down from {}: {}. Work in flight on them is rolled back and left to the "
+        log.warn("{}: FENCED, stepping down from {}: {}. Work in flight on them is rolled back and left to the "
                         + "current holder; nothing is forgotten. Now holding {}",
-                settings.instanceId(), describe(gone), why, ownership);
+                settings.logPrefix(), describe(gone), why, ownership);
     }
 
     private record Member(String id, int partitions) {
@@ -237,8 +236,8 @@ public final class LeaseManager {
                 ps.executeUpdate();
             }
             out.removeIf(m -> gone.contains(m.id()));
-            log.warn("poll relay {}: {} gone (the database closed {} session: a crash, kill -9 or OOM kill); its "
-                            + "partitions are taken over now, with new fencing tokens", settings.instanceId(),
+            log.warn("{}: {} gone (the database closed {} session: a crash, kill -9 or OOM kill); its "
+                            + "partitions are taken over now, with new fencing tokens", settings.logPrefix(),
                     String.join(", ", new TreeSet<>(gone)), gone.size() == 1 ? "its" : "their");
         }
         c.commit();
@@ -256,10 +255,10 @@ public final class LeaseManager {
         }
         if (!disagree.isEmpty()) {
             if (!partitionMismatch) {
-                log.error("poll relay {}: live instances disagree on the partition count: this one has {}, {} {}. An "
+                log.error("{}: live instances disagree on the partition count: this one has {}, {} {}. An "
                                 + "aggregate would map to two partitions and lose its order, so this instance takes no "
                                 + "leases until all run with the same 'partitions' setting",
-                        settings.instanceId(), settings.partitions(), String.join(", ", disagree),
+                        settings.logPrefix(), settings.partitions(), String.join(", ", disagree),
                         disagree.size() == 1 ? "differs" : "differ");
             }
             partitionMismatch = true;
@@ -329,7 +328,7 @@ public final class LeaseManager {
         Map<Integer, Long> gained = new HashMap<>();
         Jdbc.setTimeouts(c, 2000);
         try {
-            for (LeaseTable.Taken t : sql.leases.take(c, keys, settings.instanceId(), settings.leaseDuration(), false, gone)) {
+            for (LeaseTable.Taken t : sql.leases.take(c, keys, settings.instanceId(), settings.timing().lease(), false, gone)) {
                 gained.put(PollerSql.partitionOfKey(t.key()), t.fence());
                 metrics.tookOver(t);
             }
@@ -343,7 +342,7 @@ public final class LeaseManager {
                 ownership = ownership.with(gained);
             }
             metrics.rebalanced();
-            log.info("poll relay {}: acquired {}; holding {} of a fair share of {}", settings.instanceId(),
+            log.info("{}: acquired {}; holding {} of a fair share of {}", settings.logPrefix(),
                     describe(gained), ownership, target);
             onGain.run();
         }
@@ -363,15 +362,15 @@ public final class LeaseManager {
         for (int i = 0; i < parts.length; i++) {
             fences[i] = give.get(parts[i]);
         }
-        Jdbc.setTimeouts(c, settings.ackTimeout().toMillis() + 2000);
+        Jdbc.setTimeouts(c, settings.releaseLockTimeout().toMillis());
         try {
             sql.leases.release(c, PollerSql.leaseMap(parts, fences), settings.instanceId());
             c.commit();
-            log.info("poll relay {}: released {} ({}); holding {}", settings.instanceId(), describe(give), why, ownership);
+            log.info("{}: released {} ({}); holding {}", settings.logPrefix(), describe(give), why, ownership);
         } catch (SQLException e) {
             Jdbc.rollbackQuietly(c);
-            log.warn("poll relay {}: could not release {} ({}); they expire by themselves after {}", settings.instanceId(),
-                    give.keySet(), e.getMessage(), settings.leaseDuration());
+            log.warn("{}: could not release {} ({}); they expire by themselves after {}", settings.logPrefix(),
+                    give.keySet(), e.getMessage(), settings.timing().lease());
         }
     }
 
@@ -402,11 +401,11 @@ public final class LeaseManager {
                 member.setString(1, settings.instanceId());
                 member.executeUpdate();
                 c.commit();
-                log.info("poll relay {}: released {} lease{} and left", settings.instanceId(), n, n == 1 ? "" : "s");
+                log.info("{}: released {} lease{} and left", settings.logPrefix(), n, n == 1 ? "" : "s");
             }
         } catch (SQLException e) {
-            log.warn("poll relay {}: could not release its {} on stop ({}); they expire by themselves after {}",
-                    settings.instanceId(), held, e.getMessage(), settings.leaseDuration());
+            log.warn("{}: could not release its {} on stop ({}); they expire by themselves after {}",
+                    settings.logPrefix(), held, e.getMessage(), settings.timing().lease());
         }
     }
 

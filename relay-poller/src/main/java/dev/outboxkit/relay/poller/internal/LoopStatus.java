@@ -1,6 +1,7 @@
 package dev.outboxkit.relay.poller.internal;
 
 import java.sql.SQLException;
+import java.time.Duration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -9,7 +10,10 @@ final class LoopStatus {
 
     private static final Logger log = LoggerFactory.getLogger(ClaimLoop.class);
 
-    private final PollerSettings settings;
+    /** How logs name the relay ({@code poll relay <id>}). */
+    private final String who;
+    /** {@code idle_in_transaction_session_timeout} of claims, for the message when it ended one. */
+    private final Duration idleTransactionTimeout;
 
     volatile long lastProgressNanos = System.nanoTime();
     /** Since when (System.nanoTime) Kafka has not taken a whole batch, or 0. */
@@ -19,8 +23,9 @@ final class LoopStatus {
     volatile String lastError;
     volatile int lastBatchSize;
 
-    LoopStatus(PollerSettings settings) {
-        this.settings = settings;
+    LoopStatus(String who, Duration idleTransactionTimeout) {
+        this.who = who;
+        this.idleTransactionTimeout = idleTransactionTimeout;
     }
 
     void databaseTrouble(String what, SQLException e) {
@@ -30,13 +35,13 @@ final class LoopStatus {
         lastError = "database (" + what + "): " + e.getMessage();
         boolean idleKilled = "25P03".equals(e.getSQLState());
         if (idleKilled) {
-            log.warn("poll relay {}: the database ended this instance's claim transaction because it stalled for longer than "
+            log.warn("{}: the database ended this instance's claim transaction because it stalled for longer than "
                             + "{} (idle_in_transaction_session_timeout); its rows went back to outbox_event and its work is "
                             + "fenced off. Stepping down from the leases it cannot renew",
-                    settings.instanceId(), settings.idleTransactionTimeout());
+                    who, idleTransactionTimeout);
         } else {
-            log.warn("poll relay {}: {} failed ({}, SQLState {}); the batch's rows stay in outbox_event and are retried "
-                    + "after a back-off", settings.instanceId(), what, e.getMessage(), e.getSQLState());
+            log.warn("{}: {} failed ({}, SQLState {}); the batch's rows stay in outbox_event and are retried "
+                    + "after a back-off", who, what, e.getMessage(), e.getSQLState());
         }
     }
 }

@@ -24,14 +24,15 @@ public final class NotifyListener implements Runnable {
 
     private final DataSource dataSource;
     private final String schema;
-    private final String instanceId;
+    /** How logs name the relay ({@code poll relay <id>}). */
+    private final String who;
     private final Waker waker;
     private volatile boolean stopped;
 
-    public NotifyListener(DataSource dataSource, String schema, String instanceId, Waker waker) {
+    public NotifyListener(DataSource dataSource, String schema, String who, Waker waker) {
         this.dataSource = dataSource;
         this.schema = schema;
-        this.instanceId = instanceId;
+        this.who = who;
         this.waker = waker;
     }
 
@@ -72,8 +73,8 @@ public final class NotifyListener implements Runnable {
                 if (stopped) {
                     return;
                 }
-                log.warn("poll relay {}: LISTEN connection failed ({}); polling continues, reconnecting in 1 s",
-                        instanceId, e.getMessage());
+                log.warn("{}: LISTEN connection failed ({}); polling continues, reconnecting in 1 s",
+                        who, e.getMessage());
                 try {
                     TimeUnit.SECONDS.sleep(1);
                 } catch (InterruptedException ie) {

@@ -1,60 +1,182 @@
 package dev.outboxkit.relay.poller.internal;
 
+import dev.outboxkit.core.RelayOptions;
 import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.core.internal.LeaseTiming;
+import dev.outboxkit.core.internal.OptionValues;
 import dev.outboxkit.core.internal.Tracing;
 import dev.outboxkit.relay.poller.AfterPublish;
 import dev.outboxkit.relay.poller.ParkPolicy;
+import dev.outboxkit.relay.poller.PollerOptions;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.Function;
+import org.apache.kafka.clients.producer.ProducerConfig;
 
 /**
  * Not API: public for {@code dev.outboxkit.relay.poller.PollingRelay}.
  *
- * <p>The validated, immutable settings of one polling relay (built by {@code PollingRelay.Builder}).
- *
- * @param producerConfig the checked Kafka producer configuration (defaults, then overrides)
- * @param startTimeout   how long start() keeps trying a database that does not answer (RelayOptions.START_TIMEOUT)
- * @param tracing        publish spans ({@link Tracing#OFF}: none)
+ * <p>The validated, immutable configuration of one polling relay, read by name from its option catalog
+ * ({@link RelayOptions}, {@link PollerOptions}) by {@link #of}. It owns what is derived from the options: the lease's
+ * timing ({@link #timing()}), the heartbeat, the relay's producer defaults and the prefix of every log line and error
+ * message ({@link #logPrefix()}). Each option's meaning and range are documented once, on the option.
  */
-public record PollerSettings(
-        String schema,
-        Map<String, Object> producerConfig,
-        TopicRoute route,
-        int partitions,
-        String instanceId,
-        Duration leaseDuration,
-        int batchSize,
-        boolean listenNotify,
-        AfterPublish afterPublish,
-        ParkPolicy parkPolicy,
-        int maxAttempts,
-        Duration startTimeout,
-        Duration maxPollDelay,
-        boolean pipelineClaims,
-        Clock clock,
-        Tracing tracing) {
+public final class PollerSettings {
 
-    /** How often leases and membership are renewed: a third of the lease. */
+    /** The heartbeat (renewal and rebalance) comes at least this often, so joins and leaves are seen within it. */
+    static final Duration MAX_HEARTBEAT_INTERVAL = Duration.ofSeconds(1);
+
+    private final String instanceId;
+    private final String logPrefix;
+    private final String schema;
+    private final LeaseTiming timing;
+    private final int partitions;
+    private final int batchSize;
+    private final boolean listenNotify;
+    private final AfterPublish afterPublish;
+    private final ParkPolicy parkPolicy;
+    private final int maxAttempts;
+    private final Duration startTimeout;
+    private final Duration maxPollDelay;
+    private final boolean pipelineClaims;
+    private final Map<String, Object> producerConfig;
+    private final TopicRoute route;
+    private final Clock clock;
+    private final Tracing tracing;
+
+    private PollerSettings(OptionValues options, String instanceId,
+                           Function<Map<String, ?>, Map<String, Object>> producerConfig, TopicRoute route, Clock clock,
+                           Tracing tracing) {
+        this.instanceId = instanceId;
+        this.logPrefix = "poll relay " + instanceId;
+        this.schema = options.get(RelayOptions.SCHEMA);
+        this.timing = new LeaseTiming(options.get(RelayOptions.LEASE_DURATION));
+        this.maxAttempts = options.get(RelayOptions.MAX_ATTEMPTS);
+        this.startTimeout = options.get(RelayOptions.START_TIMEOUT);
+        this.partitions = options.get(PollerOptions.PARTITIONS);
+        this.batchSize = options.get(PollerOptions.BATCH_SIZE);
+        this.listenNotify = options.get(PollerOptions.LISTEN_NOTIFY);
+        this.afterPublish = options.get(PollerOptions.AFTER_PUBLISH);
+        this.parkPolicy = options.get(PollerOptions.PARK_POLICY);
+        this.maxPollDelay = options.get(PollerOptions.MAX_POLL_DELAY);
+        this.pipelineClaims = options.get(PollerOptions.PIPELINE_CLAIMS);
+        Map<String, Object> defaults = new LinkedHashMap<>();
+        // send() must not block a claim for longer than the batch may wait for its acknowledgements
+        defaults.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, Long.toString(timing.maxBlock().toMillis()));
+        defaults.put(ProducerConfig.CLIENT_ID_CONFIG, "outboxkit-poll-" + instanceId);
+        this.producerConfig = producerConfig.apply(defaults); // unmodifiable, in order (ProducerSafety)
+        this.route = route;
+        this.clock = clock;
+        this.tracing = tracing;
+    }
+
+    /**
+     * The configuration of a polling relay.
+     *
+     * @param options        the builder's option values (set or default, each checked by its option)
+     * @param instanceId     this instance's id (the option's value, or the generated default)
+     * @param producerConfig completes the relay's producer defaults with the user's overrides and checks them
+     * @param route          the route in the chosen record format
+     */
+    public static PollerSettings of(OptionValues options, String instanceId,
+                                    Function<Map<String, ?>, Map<String, Object>> producerConfig, TopicRoute route,
+                                    Clock clock, Tracing tracing) {
+        return new PollerSettings(options, instanceId, producerConfig, route, clock, tracing);
+    }
+
+    /** This instance's id: the lease holder's name in the database. */
+    public String instanceId() {
+        return instanceId;
+    }
+
+    /** How every log line and error message names this relay: {@code poll relay <instanceId>}. */
+    public String logPrefix() {
+        return logPrefix;
+    }
+
+    public String schema() {
+        return schema;
+    }
+
+    /** The lease ({@link RelayOptions#LEASE_DURATION}) and every duration derived from it. */
+    public LeaseTiming timing() {
+        return timing;
+    }
+
+    /** How often leases and membership are renewed and the partitions rebalanced: the lease's renewal, at most 1 s. */
     public Duration heartbeatInterval() {
-        return leaseDuration.dividedBy(3);
+        Duration renew = timing.renewInterval();
+        return renew.compareTo(MAX_HEARTBEAT_INTERVAL) < 0 ? renew : MAX_HEARTBEAT_INTERVAL;
     }
 
     /**
-     * How long a batch waits for Kafka's acknowledgements before it is given up (rows restored,
-     * retried later): a third of the lease, so even the claim that waits behind it finishes
-     * before the server-side transaction timeout that frees the locks of a stalled instance.
+     * Lock timeout of a lease release: the claims in flight on those partitions hold their locks for up to the
+     * acknowledgement budget, plus 2 s for their commit.
      */
-    public Duration ackTimeout() {
-        return leaseDuration.dividedBy(3);
+    public Duration releaseLockTimeout() {
+        return timing.ackBudget().plusSeconds(2);
     }
 
-    /**
-     * {@code idle_in_transaction_session_timeout} of the relay's claim transactions: a relay that
-     * stalls (GC pause, SIGSTOP) with a claim open has that transaction ended by the server, so its
-     * rows and lease locks go to the next holder.
-     */
-    public Duration idleTransactionTimeout() {
-        return leaseDuration;
+    /** How long a stop waits for the claim loop: the batch in flight's acknowledgement budget, plus 30 s for its commit. */
+    public Duration stopWait() {
+        return timing.ackBudget().plusSeconds(30);
+    }
+
+    public int partitions() {
+        return partitions;
+    }
+
+    public int batchSize() {
+        return batchSize;
+    }
+
+    public boolean listenNotify() {
+        return listenNotify;
+    }
+
+    public AfterPublish afterPublish() {
+        return afterPublish;
+    }
+
+    public ParkPolicy parkPolicy() {
+        return parkPolicy;
+    }
+
+    public int maxAttempts() {
+        return maxAttempts;
+    }
+
+    /** How long start() keeps trying a database that does not answer ({@link RelayOptions#START_TIMEOUT}). */
+    public Duration startTimeout() {
+        return startTimeout;
+    }
+
+    public Duration maxPollDelay() {
+        return maxPollDelay;
+    }
+
+    public boolean pipelineClaims() {
+        return pipelineClaims;
+    }
+
+    /** The checked Kafka producer configuration: safety defaults, the relay's defaults, then the overrides. */
+    public Map<String, Object> producerConfig() {
+        return producerConfig;
+    }
+
+    public TopicRoute route() {
+        return route;
+    }
+
+    /** Clock of the commit-to-ack metric. */
+    public Clock clock() {
+        return clock;
+    }
+
+    /** Publish spans ({@link Tracing#OFF}: none). */
+    public Tracing tracing() {
+        return tracing;
     }
 }

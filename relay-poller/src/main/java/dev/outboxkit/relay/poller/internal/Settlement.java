@@ -114,9 +114,9 @@ final class Settlement {
                 for (int i : park) {
                     ClaimedRow r = b.rows[i];
                     Throwable e = b.error(i);
-                    log.warn("poll relay {}: parked event {} (seq {}, aggregate {}/{}) in outbox_dead_letter after {} "
+                    log.warn("{}: parked event {} (seq {}, aggregate {}/{}) in outbox_dead_letter after {} "
                                     + "attempt(s): {}. Retry or discard it with 'outbox dead-letters'",
-                            settings.instanceId(), r.id, r.seq, r.aggregateType, r.aggregateId, attempts[i],
+                            settings.logPrefix(), r.id, r.seq, r.aggregateType, r.aggregateId, attempts[i],
                             PublishFailures.classify(e).describe());
                 }
             }
@@ -154,20 +154,20 @@ final class Settlement {
         status.lastError = "Kafka: " + failed + " of " + b.size() + " records not acknowledged"
                 + (reason == null ? "" : " (" + (fatal ? PublishFailures.OPERATOR_HINT + ": " : "") + reason + ")");
         if (fatal) {
-            log.error("poll relay {}: {} of {} records of a batch were not acknowledged by Kafka ({} acknowledged): {}: {}. "
+            log.error("{}: {} of {} records of a batch were not acknowledged by Kafka ({} acknowledged): {}: {}. "
                             + "The rows stay in outbox_event (not counted as attempts, never parked for this) and are "
-                            + "retried after a back-off until it is fixed", settings.instanceId(), failed, b.size(), acked,
+                            + "retried after a back-off until it is fixed", settings.logPrefix(), failed, b.size(), acked,
                     PublishFailures.OPERATOR_HINT, reason);
         } else {
-            log.warn("poll relay {}: {} of {} records of a batch were not acknowledged by Kafka ({} acknowledged); the rows "
+            log.warn("{}: {} of {} records of a batch were not acknowledged by Kafka ({} acknowledged); the rows "
                             + "stay in outbox_event and are retried after a back-off. First error: {}",
-                    settings.instanceId(), failed, b.size(), acked, sample == null ? "none" : sample.describe());
+                    settings.logPrefix(), failed, b.size(), acked, sample == null ? "none" : sample.describe());
         }
         int risks = b.orderRisks();
         if (risks > 0) {
-            log.warn("poll relay {}: {} acknowledged record(s) follow a failed record of the same aggregate in this batch; "
+            log.warn("{}: {} acknowledged record(s) follow a failed record of the same aggregate in this batch; "
                     + "Kafka may hold them ahead of it until it is retried. Use ParkPolicy.HOLD_AGGREGATE to rule this out",
-                    settings.instanceId(), risks);
+                    settings.logPrefix(), risks);
         }
     }
 
