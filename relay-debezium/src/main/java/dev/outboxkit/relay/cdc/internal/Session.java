@@ -103,7 +103,7 @@ final class Session {
             guard.requireSchema(c);
             guard.terminateSessionsOf(c, previousHolder);
             guard.ensurePublication(c);
-            guard.terminateActiveSender(c);
+            guard.freeSlot(c, fence, () -> !closing.getAsBoolean() && authority());
             firstStart = verifySlot(c, true);
         } catch (SQLException | RuntimeException e) {
             renewer.cancel(false);
