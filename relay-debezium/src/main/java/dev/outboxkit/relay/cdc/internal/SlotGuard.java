@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -232,23 +233,19 @@ final class SlotGuard {
     }
 
     /**
-     * Frees the slot for this instance, which has just taken the lease with token {@code fence}: ends the walsender
-     * of a previous holder still attached to it (a holder on a lost node or frozen past its lease: the server keeps
-     * its walsender, and so the slot, active until {@code wal_sender_timeout}), and waits for it to exit.
+     * Ends the walsender a previous holder left on the slot, for this instance, which has just taken the lease with
+     * token {@code fence} (a holder on a lost node or frozen past its lease: the server keeps its walsender, and so the
+     * slot, active until {@code wal_sender_timeout}), and waits up to 5 s for it to exit.
      *
      * <p>Only the holder of a valid lease ends anything: the statement itself checks, at the moment it runs, that the
      * lease row carries this instance and {@code fence} and has not expired, so a walsender is never ended while
      * another instance's lease is valid (that instance could only have lost the lease by expiry, release or the end
      * of its process). Where the role may not end it (a walsender of another role, no {@code pg_signal_backend})
-     * this warns once with the statement that allows it, and waits for the server to end the walsender
-     * ({@code wal_sender_timeout}), as long as {@code keepGoing} holds.
-     *
-     * @return true when the slot is free (or missing), false when {@code keepGoing} turned false (or the thread was
-     *         interrupted) first
+     * this warns once with the statement that allows it; {@link #awaitSlotFree} then waits for the server to end the
+     * walsender ({@code wal_sender_timeout}).
      */
-    boolean freeSlot(Connection c, long fence, BooleanSupplier keepGoing) throws SQLException {
+    void endStaleWalsender(Connection c, long fence) throws SQLException {
         long start = System.nanoTime();
-        boolean permitted = true;
         try (PreparedStatement ps = c.prepareStatement("SELECT s.active_pid, pg_terminate_backend(s.active_pid, "
                 + TERMINATE_WAIT.toMillis() + ") FROM pg_replication_slots s WHERE s.slot_name = ? AND s.active"
                 + " AND s.active_pid <> pg_backend_pid() AND EXISTS (SELECT 1 FROM " + settings.table("outbox_relay_lease")
@@ -268,17 +265,30 @@ final class SlotGuard {
             if (!NOT_PERMITTED.equals(e.getSQLState())) {
                 throw e;
             }
-            permitted = false;
             warnNotPermitted(c, "the walsender still attached to slot " + settings.slotName(), e);
         }
+    }
+
+    /**
+     * Waits, as long as {@code keepGoing} holds, until no walsender streams the slot (after {@link #endStaleWalsender}
+     * one that this role may not end is left to the server's {@code wal_sender_timeout}); says so in the log, and
+     * in {@code phase} for the relay's health.
+     *
+     * @return true when the slot is free (or missing), false when {@code keepGoing} turned false (or the thread was
+     *         interrupted) first
+     */
+    boolean awaitSlotFree(Connection c, BooleanSupplier keepGoing, Consumer<String> phase) throws SQLException {
+        long start = System.nanoTime();
         SlotState slot = slot(c);
         if (slot == null || !slot.active()) {
             return true;
         }
         String timeout = show(c, "wal_sender_timeout");
-        log.warn("slot {} is still active (walsender {}){}: waiting for it to be free; the server ends a walsender whose "
-                        + "client is gone after wal_sender_timeout ({}){}", settings.slotName(), slot.activePid(),
-                permitted ? "" : " and this role may not end it", timeout,
+        phase.accept("waiting for walsender " + slot.activePid() + " to leave slot " + settings.slotName()
+                + " (wal_sender_timeout " + timeout + "; GRANT pg_signal_backend lets this relay end it)");
+        log.warn("slot {} is still active (walsender {}): waiting for it to be free; a walsender this role may not end "
+                        + "is ended by the server once its client is gone for wal_sender_timeout ({}){}", settings.slotName(),
+                slot.activePid(), timeout,
                 "0".equals(timeout) ? ", which is 0 here: it never does. End it by hand: SELECT pg_terminate_backend("
                         + slot.activePid() + ")" : "");
         while (keepGoing.getAsBoolean()) {
@@ -290,7 +300,7 @@ final class SlotGuard {
             }
             slot = slot(c);
             if (slot == null || !slot.active()) {
-                log.info("slot {} is free {} ms after this instance took the lease", settings.slotName(), millisSince(start));
+                log.info("slot {} is free after {} ms", settings.slotName(), millisSince(start));
                 return true;
             }
         }
