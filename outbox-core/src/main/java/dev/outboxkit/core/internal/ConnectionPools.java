@@ -24,7 +24,8 @@ public final class ConnectionPools {
      * A pool of up to {@code maxSize} connections (one kept idle) for {@code login}. It connects lazily: an
      * unreachable database fails the first {@code getConnection()}, where the caller can say what to check,
      * not the constructor. {@code applicationName} becomes the sessions' {@code application_name} unless the
-     * URL sets {@code ApplicationName}.
+     * URL sets {@code ApplicationName}; TCP keepalive is on ({@code tcpKeepAlive=true}) unless the URL says
+     * {@code tcpKeepAlive=false}.
      *
      * @throws IllegalStateException when HikariCP refuses the configuration (the URL masked in the message)
      */
@@ -42,6 +43,11 @@ public final class ConnectionPools {
         config.setMinimumIdle(Math.min(1, maxSize));
         config.setConnectionTimeout(CONNECTION_TIMEOUT.toMillis());
         config.setInitializationFailTimeout(-1);
+        // TCP keepalive probes on every session (the URL's tcpKeepAlive wins: the driver prefers it to a property), so
+        // that a connection to a server gone without a FIN (lost node, partition) is detected by the OS and not
+        // only by a statement's timeout; the server's own settings (tcp_keepalives_*, tcp_user_timeout) end this
+        // relay's sessions when it is the one that vanished: docs/runbook.md.
+        config.addDataSourceProperty("tcpKeepAlive", "true");
         if (!login.urlNamesApplication()) {
             config.addDataSourceProperty("ApplicationName", applicationName);
         }

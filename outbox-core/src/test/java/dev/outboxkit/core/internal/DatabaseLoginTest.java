@@ -63,6 +63,11 @@ class DatabaseLoginTest {
             assertThat(pool.getPoolName()).isEqualTo("test-pool");
             assertThat(pool.getConnectionTimeout()).isEqualTo(ConnectionPools.CONNECTION_TIMEOUT.toMillis());
             assertThat(pool.getDataSourceProperties()).containsEntry("ApplicationName", "outboxkit-test");
+            assertThat(pool.getDataSourceProperties()).as("keepalive probes find a server gone without a FIN")
+                    .containsEntry("tcpKeepAlive", "true");
+            // the driver reads the URL over the pool's properties, so a user's tcpKeepAlive=false stands
+            assertThat(org.postgresql.Driver.parseURL(BASE + "?tcpKeepAlive=false", pool.getDataSourceProperties())
+                    .getProperty("tcpKeepAlive")).isEqualTo("false");
         }
         DatabaseLogin named = DatabaseLogin.resolve(BASE + "?ApplicationName=mine", "u", null);
         try (HikariDataSource pool = ConnectionPools.open(named, "test-pool-2", 1, "outboxkit-test")) {

@@ -56,7 +56,7 @@ class StandbyTakeoverTest {
                     || a.output().contains("offset write refused"));
             await().atMost(Duration.ofSeconds(90)).until(() -> a.output().lastIndexOf("STANDBY") > a.output().lastIndexOf("READY"));
             log.info("instance A stepped down after waking up");
-            assertThat(b.output()).contains("terminated it (its instance lost the lease)");
+            assertThat(b.output()).contains("of a previous lease holder: ended it");
 
             long publishedBeforeKill = a.published();
             long killedAt = System.currentTimeMillis();
@@ -107,7 +107,8 @@ class StandbyTakeoverTest {
         return db.count("SELECT fence FROM outbox_relay_lease WHERE lease_key = 'cdc/" + CdcTestSupport.slotFor(db) + "'");
     }
 
-    private static Timestamp lease(TestDatabase db, String column) throws Exception {
+    /** A column of the test slot's lease row (the row must exist). */
+    static Timestamp lease(TestDatabase db, String column) throws Exception {
         try (Connection c = db.connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT " + column
                 + " FROM outbox_relay_lease WHERE lease_key = 'cdc/" + CdcTestSupport.slotFor(db) + "'")) {
             assertThat(rs.next()).as("lease held").isTrue();
@@ -115,7 +116,7 @@ class StandbyTakeoverTest {
         }
     }
 
-    private static String leaseHolder(TestDatabase db) throws Exception {
+    static String leaseHolder(TestDatabase db) throws Exception {
         return db.strings("SELECT holder FROM outbox_relay_lease WHERE lease_key = 'cdc/" + CdcTestSupport.slotFor(db) + "'")
                 .stream().findFirst().orElse("");
     }

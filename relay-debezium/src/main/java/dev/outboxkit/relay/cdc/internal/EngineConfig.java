@@ -37,6 +37,9 @@ final class EngineConfig {
         if (s.password() != null) {
             p.setProperty("database.password", s.password().reveal());
         }
+        // TCP keepalive on Debezium's connections, the replication connection included, as on the relay's pool
+        // (ConnectionPools); a tcpKeepAlive in the URL is handed on below and wins.
+        p.setProperty("database.tcpKeepAlive", "true");
         for (Map.Entry<String, String> option : target.driverOptions().entrySet()) {
             p.setProperty("database." + option.getKey(), option.getValue());
         }

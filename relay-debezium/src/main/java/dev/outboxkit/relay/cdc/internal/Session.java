@@ -104,7 +104,7 @@ final class Session {
             guard.requireSchema(c);
             guard.terminateSessionsOf(c, previousHolder);
             guard.ensurePublication(c);
-            guard.terminateActiveSender(c);
+            guard.endStaleWalsender(c, fence);
             firstStart = verifySlot(c, true);
         } catch (SQLException | RuntimeException e) {
             renewer.cancel(false);
@@ -206,6 +206,10 @@ final class Session {
         flushing.setDaemon(true);
         flushing.start();
         try {
+            try (Connection c = pool.getConnection()) {
+                c.setAutoCommit(true);
+                guard.awaitSlotFree(c, () -> !closing.getAsBoolean() && authority(), p -> phase = p);
+            }
             Publisher publisher = new Publisher(producers, attempts, new TracedRecords(settings.route(), settings.tracing()),
                     metrics, settings.clock(), flusher::request, settings.producerConfig());
             StartupDrain.Result drained = null;

@@ -8,10 +8,14 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,7 +37,14 @@ final class SlotGuard {
         }
     }
 
+    /** SQLSTATE insufficient_privilege: what pg_terminate_backend raises for a backend the role may not signal. */
+    private static final String NOT_PERMITTED = "42501";
+    /** How long pg_terminate_backend waits for the walsender to exit, so that Debezium finds the slot free. */
+    private static final Duration TERMINATE_WAIT = Duration.ofSeconds(5);
+    private static final Duration SLOT_LOOK = Duration.ofMillis(200);
+
     private final CdcSettings settings;
+    private final AtomicBoolean warnedNotPermitted = new AtomicBoolean();
 
     SlotGuard(CdcSettings settings) {
         this.settings = settings;
@@ -221,18 +232,107 @@ final class SlotGuard {
         }
     }
 
-    /** Ends the walsender of another (dead or paused) instance still attached to the slot. */
-    void terminateActiveSender(Connection c) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(
-                "SELECT active_pid, pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = ? AND active")) {
+    /**
+     * Ends the walsender a previous holder left on the slot, for this instance, which has just taken the lease with
+     * token {@code fence} (a holder on a lost node or frozen past its lease: the server keeps its walsender, and so the
+     * slot, active until {@code wal_sender_timeout}), and waits up to 5 s for it to exit.
+     *
+     * <p>Only the holder of a valid lease ends anything: the statement itself checks, at the moment it runs, that the
+     * lease row carries this instance and {@code fence} and has not expired, so a walsender is never ended while
+     * another instance's lease is valid (that instance could only have lost the lease by expiry, release or the end
+     * of its process). Where the role may not end it (a walsender of another role, no {@code pg_signal_backend})
+     * this warns once with the statement that allows it; {@link #awaitSlotFree} then waits for the server to end the
+     * walsender ({@code wal_sender_timeout}).
+     */
+    void endStaleWalsender(Connection c, long fence) throws SQLException {
+        long start = System.nanoTime();
+        try (PreparedStatement ps = c.prepareStatement("SELECT s.active_pid, pg_terminate_backend(s.active_pid, "
+                + TERMINATE_WAIT.toMillis() + ") FROM pg_replication_slots s WHERE s.slot_name = ? AND s.active"
+                + " AND s.active_pid <> pg_backend_pid() AND EXISTS (SELECT 1 FROM " + settings.table("outbox_relay_lease")
+                + " l WHERE l.lease_key = ? AND l.holder = ? AND l.fence = ? AND l.expires_at > statement_timestamp())")) {
             ps.setString(1, settings.slotName());
+            ps.setString(2, settings.leaseKey());
+            ps.setString(3, settings.instanceId());
+            ps.setLong(4, fence);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    log.warn("slot {} was still streamed by backend {}: terminated it (its instance lost the lease)",
-                            settings.slotName(), rs.getInt(1));
+                    log.warn("slot {} was still streamed by walsender {} of a previous lease holder: ended it{} "
+                                    + "({} ms after this instance took the lease with fencing token {})", settings.slotName(),
+                            rs.getInt(1), rs.getBoolean(2) ? "" : " (it has not exited yet)", millisSince(start), fence);
                 }
             }
+        } catch (SQLException e) {
+            if (!NOT_PERMITTED.equals(e.getSQLState())) {
+                throw e;
+            }
+            warnNotPermitted(c, "the walsender still attached to slot " + settings.slotName(), e);
         }
+    }
+
+    /**
+     * Waits, as long as {@code keepGoing} holds, until no walsender streams the slot (after {@link #endStaleWalsender}
+     * one that this role may not end is left to the server's {@code wal_sender_timeout}); says so in the log, and
+     * in {@code phase} for the relay's health.
+     *
+     * @return true when the slot is free (or missing), false when {@code keepGoing} turned false (or the thread was
+     *         interrupted) first
+     */
+    boolean awaitSlotFree(Connection c, BooleanSupplier keepGoing, Consumer<String> phase) throws SQLException {
+        long start = System.nanoTime();
+        SlotState slot = slot(c);
+        if (slot == null || !slot.active()) {
+            return true;
+        }
+        String timeout = show(c, "wal_sender_timeout");
+        phase.accept("waiting for walsender " + slot.activePid() + " to leave slot " + settings.slotName()
+                + " (wal_sender_timeout " + timeout + "; GRANT pg_signal_backend lets this relay end it)");
+        log.warn("slot {} is still active (walsender {}): waiting for it to be free; a walsender this role may not end "
+                        + "is ended by the server once its client is gone for wal_sender_timeout ({}){}", settings.slotName(),
+                slot.activePid(), timeout,
+                "0".equals(timeout) ? ", which is 0 here: it never does. End it by hand: SELECT pg_terminate_backend("
+                        + slot.activePid() + ")" : "");
+        while (keepGoing.getAsBoolean()) {
+            try {
+                Thread.sleep(SLOT_LOOK.toMillis()); // between looks at pg_replication_slots: the server signals nothing
+            } catch (InterruptedException interrupted) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+            slot = slot(c);
+            if (slot == null || !slot.active()) {
+                log.info("slot {} is free after {} ms", settings.slotName(), millisSince(start));
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void warnNotPermitted(Connection c, String what, SQLException e) throws SQLException {
+        if (warnedNotPermitted.compareAndSet(false, true)) {
+            String role;
+            try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT quote_ident(current_user)")) {
+                rs.next();
+                role = rs.getString(1);
+            }
+            log.warn("the relay's role {} may not end {} ({}). A holder on a lost node or frozen past its lease then keeps "
+                            + "the slot until the server ends its walsender (wal_sender_timeout, 60 s by default). Run: "
+                            + "GRANT pg_signal_backend TO {} (or run every instance of this slot as the same role)",
+                    role, what, e.getMessage().trim(), role);
+        }
+    }
+
+    private static String show(Connection c, String setting) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT current_setting(?)")) {
+            ps.setString(1, setting);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getString(1);
+            }
+        }
+    }
+
+    private static long millisSince(long startNanos) {
+        return (System.nanoTime() - startNanos) / 1_000_000;
     }
 
     /** The {@code application_name} of the relay's own database sessions (its pool). */
@@ -257,6 +357,12 @@ final class SlotGuard {
                     log.warn("ended session {} of the previous lease holder {}", rs.getInt(1), previousHolder);
                 }
             }
+        } catch (SQLException e) {
+            if (!NOT_PERMITTED.equals(e.getSQLState())) {
+                throw e;
+            }
+            // its writes are fenced anyway; only locks it holds in half-done transactions wait for the server
+            warnNotPermitted(c, "the sessions of the previous lease holder " + previousHolder, e);
         }
     }
 
