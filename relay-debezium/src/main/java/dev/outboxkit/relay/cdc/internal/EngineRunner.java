@@ -64,6 +64,16 @@ final class EngineRunner implements AutoCloseable {
         return outcome.isDone();
     }
 
+    /** The outcome, waiting at most {@code timeout} or until {@code wake} completes; null while still running. */
+    Outcome outcome(Duration timeout, CompletableFuture<?> wake) throws InterruptedException {
+        try {
+            CompletableFuture.anyOf(outcome, wake).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException | ExecutionException e) {
+            // the outcome below says what happened
+        }
+        return outcome.isDone() ? outcome(Duration.ZERO) : null;
+    }
+
     /** The outcome, waiting at most {@code timeout}; null while still running. */
     Outcome outcome(Duration timeout) throws InterruptedException {
         try {

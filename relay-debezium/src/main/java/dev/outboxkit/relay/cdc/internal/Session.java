@@ -11,6 +11,7 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -18,7 +19,31 @@ import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** One stretch of holding the lease: checks, drain, Debezium, until it ends. */
+/**
+ * One stretch of holding the lease: checks, drain, Debezium, until it ends.
+ *
+ * <h2>Taking over without a gap, in order</h2>
+ * With {@code deleteAfterPublish} (the table is the truth) a session publishes from the table from the moment it holds
+ * the lease until Debezium's first change arrives, so neither the old walsender's exit nor the engine's start leaves
+ * events waiting: a first drain pass (the start-up drain), then, while the slot is still streamed by the predecessor
+ * that handed over, and while Debezium starts, more passes, each in a new snapshot ({@link StartupDrain}). The first
+ * batch Debezium hands over waits until the pass in progress ended; from then on only the stream publishes, skipping
+ * the WAL copies of rows a pass handled. Why no event of an aggregate is published after a later one of it (writers
+ * serialise on the aggregate, so its events commit, and take their seqs, one after another):
+ * <ul>
+ *   <li>within a pass, rows go out in seq order, each chunk acknowledged before the next is sent;</li>
+ *   <li>a snapshot that sees an event sees every earlier event of its aggregate (committed before it): the earlier one
+ *       is in the same pass or an earlier one, or it was deleted, which happens only after Kafka acknowledged it;</li>
+ *   <li>every pass's publications are acknowledged before the stream publishes anything, and an event the stream
+ *       publishes (not seen by any pass, or written again after) committed after the last pass's snapshot, so after
+ *       every event of its aggregate that a pass published; the stream itself goes in commit order;</li>
+ *   <li>the stream skips a change only when its row was handled by a pass whose snapshot was taken after the change
+ *       was written ({@link StartupDrain.Result#drained}), i.e. a copy of a row already published or parked;</li>
+ *   <li>the predecessor stopped publishing before it gave the lease back (its stop point: every record it sent was
+ *       acknowledged, every acknowledged row's delete committed), so its publications precede ours.</li>
+ * </ul>
+ * Duplicates remain possible (a row acknowledged whose delete a crash lost), never a reordering of first publications.
+ */
 final class Session {
 
     private static final Logger log = LoggerFactory.getLogger(Supervisor.class);
@@ -29,8 +54,11 @@ final class Session {
     /** What a session works with: the supervisor's resources, alive for all its sessions. */
     record Context(CdcSettings settings, JdbcTarget target, CdcMetrics metrics, HikariDataSource pool,
                    StopOnFailure producers, RowAttempts attempts, LeaseKeeper lease, SlotGuard guard, StateTables state,
-                   ScheduledExecutorService scheduler, SlotMonitor monitor, BooleanSupplier closing) {
+                   ScheduledExecutorService scheduler, SlotMonitor monitor, BooleanSupplier closing, boolean schemaChecked) {
     }
+
+    /** How long a session waits for a predecessor that handed over to end its walsender before ending it itself. */
+    static final Duration PREDECESSOR_SENDER_GRACE = Duration.ofSeconds(10);
 
     private final CdcSettings settings;
     private final JdbcTarget target;
@@ -44,9 +72,15 @@ final class Session {
     private final ScheduledExecutorService scheduler;
     private final SlotMonitor monitor;
     private final BooleanSupplier closing;
+    private final boolean schemaChecked;
 
     final long fence;
     private final String previousHolder;
+    /** The lease was free (given back by a graceful stop, or never held): a walsender still on the slot is ending. */
+    private final boolean handedOver;
+    private final CompletableFuture<Void> wake = new CompletableFuture<>();
+    private volatile boolean released;
+    private final Phases phases = new Phases();
     volatile long lastRenewNanos = System.nanoTime();
     volatile boolean lost;
     volatile RuntimeException error;
@@ -57,7 +91,7 @@ final class Session {
 
     final long startedNanos = System.nanoTime();
 
-    Session(Context context, long fence, String previousHolder) {
+    Session(Context context, long fence, String previousHolder, boolean handedOver) {
         this.settings = context.settings();
         this.target = context.target();
         this.metrics = context.metrics();
@@ -70,8 +104,15 @@ final class Session {
         this.scheduler = context.scheduler();
         this.monitor = context.monitor();
         this.closing = context.closing();
+        this.schemaChecked = context.schemaChecked();
         this.fence = fence;
         this.previousHolder = previousHolder;
+        this.handedOver = handedOver;
+    }
+
+    /** The relay is closing: the session's loop reacts now rather than at its next look. */
+    void wake() {
+        wake.complete(null);
     }
 
     boolean enginePolling() {
@@ -100,15 +141,20 @@ final class Session {
         renewer = scheduler.scheduleWithFixedDelay(this::renew, period, period, TimeUnit.MILLISECONDS);
         try (Connection c = pool.getConnection()) {
             c.setAutoCommit(true);
-            guard.requireSchema(c);
+            if (!schemaChecked) {
+                guard.requireSchema(c); // a standby checked it while it waited
+            }
             guard.terminateSessionsOf(c, previousHolder);
             guard.ensurePublication(c);
-            guard.terminateActiveSender(c);
+            if (!handedOver) {
+                guard.terminateActiveSender(c); // a holder that lost the lease; one that handed over ends its own
+            }
             firstStart = verifySlot(c, true);
         } catch (SQLException | RuntimeException e) {
             renewer.cancel(false);
             throw e;
         }
+        phases.checked = System.nanoTime();
     }
 
     private void renew() {
@@ -186,6 +232,11 @@ final class Session {
     }
 
     void onWriteFailure(Throwable e) {
+        if (released) {
+            // after the hand-over at the stop point: the successor's drain and fast-forward cover this position
+            log.debug("offset write after handing the lease over not stored: {}", e.toString());
+            return;
+        }
         if (e instanceof FencedException) {
             metrics.fenceRejections.increment();
             lost = true;
@@ -208,16 +259,28 @@ final class Session {
             Publisher publisher = new Publisher(producers, attempts, new TracedRecords(settings.route(), settings.tracing()),
                     metrics, settings.clock(), flusher::request, settings.producerConfig());
             StartupDrain.Result drained = null;
-            if (settings.deleteAfterPublish() || firstStart) {
-                phase = "publishing the rows already in " + settings.outboxTable();
-                try (Connection c = pool.getConnection()) {
-                    BooleanSupplier keepGoing = () -> !closing.getAsBoolean() && authority();
-                    // With the table as the truth, the WAL before the drain's snapshot holds nothing the
-                    // drain has not published (or an earlier run had): the slot may skip it.
-                    OptionalLong skipTo = settings.deleteAfterPublish()
-                            ? StartupDrain.fastForwardPoint(c, Duration.ofSeconds(10), keepGoing) : OptionalLong.empty();
-                    drained = new StartupDrain(settings, publisher, sink, 5_000).run(c, keepGoing);
+            StartupDrain drain = new StartupDrain(settings, publisher, sink, 5_000);
+            BooleanSupplier keepGoing = () -> !closing.getAsBoolean() && authority();
+            // With the table as the truth, it bridges the predecessor's walsender exit and Debezium's start (class doc)
+            boolean bridge = settings.deleteAfterPublish();
+            try (Connection c = pool.getConnection()) {
+                if (settings.deleteAfterPublish() || firstStart) {
+                    phase = "publishing the rows already in " + settings.outboxTable();
+                    // The first pass at once: the events that waited during a hand-over go out first.
+                    drained = drain.run(c, keepGoing);
                     state.markDrained(c, fence);
+                    phases.drained = System.nanoTime();
+                    phases.firstRows = drained.published() + drained.parked();
+                    OptionalLong skipTo = OptionalLong.empty();
+                    if (settings.deleteAfterPublish()) {
+                        // With the table as the truth, the WAL before this point holds nothing the passes have not
+                        // published (or an earlier run had) once a pass ran after it: the slot may skip it.
+                        skipTo = StartupDrain.fastForwardPoint(c, Duration.ofSeconds(10), keepGoing);
+                        if (skipTo.isPresent()) {
+                            drained = pass(c, drain, drained, keepGoing, false);
+                        }
+                    }
+                    drained = awaitSlotFree(c, bridge ? drain : null, drained, keepGoing);
                     if (skipTo.isPresent()) {
                         SlotGuard.SlotState slot = guard.slot(c);
                         if (slot != null && slot.confirmedFlush() < skipTo.getAsLong()) {
@@ -225,30 +288,39 @@ final class Session {
                             guard.advance(c, skipTo.getAsLong());
                         }
                     }
-                } catch (InterruptedException e) {
-                    if (closing.getAsBoolean()) {
-                        sink.flush(Duration.ofSeconds(30));
-                        return End.CLOSED;
-                    }
-                    return End.LOST;
-                } catch (FencedException e) {
-                    return End.LOST;
+                } else {
+                    awaitSlotFree(c, null, null, keepGoing);
                 }
+            } catch (InterruptedException e) {
+                if (closing.getAsBoolean()) {
+                    sink.flush(Duration.ofSeconds(30));
+                    return End.CLOSED;
+                }
+                return End.LOST;
+            } catch (FencedException e) {
+                return End.LOST;
             }
             phase = "starting Debezium";
             FlushPolicy policy = new FlushPolicy(settings.offsetFlushInterval());
             StreamHandler handler = new StreamHandler(new ChangeDecoder(settings.schema(), EngineConfig.HEARTBEAT_TOPIC_PREFIX),
                     publisher, sink, metrics, policy, this::authority, drained, !settings.deleteAfterPublish(),
-                    settings.maxInFlight());
+                    settings.maxInFlight(), bridge && drained != null);
             storeId = PostgresOffsetStore.register(new PostgresOffsetStore.Context(state, () -> fence,
                     this::checkBeforeRead, this::onWriteFailure));
             EngineRunner runner = new EngineRunner(EngineConfig.properties(settings, target, storeId), handler, policy,
                     settings.slotName());
             engine = runner;
             runner.start();
+            phases.engineStarted = System.nanoTime();
+            if (bridge && drained != null) {
+                bridge(drain, drained, handler, runner, keepGoing);
+            }
             long streamingSince = System.nanoTime();
             while (true) {
-                EngineRunner.Outcome outcome = runner.outcome(Duration.ofMillis(100));
+                EngineRunner.Outcome outcome = runner.outcome(Duration.ofMillis(100), wake);
+                if (!phases.logged && handler.firstBatchNanos() != 0) {
+                    phases.log(handler.firstBatchNanos());
+                }
                 if (outcome != null) {
                     runner.close();
                     if (lost) {
@@ -272,7 +344,7 @@ final class Session {
                     return End.LOST;
                 }
                 if (closing.getAsBoolean()) {
-                    stopGracefully(handler, runner, true);
+                    stopGracefully(handler, runner, sink, true);
                     sink.flush(Duration.ofSeconds(30));
                     return End.CLOSED;
                 }
@@ -281,7 +353,7 @@ final class Session {
                             + "from the table, then skipping the WAL it covered", metrics.slotLagBytes.get() >> 20,
                             metrics.oldestUnackedMicros.get() == 0 ? 0
                                     : (System.currentTimeMillis() * 1000 - metrics.oldestUnackedMicros.get()) / 1_000_000);
-                    stopGracefully(handler, runner, false);
+                    stopGracefully(handler, runner, sink, false);
                     sink.flush(Duration.ofSeconds(30));
                     return End.CATCH_UP;
                 }
@@ -307,6 +379,112 @@ final class Session {
     }
 
     /**
+     * Waits until no walsender streams the slot. A predecessor that handed over at its stop point is still closing
+     * Debezium's engine; its walsender exits with it (PostgreSQL refuses a second walsender on an active slot, and
+     * the slot may be moved only while inactive). Meanwhile {@code drain} (when given) keeps publishing from the
+     * table. After {@link #PREDECESSOR_SENDER_GRACE} the walsender is ended (its instance no longer holds the lease).
+     * Returns the drain's result merged with the passes made meanwhile.
+     */
+    private StartupDrain.Result awaitSlotFree(Connection c, StartupDrain drain, StartupDrain.Result drained,
+                                              BooleanSupplier keepGoing) throws SQLException, InterruptedException {
+        long deadline = System.nanoTime() + PREDECESSOR_SENDER_GRACE.toNanos();
+        boolean ended = false;
+        while (true) {
+            SlotGuard.SlotState slot = guard.slot(c);
+            if (slot == null || !slot.active()) {
+                phases.slotFree = System.nanoTime();
+                return drained;
+            }
+            if (!keepGoing.getAsBoolean()) {
+                throw new InterruptedException("stopped while waiting for slot " + settings.slotName() + " (closing or lease lost)");
+            }
+            phase = "waiting for the previous holder's walsender to leave slot " + settings.slotName();
+            if (!ended && System.nanoTime() - deadline > 0) {
+                log.warn("slot {} is still streamed {} s after its previous holder handed it over: ending that walsender",
+                        settings.slotName(), PREDECESSOR_SENDER_GRACE.toSeconds());
+                guard.terminateActiveSender(c);
+                ended = true;
+            }
+            if (drain == null) {
+                // No notification exists for a walsender's exit: look again in 10 ms (one catalogue read).
+                TimeUnit.MILLISECONDS.sleep(10);
+            } else {
+                drained = pass(c, drain, drained, keepGoing, true);
+            }
+        }
+    }
+
+    /**
+     * Keeps publishing from the table until Debezium hands over its first batch (which waits for the pass in
+     * progress), the engine ends, or the session must stop; then lets the stream go on with every pass's result.
+     * A heartbeat row written at once gives an idle outbox a first change to end the bridge with.
+     */
+    private void bridge(StartupDrain drain, StartupDrain.Result drained, StreamHandler handler, EngineRunner runner,
+                        BooleanSupplier keepGoing) {
+        StartupDrain.Result result = drained;
+        try (Connection c = pool.getConnection()) {
+            writeHeartbeat(c);
+            while (handler.firstBatchNanos() == 0 && !runner.done() && keepGoing.getAsBoolean()) {
+                result = pass(c, drain, result, keepGoing, true);
+            }
+        } catch (InterruptedException e) {
+            log.debug("the drain bridging Debezium's start stopped: {}", e.getMessage()); // closing or lease lost
+        } catch (SQLException | RuntimeException e) {
+            // what it published before is acknowledged; its result is not merged: the stream may publish it again
+            log.warn("the drain bridging Debezium's start failed ({}); the stream publishes from here", e.toString());
+        } finally {
+            handler.open(result);
+        }
+    }
+
+    /** One more pass of {@code drain} after {@code drained}; a short pause when it found nothing new (if {@code pause}). */
+    private StartupDrain.Result pass(Connection c, StartupDrain drain, StartupDrain.Result drained, BooleanSupplier keepGoing,
+                                     boolean pause) throws SQLException, InterruptedException {
+        StartupDrain.Result more = drain.run(c, keepGoing, drained);
+        phases.passes++;
+        phases.bridgedRows += more.published() + more.parked();
+        if (pause && more.drainedSeqs().length == 0) {
+            // Nothing new committed: a new snapshot in 10 ms (no notification exists for a commit to the table).
+            TimeUnit.MILLISECONDS.sleep(10);
+        }
+        return drained.then(more);
+    }
+
+    private void writeHeartbeat(Connection c) throws SQLException {
+        c.setAutoCommit(true);
+        try (PreparedStatement ps = c.prepareStatement(
+                "INSERT INTO " + settings.table("outbox_cdc_heartbeat") + " (slot_name) VALUES (?)")) {
+            ps.setString(1, settings.slotName());
+            ps.executeUpdate();
+        }
+    }
+
+    /** Where a session's start went, from taking the lease (for one INFO line). */
+    private final class Phases {
+        private final long start = System.nanoTime();
+        volatile long checked;
+        volatile long drained;
+        volatile long slotFree;
+        volatile long engineStarted;
+        volatile long firstRows;
+        volatile int passes;
+        volatile long bridgedRows;
+        volatile boolean logged;
+
+        private String at(long nanos) {
+            return nanos == 0 ? "-" : (nanos - start) / 1_000_000 + " ms";
+        }
+
+        void log(long firstChange) {
+            logged = true;
+            log.info("slot {} taken over (lease token {}): checks done at {}, drain of {} rows done at {}, slot free at {}, "
+                            + "Debezium started at {} and streaming at {} after the lease; meanwhile {} passes over the table "
+                            + "published {} more rows", settings.slotName(), fence, at(checked), firstRows, at(drained),
+                    at(slotFree), at(engineStarted), at(firstChange), passes, bridgedRows);
+        }
+    }
+
+    /**
      * Debezium is far behind and the table holds the events (deleteAfterPublish): draining the table and
      * fast-forwarding the slot is much faster than decoding the backlog event by event.
      */
@@ -319,27 +497,42 @@ final class Session {
         return metrics.slotLagBytes.get() > Supervisor.CATCH_UP_LAG_BYTES && ageMicros > Supervisor.CATCH_UP_AGE.toNanos() / 1000;
     }
 
-    private void stopGracefully(StreamHandler handler, EngineRunner runner, boolean marker) throws InterruptedException {
+    private void stopGracefully(StreamHandler handler, EngineRunner runner, RowSink sink, boolean marker)
+            throws InterruptedException {
+        long began = System.nanoTime();
         phase = "stopping";
         handler.requestStop();
         if (marker) {
-            try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement(
-                    "INSERT INTO " + settings.table("outbox_cdc_heartbeat") + " (slot_name) VALUES (?)")) {
-                c.setAutoCommit(true);
-                ps.setString(1, settings.slotName());
-                ps.executeUpdate(); // a change after everything committed so far: it closes the open transaction
+            try (Connection c = pool.getConnection()) {
+                writeHeartbeat(c); // a change after everything committed so far: it closes the open transaction
             } catch (SQLException e) {
                 log.warn("could not write the stop marker ({}); waiting for the next heartbeat instead", e.toString());
             }
         }
-        if (!handler.awaitStopped(settings.shutdownTimeout())) {
+        boolean reached = handler.awaitStopped(settings.shutdownTimeout());
+        if (!reached) {
             log.warn("no transaction boundary reached within {}; events of the transaction in progress may be "
                     + "published again after the restart", settings.shutdownTimeout());
+        }
+        if (marker && reached && settings.deleteAfterPublish()) {
+            // Hand over at the stop point: nothing more is published, and once the deletes of what Kafka acknowledged
+            // are committed the table holds exactly the unpublished rows, which the successor drains while this
+            // engine closes (its walsender leaves the slot with it). The stored offset does not matter to the
+            // successor: it fast-forwards the slot past what its drain covered.
+            if (sink.flush(Duration.ofSeconds(30))) {
+                releaseLease();
+                log.info("WAL relay {}: handed over {} ms after the stop began (stop point, last deletes, release); "
+                        + "closing Debezium's engine", settings.instanceId(), (System.nanoTime() - began) / 1_000_000);
+            }
         }
         runner.close();
     }
 
     void releaseLease() {
+        if (released) {
+            return; // at the stop point already
+        }
+        released = true;
         if (renewer != null) {
             renewer.cancel(false);
         }
