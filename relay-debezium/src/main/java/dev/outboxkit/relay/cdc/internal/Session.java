@@ -57,6 +57,20 @@ final class Session {
                    ScheduledExecutorService scheduler, SlotMonitor monitor, BooleanSupplier closing, boolean schemaChecked) {
     }
 
+    /**
+     * The shortest time between the starts of two passes over the table while bridging: an event committed meanwhile
+     * waits at most this plus a pass, and the passes leave the CPU to Debezium's start on a busy machine (back to back,
+     * they slowed it there).
+     */
+    static final Duration BRIDGE_PASS_INTERVAL = Duration.ofMillis(50);
+
+    /**
+     * The longest the passes bridge Debezium's start: past it the stream alone publishes, as before the bridge. Debezium
+     * streams within a few seconds of its start normally; on a machine at load 50-60 its start took 20-40 s with the
+     * passes running (and did not finish within 2 min twice, with passes back to back), so the bridge must not be open-ended.
+     */
+    static final Duration BRIDGE_MAX = Duration.ofSeconds(5);
+
     /** How long a session waits for a predecessor that handed over to end its walsender before ending it itself. */
     static final Duration PREDECESSOR_SENDER_GRACE = Duration.ofSeconds(10);
 
@@ -81,6 +95,7 @@ final class Session {
     private final CompletableFuture<Void> wake = new CompletableFuture<>();
     private volatile boolean released;
     private final Phases phases = new Phases();
+    private long lastPassNanos;
     volatile long lastRenewNanos = System.nanoTime();
     volatile boolean lost;
     volatile RuntimeException error;
@@ -277,7 +292,7 @@ final class Session {
                         // published (or an earlier run had) once a pass ran after it: the slot may skip it.
                         skipTo = StartupDrain.fastForwardPoint(c, Duration.ofSeconds(10), keepGoing);
                         if (skipTo.isPresent()) {
-                            drained = pass(c, drain, drained, keepGoing, false);
+                            drained = pass(c, drain, drained, keepGoing);
                         }
                     }
                     drained = awaitSlotFree(c, bridge ? drain : null, drained, keepGoing);
@@ -409,7 +424,7 @@ final class Session {
                 // No notification exists for a walsender's exit: look again in 10 ms (one catalogue read).
                 TimeUnit.MILLISECONDS.sleep(10);
             } else {
-                drained = pass(c, drain, drained, keepGoing, true);
+                drained = pass(c, drain, drained, keepGoing);
             }
         }
     }
@@ -424,8 +439,14 @@ final class Session {
         StartupDrain.Result result = drained;
         try (Connection c = pool.getConnection()) {
             writeHeartbeat(c);
+            long until = System.nanoTime() + BRIDGE_MAX.toNanos();
             while (handler.firstBatchNanos() == 0 && !runner.done() && keepGoing.getAsBoolean()) {
-                result = pass(c, drain, result, keepGoing, true);
+                if (System.nanoTime() - until > 0) {
+                    log.info("Debezium is not streaming slot {} {} s after its start: the passes over the table stop, "
+                            + "the stream publishes from here", settings.slotName(), BRIDGE_MAX.toSeconds());
+                    break;
+                }
+                result = pass(c, drain, result, keepGoing);
             }
         } catch (InterruptedException e) {
             log.debug("the drain bridging Debezium's start stopped: {}", e.getMessage()); // closing or lease lost
@@ -437,16 +458,18 @@ final class Session {
         }
     }
 
-    /** One more pass of {@code drain} after {@code drained}; a short pause when it found nothing new (if {@code pause}). */
-    private StartupDrain.Result pass(Connection c, StartupDrain drain, StartupDrain.Result drained, BooleanSupplier keepGoing,
-                                     boolean pause) throws SQLException, InterruptedException {
+    /** One more pass of {@code drain} after {@code drained}, at least {@link #BRIDGE_PASS_INTERVAL} after the last. */
+    private StartupDrain.Result pass(Connection c, StartupDrain drain, StartupDrain.Result drained, BooleanSupplier keepGoing)
+            throws SQLException, InterruptedException {
+        long wait = lastPassNanos == 0 ? 0 : lastPassNanos + BRIDGE_PASS_INTERVAL.toNanos() - System.nanoTime();
+        if (wait > 0) {
+            // no notification exists for a commit to the table: the next snapshot when the interval is up
+            TimeUnit.NANOSECONDS.sleep(wait);
+        }
+        lastPassNanos = System.nanoTime();
         StartupDrain.Result more = drain.run(c, keepGoing, drained);
         phases.passes++;
         phases.bridgedRows += more.published() + more.parked();
-        if (pause && more.drainedSeqs().length == 0) {
-            // Nothing new committed: a new snapshot in 10 ms (no notification exists for a commit to the table).
-            TimeUnit.MILLISECONDS.sleep(10);
-        }
         return drained.then(more);
     }
 

@@ -99,10 +99,10 @@ public final class Supervisor implements AutoCloseable {
         lease = new LeaseKeeper(pool, settings, metrics.takeovers);
         guard = new SlotGuard(settings);
         try (Connection c = pool.getConnection()) {
-            // before Kafka and any lease: a standby that lacked a table or a grant would fail only at takeover
+            // before Kafka and any lease: a standby that lacked a grant or a table would fail only at takeover
+            guard.requireGrants(c);
             guard.requireSchema(c);
             schemaChecked = true;
-            guard.requireGrants(c);
         } catch (MissingGrantsException | CdcStartupException e) {
             role = Role.FAILED;
             failure = e;
@@ -110,7 +110,7 @@ public final class Supervisor implements AutoCloseable {
             shutdownResources();
             throw e;
         } catch (SQLException e) {
-            log.debug("could not check the role's grants at start; the start-up below reports the database", e);
+            log.debug("could not check the role's grants and tables at start; the start-up below reports the database", e);
         }
         try {
             KafkaReachability.refuseUntrustedBroker(settings.producerConfig(), "the WAL relay on slot " + settings.slotName());
