@@ -513,6 +513,7 @@ public final class Reconciler {
             return this;
         }
 
+        /** The clock whose now ends the reconciled window (tests pin it). Default the UTC system clock. */
         public Builder clock(Clock clock) {
             producer.clock(clock);
             return this;

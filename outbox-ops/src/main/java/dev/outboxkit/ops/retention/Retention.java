@@ -297,6 +297,7 @@ public final class Retention {
             return this;
         }
 
+        /** The clock that decides which rows are older than their retention (tests pin it). Default the UTC system clock. */
         public Builder clock(Clock clock) {
             producer.clock(clock);
             return this;
