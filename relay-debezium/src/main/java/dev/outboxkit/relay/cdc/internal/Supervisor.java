@@ -68,8 +68,6 @@ public final class Supervisor implements AutoCloseable {
     private volatile DatabaseAtStart firstContact;
     private volatile Session session;
     private volatile boolean standbyHealthy;
-    /** The schema's tables were checked at start: a taking-over session skips that check (a hot standby). */
-    private boolean schemaChecked;
     private volatile RuntimeException failure;
     private volatile String lastFailure;
     private volatile long lastFailureNanos;
@@ -113,14 +111,12 @@ public final class Supervisor implements AutoCloseable {
             throw refusedToStart(e);
         }
         try (Connection c = pool.getConnection()) {
-            // before Kafka and any lease: a standby that lacked a grant or a table would fail only at takeover
+            // before Kafka and any lease: a standby that lacked a grant would fail only at takeover
             guard.requireGrants(c);
-            guard.requireSchema(c);
-            schemaChecked = true;
-        } catch (MissingGrantsException | CdcStartupException e) {
+        } catch (MissingGrantsException e) {
             throw refusedToStart(e);
         } catch (SQLException e) {
-            log.debug("could not check the role's grants and tables at start; the start-up below reports the database", e);
+            log.debug("could not check the role's grants at start; the start-up below reports the database", e);
         }
         try {
             KafkaReachability.refuseUntrustedBroker(settings.producerConfig(), "the WAL relay on slot " + settings.slotName());
@@ -147,7 +143,7 @@ public final class Supervisor implements AutoCloseable {
             Optional<LeaseKeeper.Acquired> acquired = lease.tryAcquire();
             standbyHealthy = true;
             if (acquired.isPresent()) {
-                first = newSession(acquired.get());
+                first = newSession(acquired.get().fence(), acquired.get().previousHolder());
                 first.prepare();
             } else {
                 role = Role.STANDBY;
@@ -206,7 +202,7 @@ public final class Supervisor implements AutoCloseable {
                             lease.leaseKey(), acquired.get().fence(), acquired.get().previousHolder(),
                             acquired.get().from() == LeaseTable.From.HOLDER_GONE ? ", whose process is gone" : "",
                             settings.slotName());
-                    next = newSession(acquired.get());
+                    next = newSession(acquired.get().fence(), acquired.get().previousHolder());
                     next.prepare();
                 }
                 session = next;
@@ -225,7 +221,7 @@ public final class Supervisor implements AutoCloseable {
                         long fence = next.fence;
                         next = null;
                         if (!closing && lease.renew(fence)) {
-                            next = newSession(fence, null, false);
+                            next = newSession(fence, null);
                             next.prepare();
                         }
                     }
@@ -254,7 +250,7 @@ public final class Supervisor implements AutoCloseable {
                         backoff = Math.min(backoff * 2, 30_000);
                         next = null;
                         if (!closing && lease.renew(fence)) {
-                            next = newSession(fence, null, false);
+                            next = newSession(fence, null);
                             next.prepare();
                         }
                     }
@@ -285,14 +281,9 @@ public final class Supervisor implements AutoCloseable {
         role = Role.STOPPED;
     }
 
-    /** A session under a lease just taken: one given back (free) may still have the old holder's walsender ending. */
-    private Session newSession(LeaseKeeper.Acquired acquired) {
-        return newSession(acquired.fence(), acquired.previousHolder(), acquired.from() == LeaseTable.From.FREE);
-    }
-
-    private Session newSession(long fence, String previousHolder, boolean handedOver) {
+    private Session newSession(long fence, String previousHolder) {
         return new Session(new Session.Context(settings, target, metrics, pool, producer, attempts, lease, guard, state, scheduler,
-                monitor, () -> closing, schemaChecked), fence, previousHolder, handedOver);
+                monitor, () -> closing), fence, previousHolder);
     }
 
     /**
@@ -403,10 +394,6 @@ public final class Supervisor implements AutoCloseable {
                 return;
             }
             closing = true;
-        }
-        Session s = session;
-        if (s != null) {
-            s.wake();
         }
         Thread t = loop;
         if (t != null) {
