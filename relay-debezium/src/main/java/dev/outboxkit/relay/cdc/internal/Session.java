@@ -55,6 +55,8 @@ final class Session {
     private boolean firstStart;
     private ScheduledFuture<?> renewer;
     private volatile EngineRunner engine;
+    /** When this session started its engine (System.nanoTime): readiness counts only the slot monitor's later looks. */
+    private volatile long engineStartNanos;
 
     final long startedNanos = System.nanoTime();
 
@@ -82,7 +84,7 @@ final class Session {
 
     boolean streaming() {
         EngineRunner e = engine;
-        return e != null && e.polling() && !lost && monitor.slotStreamed();
+        return e != null && e.polling() && !lost && monitor.slotStreamedSince(engineStartNanos);
     }
 
     boolean authority() {
@@ -249,6 +251,7 @@ final class Session {
                     this::checkBeforeRead, this::onWriteFailure));
             EngineRunner runner = new EngineRunner(EngineConfig.properties(settings, target, storeId), handler, policy,
                     settings.slotName());
+            engineStartNanos = System.nanoTime();
             engine = runner;
             runner.start();
             long streamingSince = System.nanoTime();

@@ -27,8 +27,11 @@ final class SlotMonitor implements Runnable {
     private final SlotGuard guard;
     /** The session while the relay is active, else null. */
     private final Supplier<Session> activeSession;
-    /** The slot had a walsender at the monitor's last look (Debezium is really streaming, not just started). */
-    private volatile boolean slotStreamed;
+    /**
+     * When the last look that found the slot with a walsender began (System.nanoTime), or 0 when the last look found
+     * none: a look from before this session's engine started may have seen the predecessor's walsender.
+     */
+    private volatile long streamedLookNanos;
     private volatile long lastReadNanos;
     private volatile String lastError;
 
@@ -41,8 +44,13 @@ final class SlotMonitor implements Runnable {
         this.activeSession = activeSession;
     }
 
-    boolean slotStreamed() {
-        return slotStreamed;
+    /**
+     * The slot had a walsender at a look that began after {@code engineStartNanos}: Debezium is really streaming, not
+     * just started (the predecessor's walsender is gone before a session starts its engine, so it cannot be this one).
+     */
+    boolean slotStreamedSince(long engineStartNanos) {
+        long seen = streamedLookNanos;
+        return seen != 0 && seen - engineStartNanos > 0;
     }
 
     /** Null while the monitor's reads reach the database (every 2 s), else why not: readiness uses it. */
@@ -52,15 +60,16 @@ final class SlotMonitor implements Runnable {
 
     @Override
     public void run() {
+        long lookNanos = System.nanoTime();
         try (Connection c = pool.getConnection()) {
             SlotGuard.SlotState slot = guard.slot(c);
             if (slot == null) {
-                slotStreamed = false;
+                streamedLookNanos = 0;
                 metrics.walStatus.set(CdcMetrics.WAL_NO_SLOT);
                 metrics.slotLagBytes.set(0);
                 metrics.retainedWalBytes.set(0);
             } else {
-                slotStreamed = slot.active();
+                streamedLookNanos = slot.active() ? lookNanos : 0;
                 metrics.walStatus.set(CdcMetrics.walStatusCode(slot.walStatus()));
                 metrics.slotLagBytes.set(slot.lagBytes());
                 metrics.retainedWalBytes.set(slot.retainedBytes());
