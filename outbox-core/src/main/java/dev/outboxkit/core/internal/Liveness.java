@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import javax.sql.DataSource;
 import org.postgresql.PGConnection;
@@ -50,6 +51,12 @@ public final class Liveness implements AutoCloseable {
     /** The advisory lock class id of outboxkit's liveness locks ({@code 0x6F62786B}, "obxk" in ASCII). */
     public static final int LOCK_CLASS = 0x6F62786B;
 
+    /**
+     * How long {@link #close()} waits for the database: a relay cut off from it without a FIN (lost node, partition)
+     * would otherwise wait until TCP keepalive gives up, minutes later, and never exit on its own.
+     */
+    public static final Duration CLOSE_PATIENCE = Duration.ofSeconds(2);
+
     private static final Logger log = LoggerFactory.getLogger(Liveness.class);
     private static final String KEY = "hashtext(? || '/' || ?)";
     private static final String LOCK = "SELECT pg_try_advisory_lock(" + LOCK_CLASS + ", " + KEY + ")";
@@ -75,7 +82,8 @@ public final class Liveness implements AutoCloseable {
     private final String who;
     private final Duration trustAfterStart;
     private final ReentrantLock lock = new ReentrantLock(true);
-    private Connection connection;
+    /** Written under {@link #lock}; volatile so that {@link #release} can abort it while another thread is stuck on it. */
+    private volatile Connection connection;
     private boolean warned;
 
     /**
@@ -250,35 +258,110 @@ public final class Liveness implements AutoCloseable {
 
     /**
      * Releases the lock and gives its connection back (a pool would otherwise keep the lock on an idle connection):
-     * a graceful stop has given its leases back already.
+     * a graceful stop has given its leases back already. Waits at most about twice {@link #CLOSE_PATIENCE} for the
+     * database; when it does not answer, says at WARN what was left and why that is safe.
      */
     @Override
     public void close() {
-        lock.lock();
+        String failed = release(CLOSE_PATIENCE);
+        if (failed != null) {
+            log.warn("{}: could not release its liveness lock ({}). Safe: PostgreSQL drops the lock when it ends this "
+                    + "session, which it does once TCP keepalive (or tcp_user_timeout) finds this host silent, and this "
+                    + "instance's leases expire on their own, after which others take them over with new fencing "
+                    + "tokens", who, failed);
+        }
+    }
+
+    /**
+     * Whether the database answers on the liveness connection within {@code within} (a {@link Connection#isValid}
+     * round trip). False when the connection is missing or another thread has been stuck on it for that long.
+     */
+    public boolean answers(Duration within) {
         try {
-            closeLocked();
+            if (!lock.tryLock(within.toMillis(), TimeUnit.MILLISECONDS)) {
+                return false;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+        try {
+            Connection c = connection;
+            return c != null && c.isValid((int) Math.max(1, within.toSeconds()));
+        } catch (SQLException e) {
+            return false;
         } finally {
             lock.unlock();
         }
     }
 
-    private void closeLocked() {
-        if (connection != null) {
-            try (Statement s = connection.createStatement()) {
-                s.execute("UNLISTEN " + LeaseTable.RELEASED_CHANNEL); // a pool's next user must not get our notifications
-            } catch (SQLException e) {
-                log.debug("{}: UNLISTEN failed: {}", who, e.toString());
-            }
-            try (PreparedStatement ps = connection.prepareStatement(UNLOCK)) {
-                ps.setString(1, scope);
-                ps.setString(2, instanceId);
-                ps.execute();
-            } catch (SQLException e) {
-                log.debug("{}: releasing the liveness lock failed: {}", who, e.toString());
-            }
+    /**
+     * {@link #close()} without its WARN, for a caller that reports the whole stop in one: releases the lock, waiting
+     * at most {@code patience} for the liveness connection to be free (else it aborts the connection under the thread
+     * stuck on it) and at most {@code patience} for each statement. Returns null when the lock was released (or none
+     * was held), else why not.
+     */
+    public String release(Duration patience) {
+        boolean locked = false;
+        try {
+            locked = lock.tryLock(patience.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
-        closeQuietly(connection);
-        connection = null;
+        Connection c = connection;
+        if (!locked) {
+            // another thread waits on the database with this connection: closing its socket ends that wait
+            abort(c);
+            connection = null;
+            return c == null ? null : "its connection was busy for " + patience + " (the database does not answer); "
+                    + "closed it without releasing";
+        }
+        try {
+            if (c == null) {
+                return null;
+            }
+            String failed = null;
+            try {
+                if (c.unwrap(Connection.class).isClosed()) {
+                    abort(c); // the driver closed it after an I/O error: evicted before the pool could complain of it
+                    closeQuietly(c);
+                    connection = null;
+                    return "its connection broke (the database does not answer)";
+                }
+                c.setNetworkTimeout(Runnable::run, (int) patience.toMillis());
+                try (Statement s = c.createStatement()) {
+                    s.execute("UNLISTEN " + LeaseTable.RELEASED_CHANNEL); // a pool's next user must not get our notifications
+                }
+                try (PreparedStatement ps = c.prepareStatement(UNLOCK)) {
+                    ps.setString(1, scope);
+                    ps.setString(2, instanceId);
+                    ps.execute();
+                }
+            } catch (SQLException e) {
+                failed = "the database did not answer within " + patience + ": " + e.getMessage();
+                abort(c);
+            }
+            closeQuietly(c);
+            connection = null;
+            return failed;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Closes {@code c}'s socket at once, whatever waits on it (a pool then discards it). */
+    private void abort(Connection c) {
+        if (c == null) {
+            return;
+        }
+        try {
+            if (dataSource instanceof HikariDataSource pool) {
+                pool.evictConnection(c); // closes it (aborting a connection in use) and keeps the pool from reusing it
+            }
+            c.unwrap(Connection.class).abort(Runnable::run);
+        } catch (SQLException | RuntimeException e) {
+            log.debug("{}: aborting the liveness connection failed: {}", who, e.toString());
+        }
     }
 
     private void closeQuietly(Connection c) {

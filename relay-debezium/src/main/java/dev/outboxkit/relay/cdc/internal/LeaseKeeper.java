@@ -130,6 +130,16 @@ final class LeaseKeeper {
         liveness.close();
     }
 
+    /** {@link Liveness#release}: null when released, else why not (the caller reports it). */
+    String releaseLiveness(Duration patience) {
+        return liveness.release(patience);
+    }
+
+    /** Whether the database answers a round trip on the liveness connection within {@code within}. */
+    boolean databaseAnswers(Duration within) {
+        return liveness.answers(within);
+    }
+
     Holder holder() throws SQLException {
         try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(true);

@@ -296,6 +296,13 @@ final class Session {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            EngineRunner running = engine;
+            if (running != null && !running.done()) {
+                // a stop that gave up on an unanswering database (Supervisor#abandon): Debezium stops on its own thread
+                Thread closer = new Thread(running::close, "outboxkit-cdc-engine-close-" + settings.slotName());
+                closer.setDaemon(true);
+                closer.start();
+            }
             fail(new IllegalStateException("interrupted", e));
             return End.FAILED;
         } catch (SQLException | RuntimeException e) {

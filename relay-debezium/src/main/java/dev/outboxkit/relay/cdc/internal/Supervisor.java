@@ -8,6 +8,7 @@ import dev.outboxkit.core.MissingGrantsException;
 import dev.outboxkit.core.internal.KafkaReachability;
 import dev.outboxkit.core.internal.LeaseTable;
 import dev.outboxkit.core.internal.LeaseTiming;
+import dev.outboxkit.core.internal.Liveness;
 import dev.outboxkit.core.internal.OperatorActions;
 import dev.outboxkit.core.internal.StopOnFailure;
 import dev.outboxkit.relay.cdc.CdcStartupException;
@@ -43,6 +44,11 @@ public final class Supervisor implements AutoCloseable {
     static final long CATCH_UP_LAG_BYTES = 64L << 20;
     static final Duration CATCH_UP_AGE = Duration.ofSeconds(10);
     static final Duration CATCH_UP_MIN_STREAMING = Duration.ofSeconds(15);
+    /**
+     * How much longer than {@code shutdownTimeout} a stop may take while the database answers: the stop's own writes
+     * (the lease, the last offsets, the deletes) and Debezium's stop, on a loaded machine.
+     */
+    static final Duration STOP_GRACE = Duration.ofSeconds(90);
 
     private final CdcSettings settings;
     private final JdbcTarget target;
@@ -236,6 +242,9 @@ public final class Supervisor implements AutoCloseable {
                         if (error instanceof CdcStartupException) {
                             throw error;
                         }
+                        if (closing) {
+                            return; // a stop that gave up on the database (close() said so): nothing to restart
+                        }
                         long lastAck = metrics.lastAckNanos.get();
                         if (lastAck != 0 && lastAck - next.startedNanos > 0) {
                             backoff = 500; // the session made progress: a new failure, not the same one again
@@ -396,13 +405,20 @@ public final class Supervisor implements AutoCloseable {
             closing = true;
         }
         Thread t = loop;
+        boolean abandoned = false;
         if (t != null) {
             try {
-                t.join(settings.shutdownTimeout().toMillis() + 90_000);
-                if (t.isAlive()) {
-                    log.warn("the relay did not stop in time; interrupting it");
-                    t.interrupt();
-                    t.join(10_000);
+                t.join(settings.shutdownTimeout().toMillis());
+                if (t.isAlive() && !lease.databaseAnswers(Liveness.CLOSE_PATIENCE)) {
+                    abandoned = true;
+                } else {
+                    // the database answers: the stop is slow (a loaded machine, Debezium's own stop), not stuck
+                    t.join(STOP_GRACE.toMillis());
+                    if (t.isAlive()) {
+                        log.warn("the relay did not stop in time; interrupting it");
+                        t.interrupt();
+                        t.join(10_000);
+                    }
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
@@ -411,11 +427,44 @@ public final class Supervisor implements AutoCloseable {
         if (role != Role.FAILED) {
             role = Role.STOPPED;
         }
-        shutdownResources();
+        if (abandoned) {
+            abandon(t);
+        } else {
+            shutdownResources(false);
+        }
         log.info("WAL relay on slot {} stopped", settings.slotName());
     }
 
+    /**
+     * The stop waited {@code shutdownTimeout} and the database does not answer (a lost node, a partition: no FIN, so
+     * every call waits until TCP keepalive gives up, minutes later). Stops without it, saying once what it leaves.
+     */
+    private void abandon(Thread stuck) {
+        Session s = session;
+        String phase = s == null ? "standing by" : s.phase;
+        stuck.interrupt();
+        String liveness = lease.releaseLiveness(Liveness.CLOSE_PATIENCE);
+        log.warn("the database at {}:{} did not answer within shutdownTimeout {} (the relay was {}): stopping without it. "
+                        + "Left behind: the lease {} (a standby takes it over when it expires, with a new fencing token "
+                        + "that refuses any late write of this instance){}, and the offsets of events Kafka acknowledged "
+                        + "since the last stored ones (published again by the next holder: at least once). PostgreSQL "
+                        + "ends this instance's sessions and frees its slot once TCP keepalive (or tcp_user_timeout, "
+                        + "wal_sender_timeout) finds this host silent", target.host(), target.port(),
+                settings.shutdownTimeout(), phase, lease.leaseKey(),
+                liveness == null ? "" : ", its liveness lock (" + liveness + ")");
+        shutdownResources(true);
+    }
+
     private void shutdownResources() {
+        shutdownResources(false);
+    }
+
+    /**
+     * @param databaseGone the database does not answer: the liveness lock was dealt with already, and the pool closes
+     *                     on a thread of its own (HikariCP aborts the connections the stop is stuck on, which takes a
+     *                     while and must not hold up the stop)
+     */
+    private void shutdownResources(boolean databaseGone) {
         if (scheduler != null) {
             scheduler.shutdownNow();
         }
@@ -425,11 +474,18 @@ public final class Supervisor implements AutoCloseable {
         if (producer != null) {
             producer.close(Duration.ofSeconds(30));
         }
-        if (lease != null) {
+        if (lease != null && !databaseGone) {
             lease.closeLiveness(); // the lease is given back (or lost) by now
         }
         if (pool != null) {
-            pool.close();
+            if (databaseGone) {
+                HikariDataSource abandoned = pool;
+                Thread closer = new Thread(abandoned::close, "outboxkit-cdc-pool-close-" + settings.slotName());
+                closer.setDaemon(true);
+                closer.start();
+            } else {
+                pool.close();
+            }
         }
     }
 }

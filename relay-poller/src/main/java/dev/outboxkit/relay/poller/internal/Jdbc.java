@@ -14,6 +14,11 @@ final class Jdbc {
     private Jdbc() {
     }
 
+    /** The statement timeout {@link #setTimeouts} sets for a lock timeout: room for the statement after the lock. */
+    static long statementTimeout(long lockTimeoutMillis) {
+        return lockTimeoutMillis + 10_000;
+    }
+
     /**
      * Timeouts of the current transaction. The idle one matters most: should this instance freeze
      * inside a lease transaction, the server ends it, so it cannot block the others' takeovers.
@@ -22,7 +27,7 @@ final class Jdbc {
         try (PreparedStatement ps = c.prepareStatement("SELECT set_config('lock_timeout', ?, true), "
                 + "set_config('statement_timeout', ?, true), set_config('idle_in_transaction_session_timeout', ?, true)")) {
             ps.setString(1, Long.toString(lockTimeoutMillis));
-            ps.setString(2, Long.toString(lockTimeoutMillis + 10_000));
+            ps.setString(2, Long.toString(statementTimeout(lockTimeoutMillis)));
             ps.setString(3, Long.toString(IDLE_TRANSACTION_MILLIS));
             ps.executeQuery().close();
         }

@@ -46,6 +46,8 @@ public final class LeaseManager {
     private final PollerSettings settings;
     private final RelayMetrics metrics;
     private final Runnable onGain;
+    /** The lock timeout of the stop's release of its leases. */
+    private static final long LEAVE_LOCK_MILLIS = 5000;
     private final Liveness liveness;
     /** The other live members seen by the last heartbeat, for {@link #watch()}. */
     private volatile List<String> others = List.of();
@@ -394,8 +396,11 @@ public final class LeaseManager {
             ownership = Ownership.of(Map.of(), settings.partitions());
         }
         try (Connection c = dataSource.getConnection()) {
+            // a database cut off without a FIN (lost node, partition) would hold the stop until TCP keepalive gave up,
+            // minutes later: past the server's own statement timeout below, the release is given up (leases expire)
+            c.setNetworkTimeout(Runnable::run, (int) Jdbc.statementTimeout(LEAVE_LOCK_MILLIS) + 1000);
             c.setAutoCommit(false);
-            Jdbc.setTimeouts(c, 5000);
+            Jdbc.setTimeouts(c, LEAVE_LOCK_MILLIS);
             try (PreparedStatement member = c.prepareStatement(sql.memberLeave)) {
                 int n = sql.leases.releaseAll(c, settings.instanceId(), PollerSql.LEASE_PREFIX);
                 member.setString(1, settings.instanceId());
