@@ -43,7 +43,7 @@ class WrongHostNameTest {
     private static final String RELAY_KAFKA_PASSWORD = "relay-kafka-pw";
     /** Long enough that a start which retried instead of refusing would fail the time bound below. */
     private static final Duration START_TIMEOUT = Duration.ofMinutes(10);
-    /** One connection attempt, at most the pool's 10 s connection timeout, on a loaded machine. */
+    /** One connection attempt (the driver's answer, milliseconds; the pool's 10 s wait before), on a loaded machine. */
     private static final Duration AT_ONCE = Duration.ofSeconds(45);
 
     private SecureGround ground;

@@ -1,5 +1,6 @@
 package dev.outboxkit.core.internal;
 
+import com.zaxxer.hikari.HikariDataSource;
 import java.security.cert.CertificateException;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -79,7 +80,7 @@ public final class DatabaseAtStart {
         try {
             for (int attempt = 1; ; attempt++) {
                 SQLException failure;
-                try (Connection c = dataSource.getConnection()) {
+                try (Connection probe = direct(dataSource); Connection c = dataSource.getConnection()) {
                     return;
                 } catch (SQLException e) {
                     failure = e;
@@ -116,6 +117,20 @@ public final class DatabaseAtStart {
         } finally {
             status = null;
         }
+    }
+
+    /**
+     * For a pool of {@link ConnectionPools}, one connection attempt straight from its driver, or null for any other
+     * data source. A pool reports a failed login only when its connection timeout ran out (10 s) however fast the
+     * database said no; the driver reports a wrong password, an unknown role, an untrusted certificate or a refused
+     * port at once, so this rule decides after milliseconds and a close ends the wait at the next pause. Closed again
+     * right away.
+     */
+    private static Connection direct(DataSource dataSource) throws SQLException {
+        if (dataSource instanceof HikariDataSource pool && pool.getDataSource() instanceof PromptReconnect driver) {
+            return driver.connectOnce(pool.getUsername(), pool.getPassword());
+        }
+        return null;
     }
 
     private void pauseUnlessStopping(Duration pause) {

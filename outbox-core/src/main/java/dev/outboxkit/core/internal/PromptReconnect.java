@@ -37,6 +37,11 @@ final class PromptReconnect implements DataSource {
         return retrying(() -> delegate.getConnection(username, password));
     }
 
+    /** One attempt straight from the driver, never retried (a caller with a retry rule of its own). */
+    Connection connectOnce(String username, String password) throws SQLException {
+        return username == null ? delegate.getConnection() : delegate.getConnection(username, password);
+    }
+
     private Connection retrying(Attempt attempt) throws SQLException {
         long deadline = System.nanoTime() + window.toNanos();
         while (true) {

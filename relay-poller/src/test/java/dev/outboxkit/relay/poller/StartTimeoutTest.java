@@ -119,8 +119,10 @@ class StartTimeoutTest {
                     .hasMessageContaining("refused the connection, which is not retried")
                     .hasMessageContaining("SQLSTATE 28000")
                     .hasMessageContaining("check the user and password");
-            // one attempt: at most the pool's connection timeout (10 s), however long the start timeout
-            assertThat(Duration.ofNanos(System.nanoTime() - began)).isLessThan(Duration.ofSeconds(30));
+            // one attempt, answered by the driver (not the pool's 10 s wait), however long the start timeout
+            Duration took = Duration.ofNanos(System.nanoTime() - began);
+            System.out.println("poll relay, unknown role: start refused after " + took.toMillis() + " ms");
+            assertThat(took).isLessThan(Duration.ofSeconds(30));
         }
     }
 }
