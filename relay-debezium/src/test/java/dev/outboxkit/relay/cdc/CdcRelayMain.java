@@ -11,6 +11,7 @@ import io.micrometer.core.instrument.distribution.ValueAtPercentile;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -80,6 +81,7 @@ public final class CdcRelayMain {
         }));
         relay.start();
         String announced = "";
+        String lastDetail = "";
         long last = -1;
         while (closed.getCount() > 0) {
             String state = relay.role() == CdcRelay.Role.ACTIVE && relay.health().ready() ? "READY"
@@ -87,6 +89,13 @@ public final class CdcRelayMain {
             if (!state.equals(announced)) {
                 System.out.println(state);
                 announced = state;
+            }
+            // What the relay is doing while not ready, so a test that waits in vain for READY shows where it stood;
+            // lower case, so that it can never read as one of the markers above (READY, STANDBY, PUBLISHED, ...).
+            String detail = relay.health().ready() ? "" : String.valueOf(relay.health().detail()).toLowerCase(Locale.ROOT);
+            if (!detail.equals(lastDetail)) {
+                System.out.println("DETAIL " + detail);
+                lastDetail = detail;
             }
             Counter published = registry.find("outbox.relay.published").counter();
             long n = published == null ? 0 : (long) published.count();

@@ -55,7 +55,7 @@ class LargeTransactionTest {
         long publishedBeforeKill;
         try {
             try (ChildRelay relay = ChildRelay.start("bigtx-1", db, kafka, topic, false, "batch=2048", "instance=bigtx-relay",
-                    "heartbeat=100")) {
+                    "heartbeat=100", CrashRecoveryTest.LEASE)) {
                 relay.awaitReady(Duration.ofSeconds(120));
                 writeOneTransaction(db, topic, statements, history);
                 assertThat(relay.awaitPublished(5_000, Duration.ofSeconds(180))).as(relay.output()).isTrue();
@@ -64,7 +64,7 @@ class LargeTransactionTest {
             }
             log.info("{}: killed the relay after it published {} of the {} events", statements, publishedBeforeKill, EVENTS);
             try (ChildRelay relay = ChildRelay.start("bigtx-2", db, kafka, topic, false, "batch=2048", "instance=bigtx-relay",
-                    "heartbeat=100")) {
+                    "heartbeat=100", CrashRecoveryTest.LEASE)) {
                 relay.awaitReady(Duration.ofSeconds(120));
                 relay.await("all events in Kafka", Duration.ofSeconds(180), db,
                         () -> CdcTestSupport.distinctIds(kafka, topic) >= EVENTS + 1);
