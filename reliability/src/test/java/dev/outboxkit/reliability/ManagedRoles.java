@@ -24,19 +24,18 @@ final class ManagedRoles implements AutoCloseable {
 
     /** outboxkit's database roles, each with the grants of its README. */
     enum Role {
-        WRITER("app_role", "app-", ""),
-        POLLING_RELAY("poll_relay", "poll-", ""),
-        WAL_RELAY("cdc_relay", "cdc-", "REPLICATION "),
-        CONSUMER("consumer_role", "consumer-", "");
+        WRITER("app_role", ""),
+        POLLING_RELAY("poll_relay", ""),
+        WAL_RELAY("cdc_relay", "REPLICATION "),
+        CONSUMER("consumer_role", "");
 
         /** The role's name in PostgreSQL. */
         final String role;
-        private final String passwordPrefix;
+        /** What {@code CREATE ROLE} gives it besides LOGIN and its password. */
         private final String attributes;
 
-        Role(String role, String passwordPrefix, String attributes) {
+        Role(String role, String attributes) {
             this.role = role;
-            this.passwordPrefix = passwordPrefix;
             this.attributes = attributes;
         }
 
@@ -68,7 +67,7 @@ final class ManagedRoles implements AutoCloseable {
         ManagedRoles managed = new ManagedRoles(SecureGround.start(plainKafkaUsers));
         try (Connection c = managed.postgres().connectAdmin("postgres"); Statement s = c.createStatement()) {
             for (Role r : roles) {
-                String password = r.passwordPrefix + UUID.randomUUID();
+                String password = r.role + "-" + UUID.randomUUID();
                 s.execute("CREATE ROLE " + r.role + " LOGIN " + r.attributes + "PASSWORD '" + password + "'");
                 managed.passwords.put(r, password);
             }
