@@ -7,14 +7,12 @@ import dev.outboxkit.consumer.ExternalEffects.ClaimStatus;
 import dev.outboxkit.consumer.ExternalEffects.State;
 import dev.outboxkit.core.EventIds;
 import dev.outboxkit.core.FencedException;
+import dev.outboxkit.testkit.ManualClock;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.TestDatabase;
 import java.net.SocketTimeoutException;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
@@ -27,33 +25,9 @@ class ExternalEffectsTest {
 
     private static final Duration LEASE = Duration.ofMinutes(5);
 
-    /** A clock the test moves by hand. */
-    static final class MutableClock extends Clock {
-        private Instant now = Instant.now().truncatedTo(ChronoUnit.MICROS);
-
-        void advance(Duration d) {
-            now = now.plus(d);
-        }
-
-        @Override
-        public ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(ZoneId zone) {
-            return this;
-        }
-
-        @Override
-        public Instant instant() {
-            return now;
-        }
-    }
-
     @Test
     void claimDoRecordAndARepeatIsToldInsteadOfDoingItAgain(TestDatabase db) throws Exception {
-        MutableClock clock = new MutableClock();
+        ManualClock clock = ManualClock.startingAt(Instant.now().truncatedTo(ChronoUnit.MICROS));
         ExternalEffects effects = ExternalEffects.create(db.dataSource(), "public", clock, "consumer-a");
         UUID event = EventIds.next();
         List<String> keysSent = new ArrayList<>();
@@ -76,7 +50,7 @@ class ExternalEffectsTest {
 
     @Test
     void aTimeoutStaysUnknownForReconciliationAndIsNeverGuessed(TestDatabase db) throws Exception {
-        MutableClock clock = new MutableClock();
+        ManualClock clock = ManualClock.startingAt(Instant.now().truncatedTo(ChronoUnit.MICROS));
         ExternalEffects effects = ExternalEffects.create(db.dataSource(), "public", clock, "consumer-a");
         UUID timedOut = EventIds.next();
         UUID crashed = EventIds.next();
@@ -112,7 +86,7 @@ class ExternalEffectsTest {
 
     @Test
     void aTakeoverFencesTheStaleHoldersOutcome(TestDatabase db) throws Exception {
-        MutableClock clock = new MutableClock();
+        ManualClock clock = ManualClock.startingAt(Instant.now().truncatedTo(ChronoUnit.MICROS));
         ExternalEffects a = ExternalEffects.create(db.dataSource(), "public", clock, "consumer-a");
         ExternalEffects b = ExternalEffects.create(db.dataSource(), "public", clock, "consumer-b");
         UUID event = EventIds.next();

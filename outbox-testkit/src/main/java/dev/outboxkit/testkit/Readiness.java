@@ -10,6 +10,10 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 
 /**
@@ -39,7 +43,75 @@ public final class Readiness {
         }
     }
 
+    /**
+     * A relay's {@code start()} running on another thread while a dependency is away, caught waiting: {@code health}
+     * is the relay's health read once the wait was seen (not ready, live, naming the address it tries);
+     * {@code start} completes when {@code start()} returns or fails.
+     */
+    public record WaitingStart(Relay relay, CompletableFuture<Void> start, Relay.Health health) {
+
+        /**
+         * Brings the dependency back ({@code restore}, e.g. {@code proxy::heal}), then waits for {@code start()} to
+         * return within {@code startWithin} and for readiness within {@code readyWithin}.
+         *
+         * @throws ExecutionException when {@code start()} failed after the dependency came back
+         * @throws TimeoutException   when it did not return within {@code startWithin}
+         * @throws AssertionError     when the relay was not ready within {@code readyWithin} of its start
+         */
+        public Restored afterRestore(Action restore, Duration startWithin, Duration readyWithin) throws Exception {
+            long restored = System.nanoTime();
+            restore.run();
+            start.get(startWithin.toNanos(), TimeUnit.NANOSECONDS);
+            Duration started = Duration.ofNanos(System.nanoTime() - restored);
+            return new Restored(started, untilReady(relay::health, readyWithin));
+        }
+    }
+
+    /**
+     * How a start that waited went on once its dependency came back: {@code started}, from the restore until
+     * {@code start()} returned; {@code ready}, from then until the relay was ready.
+     */
+    public record Restored(Duration started, Duration ready) {
+        @Override
+        public String toString() {
+            return "started " + started.toMillis() + " ms after it answered, ready " + ready.toMillis()
+                    + " ms after the start returned";
+        }
+    }
+
     private Readiness() {
+    }
+
+    /**
+     * Starts {@code relay} on another thread, for a dependency that is away at {@code address} (a proxy that refuses,
+     * a server not yet up), waits within {@code atMost} until its health detail contains {@code waitingFor} (what the
+     * relay says while it waits, e.g. {@code "does not answer yet (attempt "}), and checks how it waits: not ready,
+     * still live, its detail naming {@code address}, its {@code start()} not returned. The relay's
+     * {@code startTimeout} must be longer than the test's wait.
+     *
+     * <pre>{@code
+     * TcpFaultProxy pg = TcpFaultProxy.start("pg", db.server().host(), db.server().port()).resetAndRefuse();
+     * // ... a relay on db.jdbcUrlVia(pg.host(), pg.port()) with startTimeout(Duration.ofMinutes(2))
+     * WaitingStart waiting = Readiness.startWaiting(relay, "does not answer yet (attempt ", pg.address(),
+     *         Duration.ofSeconds(60));
+     * Readiness.Restored back = waiting.afterRestore(pg::heal, Duration.ofSeconds(60), Duration.ofSeconds(60));
+     * }</pre>
+     *
+     * @throws AssertionError when the relay waits not ready, not live, without naming {@code address}, or its start
+     *                        already returned (the ConditionTimeoutException of Awaitility when it never says
+     *                        {@code waitingFor})
+     */
+    public static WaitingStart startWaiting(Relay relay, String waitingFor, String address, Duration atMost) {
+        CompletableFuture<Void> start = CompletableFuture.runAsync(relay::start);
+        await("the start waits, not ready, saying for what").atMost(atMost)
+                .until(() -> relay.health().detail().contains(waitingFor));
+        Relay.Health waiting = relay.health();
+        if (waiting.ready() || !waiting.live() || !waiting.detail().contains(address) || start.isDone()) {
+            throw new AssertionError("a start waiting for " + address + " must be not ready and live, name the address "
+                    + "and not have returned; got ready=" + waiting.ready() + ", live=" + waiting.live()
+                    + ", start returned=" + start.isDone() + ": " + waiting.detail());
+        }
+        return new WaitingStart(relay, start, waiting);
     }
 
     /** Waits until {@code health} is not ready with {@code reason} in its detail; returns the time it took. */

@@ -5,9 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxkit.testkit.JavaProcess;
+import dev.outboxkit.testkit.ManualClock;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.TestDatabase;
-import dev.outboxkit.writer.TestSupport.MutableClock;
 import dev.outboxkit.writer.internal.RoundTrip;
 import dev.outboxkit.writer.internal.idempotency.IdempotencyEngine;
 import dev.outboxkit.writer.internal.idempotency.IdempotencyEngine.Ending;
@@ -21,6 +21,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -268,7 +269,7 @@ class IdempotencyKeysTest {
     @Test
     void anExpiredLeaseIsTakenOverAndTheStaleHolderCannotCommit(TestDatabase db) throws Exception {
         effectTable(db);
-        MutableClock clock = MutableClock.systemNow();
+        ManualClock clock = ManualClock.startingAt(Instant.now());
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         IdempotencyKeys keys = IdempotencyKeys.builder().clock(clock).meterRegistry(registry).build();
         CountDownLatch working = new CountDownLatch(1);
@@ -318,7 +319,7 @@ class IdempotencyKeysTest {
         IdempotencyKeys now = IdempotencyKeys.builder().build();
         assertThatThrownBy(() -> now.execute(db.dataSource(), "transfers", "k-6", "{\"amount\": 5}", work("k-6")))
                 .isInstanceOf(RequestInProgressException.class);
-        MutableClock later = MutableClock.systemNow();
+        ManualClock later = ManualClock.startingAt(Instant.now());
         later.advance(IdempotencyKeys.DEFAULT_LEASE.plusSeconds(1));
         IdempotentResult recovered = IdempotencyKeys.builder().clock(later).build()
                 .execute(db.dataSource(), "transfers", "k-6", "{\"amount\": 5}", work("k-6"));
@@ -330,7 +331,7 @@ class IdempotencyKeysTest {
     @Test
     void aLostCommitReplyIsRecoveredByRetryingWithTheSameKey(TestDatabase db) throws Exception {
         effectTable(db);
-        MutableClock clock = MutableClock.systemNow();
+        ManualClock clock = ManualClock.startingAt(Instant.now());
         IdempotencyKeys keys = IdempotencyKeys.builder().clock(clock).build();
         WireTap tap = new WireTap();
         // committed, reply lost: the retry replays
@@ -389,7 +390,7 @@ class IdempotencyKeysTest {
     @Test
     void purgeKeepsACompactRecordThatRecognisesLateRetries(TestDatabase db) throws Exception {
         effectTable(db);
-        MutableClock clock = MutableClock.systemNow();
+        ManualClock clock = ManualClock.startingAt(Instant.now());
         IdempotencyKeys keys = IdempotencyKeys.builder().clock(clock).retention("quotes", Duration.ofHours(2)).build();
         DataSource ds = db.dataSource();
         StoredResponse created = keys.execute(ds, "transfers", "p-1", BODY, work("p-1")).response();

@@ -5,10 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.outboxkit.core.MissingGrantsException;
 import dev.outboxkit.testkit.GrantsAtStart;
+import dev.outboxkit.testkit.ManualClock;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.TestDatabase;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -56,7 +58,7 @@ class LeastPrivilegeTest {
             assertThatThrownBy(() -> keepWriter.inTransaction(as(db, message), (c, tx) -> tx.add(TestSupport.event("a", 5))))
                     .isInstanceOf(SQLException.class).hasMessageContaining("permission denied");
 
-            TestSupport.MutableClock clock = TestSupport.MutableClock.systemNow();
+            ManualClock clock = ManualClock.startingAt(Instant.now());
             IdempotencyKeys idempotency = IdempotencyKeys.builder().clock(clock).build();
             idempotency.execute(as(db, keys), "s", "k1", "{}", (c, tx) -> {
                 tx.add(TestSupport.event("k1", 1));

@@ -7,14 +7,8 @@ import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.time.Clock;
-import java.time.Duration;
-import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
 
@@ -115,37 +109,5 @@ final class TestSupport {
                 return false;
             }
         };
-    }
-
-    /** A clock tests move by hand. */
-    static final class MutableClock extends Clock {
-        private final AtomicReference<Instant> now;
-
-        MutableClock(Instant start) {
-            now = new AtomicReference<>(start);
-        }
-
-        static MutableClock systemNow() {
-            return new MutableClock(Instant.now());
-        }
-
-        void advance(Duration d) {
-            now.updateAndGet(t -> t.plus(d));
-        }
-
-        @Override
-        public ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(ZoneId zone) {
-            return this;
-        }
-
-        @Override
-        public Instant instant() {
-            return now.get();
-        }
     }
 }

@@ -12,9 +12,7 @@ import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.relay.cdc.CdcRelay;
 import dev.outboxkit.relay.poller.PollingRelay;
-import dev.outboxkit.testkit.DocumentedGrants;
 import dev.outboxkit.testkit.LocalPostgres;
-import dev.outboxkit.testkit.SecureGround;
 import dev.outboxkit.testkit.SecureKafka;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.testkit.TestKafka;
@@ -23,7 +21,6 @@ import dev.outboxkit.writer.OutboxWriter;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -54,25 +51,23 @@ class ManagedGroundTest {
     private static final String RELAY_KAFKA_PASSWORD = "relay-kafka-pw";
     private static final String CONSUMER_KAFKA_PASSWORD = "consumer-kafka-pw";
 
-    private SecureGround ground;
+    private ManagedRoles ground;
     private SecureKafka kafka;
     private LocalPostgres pg;
-    private final String appPassword = "app-" + UUID.randomUUID();
-    private final String pollPassword = "poll-" + UUID.randomUUID();
-    private final String cdcPassword = "cdc-" + UUID.randomUUID();
-    private final String consumerPassword = "consumer-" + UUID.randomUUID();
+    private String appPassword;
+    private String pollPassword;
+    private String cdcPassword;
+    private String consumerPassword;
 
     @BeforeAll
     void start() throws Exception {
-        ground = SecureGround.start(Map.of("consumer", CONSUMER_KAFKA_PASSWORD));
+        ground = ManagedRoles.start(Map.of("consumer", CONSUMER_KAFKA_PASSWORD), List.of(ManagedRoles.Role.values()));
         kafka = ground.kafka();
         pg = ground.postgres();
-        try (Connection c = pg.connectAdmin("postgres"); Statement s = c.createStatement()) {
-            s.execute("CREATE ROLE app_role LOGIN PASSWORD '" + appPassword + "'");
-            s.execute("CREATE ROLE poll_relay LOGIN PASSWORD '" + pollPassword + "'");
-            s.execute("CREATE ROLE cdc_relay LOGIN REPLICATION PASSWORD '" + cdcPassword + "'");
-            s.execute("CREATE ROLE consumer_role LOGIN PASSWORD '" + consumerPassword + "'");
-        }
+        appPassword = ground.password(ManagedRoles.Role.WRITER);
+        pollPassword = ground.password(ManagedRoles.Role.POLLING_RELAY);
+        cdcPassword = ground.password(ManagedRoles.Role.WAL_RELAY);
+        consumerPassword = ground.password(ManagedRoles.Role.CONSUMER);
     }
 
     @AfterAll
@@ -84,17 +79,8 @@ class ManagedGroundTest {
 
     /** A database of the test's own (the relays take every row of theirs), each role with exactly its grants. */
     private TestDatabase database() throws Exception {
-        TestDatabase db = pg.newDatabase();
-        try (Connection c = db.connect(); Statement s = c.createStatement()) {
-            s.execute("CREATE TABLE effect (event_id uuid PRIMARY KEY, aggregate_id text NOT NULL)");
-            DocumentedGrants.writer(s, "app_role", false);
-            DocumentedGrants.pollingRelay(s, "poll_relay");
-            DocumentedGrants.walRelay(s, "cdc_relay", false);
-            DocumentedGrants.walPublication(s);
-            DocumentedGrants.consumer(s, "consumer_role");
-            s.execute("GRANT INSERT ON effect TO consumer_role");
-        }
-        return db;
+        return ground.newDatabase("CREATE TABLE effect (event_id uuid PRIMARY KEY, aggregate_id text NOT NULL)",
+                "GRANT INSERT ON effect TO consumer_role");
     }
 
     @Test

@@ -7,9 +7,7 @@ import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.relay.cdc.CdcRelay;
 import dev.outboxkit.relay.poller.PollingRelay;
-import dev.outboxkit.testkit.DocumentedGrants;
 import dev.outboxkit.testkit.LocalPostgres;
-import dev.outboxkit.testkit.SecureGround;
 import dev.outboxkit.testkit.SecureKafka;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.testkit.TestKafka;
@@ -17,12 +15,9 @@ import dev.outboxkit.testkit.fault.TcpFaultProxy;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
-import java.sql.Connection;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.resource.ResourceType;
 import org.junit.jupiter.api.AfterAll;
@@ -46,12 +41,12 @@ class WrongHostNameTest {
     /** One connection attempt (the driver's answer, milliseconds; the pool's 10 s wait before), on a loaded machine. */
     private static final Duration AT_ONCE = Duration.ofSeconds(45);
 
-    private SecureGround ground;
+    private ManagedRoles ground;
     private SecureKafka kafka;
     private LocalPostgres pg;
     private InetAddress otherName;
-    private final String pollPassword = "poll-" + UUID.randomUUID();
-    private final String cdcPassword = "cdc-" + UUID.randomUUID();
+    private String pollPassword;
+    private String cdcPassword;
 
     @BeforeAll
     void start() throws Exception {
@@ -59,13 +54,11 @@ class WrongHostNameTest {
         try (java.net.ServerSocket probe = new java.net.ServerSocket(0, 1, otherName); Socket s = new Socket()) {
             s.connect(new InetSocketAddress(otherName, probe.getLocalPort()), 5_000); // fails loudly where it does not route
         }
-        ground = SecureGround.start(Map.of());
+        ground = ManagedRoles.start(Map.of(), List.of(ManagedRoles.Role.POLLING_RELAY, ManagedRoles.Role.WAL_RELAY));
         kafka = ground.kafka();
         pg = ground.postgres();
-        try (Connection c = pg.connectAdmin("postgres"); Statement s = c.createStatement()) {
-            s.execute("CREATE ROLE poll_relay LOGIN PASSWORD '" + pollPassword + "'");
-            s.execute("CREATE ROLE cdc_relay LOGIN REPLICATION PASSWORD '" + cdcPassword + "'");
-        }
+        pollPassword = ground.password(ManagedRoles.Role.POLLING_RELAY);
+        cdcPassword = ground.password(ManagedRoles.Role.WAL_RELAY);
     }
 
     @AfterAll
@@ -76,13 +69,7 @@ class WrongHostNameTest {
     }
 
     private TestDatabase database() throws Exception {
-        TestDatabase db = pg.newDatabase();
-        try (Connection c = db.connect(); Statement s = c.createStatement()) {
-            DocumentedGrants.pollingRelay(s, "poll_relay");
-            DocumentedGrants.walRelay(s, "cdc_relay", false);
-            DocumentedGrants.walPublication(s);
-        }
-        return db;
+        return ground.newDatabase();
     }
 
     @Test

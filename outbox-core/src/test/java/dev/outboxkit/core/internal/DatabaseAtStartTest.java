@@ -3,14 +3,12 @@ package dev.outboxkit.core.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.io.PrintWriter;
+import java.lang.reflect.Proxy;
 import java.security.cert.CertificateException;
-import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.logging.Logger;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 
@@ -79,50 +77,14 @@ class DatabaseAtStartTest {
 
     /** A data source whose every connection attempt fails with {@code failure}, counting them. */
     private static DataSource failing(AtomicInteger attempts, SQLException failure) {
-        return new DataSource() {
-            @Override
-            public Connection getConnection() throws SQLException {
-                attempts.incrementAndGet();
-                throw failure;
-            }
-
-            @Override
-            public Connection getConnection(String username, String password) throws SQLException {
-                return getConnection();
-            }
-
-            @Override
-            public PrintWriter getLogWriter() {
-                return null;
-            }
-
-            @Override
-            public void setLogWriter(PrintWriter out) {
-            }
-
-            @Override
-            public void setLoginTimeout(int seconds) {
-            }
-
-            @Override
-            public int getLoginTimeout() {
-                return 0;
-            }
-
-            @Override
-            public Logger getParentLogger() {
-                return Logger.getGlobal();
-            }
-
-            @Override
-            public <T> T unwrap(Class<T> iface) throws SQLException {
-                throw new SQLException("not a wrapper");
-            }
-
-            @Override
-            public boolean isWrapperFor(Class<?> iface) {
-                return false;
-            }
-        };
+        // a dynamic proxy rather than a stub of every DataSource method: DatabaseAtStart only asks for connections
+        return (DataSource) Proxy.newProxyInstance(DatabaseAtStartTest.class.getClassLoader(),
+                new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
+                    if (!method.getName().equals("getConnection")) {
+                        throw new UnsupportedOperationException("a failing DataSource has no " + method.getName());
+                    }
+                    attempts.incrementAndGet();
+                    throw failure;
+                });
     }
 }

@@ -3,13 +3,11 @@ package dev.outboxkit.testkit.fault;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.outboxkit.testkit.ManualClock;
 import dev.outboxkit.testkit.fault.FaultSchedule.Step;
 import java.net.ServerSocket;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -20,30 +18,6 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 class FaultScheduleTest {
-
-    /** A clock that only moves when the fake sleeper sleeps. */
-    private static final class FakeClock extends Clock {
-        private Instant now = Instant.parse("2030-01-01T00:00:00Z");
-
-        @Override
-        public ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(ZoneId zone) {
-            return this;
-        }
-
-        @Override
-        public Instant instant() {
-            return now;
-        }
-
-        void advance(Duration d) {
-            now = now.plus(d);
-        }
-    }
 
     private static FaultSchedule.Builder typical(long seed) {
         return FaultSchedule.builder(seed)
@@ -117,7 +91,8 @@ class FaultScheduleTest {
     @Test
     void runInjectsAtTheOffsetsAndHealsAfterTheHold() throws Exception {
         FaultSchedule s = typical(11).duration(Duration.ofMinutes(2)).build();
-        FakeClock clock = new FakeClock();
+        // a clock that only moves when the fake sleeper sleeps
+        ManualClock clock = ManualClock.startingAt(Instant.parse("2030-01-01T00:00:00Z"));
         Instant start = clock.instant();
         List<String> calls = new ArrayList<>();
         FaultAction recording = new FaultAction() {
@@ -152,7 +127,8 @@ class FaultScheduleTest {
     void aFailedInjectionIsHealedNamesTheStepAndSeedAndStopsTheRun() {
         FaultSchedule s = FaultSchedule.builder(5).duration(Duration.ofMinutes(1)).fault("kill9", "relay-1")
                 .gap(Duration.ofSeconds(1), Duration.ofSeconds(1)).hold(Duration.ofSeconds(1), Duration.ofSeconds(1)).build();
-        FakeClock clock = new FakeClock();
+        // a clock that only moves when the fake sleeper sleeps
+        ManualClock clock = ManualClock.startingAt(Instant.parse("2030-01-01T00:00:00Z"));
         List<String> calls = Collections.synchronizedList(new ArrayList<>());
         FaultAction failing = FaultAction.of(t -> {
             calls.add("inject");

@@ -2,8 +2,10 @@ package dev.outboxkit.relay.cdc;
 
 import dev.outboxkit.core.Secret;
 import dev.outboxkit.testkit.History;
+import dev.outboxkit.testkit.RelayLeases;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.testkit.TestKafka;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -37,6 +39,16 @@ final class CdcTestSupport {
                 .heartbeatInterval(Duration.ofSeconds(1))
                 .offsetFlushInterval(Duration.ofMillis(200))
                 .shutdownTimeout(Duration.ofSeconds(30));
+    }
+
+    /** The lease of the test's slot, which must exist: its holder, fencing token, acquired and expiry times. */
+    static RelayLeases.Lease lease(TestDatabase db) throws SQLException {
+        return RelayLeases.held(db, RelayLeases.walRelayKey(slotFor(db)));
+    }
+
+    /** The instance holding (or last holding) the lease of the test's slot; empty when none ever did. */
+    static String leaseHolder(TestDatabase db) throws SQLException {
+        return RelayLeases.find(db, RelayLeases.walRelayKey(slotFor(db))).map(RelayLeases.Lease::holder).orElse("");
     }
 
     /** Drops the test's slot (after the relay closed) so the database can be dropped. */

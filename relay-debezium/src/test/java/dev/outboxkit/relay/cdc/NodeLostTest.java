@@ -57,15 +57,15 @@ class NodeLostTest {
 
             link.blackhole();
             long cutAt = System.currentTimeMillis();
-            Timestamp expiresAt = StandbyTakeoverTest.lease(db, "expires_at");
+            Timestamp expiresAt = CdcTestSupport.lease(db).expiresAt();
             log.info("blackholed every connection of instance A (walsender {}); its lease expires at {}", walsenderOfA, expiresAt);
 
-            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(5)).until(() -> "b".equals(StandbyTakeoverTest.leaseHolder(db)));
+            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(5)).until(() -> "b".equals(CdcTestSupport.leaseHolder(db)));
             long leaseMillis = System.currentTimeMillis() - cutAt;
             await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(5))
                     .until(() -> registryB.get("outbox.relay.published").counter().count() > 0);
             long firstAckMillis = System.currentTimeMillis() - cutAt;
-            Timestamp takenAt = StandbyTakeoverTest.lease(db, "acquired_at");
+            Timestamp takenAt = CdcTestSupport.lease(db).acquiredAt();
             assertThat(takenAt).as("A's lease is taken only once it expired").isAfterOrEqualTo(expiresAt);
             await().atMost(Duration.ofSeconds(60)).until(() -> !backendAlive(db, walsenderOfA));
             long walsenderGoneMillis = System.currentTimeMillis() - cutAt;
@@ -83,7 +83,7 @@ class NodeLostTest {
             // the partition heals: A finds its sessions ended, its lease gone, and steps down without writing
             link.heal();
             await().atMost(Duration.ofSeconds(90)).until(() -> a.output().lastIndexOf("STANDBY") > a.output().lastIndexOf("READY"));
-            assertThat(StandbyTakeoverTest.leaseHolder(db)).isEqualTo("b");
+            assertThat(CdcTestSupport.leaseHolder(db)).isEqualTo("b");
 
             writer.close();
             long committed = writer.committed();

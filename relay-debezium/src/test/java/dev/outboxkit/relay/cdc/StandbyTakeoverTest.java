@@ -45,11 +45,11 @@ class StandbyTakeoverTest {
 
             a.process().pause();
             log.info("froze instance A after it published {}", a.published());
-            Timestamp frozenUntil = lease(db, "expires_at");
+            Timestamp frozenUntil = CdcTestSupport.lease(db).expiresAt();
             assertThat(b.process().awaitOutput("READY", Duration.ofSeconds(120))).as("B takes over:%n%s", b.output()).isTrue();
-            assertThat(lease(db, "acquired_at")).as("A's lease is taken only once it expired").isAfterOrEqualTo(frozenUntil);
+            assertThat(CdcTestSupport.lease(db).acquiredAt()).as("A's lease is taken only once it expired").isAfterOrEqualTo(frozenUntil);
             assertThat(b.awaitPublished(200, Duration.ofSeconds(120))).isTrue();
-            long fenceB = leaseFence(db);
+            long fenceB = CdcTestSupport.lease(db).fence();
 
             a.process().resume();
             await().atMost(Duration.ofSeconds(90)).until(() -> a.output().contains("lost lease")
@@ -62,7 +62,7 @@ class StandbyTakeoverTest {
             long killedAt = System.currentTimeMillis();
             b.kill9();
             await().atMost(Duration.ofMillis(KILLED_LEASE_MILLIS)).pollInterval(Duration.ofMillis(5))
-                    .until(() -> leaseHolder(db).equals("instance-a"));
+                    .until(() -> CdcTestSupport.leaseHolder(db).equals("instance-a"));
             long leaseMillis = System.currentTimeMillis() - killedAt;
             await().atMost(Duration.ofMillis(KILLED_LEASE_MILLIS)).until(() -> a.firstPublishedAfter(publishedBeforeKill) > 0);
             long ackMillis = a.firstPublishedAfter(publishedBeforeKill) - killedAt;
@@ -80,7 +80,7 @@ class StandbyTakeoverTest {
             long committed = writer.committed();
             await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofSeconds(1))
                     .until(() -> CdcTestSupport.distinctIds(kafka, topic) >= committed);
-            long fenceFinal = leaseFence(db);
+            long fenceFinal = CdcTestSupport.lease(db).fence();
             assertThat(fenceFinal).as("A took the lease back with a new, larger token").isGreaterThan(fenceB);
             await().atMost(Duration.ofSeconds(30)).until(() -> offsetWrittenWith(db, fenceFinal));
             a.terminate();
@@ -101,24 +101,6 @@ class StandbyTakeoverTest {
             throw new AssertionError("B did not stand by:\n" + b.output());
         }
         return b;
-    }
-
-    private static long leaseFence(TestDatabase db) throws Exception {
-        return db.count("SELECT fence FROM outbox_relay_lease WHERE lease_key = 'cdc/" + CdcTestSupport.slotFor(db) + "'");
-    }
-
-    /** A column of the test slot's lease row (the row must exist). */
-    static Timestamp lease(TestDatabase db, String column) throws Exception {
-        try (Connection c = db.connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT " + column
-                + " FROM outbox_relay_lease WHERE lease_key = 'cdc/" + CdcTestSupport.slotFor(db) + "'")) {
-            assertThat(rs.next()).as("lease held").isTrue();
-            return rs.getTimestamp(1);
-        }
-    }
-
-    static String leaseHolder(TestDatabase db) throws Exception {
-        return db.strings("SELECT holder FROM outbox_relay_lease WHERE lease_key = 'cdc/" + CdcTestSupport.slotFor(db) + "'")
-                .stream().findFirst().orElse("");
     }
 
     private static boolean offsetWrittenWith(TestDatabase db, long fence) throws Exception {

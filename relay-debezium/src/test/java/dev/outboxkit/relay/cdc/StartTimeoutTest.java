@@ -2,9 +2,7 @@ package dev.outboxkit.relay.cdc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.awaitility.Awaitility.await;
 
-import dev.outboxkit.core.Relay;
 import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.testkit.OutboxRows;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
@@ -15,8 +13,6 @@ import dev.outboxkit.testkit.fault.TcpFaultProxy;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -36,23 +32,12 @@ class StartTimeoutTest {
         try (TcpFaultProxy pg = refusing("cdc-start-wait-pg", db);
              CdcRelay relay = CdcTestSupport.relay(db, kafka).jdbcUrl(db.jdbcUrlVia(pg.host(), pg.port()))
                      .route(TopicRoute.of(topic)).startTimeout(Duration.ofSeconds(120)).build()) {
-            CompletableFuture<Void> start = CompletableFuture.runAsync(relay::start);
-            await("the start waits, not ready, saying for what").atMost(Duration.ofSeconds(60))
-                    .until(() -> relay.health().detail().contains("does not answer yet (attempt "));
-            Relay.Health waiting = relay.health();
-            assertThat(waiting.ready()).isFalse();
-            assertThat(waiting.live()).isTrue();
-            assertThat(waiting.detail()).contains(pg.address());
-            assertThat(start).isNotDone();
-            System.out.println("WAL relay, database down at start: " + waiting.detail());
-
-            long healed = System.nanoTime();
-            pg.heal();
-            start.get(90, TimeUnit.SECONDS);
-            long started = System.nanoTime() - healed;
-            Duration ready = Readiness.untilReady(relay::health, Duration.ofSeconds(90));
-            System.out.println("WAL relay, database back: started " + started / 1_000_000 + " ms after it answered, "
-                    + "ready " + ready.toMillis() + " ms after the start returned");
+            // not ready, live, naming the proxy's address, the start not returned: checked by startWaiting
+            Readiness.WaitingStart start = Readiness.startWaiting(relay, "does not answer yet (attempt ", pg.address(),
+                    Duration.ofSeconds(60));
+            System.out.println("WAL relay, database down at start: " + start.health().detail());
+            Readiness.Restored back = start.afterRestore(pg::heal, Duration.ofSeconds(90), Duration.ofSeconds(90));
+            System.out.println("WAL relay, database back: " + back);
             UUID id;
             try (Connection c = db.connect()) {
                 id = OutboxRows.insert(c, "order", "o-1", "{\"n\": 1}");

@@ -7,6 +7,7 @@ import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.testkit.History;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
+import dev.outboxkit.testkit.RelayLeases;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.testkit.TestKafka;
 import dev.outboxkit.testkit.internal.Handoffs;
@@ -89,7 +90,7 @@ class HandoffTest {
     private static void awaitShared(TestDatabase db, List<PollingRelay> running) {
         int share = 64 / running.size();
         await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20)).untilAsserted(() -> {
-            Map<String, Integer> held = MultiInstanceTest.liveLeasesByHolder(db);
+            Map<String, Integer> held = RelayLeases.partitionsByHolder(db);
             assertThat(held).hasSize(running.size()).allSatisfy((holder, n) -> assertThat(n).isEqualTo(share));
         });
     }

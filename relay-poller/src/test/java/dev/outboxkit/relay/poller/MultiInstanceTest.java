@@ -7,6 +7,7 @@ import dev.outboxkit.testkit.History;
 import dev.outboxkit.testkit.JavaProcess;
 import dev.outboxkit.testkit.OutboxRows;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
+import dev.outboxkit.testkit.RelayLeases;
 import dev.outboxkit.testkit.Sql;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.testkit.TestKafka;
@@ -59,7 +60,7 @@ class MultiInstanceTest {
             JavaProcess c = relays.get(2);
             // The three share the 64 partitions (21/21/22).
             await().atMost(Duration.ofSeconds(60)).untilAsserted(() ->
-                    assertThat(liveLeasesByHolder(db)).containsOnlyKeys("relay-a", "relay-b", "relay-c")
+                    assertThat(RelayLeases.partitionsByHolder(db)).containsOnlyKeys("relay-a", "relay-b", "relay-c")
                             .allSatisfy((holder, n) -> assertThat(n).isBetween(21, 22)));
 
             try (Writers writers = new Writers(db, history, 4, 40, 2)) {
@@ -72,7 +73,7 @@ class MultiInstanceTest {
                 // after taking a lease of relay-a, can delete one, once Kafka acknowledged it
                 long[] backlog = rowsIn(db, killedLeases, Long.MAX_VALUE);
                 await().atMost(Duration.ofMillis(KILLED_LEASE_MILLIS)).pollInterval(Duration.ofMillis(5))
-                        .until(() -> !liveLeasesByHolder(db).containsKey("relay-a"));
+                        .until(() -> !RelayLeases.partitionsByHolder(db).containsKey("relay-a"));
                 long leasesMillis = (System.nanoTime() - killedAt) / 1_000_000;
                 await().atMost(Duration.ofMillis(KILLED_LEASE_MILLIS)).pollInterval(Duration.ofMillis(5))
                         .until(() -> rowsIn(db, killedLeases, backlog[1])[0] < backlog[0]);
@@ -88,12 +89,12 @@ class MultiInstanceTest {
                 long atKill = writers.committed();
                 await().atMost(Duration.ofSeconds(60)).until(() -> writers.committed() > atKill + 2000);
 
-                assertThat(liveLeasesByHolder(db)).containsKey("relay-b");
+                assertThat(RelayLeases.partitionsByHolder(db)).containsKey("relay-b");
                 b.pause();
                 Map<String, Timestamp> frozenUntil = leasesOf(db, "relay-b");
                 // relay-c takes over relay-b's partitions once their leases expired.
                 await().atMost(Duration.ofSeconds(90)).untilAsserted(() ->
-                        assertThat(liveLeasesByHolder(db)).isEqualTo(Map.of("relay-c", 64)));
+                        assertThat(RelayLeases.partitionsByHolder(db)).isEqualTo(Map.of("relay-c", 64)));
                 // its connections are open, so its liveness lock is held: no lease of it was taken before it expired
                 for (Map.Entry<String, Timestamp> lease : frozenUntil.entrySet()) {
                     assertThat(acquiredAt(db, lease.getKey())).as("%s taken over", lease.getKey())
@@ -106,7 +107,7 @@ class MultiInstanceTest {
                 assertThat(b.awaitOutput("FENCED", Duration.ofSeconds(60))).as(b.output()).isTrue();
                 // It rejoins and gets its share back.
                 await().atMost(Duration.ofSeconds(90)).untilAsserted(() ->
-                        assertThat(liveLeasesByHolder(db)).containsOnlyKeys("relay-b", "relay-c"));
+                        assertThat(RelayLeases.partitionsByHolder(db)).containsOnlyKeys("relay-b", "relay-c"));
                 long atRejoin = writers.committed();
                 await().atMost(Duration.ofSeconds(60)).until(() -> writers.committed() > atRejoin + 1000);
             }
@@ -190,17 +191,5 @@ class MultiInstanceTest {
         try (Connection c = db.connect()) {
             history.committed(OutboxRows.insert(c, "account", aggregate, "{\"probe\": true}"), aggregate, 0);
         }
-    }
-
-    static Map<String, Integer> liveLeasesByHolder(TestDatabase db) throws Exception {
-        Map<String, Integer> out = new HashMap<>();
-        try (Connection c = db.connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(
-                "SELECT holder, count(*) FROM outbox_relay_lease WHERE lease_key LIKE 'poll/%' AND expires_at > now() "
-                        + "GROUP BY holder")) {
-            while (rs.next()) {
-                out.put(rs.getString(1), rs.getInt(2));
-            }
-        }
-        return out;
     }
 }

@@ -7,6 +7,7 @@ import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.testkit.History;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
+import dev.outboxkit.testkit.RelayLeases;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.testkit.TestKafka;
 import dev.outboxkit.testkit.fault.TcpFaultProxy;
@@ -47,7 +48,7 @@ class NodeLostTest {
              PollingRelay b = start(db.jdbcUrl(), db, kafka, topic, "b");
              AutoCloseable healedBeforeClosing = link::heal) {
             await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(20)).untilAsserted(() ->
-                    assertThat(MultiInstanceTest.liveLeasesByHolder(db)).containsEntry("a", 32).containsEntry("b", 32));
+                    assertThat(RelayLeases.partitionsByHolder(db)).containsEntry("a", 32).containsEntry("b", 32));
             await().atMost(Duration.ofSeconds(60)).until(() -> db.count("SELECT count(*) FROM outbox_write_audit") > 0);
 
             String cutAtDb = db.strings("SELECT clock_timestamp()::text").get(0);
@@ -55,7 +56,7 @@ class NodeLostTest {
             long cutAt = System.currentTimeMillis();
             log.info("blackholed every connection of instance A");
             await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(5)).untilAsserted(() ->
-                    assertThat(MultiInstanceTest.liveLeasesByHolder(db)).containsEntry("b", 64));
+                    assertThat(RelayLeases.partitionsByHolder(db)).containsEntry("b", 64));
             long takenMillis = System.currentTimeMillis() - cutAt;
             cut = new Handoffs.Window(cutAt, System.currentTimeMillis());
             // (on a loaded machine a 4 s lease also expires now and then without a fault: A rejoins, and it counts)
@@ -68,7 +69,7 @@ class NodeLostTest {
             // the partition heals: A finds its leases taken, is fenced and joins again under new fences
             link.heal();
             await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(20)).untilAsserted(() ->
-                    assertThat(MultiInstanceTest.liveLeasesByHolder(db)).containsKey("a"));
+                    assertThat(RelayLeases.partitionsByHolder(db)).containsKey("a"));
             writers.close();
             Outbox.awaitEmpty(db, Duration.ofSeconds(60));
             assertThat(db.count("SELECT count(*) FROM outbox_write_audit WHERE at >= (SELECT min(taken_at) " + takenFromA

@@ -13,6 +13,7 @@ import dev.outboxkit.relay.poller.internal.PollerSql;
 import dev.outboxkit.testkit.History;
 import dev.outboxkit.testkit.OutboxRows;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
+import dev.outboxkit.testkit.RelayLeases;
 import dev.outboxkit.testkit.Sql;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.testkit.TestKafka;
@@ -220,13 +221,13 @@ class PollingRelayTest {
              PollingRelay two = relay(db, kafka, topic).instanceId("two").leaseDuration(Duration.ofSeconds(60))
                      .meterRegistry(twoMetrics).build()) {
             one.start();
-            await().atMost(Duration.ofSeconds(30)).until(() -> MultiInstanceTest.liveLeasesByHolder(db).equals(Map.of("one", 64)));
+            await().atMost(Duration.ofSeconds(30)).until(() -> RelayLeases.partitionsByHolder(db).equals(Map.of("one", 64)));
             two.start();
             await().atMost(Duration.ofSeconds(30)).until(() ->
-                    MultiInstanceTest.liveLeasesByHolder(db).equals(Map.of("one", 32, "two", 32)));
+                    RelayLeases.partitionsByHolder(db).equals(Map.of("one", 32, "two", 32)));
             one.close();
             // The leases were given back, not left to expire (they would last 60 s).
-            await().atMost(Duration.ofSeconds(15)).until(() -> MultiInstanceTest.liveLeasesByHolder(db).equals(Map.of("two", 64)));
+            await().atMost(Duration.ofSeconds(15)).until(() -> RelayLeases.partitionsByHolder(db).equals(Map.of("two", 64)));
             assertThat(twoMetrics.get("outbox.relay.rebalances").counter().count()).isGreaterThanOrEqualTo(2);
             assertThat(twoMetrics.get("outbox.relay.leases.held").gauge().value()).isEqualTo(64);
             assertThat(two.health().ready()).as(two.health().detail()).isTrue();

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import dev.outboxkit.core.Relay;
 import dev.outboxkit.testkit.OutboxRows;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.Readiness;
@@ -16,7 +15,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -41,23 +39,12 @@ class StartTimeoutTest {
         try (TcpFaultProxy pg = refusing("start-wait-pg", db);
              PollingRelay relay = PollingRelayTest.relay(db, kafka, topic).jdbcUrl(db.jdbcUrlVia(pg.host(), pg.port()))
                      .leaseDuration(Duration.ofSeconds(15)).startTimeout(Duration.ofSeconds(120)).build()) {
-            CompletableFuture<Void> start = CompletableFuture.runAsync(relay::start);
-            await("the start waits, not ready, saying for what").atMost(Duration.ofSeconds(60))
-                    .until(() -> relay.health().detail().contains("does not answer yet (attempt "));
-            Relay.Health waiting = relay.health();
-            assertThat(waiting.ready()).isFalse();
-            assertThat(waiting.live()).isTrue();
-            assertThat(waiting.detail()).contains(pg.address());
-            assertThat(start).isNotDone();
-            System.out.println("poll relay, database down at start: " + waiting.detail());
-
-            long healed = System.nanoTime();
-            pg.heal();
-            start.get(60, TimeUnit.SECONDS);
-            long started = System.nanoTime() - healed;
-            Duration ready = Readiness.untilReady(relay::health, Duration.ofSeconds(60));
-            System.out.println("poll relay, database back: started " + started / 1_000_000 + " ms after it answered, "
-                    + "ready " + ready.toMillis() + " ms after the start returned");
+            // not ready, live, naming the proxy's address, the start not returned: checked by startWaiting
+            Readiness.WaitingStart start = Readiness.startWaiting(relay, "does not answer yet (attempt ", pg.address(),
+                    Duration.ofSeconds(60));
+            System.out.println("poll relay, database down at start: " + start.health().detail());
+            Readiness.Restored back = start.afterRestore(pg::heal, Duration.ofSeconds(60), Duration.ofSeconds(60));
+            System.out.println("poll relay, database back: " + back);
             await("the waiting row published").atMost(Duration.ofSeconds(60))
                     .until(() -> db.count("SELECT count(*) FROM outbox_event") == 0);
         }
