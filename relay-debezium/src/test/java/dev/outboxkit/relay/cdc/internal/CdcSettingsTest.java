@@ -50,12 +50,8 @@ class CdcSettingsTest {
     }
 
     @Test
-    void everyOptionSetIsTheOneUsed() {
+    void everyWalRelayAndSharedOptionSetIsTheOneUsed() {
         Map<RelayOption<?>, Object> set = new LinkedHashMap<>();
-        set.put(RelayOptions.SCHEMA, "billing");
-        set.put(RelayOptions.LEASE_DURATION, Duration.ofSeconds(6));
-        set.put(RelayOptions.MAX_ATTEMPTS, 3);
-        set.put(RelayOptions.START_TIMEOUT, Duration.ofSeconds(7));
         set.put(CdcOptions.SLOT_NAME, "billing_slot");
         set.put(CdcOptions.PUBLICATION_NAME, "billing_pub");
         set.put(CdcOptions.DELETE_AFTER_PUBLISH, false);
@@ -65,6 +61,10 @@ class CdcSettingsTest {
         set.put(CdcOptions.MAX_IN_FLIGHT, 20);
         set.put(CdcOptions.POLL_INTERVAL, Duration.ofMillis(9));
         set.put(CdcOptions.SHUTDOWN_TIMEOUT, Duration.ofSeconds(4));
+        set.put(RelayOptions.SCHEMA, "billing");
+        set.put(RelayOptions.LEASE_DURATION, Duration.ofSeconds(6));
+        set.put(RelayOptions.MAX_ATTEMPTS, 3);
+        set.put(RelayOptions.START_TIMEOUT, Duration.ofSeconds(7));
         CdcSettings s = settings(set);
         assertThat(s.schema()).isEqualTo("billing");
         assertThat(s.timing().lease()).isEqualTo(Duration.ofSeconds(6));
