@@ -96,7 +96,8 @@ public final class DatabaseAtStart {
                 }
                 long now = System.nanoTime();
                 long waited = (now - began) / 1_000_000_000L;
-                if (now + pause.toNanos() - deadline > 0) {
+                long left = deadline - now;
+                if (left <= 0) {
                     throw new IllegalStateException(who + " cannot reach the database at " + where + ": " + attempt
                             + (attempt == 1 ? " attempt" : " attempts") + " in " + waited + " s (startTimeout " + timeout
                             + ") failed, the last with " + why + sqlState(failure) + ". Check the JDBC URL (host, port, "
@@ -107,7 +108,8 @@ public final class DatabaseAtStart {
                         + " s of startTimeout " + timeout + "): " + why;
                 log.warn("{}: the database at {} does not answer yet (attempt {}, {} s of startTimeout {}): {}{}; trying "
                         + "again", who, where, attempt, waited, timeout, why, sqlState(failure));
-                pauseUnlessStopping(pause);
+                // the last pause ends at the deadline, so the last attempt is made when the start timeout runs out
+                pauseUnlessStopping(pause.toNanos() < left ? pause : Duration.ofNanos(left));
                 if (stopping.getAsBoolean()) {
                     throw new IllegalStateException(who + " stopped while waiting for the database at " + where
                             + " (attempt " + attempt + ": " + why + ")", failure);
