@@ -50,6 +50,9 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
     private volatile boolean stopRequested;
     private volatile boolean stopReached;
     private volatile long batches;
+    /** Held closed while the session still publishes from the table (the bridge); null when there is none. */
+    private final CountDownLatch bridged;
+    private volatile long firstBatchNanos;
     private boolean warnedAboutMessages;
 
     /** Last record of the transaction in progress (poll thread only); null at a boundary. */
@@ -61,7 +64,8 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
     }
 
     StreamHandler(ChangeDecoder decoder, Publisher publisher, RowSink sink, CdcMetrics metrics, FlushPolicy flushPolicy,
-                  BooleanSupplier authority, StartupDrain.Result drained, boolean trackInFlightAge, int maxInFlight) {
+                  BooleanSupplier authority, StartupDrain.Result drained, boolean trackInFlightAge, int maxInFlight,
+                  boolean bridged) {
         this.decoder = decoder;
         this.publisher = publisher;
         this.sink = sink;
@@ -69,8 +73,25 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
         this.flushPolicy = flushPolicy;
         this.authority = authority;
         this.drained = drained == null || drained.drainedSeqs().length == 0 ? null : drained;
+        this.bridged = bridged ? new CountDownLatch(1) : null;
         this.trackInFlightAge = trackInFlightAge;
         this.maxInFlight = maxInFlight;
+    }
+
+    /**
+     * Ends the bridge: the table's passes are over and acknowledged, {@code drained} is all they handled; the first
+     * batch (waiting in {@link #handleBatch}) goes on with it.
+     */
+    void open(StartupDrain.Result drained) {
+        this.drained = drained == null || drained.drainedSeqs().length == 0 ? null : drained;
+        if (bridged != null) {
+            bridged.countDown();
+        }
+    }
+
+    /** When Debezium handed over its first batch (System.nanoTime()), 0 before. */
+    long firstBatchNanos() {
+        return firstBatchNanos;
     }
 
     void requestStop() {
@@ -93,6 +114,12 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
     @Override
     public void handleBatch(List<RecordChangeEvent<SourceRecord>> events,
                             DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer) throws InterruptedException {
+        if (firstBatchNanos == 0) {
+            firstBatchNanos = System.nanoTime();
+        }
+        if (bridged != null) {
+            bridged.await(); // the session's pass over the table in progress ends first (Session's class doc)
+        }
         if (stopReached) {
             return; // past the stop point: neither published nor marked; streamed again at the next start
         }
