@@ -424,20 +424,21 @@ final class Session {
             if (!keepGoing.getAsBoolean()) {
                 throw new InterruptedException("stopped while waiting for slot " + settings.slotName() + " (closing or lease lost)");
             }
+            boolean mayEnd = handedOver && !ended;
             if (busy == null) {
                 // A predecessor that handed over is closing its engine (its walsender leaves within a second or so);
                 // otherwise endStaleWalsender could not end it (another role): say so once, with the way out.
-                busy = handedOver ? "waiting for the previous holder's walsender to leave slot " + settings.slotName()
+                busy = mayEnd ? "waiting for the previous holder's walsender to leave slot " + settings.slotName()
                         : guard.reportBusySlot(c, slot);
             }
             phase = busy;
-            if (!ended && System.nanoTime() - deadline > 0) {
-                if (handedOver) {
-                    log.warn("slot {} is still streamed {} s after its previous holder handed it over: ending that walsender",
-                            settings.slotName(), PREDECESSOR_SENDER_GRACE.toSeconds());
-                }
+            if (mayEnd && System.nanoTime() - deadline > 0) {
+                log.warn("slot {} is still streamed {} s after its previous holder handed it over: ending that walsender",
+                        settings.slotName(), PREDECESSOR_SENDER_GRACE.toSeconds());
                 guard.endStaleWalsender(c, fence);
                 ended = true;
+                busy = null; // still streamed at the next look: a walsender this role may not end, said once
+                continue;
             }
             if (drain == null) {
                 // No notification exists for a walsender's exit: look again in 10 ms (one catalogue read) after a
