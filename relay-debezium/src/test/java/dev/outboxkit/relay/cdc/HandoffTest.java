@@ -95,31 +95,14 @@ class HandoffTest {
         assertThat(messages(events, supervisor, " taken over (lease token ")).as("start-up phases")
                 .hasSizeGreaterThanOrEqualTo(Handoffs.COUNT + 1)
                 .allSatisfy(m -> assertThat(m).contains("checks done at", "slot free at", "streaming at"));
-        List<ILoggingEvent> errors = events.stream().filter(e -> e.getLevel().isGreaterOrEqual(Level.ERROR))
+        // No ERROR at all, Debezium's included: its async engine, closed while its polling thread was about to hand over
+        // a batch, used to submit it to its terminated processing pool and log "Engine has failed with"
+        // (RejectedExecutionException), about once in 60 hand-overs; the handler now holds that thread past the stop
+        // point until the close (docs/reliability.md, "Debezium's close while changes flow").
+        assertThat(events.stream().filter(e -> e.getLevel().isGreaterOrEqual(Level.ERROR))
                 .filter(e -> e.getLoggerName().startsWith("dev.outboxkit") || e.getLoggerName().startsWith("io.debezium"))
-                .toList();
-        // Known, Debezium's own (docs/reliability.md, "Known: Debezium's ERROR on a close while changes flow"): its
-        // async engine, closed while a batch is in flight, submits that batch to its already terminated processing
-        // pool and logs "Engine has failed with" (RejectedExecutionException). It comes after the hand-over, so it
-        // costs nothing; it is counted here, and every other ERROR still fails the test.
-        List<ILoggingEvent> closeRace = errors.stream().filter(HandoffTest::debeziumCloseRace).toList();
-        System.out.printf("HANDOFF cdc Debezium close-race ERRORs: %d in %d stops%n", closeRace.size(), Handoffs.COUNT + 1);
-        assertThat(errors.stream().filter(e -> !closeRace.contains(e)).map(ILoggingEvent::getFormattedMessage))
+                .map(e -> e.getLoggerName() + ": " + e.getFormattedMessage()))
                 .as("ERRORs of the relays and Debezium across the handoffs").isEmpty();
-    }
-
-    private static boolean debeziumCloseRace(ILoggingEvent e) {
-        if (!e.getLoggerName().equals("io.debezium.embedded.async.AsyncEmbeddedEngine")
-                || !e.getFormattedMessage().startsWith("Engine has failed with")) {
-            return false;
-        }
-        for (ch.qos.logback.classic.spi.IThrowableProxy t = e.getThrowableProxy(); t != null; t = t.getCause()) {
-            if (t.getClassName().equals("java.util.concurrent.RejectedExecutionException")
-                    && t.getMessage() != null && t.getMessage().contains("Terminated")) {
-                return true;
-            }
-        }
-        return false;
     }
 
     private static List<String> messages(List<ILoggingEvent> events, Logger from, String containing) {

@@ -72,6 +72,9 @@ final class Session {
      */
     static final Duration BRIDGE_MAX = Duration.ofSeconds(5);
 
+    /** How long a stopping session waits for Debezium's polling thread to be held past the stop point. */
+    static final Duration POLLING_HELD_WAIT = Duration.ofSeconds(2);
+
     /** How long a session waits for a predecessor that handed over to end its walsender before ending it itself. */
     static final Duration PREDECESSOR_SENDER_GRACE = Duration.ofSeconds(10);
 
@@ -453,11 +456,15 @@ final class Session {
     /**
      * Keeps publishing from the table until Debezium hands over its first batch (which waits for the pass in
      * progress), the engine ends, or the session must stop; then lets the stream go on with every pass's result.
-     * A heartbeat row written at once gives an idle outbox a first change to end the bridge with.
+     * A heartbeat row written at once gives an idle outbox a first change to end the bridge with. A pass that fails
+     * ends the session as a failed start-up drain does, with the same error (the publisher's verdict: retriable, or
+     * needs an operator), and the stream publishes nothing: falling back to the stream would only meet the stopped
+     * producer and hide that verdict behind "Kafka failed an earlier record".
      */
     private void bridge(StartupDrain drain, StartupDrain.Result drained, StreamHandler handler, EngineRunner runner,
                         BooleanSupplier keepGoing) {
         StartupDrain.Result result = drained;
+        boolean failed = false;
         try (Connection c = pool.getConnection()) {
             writeHeartbeat(c);
             long until = System.nanoTime() + BRIDGE_MAX.toNanos();
@@ -472,10 +479,15 @@ final class Session {
         } catch (InterruptedException e) {
             log.debug("the drain bridging Debezium's start stopped: {}", e.getMessage()); // closing or lease lost
         } catch (SQLException | RuntimeException e) {
-            // what it published before is acknowledged; its result is not merged: the stream may publish it again
-            log.warn("the drain bridging Debezium's start failed ({}); the stream publishes from here", e.toString());
+            failed = true;
+            fail(e instanceof RuntimeException re ? re
+                    : new IllegalStateException("the drain bridging Debezium's start failed: " + e.getMessage(), e));
         } finally {
-            handler.open(result);
+            if (failed) {
+                handler.abandon(); // the session's loop sees the error and closes the engine
+            } else {
+                handler.open(result);
+            }
         }
     }
 
@@ -569,7 +581,29 @@ final class Session {
                         + "closing Debezium's engine", settings.instanceId(), (System.nanoTime() - began) / 1_000_000);
             }
         }
+        if (reached) {
+            awaitPollingHeld(handler);
+        }
         runner.close();
+    }
+
+    /**
+     * Before Debezium's engine is closed, its polling thread should be held in the handler past the stop point
+     * ({@link StreamHandler#holdUntilClosed()}), not waiting for a batch it would hand to an engine that is closing:
+     * a change written now reaches it there. Bounded by {@link #POLLING_HELD_WAIT}; after the hand-over, so it costs
+     * the successor nothing.
+     */
+    private void awaitPollingHeld(StreamHandler handler) throws InterruptedException {
+        try (Connection c = pool.getConnection()) {
+            writeHeartbeat(c);
+        } catch (SQLException e) {
+            log.debug("no change written before closing Debezium's engine ({}); closing it as it is", e.toString());
+            return;
+        }
+        if (!handler.awaitHeld(POLLING_HELD_WAIT)) {
+            log.debug("Debezium handed over no change within {} after the stop point; closing its engine",
+                    POLLING_HELD_WAIT);
+        }
     }
 
     void releaseLease() {
