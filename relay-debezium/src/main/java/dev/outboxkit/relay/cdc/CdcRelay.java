@@ -3,7 +3,6 @@ package dev.outboxkit.relay.cdc;
 import dev.outboxkit.core.Relay;
 import dev.outboxkit.core.RelayBuilder;
 import dev.outboxkit.core.RelayOption;
-import dev.outboxkit.core.RelayOptions;
 import dev.outboxkit.core.internal.DatabaseLogin;
 import dev.outboxkit.core.internal.Tracing;
 import dev.outboxkit.relay.cdc.internal.CdcSettings;
@@ -228,16 +227,10 @@ public final class CdcRelay implements Relay {
             require("bootstrapServers", bootstrapServers);
             checkShared();
             DatabaseLogin login = DatabaseLogin.resolve(jdbcUrl, user, password).requireUser("user(…)", "jdbcUrl");
-            String id = instanceIdOrDefault();
-            Map<String, Object> producer = producerConfig(Map.of());
-            return new CdcRelay(new CdcSettings(login.jdbcUrl(), login.user(), login.password(), get(RelayOptions.SCHEMA),
-                    get(CdcOptions.SLOT_NAME), get(CdcOptions.PUBLICATION_NAME), producer, routeWithFormat(), id,
-                    get(RelayOptions.LEASE_DURATION), get(CdcOptions.DELETE_AFTER_PUBLISH), get(CdcOptions.HEARTBEAT_INTERVAL),
-                    get(CdcOptions.OFFSET_FLUSH_INTERVAL), get(CdcOptions.MAX_BATCH_SIZE), get(CdcOptions.MAX_IN_FLIGHT),
-                    get(CdcOptions.POLL_INTERVAL),
-                    get(CdcOptions.SHUTDOWN_TIMEOUT), get(RelayOptions.MAX_ATTEMPTS),
-                    get(RelayOptions.START_TIMEOUT), meterRegistry == null ? new SimpleMeterRegistry() : meterRegistry,
-                    clock, Tracing.of(openTelemetry)), producerFactory);
+            CdcSettings settings = CdcSettings.of(this::get, login, instanceIdOrDefault(), this::producerConfig,
+                    routeWithFormat(), meterRegistry == null ? new SimpleMeterRegistry() : meterRegistry, clock,
+                    Tracing.of(openTelemetry));
+            return new CdcRelay(settings, producerFactory);
         }
 
         private static void require(String name, String value) {

@@ -2,6 +2,7 @@ package dev.outboxkit.relay.poller;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxkit.core.Identifiers;
+import dev.outboxkit.core.OutboxTables;
 import dev.outboxkit.core.Relay;
 import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.RelayBuilder;
@@ -10,7 +11,7 @@ import dev.outboxkit.core.internal.ConnectionPools;
 import dev.outboxkit.core.internal.DatabaseAtStart;
 import dev.outboxkit.core.internal.DatabaseLogin;
 import dev.outboxkit.core.internal.DatabaseSilence;
-import dev.outboxkit.core.internal.Grants;
+import dev.outboxkit.core.internal.RoleGrants;
 import dev.outboxkit.core.internal.KafkaReachability;
 import dev.outboxkit.core.internal.OperatorActions;
 import dev.outboxkit.core.internal.Tracing;
@@ -211,14 +212,9 @@ public final class PollingRelay implements Relay {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql.tablesPresent())) {
             // Grants first (without USAGE on the schema its tables cannot even be looked up): exactly
             // relay-poller/README.md, "Least privilege", what a batch needs in either afterPublish mode.
-            Grants.in(settings.schema())
-                    .table("outbox_event", "SELECT", "INSERT", "UPDATE", "DELETE")
-                    .table("outbox_dead_letter", "SELECT", "INSERT", "UPDATE")
-                    .table("outbox_relay_lease", "SELECT", "INSERT", "UPDATE", "DELETE")
-                    .table("outbox_relay_member", "SELECT", "INSERT", "UPDATE", "DELETE")
-                    .sequence("outbox_fence_seq")
-                    .require(c, settings.logPrefix());
-            String[] tables = {"outbox_event", "outbox_dead_letter", "outbox_relay_lease", "outbox_relay_member"};
+            RoleGrants.pollingRelay(settings.schema()).require(c, settings.logPrefix());
+            String[] tables = {OutboxTables.OUTBOX_EVENT, OutboxTables.DEAD_LETTER, OutboxTables.RELAY_LEASE,
+                    OutboxTables.RELAY_MEMBER};
             for (int i = 0; i < tables.length; i++) {
                 ps.setString(i + 1, Identifiers.qualified(settings.schema(), tables[i]));
             }
@@ -263,7 +259,7 @@ public final class PollingRelay implements Relay {
     /** A yes/no catalog check whose one parameter is outbox_event. */
     private boolean present(Connection c, String check) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(check)) {
-            ps.setString(1, Identifiers.qualified(settings.schema(), "outbox_event"));
+            ps.setString(1, Identifiers.qualified(settings.schema(), OutboxTables.OUTBOX_EVENT));
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 return rs.getBoolean(1);
@@ -281,7 +277,7 @@ public final class PollingRelay implements Relay {
      * without it every claim would walk the whole archive.
      */
     private void requireUnpublishedIndex(Connection c) throws SQLException {
-        String table = Identifiers.qualified(settings.schema(), "outbox_event");
+        String table = Identifiers.qualified(settings.schema(), OutboxTables.OUTBOX_EVENT);
         try (PreparedStatement ps = c.prepareStatement(sql.unpublishedIndexPresent())) {
             ps.setString(1, table);
             try (ResultSet rs = ps.executeQuery()) {
@@ -298,7 +294,7 @@ public final class PollingRelay implements Relay {
 
     private void warnIfTriggerMissing() {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql.notifyTriggerPresent())) {
-            ps.setString(1, Identifiers.qualified(settings.schema(), "outbox_event"));
+            ps.setString(1, Identifiers.qualified(settings.schema(), OutboxTables.OUTBOX_EVENT));
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 if (!rs.getBoolean(1)) {
@@ -306,7 +302,7 @@ public final class PollingRelay implements Relay {
                                     + "notification will come and the relay falls back to polling (maxPollDelay {}). Attach it: "
                                     + "CREATE TRIGGER outbox_event_notify AFTER INSERT ON {} FOR EACH STATEMENT EXECUTE "
                                     + "FUNCTION {}()", settings.logPrefix(), settings.maxPollDelay(),
-                            Identifiers.qualified(settings.schema(), "outbox_event"),
+                            Identifiers.qualified(settings.schema(), OutboxTables.OUTBOX_EVENT),
                             Identifiers.qualified(settings.schema(), "outbox_event_notify"));
                 }
             }

@@ -1,21 +1,19 @@
 package dev.outboxkit.relay.cdc.internal;
 
 import dev.outboxkit.core.RelayMetric;
+import dev.outboxkit.core.internal.CommonMeters;
 import dev.outboxkit.core.internal.Meters;
-import dev.outboxkit.core.internal.Takeovers;
 import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
-import io.micrometer.core.instrument.Timer;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The WAL relay's meters, tagged {@code relay=cdc} and {@code slot}, registered from the {@link RelayMetric} catalog
- * (shared names with the polling relay where they mean the same); the {@code outbox.relay.cdc.*} gauges are the WAL
- * guardrails.
+ * The WAL relay's meters, tagged {@code relay=cdc} and {@code slot}, registered from the {@link RelayMetric} catalog:
+ * those it shares with the polling relay in {@link CommonMeters}, its own here; the {@code outbox.relay.cdc.*} gauges
+ * are the WAL guardrails.
  */
-final class CdcMetrics {
+final class CdcMetrics extends CommonMeters {
 
     /** {@code outbox.relay.cdc.wal_status} values: PostgreSQL's {@code pg_replication_slots.wal_status}. */
     static final int WAL_RESERVED = 0;
@@ -24,38 +22,23 @@ final class CdcMetrics {
     static final int WAL_LOST = 3;
     static final int WAL_NO_SLOT = -1;
 
-    final Counter published;
-    final Counter deadLettered;
-    final DistributionSummary batchSize;
-    final Timer commitToAck;
-    final Counter fenceRejections;
     final Counter duplicatesSkipped;
-    final Takeovers takeovers;
     final AtomicLong slotLagBytes = new AtomicLong();
     final AtomicLong retainedWalBytes = new AtomicLong();
     final AtomicLong walStatus = new AtomicLong(WAL_NO_SLOT);
     final AtomicLong oldestUnackedMicros = new AtomicLong();
     final AtomicLong active = new AtomicLong();
-    /** Set by the shared Kafka probe. */
-    final AtomicLong kafkaReachable = new AtomicLong();
     /** When Kafka last answered a whole batch (System.nanoTime); readiness reads it, no meter. */
     final AtomicLong lastAckNanos = new AtomicLong(System.nanoTime());
 
     CdcMetrics(MeterRegistry registry, String slot) {
-        Meters meters = new Meters(registry, RelayMetric.CDC, Tags.of("slot", slot));
-        published = meters.counter(RelayMetric.PUBLISHED);
-        deadLettered = meters.counter(RelayMetric.DEAD_LETTERED);
-        batchSize = meters.summary(RelayMetric.BATCH_SIZE);
-        commitToAck = meters.timer(RelayMetric.COMMIT_TO_ACK);
-        fenceRejections = meters.counter(RelayMetric.FENCE_REJECTIONS);
+        super(new Meters(registry, RelayMetric.CDC, Tags.of("slot", slot)));
         duplicatesSkipped = meters.counter(RelayMetric.REPLAY_SKIPPED);
-        takeovers = new Takeovers(meters);
         meters.gauge(RelayMetric.SLOT_LAG, slotLagBytes, AtomicLong::get);
         meters.gauge(RelayMetric.RETAINED_WAL, retainedWalBytes, AtomicLong::get);
         meters.gauge(RelayMetric.WAL_STATUS, walStatus, AtomicLong::get);
         meters.gauge(RelayMetric.OLDEST_UNACKED_AGE, oldestUnackedMicros, m -> age(m.get()));
         meters.gauge(RelayMetric.ACTIVE, active, AtomicLong::get);
-        meters.gauge(RelayMetric.KAFKA_REACHABLE, kafkaReachable, AtomicLong::get);
     }
 
     private static double age(long createdMicros) {

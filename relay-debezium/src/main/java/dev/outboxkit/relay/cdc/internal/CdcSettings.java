@@ -1,64 +1,151 @@
 package dev.outboxkit.relay.cdc.internal;
 
-import dev.outboxkit.core.Identifiers;
+import dev.outboxkit.core.OutboxTables;
 import dev.outboxkit.core.RelayOptions;
 import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.core.internal.DatabaseLogin;
+import dev.outboxkit.core.internal.LeaseTiming;
+import dev.outboxkit.core.internal.OptionValues;
 import dev.outboxkit.core.internal.Tracing;
+import dev.outboxkit.relay.cdc.CdcOptions;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Objects;
+import java.util.function.Function;
 
 /**
- * Not API: public for {@code dev.outboxkit.relay.cdc.CdcRelay}.
+ * Not API: public for {@code dev.outboxkit.relay.cdc.CdcRelay} (and the benchmarks' {@link DebeziumAlone}).
  *
- * <p>The validated, immutable settings of one WAL relay (built by {@code CdcRelay.Builder}).
- *
- * @param jdbcUrl         the URL without user= and password= ({@link DatabaseLogin}); user and password resolved
- * @param producerConfig  the checked producer configuration (defaults, overrides, bootstrap servers)
- * @param maxBatchSize    Debezium's {@code max.batch.size}: events handed to the relay per batch
- * @param maxInFlight     most records handed to the producer and not yet acknowledged
- * @param pollInterval    Debezium's {@code poll.interval.ms}: the longest a lone event waits in its queue
- * @param shutdownTimeout how long {@code close()} waits for the open transaction to finish publishing
- * @param maxAttempts     counted failures of a row's own record before it is parked (RelayOptions.MAX_ATTEMPTS)
- * @param startTimeout    how long start() keeps trying a database that does not answer (RelayOptions.START_TIMEOUT)
- * @param tracing         publish spans ({@link Tracing#OFF}: none)
+ * <p>The validated, immutable configuration of one WAL relay, read by name from its option catalog
+ * ({@link RelayOptions}, {@link CdcOptions}) by {@link #of}, as the polling relay's {@code PollerSettings} is. It owns
+ * what is derived from the options: the lease's timing ({@link #timing()}), the lease key, the table names and the
+ * prefix of log lines and error messages ({@link #logPrefix()}). Each option's meaning and range are documented once,
+ * on the option.
  */
-public record CdcSettings(String jdbcUrl, String user, Secret password, String schema, String slotName,
-                          String publicationName, Map<String, Object> producerConfig, TopicRoute route,
-                          String instanceId, Duration leaseDuration, boolean deleteAfterPublish,
-                          Duration heartbeatInterval, Duration offsetFlushInterval, int maxBatchSize,
-                          int maxInFlight, Duration pollInterval, Duration shutdownTimeout, int maxAttempts,
-                          Duration startTimeout, MeterRegistry meterRegistry, Clock clock, Tracing tracing) {
+public final class CdcSettings {
 
     /** Prefix of the logical decoding messages the writer emits in its emit-message mode. */
     public static final String MESSAGE_PREFIX = "outboxkit";
 
-    public CdcSettings {
-        Identifiers.requireValid("schema", schema);
-        Identifiers.requireValid("slotName", slotName);
-        Identifiers.requireValid("publicationName", publicationName);
-        producerConfig = Map.copyOf(producerConfig);
-        RelayOptions.MAX_ATTEMPTS.check(maxAttempts);
-        RelayOptions.START_TIMEOUT.check(startTimeout);
+    private final DatabaseLogin login;
+    private final String instanceId;
+    private final String logPrefix;
+    private final OutboxTables tables;
+    private final String slotName;
+    private final String publicationName;
+    private final LeaseTiming timing;
+    private final boolean deleteAfterPublish;
+    private final Duration heartbeatInterval;
+    private final Duration offsetFlushInterval;
+    private final int maxBatchSize;
+    private final int maxInFlight;
+    private final Duration pollInterval;
+    private final Duration shutdownTimeout;
+    private final int maxAttempts;
+    private final Duration startTimeout;
+    private final Map<String, Object> producerConfig;
+    private final TopicRoute route;
+    private final MeterRegistry meterRegistry;
+    private final Clock clock;
+    private final Tracing tracing;
+
+    private CdcSettings(OptionValues options, DatabaseLogin login, String instanceId,
+                        Function<Map<String, ?>, Map<String, Object>> producerConfig, TopicRoute route,
+                        MeterRegistry meterRegistry, Clock clock, Tracing tracing) {
+        this.login = Objects.requireNonNull(login, "login");
+        this.instanceId = Objects.requireNonNull(instanceId, "instanceId");
+        this.tables = OutboxTables.in(options.get(RelayOptions.SCHEMA));
+        this.timing = new LeaseTiming(options.get(RelayOptions.LEASE_DURATION));
+        this.maxAttempts = options.get(RelayOptions.MAX_ATTEMPTS);
+        this.startTimeout = options.get(RelayOptions.START_TIMEOUT);
+        this.slotName = options.get(CdcOptions.SLOT_NAME);
+        this.publicationName = options.get(CdcOptions.PUBLICATION_NAME);
+        this.deleteAfterPublish = options.get(CdcOptions.DELETE_AFTER_PUBLISH);
+        this.heartbeatInterval = options.get(CdcOptions.HEARTBEAT_INTERVAL);
+        this.offsetFlushInterval = options.get(CdcOptions.OFFSET_FLUSH_INTERVAL);
+        this.maxBatchSize = options.get(CdcOptions.MAX_BATCH_SIZE);
+        this.maxInFlight = options.get(CdcOptions.MAX_IN_FLIGHT);
+        this.pollInterval = options.get(CdcOptions.POLL_INTERVAL);
+        this.shutdownTimeout = options.get(CdcOptions.SHUTDOWN_TIMEOUT);
+        this.logPrefix = "WAL relay on slot " + slotName;
+        // the WAL relay adds no producer defaults of its own: the safety defaults and the user's overrides
+        this.producerConfig = Map.copyOf(producerConfig.apply(Map.of()));
+        this.route = Objects.requireNonNull(route, "route");
+        this.meterRegistry = Objects.requireNonNull(meterRegistry, "meterRegistry");
+        this.clock = Objects.requireNonNull(clock, "clock");
+        this.tracing = Objects.requireNonNull(tracing, "tracing");
     }
 
-    /** Settings without tracing, with the default maxAttempts and startTimeout. */
-    public CdcSettings(String jdbcUrl, String user, Secret password, String schema, String slotName,
-                       String publicationName, Map<String, Object> producerConfig, TopicRoute route,
-                       String instanceId, Duration leaseDuration, boolean deleteAfterPublish,
-                       Duration heartbeatInterval, Duration offsetFlushInterval, int maxBatchSize, int maxInFlight,
-                       Duration pollInterval, Duration shutdownTimeout, MeterRegistry meterRegistry, Clock clock) {
-        this(jdbcUrl, user, password, schema, slotName, publicationName, producerConfig, route, instanceId, leaseDuration,
-                deleteAfterPublish, heartbeatInterval, offsetFlushInterval, maxBatchSize, maxInFlight, pollInterval,
-                shutdownTimeout, RelayOptions.MAX_ATTEMPTS.defaultValue(), RelayOptions.START_TIMEOUT.defaultValue(), meterRegistry, clock, Tracing.OFF);
+    /**
+     * The configuration of a WAL relay.
+     *
+     * @param options        the builder's option values (set or default, each checked by its option)
+     * @param login          the resolved login: the URL without user= and password=, user and password
+     *                       ({@link DatabaseLogin#resolve})
+     * @param instanceId     this instance's id (the option's value, or the generated default)
+     * @param producerConfig completes the relay's producer defaults with the user's overrides and checks them
+     * @param route          the route in the chosen record format
+     * @param meterRegistry  where the relay's meters go
+     * @param clock          clock of the commit-to-ack metric
+     * @param tracing        publish spans ({@link Tracing#OFF}: none)
+     */
+    public static CdcSettings of(OptionValues options, DatabaseLogin login, String instanceId,
+                                 Function<Map<String, ?>, Map<String, Object>> producerConfig, TopicRoute route,
+                                 MeterRegistry meterRegistry, Clock clock, Tracing tracing) {
+        return new CdcSettings(options, login, instanceId, producerConfig, route, meterRegistry, clock, tracing);
     }
 
     /** The login of the relay's pool and of Debezium's connections. */
     public DatabaseLogin login() {
-        return new DatabaseLogin(jdbcUrl, user, password);
+        return login;
+    }
+
+    /** The database URL, without user= and password= ({@link DatabaseLogin}). */
+    public String jdbcUrl() {
+        return login.jdbcUrl();
+    }
+
+    public String user() {
+        return login.user();
+    }
+
+    public Secret password() {
+        return login.password();
+    }
+
+    /** This instance's id: the lease holder's name in the database. */
+    public String instanceId() {
+        return instanceId;
+    }
+
+    /** How log lines and error messages name this relay: {@code WAL relay on slot <slotName>}. */
+    public String logPrefix() {
+        return logPrefix;
+    }
+
+    public String schema() {
+        return tables.schema();
+    }
+
+    public String slotName() {
+        return slotName;
+    }
+
+    public String publicationName() {
+        return publicationName;
+    }
+
+    /** The lease ({@link RelayOptions#LEASE_DURATION}) and every duration derived from it. */
+    public LeaseTiming timing() {
+        return timing;
+    }
+
+    /** {@link RelayOptions#LEASE_DURATION}: {@code timing().lease()}. */
+    public Duration leaseDuration() {
+        return timing.lease();
     }
 
     /** The lease every instance of this relay competes for. */
@@ -66,17 +153,87 @@ public record CdcSettings(String jdbcUrl, String user, Secret password, String s
         return "cdc/" + slotName;
     }
 
-    public String outboxTable() {
-        return Identifiers.qualified(schema, "outbox_event");
+    public boolean deleteAfterPublish() {
+        return deleteAfterPublish;
     }
 
+    public Duration heartbeatInterval() {
+        return heartbeatInterval;
+    }
+
+    public Duration offsetFlushInterval() {
+        return offsetFlushInterval;
+    }
+
+    /** Debezium's {@code max.batch.size}: events handed to the relay per batch. */
+    public int maxBatchSize() {
+        return maxBatchSize;
+    }
+
+    /** Most records handed to the producer and not yet acknowledged. */
+    public int maxInFlight() {
+        return maxInFlight;
+    }
+
+    /** Debezium's {@code poll.interval.ms}: the longest a lone event waits in its queue. */
+    public Duration pollInterval() {
+        return pollInterval;
+    }
+
+    /** How long {@code close()} waits for the open transaction to finish publishing. */
+    public Duration shutdownTimeout() {
+        return shutdownTimeout;
+    }
+
+    public int maxAttempts() {
+        return maxAttempts;
+    }
+
+    /** How long start() keeps trying a database that does not answer ({@link RelayOptions#START_TIMEOUT}). */
+    public Duration startTimeout() {
+        return startTimeout;
+    }
+
+    /** The checked Kafka producer configuration: safety defaults, then the overrides, with the bootstrap servers. */
+    public Map<String, Object> producerConfig() {
+        return producerConfig;
+    }
+
+    public TopicRoute route() {
+        return route;
+    }
+
+    public MeterRegistry meterRegistry() {
+        return meterRegistry;
+    }
+
+    /** Clock of the commit-to-ack metric. */
+    public Clock clock() {
+        return clock;
+    }
+
+    /** Publish spans ({@link Tracing#OFF}: none). */
+    public Tracing tracing() {
+        return tracing;
+    }
+
+    /** The outboxkit tables in {@link #schema()}. */
+    public OutboxTables tables() {
+        return tables;
+    }
+
+    public String outboxTable() {
+        return tables.outboxEvent();
+    }
+
+    /** {@code "schema"."name"} for one of the {@link OutboxTables} names. */
     public String table(String name) {
-        return Identifiers.qualified(schema, name);
+        return tables.qualified(name);
     }
 
     /** A masked, one-line description for logs. */
     public String describe() {
-        return "slot=" + slotName + " publication=" + publicationName + " schema=" + schema + " db="
-                + Secret.maskUrl(jdbcUrl) + " instance=" + instanceId + " deleteAfterPublish=" + deleteAfterPublish;
+        return "slot=" + slotName + " publication=" + publicationName + " schema=" + schema() + " db="
+                + Secret.maskUrl(jdbcUrl()) + " instance=" + instanceId + " deleteAfterPublish=" + deleteAfterPublish;
     }
 }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import dev.outboxkit.core.LogicalMessages;
+import dev.outboxkit.core.OutboxTables;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -62,7 +63,7 @@ final class ChangeDecoder {
             return new Change(Kind.POSITION, null, position);
         }
         Struct source = value.getStruct("source");
-        if (source == null || !"outbox_event".equals(source.getString("table")) || !schema.equals(source.getString("schema"))) {
+        if (source == null || !OutboxTables.OUTBOX_EVENT.equals(source.getString("table")) || !schema.equals(source.getString("schema"))) {
             return new Change(Kind.POSITION, null, position);
         }
         Struct after = value.getStruct("after");

@@ -1,8 +1,12 @@
 package dev.outboxkit.relay.cdc.internal;
 
+import dev.outboxkit.core.OutboxTables;
 import dev.outboxkit.core.RelayOptions;
 import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.core.internal.DatabaseLogin;
+import dev.outboxkit.core.internal.OptionValues;
+import dev.outboxkit.core.internal.Tracing;
 import dev.outboxkit.relay.cdc.CdcOptions;
 import io.debezium.engine.DebeziumEngine;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -37,7 +41,7 @@ public final class DebeziumAlone implements AutoCloseable {
     private DebeziumAlone(CdcSettings settings, Consumer<UUID> onOutboxRow) {
         Properties p = EngineConfig.properties(settings, JdbcTarget.parse(settings.jdbcUrl()), "unused");
         p.setProperty("offset.storage", "org.apache.kafka.connect.storage.MemoryOffsetBackingStore");
-        String outboxTopic = EngineConfig.TOPIC_PREFIX + "." + settings.schema() + ".outbox_event";
+        String outboxTopic = EngineConfig.TOPIC_PREFIX + "." + settings.schema() + "." + OutboxTables.OUTBOX_EVENT;
         DebeziumEngine.ChangeConsumer<RecordChangeEvent<SourceRecord>> handler = (List<RecordChangeEvent<SourceRecord>> batch,
                 DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer) -> {
             long outbox = 0;
@@ -73,13 +77,9 @@ public final class DebeziumAlone implements AutoCloseable {
      */
     public static DebeziumAlone start(String jdbcUrl, String user, Secret password, String slotName,
                                       Consumer<UUID> onOutboxRow) throws SQLException {
-        CdcSettings settings = new CdcSettings(jdbcUrl, user, password, RelayOptions.SCHEMA.defaultValue(), slotName,
-                CdcOptions.PUBLICATION_NAME.defaultValue(), Map.of(), TopicRoute.defaultRoute(), "debezium-alone",
-                RelayOptions.LEASE_DURATION.defaultValue(), CdcOptions.DELETE_AFTER_PUBLISH.defaultValue(),
-                CdcOptions.HEARTBEAT_INTERVAL.defaultValue(), CdcOptions.OFFSET_FLUSH_INTERVAL.defaultValue(),
-                CdcOptions.MAX_BATCH_SIZE.defaultValue(), CdcOptions.MAX_IN_FLIGHT.defaultValue(),
-                CdcOptions.POLL_INTERVAL.defaultValue(), CdcOptions.SHUTDOWN_TIMEOUT.defaultValue(),
-                new SimpleMeterRegistry(), Clock.systemUTC());
+        CdcSettings settings = CdcSettings.of(OptionValues.of(Map.of(CdcOptions.SLOT_NAME, slotName)),
+                new DatabaseLogin(jdbcUrl, user, password), "debezium-alone", noKafka -> Map.of(),
+                TopicRoute.defaultRoute(), new SimpleMeterRegistry(), Clock.systemUTC(), Tracing.OFF);
         SlotGuard guard = new SlotGuard(settings);
         Properties login = new Properties();
         login.setProperty("user", settings.user());

@@ -1,5 +1,6 @@
 package dev.outboxkit.relay.cdc.internal;
 
+import dev.outboxkit.core.OutboxTables;
 import java.util.Map;
 import java.util.Properties;
 
@@ -94,7 +95,7 @@ final class EngineConfig {
 
     /** Replaces this slot's previous beat with a new one, in one statement (an insert, so pgoutput sends it). */
     static String heartbeatQuery(CdcSettings s) {
-        String table = s.table("outbox_cdc_heartbeat");
+        String table = s.table(OutboxTables.CDC_HEARTBEAT);
         String slot = "'" + s.slotName() + "'"; // validated identifier: no quote can occur in it
         return "WITH previous AS (DELETE FROM " + table + " WHERE slot_name = " + slot + ") INSERT INTO " + table
                 + " (slot_name, beat_at) VALUES (" + slot + ", now())";

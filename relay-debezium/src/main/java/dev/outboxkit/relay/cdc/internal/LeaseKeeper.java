@@ -5,6 +5,7 @@ import dev.outboxkit.core.internal.LeaseTable;
 import dev.outboxkit.core.internal.Liveness;
 import dev.outboxkit.core.internal.Meters;
 import dev.outboxkit.core.internal.Takeovers;
+import dev.outboxkit.core.internal.Transactions;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.sql.Connection;
@@ -155,21 +156,14 @@ final class LeaseKeeper {
 
     /**
      * Runs {@code work} in one transaction on {@code c} that first checks {@code fence} ({@link #checkFence});
-     * commits, or rolls back and rethrows. The connection's auto-commit setting is restored.
+     * commits, or rolls back and rethrows; the connection's auto-commit setting is restored ({@link Transactions}).
      */
     void inFencedTransaction(Connection c, long fence, SqlWork work) throws SQLException {
-        boolean autoCommit = c.getAutoCommit();
-        c.setAutoCommit(false);
-        try {
-            checkFence(c, fence);
-            work.run(c);
-            c.commit();
-        } catch (SQLException | RuntimeException e) {
-            c.rollback();
-            throw e;
-        } finally {
-            c.setAutoCommit(autoCommit);
-        }
+        Transactions.inTransaction(c, tx -> {
+            checkFence(tx, fence);
+            work.run(tx);
+            return null;
+        });
     }
 
     /**

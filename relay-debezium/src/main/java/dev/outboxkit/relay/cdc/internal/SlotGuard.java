@@ -1,8 +1,9 @@
 package dev.outboxkit.relay.cdc.internal;
 
 import dev.outboxkit.core.Identifiers;
+import dev.outboxkit.core.OutboxTables;
 import dev.outboxkit.relay.cdc.CdcStartupException;
-import dev.outboxkit.core.internal.Grants;
+import dev.outboxkit.core.internal.RoleGrants;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -51,8 +52,8 @@ final class SlotGuard {
     void requireSchema(Connection c) throws SQLException {
         List<String> missing = new ArrayList<>();
         try (PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
-            for (String table : List.of("outbox_event", "outbox_dead_letter", "outbox_relay_lease", "outbox_fence_seq",
-                    "outbox_cdc_slot", "outbox_cdc_offset", "outbox_cdc_heartbeat")) {
+            for (String table : List.of(OutboxTables.OUTBOX_EVENT, OutboxTables.DEAD_LETTER, OutboxTables.RELAY_LEASE,
+                    OutboxTables.FENCE_SEQUENCE, OutboxTables.CDC_SLOT, OutboxTables.CDC_OFFSET, OutboxTables.CDC_HEARTBEAT)) {
                 ps.setString(1, settings.table(table));
                 try (ResultSet rs = ps.executeQuery()) {
                     rs.next();
@@ -74,16 +75,7 @@ final class SlotGuard {
      * holds what relay-debezium/README.md lists for it: the least-privilege grants, and REPLICATION.
      */
     void requireGrants(Connection c) throws SQLException {
-        Grants.in(settings.schema())
-                .table("outbox_event", settings.deleteAfterPublish() ? new String[] {"SELECT", "DELETE"} : new String[] {"SELECT"})
-                .table("outbox_dead_letter", "SELECT", "INSERT", "UPDATE")
-                .table("outbox_relay_lease", "SELECT", "INSERT", "UPDATE", "DELETE")
-                .sequence("outbox_fence_seq")
-                .table("outbox_cdc_offset", "SELECT", "INSERT", "UPDATE", "DELETE")
-                .table("outbox_cdc_slot", "SELECT", "INSERT", "UPDATE", "DELETE")
-                .table("outbox_cdc_heartbeat", "SELECT", "INSERT", "DELETE")
-                .replication()
-                .require(c, "the WAL relay on slot " + settings.slotName());
+        RoleGrants.walRelay(settings.schema(), settings.deleteAfterPublish()).require(c, "the " + settings.logPrefix());
     }
 
     /**
@@ -105,7 +97,7 @@ final class SlotGuard {
         }
         if (insert == null) {
             String sql = "CREATE PUBLICATION " + Identifiers.quote("publicationName", pub) + " FOR TABLE "
-                    + settings.outboxTable() + ", " + settings.table("outbox_cdc_heartbeat") + " WITH (publish = 'insert')";
+                    + settings.outboxTable() + ", " + settings.table(OutboxTables.CDC_HEARTBEAT) + " WITH (publish = 'insert')";
             try (Statement s = c.createStatement()) {
                 s.execute(sql);
             } catch (SQLException e) {
@@ -136,10 +128,10 @@ final class SlotGuard {
                 }
             }
         }
-        for (String table : new String[] {"outbox_event", "outbox_cdc_heartbeat"}) {
+        for (String table : new String[] {OutboxTables.OUTBOX_EVENT, OutboxTables.CDC_HEARTBEAT}) {
             if (!tables.contains(table)) {
                 throw new CdcStartupException("publication " + pub + " exists but does not include "
-                        + settings.table(table) + (table.equals("outbox_event")
+                        + settings.table(table) + (table.equals(OutboxTables.OUTBOX_EVENT)
                         ? ": the relay would never see an event."
                         : ": without it heartbeats cannot move the slot while the outbox is idle, and WAL piles up.")
                         + " Run: ALTER PUBLICATION " + pub + " ADD TABLE " + settings.table(table));
@@ -245,7 +237,7 @@ final class SlotGuard {
         long start = System.nanoTime();
         try (PreparedStatement ps = c.prepareStatement("SELECT s.active_pid, pg_terminate_backend(s.active_pid, "
                 + TERMINATE_WAIT.toMillis() + ") FROM pg_replication_slots s WHERE s.slot_name = ? AND s.active"
-                + " AND s.active_pid <> pg_backend_pid() AND EXISTS (SELECT 1 FROM " + settings.table("outbox_relay_lease")
+                + " AND s.active_pid <> pg_backend_pid() AND EXISTS (SELECT 1 FROM " + settings.tables().relayLease()
                 + " l WHERE l.lease_key = ? AND l.holder = ? AND l.fence = ? AND l.expires_at > statement_timestamp())")) {
             ps.setString(1, settings.slotName());
             ps.setString(2, settings.leaseKey());
@@ -343,8 +335,8 @@ final class SlotGuard {
 
     /** How to recover when the slot cannot be trusted: shared by every such error. */
     String recoveryAdvice() {
-        String common = "To start over from what the database still has: DELETE FROM " + settings.table("outbox_cdc_offset")
-                + " WHERE slot_name = '" + settings.slotName() + "'; DELETE FROM " + settings.table("outbox_cdc_slot")
+        String common = "To start over from what the database still has: DELETE FROM " + settings.table(OutboxTables.CDC_OFFSET)
+                + " WHERE slot_name = '" + settings.slotName() + "'; DELETE FROM " + settings.table(OutboxTables.CDC_SLOT)
                 + " WHERE slot_name = '" + settings.slotName() + "'; then start the relay again (it creates a slot and "
                 + "publishes the rows in " + settings.outboxTable() + ").";
         return settings.deleteAfterPublish()

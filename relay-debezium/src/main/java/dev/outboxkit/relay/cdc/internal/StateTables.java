@@ -2,6 +2,7 @@ package dev.outboxkit.relay.cdc.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.outboxkit.core.OutboxTables;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -46,8 +47,8 @@ final class StateTables {
         this.dataSource = dataSource;
         this.settings = settings;
         this.lease = lease;
-        this.offsetTable = settings.table("outbox_cdc_offset");
-        this.slotTable = settings.table("outbox_cdc_slot");
+        this.offsetTable = settings.table(OutboxTables.CDC_OFFSET);
+        this.slotTable = settings.table(OutboxTables.CDC_SLOT);
     }
 
     SlotRecord slotRecord(Connection c) throws SQLException {

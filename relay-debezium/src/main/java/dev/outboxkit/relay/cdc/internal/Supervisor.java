@@ -110,7 +110,7 @@ public final class Supervisor implements AutoCloseable {
                 "outboxkit-cdc-" + settings.slotName(), 6, SlotGuard.applicationName(settings, settings.instanceId()));
         lease = new LeaseKeeper(pool, settings, metrics.takeovers);
         guard = new SlotGuard(settings);
-        DatabaseAtStart contact = new DatabaseAtStart("the WAL relay on slot " + settings.slotName(), settings.jdbcUrl(),
+        DatabaseAtStart contact = new DatabaseAtStart("the " + settings.logPrefix(), settings.jdbcUrl(),
                 settings.startTimeout(), () -> stopRequested);
         firstContact = contact;
         try {
@@ -129,7 +129,7 @@ public final class Supervisor implements AutoCloseable {
             log.debug("could not check the role's grants and tables at start; the start-up below reports the database", e);
         }
         try {
-            KafkaReachability.refuseUntrustedBroker(settings.producerConfig(), "the WAL relay on slot " + settings.slotName());
+            KafkaReachability.refuseUntrustedBroker(settings.producerConfig(), "the " + settings.logPrefix());
         } catch (IllegalStateException e) {
             throw refusedToStart(e);
         }
@@ -138,7 +138,7 @@ public final class Supervisor implements AutoCloseable {
             Session s = session;
             return role == Role.ACTIVE ? s : null;
         });
-        producer = new StopOnFailure(() -> producers.apply(settings.producerConfig()), "WAL relay on slot " + settings.slotName());
+        producer = new StopOnFailure(() -> producers.apply(settings.producerConfig()), settings.logPrefix());
         kafka = new KafkaReachability(settings.producerConfig(), "outboxkit-cdc-kafka-probe-" + settings.slotName(),
                 metrics.kafkaReachable);
         kafka.start();
@@ -363,7 +363,7 @@ public final class Supervisor implements AutoCloseable {
 
     /** {@link LeaseTiming#stallAfter()}. */
     Duration stallAfter() {
-        return new LeaseTiming(settings.leaseDuration()).stallAfter();
+        return settings.timing().stallAfter();
     }
 
     /** The last session's failure, until Kafka acknowledges something after it (health shows it while not streaming). */
@@ -445,7 +445,7 @@ public final class Supervisor implements AutoCloseable {
         } else {
             shutdownResources(false);
         }
-        log.info("WAL relay on slot {} stopped", settings.slotName());
+        log.info("{} stopped", settings.logPrefix());
     }
 
     /**

@@ -4,14 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.outboxkit.core.internal.DatabaseLogin;
+import dev.outboxkit.relay.cdc.CdcOptions;
 import dev.outboxkit.core.Secret;
-import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.core.internal.StopOnFailure;
 import dev.outboxkit.core.internal.TracedRecords;
 import dev.outboxkit.core.internal.Tracing;
 import io.debezium.engine.DebeziumEngine;
 import io.debezium.engine.RecordChangeEvent;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -169,10 +169,8 @@ class AsyncAcksTest {
     }
 
     private StreamHandler handler(int maxInFlight) {
-        CdcSettings settings = new CdcSettings("jdbc:postgresql://localhost/none", "u", Secret.of("p"), "public", "s",
-                "outboxkit_pub", Map.of(), TopicRoute.defaultRoute(), "i", Duration.ofSeconds(5), false,
-                Duration.ofSeconds(1), Duration.ofSeconds(1), 100, maxInFlight, Duration.ofMillis(5), Duration.ofSeconds(5),
-                new SimpleMeterRegistry(), Clock.systemUTC());
+        CdcSettings settings = TestSettings.of(new DatabaseLogin("jdbc:postgresql://localhost/none", "u", Secret.of("p")), "s",
+                "i", Map.of(CdcOptions.DELETE_AFTER_PUBLISH, false, CdcOptions.MAX_IN_FLIGHT, maxInFlight));
         CdcMetrics metrics = new CdcMetrics(settings.meterRegistry(), "s");
         // deleteAfterPublish=false and no dead letters: the sink never touches its (absent) database
         RowSink sink = new RowSink(null, settings, null, () -> 1, e -> { }, metrics);

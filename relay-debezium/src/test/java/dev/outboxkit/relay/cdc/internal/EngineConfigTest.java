@@ -3,11 +3,7 @@ package dev.outboxkit.relay.cdc.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.outboxkit.core.Secret;
-import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.core.internal.DatabaseLogin;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.time.Clock;
-import java.time.Duration;
 import java.util.Map;
 import java.util.Properties;
 import org.junit.jupiter.api.Test;
@@ -16,9 +12,7 @@ import org.junit.jupiter.api.Test;
 class EngineConfigTest {
 
     private static CdcSettings settings(DatabaseLogin login) {
-        return new CdcSettings(login.jdbcUrl(), login.user(), login.password(), "public", "s", "outboxkit_pub", Map.of(),
-                TopicRoute.defaultRoute(), "i", Duration.ofSeconds(5), true, Duration.ofSeconds(1), Duration.ofSeconds(1),
-                100, 1000, Duration.ofMillis(5), Duration.ofSeconds(5), new SimpleMeterRegistry(), Clock.systemUTC());
+        return TestSettings.of(login, "s", "i", Map.of());
     }
 
     private static Properties engine(DatabaseLogin login) {

@@ -3,8 +3,8 @@ package dev.outboxkit.relay.cdc.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.outboxkit.core.internal.DatabaseLogin;
 import dev.outboxkit.core.Secret;
-import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.TestDatabase;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -13,7 +13,6 @@ import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -29,10 +28,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class FencingTest {
 
     private static CdcSettings settings(TestDatabase db, String instance) {
-        return new CdcSettings(db.jdbcUrl(), db.user(), Secret.of(db.password()), "public", "fence_slot", "outboxkit_pub",
-                Map.of(), TopicRoute.defaultRoute(), instance, Duration.ofSeconds(5), true, Duration.ofSeconds(1),
-                Duration.ofSeconds(1), 100, 1000, Duration.ofMillis(5), Duration.ofSeconds(5), new SimpleMeterRegistry(),
-                Clock.systemUTC());
+        return TestSettings.of(new DatabaseLogin(db.jdbcUrl(), db.user(), Secret.of(db.password())), "fence_slot", instance,
+                Map.of());
     }
 
     @Test

@@ -1,6 +1,7 @@
 package dev.outboxkit.relay.poller.internal;
 
 import dev.outboxkit.core.Identifiers;
+import dev.outboxkit.core.OutboxTables;
 import dev.outboxkit.core.internal.LeaseTable;
 import dev.outboxkit.relay.poller.AfterPublish;
 import dev.outboxkit.relay.poller.ParkPolicy;
@@ -76,10 +77,10 @@ public final class PollerSql {
      */
     public PollerSql(String schema, int partitions, AfterPublish afterPublish, ParkPolicy parkPolicy, boolean binaryColumns) {
         this.binaryColumns = binaryColumns;
-        this.event = Identifiers.qualified(schema, "outbox_event");
-        this.deadLetter = Identifiers.qualified(schema, "outbox_dead_letter");
-        this.lease = Identifiers.qualified(schema, "outbox_relay_lease");
-        this.member = Identifiers.qualified(schema, "outbox_relay_member");
+        this.event = Identifiers.qualified(schema, OutboxTables.OUTBOX_EVENT);
+        this.deadLetter = Identifiers.qualified(schema, OutboxTables.DEAD_LETTER);
+        this.lease = Identifiers.qualified(schema, OutboxTables.RELAY_LEASE);
+        this.member = Identifiers.qualified(schema, OutboxTables.RELAY_MEMBER);
         this.partitions = partitions;
         this.leases = new LeaseTable(schema);
         boolean mark = afterPublish == AfterPublish.MARK;
@@ -213,7 +214,7 @@ public final class PollerSql {
         List<String> ddl = new ArrayList<>();
         for (int i = 0; i < SLICES; i++) {
             ddl.add("CREATE INDEX CONCURRENTLY IF NOT EXISTS " + SLICE_INDEX + "_" + i + " ON "
-                    + Identifiers.qualified(schema, "outbox_event") + " (seq) WHERE "
+                    + Identifiers.qualified(schema, OutboxTables.OUTBOX_EVENT) + " (seq) WHERE "
                     + "(hashtext(aggregate_type || '/' || aggregate_id) & 1) = " + i);
         }
         return List.copyOf(ddl);

@@ -20,15 +20,8 @@ import org.junit.jupiter.api.Test;
 class PollerSettingsTest {
 
     private static PollerSettings settings(Map<RelayOption<?>, Object> set) {
-        OptionValues options = new OptionValues() {
-            @Override
-            public <T> T get(RelayOption<T> option) {
-                Object value = set.get(option);
-                return value != null ? option.type().cast(value) : option.defaultValue();
-            }
-        };
         // stands in for RelayBuilder.producerConfig: the relay's defaults plus one override
-        return PollerSettings.of(options, "relay-1", defaults -> {
+        return PollerSettings.of(OptionValues.of(set), "relay-1", defaults -> {
             Map<String, Object> p = new LinkedHashMap<>(defaults);
             p.put("linger.ms", "7");
             return p;
