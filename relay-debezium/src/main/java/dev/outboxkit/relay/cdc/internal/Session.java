@@ -2,8 +2,8 @@ package dev.outboxkit.relay.cdc.internal;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxkit.core.FencedException;
+import dev.outboxkit.core.OutboxTables;
 import dev.outboxkit.core.internal.Flusher;
-import dev.outboxkit.core.internal.LeaseTiming;
 import dev.outboxkit.core.internal.StopOnFailure;
 import dev.outboxkit.core.internal.TracedRecords;
 import dev.outboxkit.relay.cdc.CdcStartupException;
@@ -158,7 +158,7 @@ final class Session {
 
     /** Start-up checks under the lease; throws {@link CdcStartupException} when starting could skip events. */
     void prepare() throws SQLException {
-        long period = new LeaseTiming(settings.leaseDuration()).renewInterval().toMillis();
+        long period = settings.timing().renewInterval().toMillis();
         renewer = scheduler.scheduleWithFixedDelay(this::renew, period, period, TimeUnit.MILLISECONDS);
         try (Connection c = pool.getConnection()) {
             c.setAutoCommit(true);
@@ -204,11 +204,11 @@ final class Session {
         String name = settings.slotName();
         if (record == null) {
             if (stored != null) {
-                throw new CdcStartupException("offsets are stored for slot " + name + " but " + settings.table("outbox_cdc_slot")
+                throw new CdcStartupException("offsets are stored for slot " + name + " but " + settings.table(OutboxTables.CDC_SLOT)
                         + " has no record of it: the relay's state is incomplete. " + guard.recoveryAdvice());
             }
             if (!mayCreate) {
-                throw new CdcStartupException("slot " + name + " has no record in " + settings.table("outbox_cdc_slot"));
+                throw new CdcStartupException("slot " + name + " has no record in " + settings.table(OutboxTables.CDC_SLOT));
             }
             long baseLsn;
             if (slot == null) {
@@ -516,7 +516,7 @@ final class Session {
     private void writeHeartbeat(Connection c) throws SQLException {
         c.setAutoCommit(true);
         try (PreparedStatement ps = c.prepareStatement(
-                "INSERT INTO " + settings.table("outbox_cdc_heartbeat") + " (slot_name) VALUES (?)")) {
+                "INSERT INTO " + settings.table(OutboxTables.CDC_HEARTBEAT) + " (slot_name) VALUES (?)")) {
             ps.setString(1, settings.slotName());
             ps.executeUpdate();
         }
