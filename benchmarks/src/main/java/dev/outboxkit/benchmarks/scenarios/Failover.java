@@ -148,7 +148,7 @@ public final class Failover implements Scenario {
                 signals.add(signal);
             }
             writer.stop();
-            List<TopicRecords.Delivery> deliveries = awaitAllDelivered(records, writer, alive);
+            List<TopicRecords.Delivery> deliveries = awaitAllDelivered(db, records, writer, alive);
             History.Report report = check(writer.committed(), deliveries);
             log.info("failover {}: {}", system, report.summary());
             if (report.lost() != 0 || report.orderViolations() != 0 || report.publicationOrderViolations() != 0
@@ -285,12 +285,67 @@ public final class Failover implements Scenario {
         return first[0];
     }
 
-    private static List<TopicRecords.Delivery> awaitAllDelivered(TopicRecords records, SteadyWriter writer,
+    private static List<TopicRecords.Delivery> awaitAllDelivered(TestDatabase db, TopicRecords records,
+                                                                 SteadyWriter writer,
                                                                  Map<String, JavaProcess> alive) throws Exception {
         Set<UUID> committed = writer.idsUpTo(writer.committed().size());
-        Await.until("every committed event in Kafka", () -> delivered(records.readAvailable()).containsAll(committed),
-                SETTLE, 50, () -> deadInstance(alive, writer));
+        try {
+            Await.until("every committed event in Kafka",
+                    () -> delivered(records.readAvailable()).containsAll(committed), SETTLE, 50,
+                    () -> deadInstance(alive, writer));
+        } catch (IllegalStateException e) {
+            throw new IllegalStateException(e.getMessage() + "; " + missing(db, committed, records, alive), e);
+        }
         return records.readAvailable();
+    }
+
+    /**
+     * What a failed catch-up leaves to go on: which committed events Kafka lacks, whether their rows are still in
+     * the outbox (and how often they failed) or parked, who holds which lease, and where each child's log is.
+     */
+    private static String missing(TestDatabase db, Set<UUID> committed, TopicRecords records,
+                                  Map<String, JavaProcess> alive) {
+        Set<UUID> lacking = new HashSet<>(committed);
+        lacking.removeAll(delivered(records.readAvailable()));
+        StringBuilder why = new StringBuilder().append(lacking.size()).append(" of ").append(committed.size())
+                .append(" committed events not in Kafka");
+        try (Connection c = db.connect()) {
+            why.append("; outbox rows left: ").append(rows(c, "SELECT count(*), min(seq), max(seq), max(attempts),"
+                    + " count(published_at) FROM outbox_event"));
+            why.append("; of the missing, still in the outbox: ").append(rows(c, "SELECT count(*) FROM outbox_event"
+                    + " WHERE id = ANY (?)", lacking.toArray(UUID[]::new)));
+            why.append("; parked: ").append(rows(c, "SELECT count(*) FROM outbox_dead_letter"));
+            why.append("; leases (holder, count, min fence, max expiry): ").append(rows(c, "SELECT holder,"
+                    + " count(*), min(fence), max(expires_at) FROM outbox_relay_lease GROUP BY holder"));
+            why.append("; the first missing rows (seq, aggregate, attempts): ").append(rows(c, "SELECT seq,"
+                    + " aggregate_id, attempts FROM outbox_event WHERE id = ANY (?) ORDER BY seq LIMIT 5",
+                    lacking.toArray(UUID[]::new)));
+        } catch (Exception e) {
+            why.append("; the database could not be asked: ").append(e);
+        }
+        alive.values().forEach(p -> why.append("; ").append(p.name()).append(p.isAlive() ? " alive" : " exited")
+                .append(", log ").append(p.logFile().toAbsolutePath()));
+        return why.toString();
+    }
+
+    private static String rows(Connection c, String sql, Object... parameters) throws Exception {
+        List<String> out = new ArrayList<>();
+        try (PreparedStatement s = c.prepareStatement(sql)) {
+            for (int i = 0; i < parameters.length; i++) {
+                s.setObject(i + 1, c.createArrayOf("uuid", (Object[]) parameters[i]));
+            }
+            try (ResultSet rs = s.executeQuery()) {
+                int columns = rs.getMetaData().getColumnCount();
+                while (rs.next()) {
+                    List<String> row = new ArrayList<>();
+                    for (int i = 1; i <= columns; i++) {
+                        row.add(String.valueOf(rs.getObject(i)));
+                    }
+                    out.add(String.join(", ", row));
+                }
+            }
+        }
+        return out.toString();
     }
 
     private static void measure(String system, List<Signal> signals, List<FailoverGap.Published> records,
