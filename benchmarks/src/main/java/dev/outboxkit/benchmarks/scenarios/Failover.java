@@ -148,7 +148,7 @@ public final class Failover implements Scenario {
                 signals.add(signal);
             }
             writer.stop();
-            List<TopicRecords.Delivery> deliveries = awaitAllDelivered(db, records, writer, alive);
+            List<TopicRecords.Delivery> deliveries = awaitAllDelivered(system, db, records, writer, alive);
             History.Report report = check(writer.committed(), deliveries);
             log.info("failover {}: {}", system, report.summary());
             if (report.lost() != 0 || report.orderViolations() != 0 || report.publicationOrderViolations() != 0
@@ -285,12 +285,12 @@ public final class Failover implements Scenario {
         return first[0];
     }
 
-    private static List<TopicRecords.Delivery> awaitAllDelivered(TestDatabase db, TopicRecords records,
-                                                                 SteadyWriter writer,
+    private static List<TopicRecords.Delivery> awaitAllDelivered(String system, TestDatabase db,
+                                                                 TopicRecords records, SteadyWriter writer,
                                                                  Map<String, JavaProcess> alive) throws Exception {
         Set<UUID> committed = writer.idsUpTo(writer.committed().size());
         try {
-            Await.until("every committed event in Kafka",
+            Await.until("failover " + system + ": every committed event in Kafka",
                     () -> delivered(records.readAvailable()).containsAll(committed), SETTLE, 50,
                     () -> deadInstance(alive, writer));
         } catch (IllegalStateException e) {
