@@ -28,6 +28,8 @@ final class EngineRunner implements AutoCloseable {
     private final CompletableFuture<Outcome> outcome = new CompletableFuture<>();
     private final Thread thread;
     private volatile boolean polling;
+    /** Completes with the outcome or with the session's wake-up (the session's thread only). */
+    private CompletableFuture<Object> wakeable;
 
     EngineRunner(Properties properties, DebeziumEngine.ChangeConsumer<RecordChangeEvent<SourceRecord>> handler,
                  FlushPolicy policy, String slotName) {
@@ -62,6 +64,22 @@ final class EngineRunner implements AutoCloseable {
 
     boolean done() {
         return outcome.isDone();
+    }
+
+    /**
+     * The outcome, waiting at most {@code timeout} or until {@code wake} completes; null while still running. The
+     * first call ties {@code wake} to this run once (a new tie per call would pile up on both futures until the end).
+     */
+    Outcome outcome(Duration timeout, CompletableFuture<?> wake) throws InterruptedException {
+        if (wakeable == null) {
+            wakeable = CompletableFuture.anyOf(outcome, wake);
+        }
+        try {
+            wakeable.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException | ExecutionException e) {
+            // the outcome below says what happened
+        }
+        return outcome.isDone() ? outcome(Duration.ZERO) : null;
     }
 
     /** The outcome, waiting at most {@code timeout}; null while still running. */

@@ -34,6 +34,9 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
 
     private static final Logger log = LoggerFactory.getLogger(StreamHandler.class);
 
+    /** The longest Debezium's polling thread is held after the stop point ({@link #holdUntilClosed()}). */
+    static final Duration HOLD_MAX = Duration.ofSeconds(60);
+
     private final ChangeDecoder decoder;
     private final Publisher publisher;
     private final RowSink sink;
@@ -50,6 +53,13 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
     private volatile boolean stopRequested;
     private volatile boolean stopReached;
     private volatile long batches;
+    /** Held closed while the session still publishes from the table (the bridge); null when there is none. */
+    private final CountDownLatch bridged;
+    private volatile long firstBatchNanos;
+    /** Counted down when Debezium's polling thread is held past the stop point ({@link #holdUntilClosed()}). */
+    private final CountDownLatch held = new CountDownLatch(1);
+    /** The bridge failed: the session ends without the stream publishing ({@link #abandon()}). */
+    private volatile boolean abandoned;
     private boolean warnedAboutMessages;
 
     /** Last record of the transaction in progress (poll thread only); null at a boundary. */
@@ -61,7 +71,8 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
     }
 
     StreamHandler(ChangeDecoder decoder, Publisher publisher, RowSink sink, CdcMetrics metrics, FlushPolicy flushPolicy,
-                  BooleanSupplier authority, StartupDrain.Result drained, boolean trackInFlightAge, int maxInFlight) {
+                  BooleanSupplier authority, StartupDrain.Result drained, boolean trackInFlightAge, int maxInFlight,
+                  boolean bridged) {
         this.decoder = decoder;
         this.publisher = publisher;
         this.sink = sink;
@@ -69,8 +80,36 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
         this.flushPolicy = flushPolicy;
         this.authority = authority;
         this.drained = drained == null || drained.drainedSeqs().length == 0 ? null : drained;
+        this.bridged = bridged ? new CountDownLatch(1) : null;
         this.trackInFlightAge = trackInFlightAge;
         this.maxInFlight = maxInFlight;
+    }
+
+    /**
+     * Ends the bridge: the table's passes are over and acknowledged, {@code drained} is all they handled; the first
+     * batch (waiting in {@link #handleBatch}) goes on with it.
+     */
+    void open(StartupDrain.Result drained) {
+        this.drained = drained == null || drained.drainedSeqs().length == 0 ? null : drained;
+        if (bridged != null) {
+            bridged.countDown();
+        }
+    }
+
+    /**
+     * Ends the bridge without the stream: a pass failed and the session ends; the batches Debezium hands over until
+     * its engine is closed are neither published nor marked (streamed again at the next start).
+     */
+    void abandon() {
+        abandoned = true;
+        if (bridged != null) {
+            bridged.countDown();
+        }
+    }
+
+    /** When Debezium handed over its first batch (System.nanoTime()), 0 before. */
+    long firstBatchNanos() {
+        return firstBatchNanos;
     }
 
     void requestStop() {
@@ -80,6 +119,11 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
     /** Waits until the handler reached its stop point; false on timeout. */
     boolean awaitStopped(Duration timeout) throws InterruptedException {
         return stopped.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** Waits until Debezium's polling thread is held past the stop point ({@link #holdUntilClosed}); false on timeout. */
+    boolean awaitHeld(Duration timeout) throws InterruptedException {
+        return held.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
     }
 
     boolean stopReached() {
@@ -93,8 +137,15 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
     @Override
     public void handleBatch(List<RecordChangeEvent<SourceRecord>> events,
                             DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer) throws InterruptedException {
-        if (stopReached) {
-            return; // past the stop point: neither published nor marked; streamed again at the next start
+        if (firstBatchNanos == 0) {
+            firstBatchNanos = System.nanoTime();
+        }
+        if (bridged != null) {
+            bridged.await(); // the session's pass over the table in progress ends first (Session's class doc)
+        }
+        if (stopReached || abandoned) {
+            holdUntilClosed(); // past the stop point, or the bridge failed: neither published nor marked
+            return;
         }
         if (!authority.getAsBoolean()) {
             throw new FencedException("the relay lease is no longer this instance's: stopping without publishing");
@@ -294,6 +345,24 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
         StartupDrain.Result d = drained;
         if (d != null && position.commitLsn() >= d.snapshotLsn()) {
             drained = null;
+        }
+    }
+
+    /**
+     * Holds Debezium's polling thread (which calls this handler) until the engine is closed: its close cancels the
+     * polling, which interrupts this wait, and the polling loop then ends. Returning at once would let the thread poll
+     * again, and Debezium 3.6.1's {@code AsyncEmbeddedEngine.close()} shuts its record-processing pool down before it
+     * stops the polling: a batch polled in between goes to the terminated pool, and the engine "fails" with a
+     * RejectedExecutionException, logged at ERROR, after a clean stop. The batches held are neither published nor
+     * marked (streamed again at the next start). Bounded by {@link #HOLD_MAX}, should a Debezium version not interrupt.
+     */
+    private void holdUntilClosed() {
+        held.countDown();
+        try {
+            // Thread.sleep, not a wait on a condition: the condition is the interrupt itself (no other signal exists)
+            Thread.sleep(HOLD_MAX.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // the engine's close: its polling loop sees it is stopping and ends
         }
     }
 

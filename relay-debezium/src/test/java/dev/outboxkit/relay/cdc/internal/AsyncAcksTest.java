@@ -138,6 +138,36 @@ class AsyncAcksTest {
         assertThat(committer.marked).containsExactly(first.get(1));
     }
 
+    /**
+     * Past the stop point a batch holds Debezium's polling thread until the engine's close interrupts it: returning at
+     * once let the thread poll again, and Debezium 3.6.1's close then failed that batch on its terminated processing
+     * pool (RejectedExecutionException, logged at ERROR) after a clean stop. The held batch is neither published nor
+     * marked, and the thread keeps its interrupt (the engine's polling loop ends on it).
+     */
+    @Test
+    void pastTheStopPointABatchHoldsThePollingThreadUntilTheEngineInterruptsIt() throws Exception {
+        StreamHandler handler = handler(0);
+        handler.requestStop();
+        handler.handleBatch(List.of(commitOf(1)), committer); // at a boundary: the stop point at once
+        assertThat(handler.awaitStopped(Duration.ofSeconds(1))).isTrue();
+        CompletableFuture<Boolean> interrupted = new CompletableFuture<>();
+        Thread polling = new Thread(() -> {
+            try {
+                handler.handleBatch(transaction(2, 2), committer);
+                interrupted.complete(Thread.currentThread().isInterrupted());
+            } catch (InterruptedException | RuntimeException e) {
+                interrupted.completeExceptionally(e);
+            }
+        }, "debezium-polling-stand-in");
+        polling.start();
+        assertThat(handler.awaitHeld(Duration.ofSeconds(10))).as("the polling thread is held").isTrue();
+        await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(2)).until(() -> !interrupted.isDone());
+        polling.interrupt(); // what the engine's close does to its polling
+        assertThat(interrupted.get(10, TimeUnit.SECONDS)).as("the interrupt is kept for Debezium's loop").isTrue();
+        assertThat(producer.history()).as("nothing published past the stop point").isEmpty();
+        assertThat(committer.marked).isEmpty();
+    }
+
     private StreamHandler handler(int maxInFlight) {
         CdcSettings settings = TestSettings.of(new DatabaseLogin("jdbc:postgresql://localhost/none", "u", Secret.of("p")), "s",
                 "i", Map.of(CdcOptions.DELETE_AFTER_PUBLISH, false, CdcOptions.MAX_IN_FLIGHT, maxInFlight));
@@ -148,7 +178,7 @@ class AsyncAcksTest {
         Publisher publisher = new Publisher(new StopOnFailure(() -> producer, "test"), new RowAttempts(10), new TracedRecords(settings.route(), Tracing.OFF), metrics,
                 Clock.systemUTC(), () -> { });
         return new StreamHandler(new ChangeDecoder("public", EngineConfig.HEARTBEAT_TOPIC_PREFIX), publisher, sink, metrics,
-                new FlushPolicy(Duration.ofSeconds(1)), () -> true, null, true, maxInFlight);
+                new FlushPolicy(Duration.ofSeconds(1)), () -> true, null, true, maxInFlight, false);
     }
 
     /** {@code n} inserts of transaction {@code tx}; the transaction is proven complete by the next one's first record. */
