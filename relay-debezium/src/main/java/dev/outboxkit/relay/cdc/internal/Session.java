@@ -72,9 +72,6 @@ final class Session {
      */
     static final Duration BRIDGE_MAX = Duration.ofSeconds(5);
 
-    /** How long a stopping session waits for Debezium's polling thread to be held past the stop point. */
-    static final Duration POLLING_HELD_WAIT = Duration.ofSeconds(2);
-
     /** How long a session waits for a predecessor that handed over to end its walsender before ending it itself. */
     static final Duration PREDECESSOR_SENDER_GRACE = Duration.ofSeconds(10);
 
@@ -331,7 +328,7 @@ final class Session {
             storeId = PostgresOffsetStore.register(new PostgresOffsetStore.Context(state, () -> fence,
                     this::checkBeforeRead, this::onWriteFailure));
             EngineRunner runner = new EngineRunner(EngineConfig.properties(settings, target, storeId), handler, policy,
-                    settings.slotName());
+                    settings.slotName(), handler::pollingEnded);
             engineStartNanos = System.nanoTime();
             engine = runner;
             runner.start();
@@ -588,29 +585,12 @@ final class Session {
                         + "closing Debezium's engine", settings.instanceId(), (System.nanoTime() - began) / 1_000_000);
             }
         }
-        if (reached) {
-            awaitPollingHeld(handler);
-        }
+        // At the stop point the handler ended Debezium's polling: its engine is closing itself meanwhile, uninterrupted
+        // (StreamHandler#endPolling); without a stop point the close below interrupts it (the WARN above said so).
+        log.info("WAL relay {}: {}", settings.instanceId(), reached
+                ? "Debezium's polling ended at the stop point; waiting for its engine to close itself"
+                : "closing Debezium's engine without a stop point");
         runner.close();
-    }
-
-    /**
-     * Before Debezium's engine is closed, its polling thread should be held in the handler past the stop point
-     * ({@link StreamHandler#holdUntilClosed()}), not waiting for a batch it would hand to an engine that is closing:
-     * a change written now reaches it there. Bounded by {@link #POLLING_HELD_WAIT}; after the hand-over, so it costs
-     * the successor nothing.
-     */
-    private void awaitPollingHeld(StreamHandler handler) throws InterruptedException {
-        try (Connection c = pool.getConnection()) {
-            writeHeartbeat(c);
-        } catch (SQLException e) {
-            log.debug("no change written before closing Debezium's engine ({}); closing it as it is", e.toString());
-            return;
-        }
-        if (!handler.awaitHeld(POLLING_HELD_WAIT)) {
-            log.debug("Debezium handed over no change within {} after the stop point; closing its engine",
-                    POLLING_HELD_WAIT);
-        }
     }
 
     void releaseLease() {

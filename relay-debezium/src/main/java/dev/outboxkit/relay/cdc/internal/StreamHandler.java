@@ -3,6 +3,7 @@ package dev.outboxkit.relay.cdc.internal;
 import dev.outboxkit.core.FencedException;
 import io.debezium.engine.DebeziumEngine;
 import io.debezium.engine.RecordChangeEvent;
+import io.debezium.engine.StopEngineException;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -27,15 +28,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Graceful stop ({@link #requestStop()}): the handler finishes the transaction it is in the middle
  * of (so the offset can cover everything it published), marks that boundary, flushes the offset and
- * then ignores further records. Nothing published is left outside the stored offset, so a restart
- * publishes nothing twice.
+ * then ends Debezium's polling ({@link StopEngineException}). Nothing published is left outside the stored offset,
+ * so a restart publishes nothing twice.
  */
 final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeEvent<SourceRecord>> {
 
     private static final Logger log = LoggerFactory.getLogger(StreamHandler.class);
-
-    /** The longest Debezium's polling thread is held after the stop point ({@link #holdUntilClosed()}). */
-    static final Duration HOLD_MAX = Duration.ofSeconds(60);
 
     private final ChangeDecoder decoder;
     private final Publisher publisher;
@@ -56,8 +54,8 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
     /** Held closed while the session still publishes from the table (the bridge); null when there is none. */
     private final CountDownLatch bridged;
     private volatile long firstBatchNanos;
-    /** Counted down when Debezium's polling thread is held past the stop point ({@link #holdUntilClosed()}). */
-    private final CountDownLatch held = new CountDownLatch(1);
+    /** This handler ended Debezium's polling ({@link #endPolling}): the engine closes itself. */
+    private volatile boolean pollingEnded;
     /** The bridge failed: the session ends without the stream publishing ({@link #abandon()}). */
     private volatile boolean abandoned;
     private boolean warnedAboutMessages;
@@ -97,8 +95,8 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
     }
 
     /**
-     * Ends the bridge without the stream: a pass failed and the session ends; the batches Debezium hands over until
-     * its engine is closed are neither published nor marked (streamed again at the next start).
+     * Ends the bridge without the stream: a pass failed and the session ends; the batch Debezium hands over ends its
+     * polling, neither published nor marked (streamed again at the next start).
      */
     void abandon() {
         abandoned = true;
@@ -121,9 +119,9 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
         return stopped.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
     }
 
-    /** Waits until Debezium's polling thread is held past the stop point ({@link #holdUntilClosed}); false on timeout. */
-    boolean awaitHeld(Duration timeout) throws InterruptedException {
-        return held.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    /** True once the handler ended Debezium's polling: the engine then closes itself, with no interrupt. */
+    boolean pollingEnded() {
+        return pollingEnded;
     }
 
     boolean stopReached() {
@@ -144,8 +142,8 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
             bridged.await(); // the session's pass over the table in progress ends first (Session's class doc)
         }
         if (stopReached || abandoned) {
-            holdUntilClosed(); // past the stop point, or the bridge failed: neither published nor marked
-            return;
+            // past the stop point, or the bridge failed: neither published nor marked (streamed again at the next start)
+            throw endPolling(stopReached ? "past the stop point" : "the drain bridging Debezium's start failed");
         }
         if (!authority.getAsBoolean()) {
             throw new FencedException("the relay lease is no longer this instance's: stopping without publishing");
@@ -155,8 +153,7 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
         if (stopping) {
             if (openTail == null) {
                 settle(committer, true);
-                finishStop(committer);
-                return;
+                throw finishStop(committer);
             }
             limit = firstCompletion(events);
         }
@@ -250,7 +247,7 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
         settle(committer, stopNow);
         batches++;
         if (stopNow) {
-            finishStop(committer);
+            throw finishStop(committer);
         } else {
             committer.markBatchFinished();
         }
@@ -349,29 +346,28 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
     }
 
     /**
-     * Holds Debezium's polling thread (which calls this handler) until the engine is closed: its close cancels the
-     * polling, which interrupts this wait, and the polling loop then ends. Returning at once would let the thread poll
-     * again, and Debezium 3.6.1's {@code AsyncEmbeddedEngine.close()} shuts its record-processing pool down before it
-     * stops the polling: a batch polled in between goes to the terminated pool, and the engine "fails" with a
-     * RejectedExecutionException, logged at ERROR, after a clean stop. The batches held are neither published nor
-     * marked (streamed again at the next start). Bounded by {@link #HOLD_MAX}, should a Debezium version not interrupt.
+     * Ends Debezium's polling from its own thread: Debezium 3.6.1's polling loop ends on this exception (at DEBUG), and
+     * its engine then closes itself in order with no thread interrupted: the record pool is shut down with nothing in
+     * it, the offset commit finds nothing new (the stop point's was forced), and the task stops (confirming the stored
+     * offset to the slot, closing its connections, so the walsender leaves). A close from outside instead interrupts
+     * the polling thread wherever it is, e.g. in the task's offset read and confirmation at the start of its next
+     * poll, which Debezium logged at ERROR on a clean stop; and a batch it polled meanwhile met the shut-down record
+     * pool (a RejectedExecutionException at ERROR).
      */
-    private void holdUntilClosed() {
-        held.countDown();
-        try {
-            // Thread.sleep, not a wait on a condition: the condition is the interrupt itself (no other signal exists)
-            Thread.sleep(HOLD_MAX.toMillis());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt(); // the engine's close: its polling loop sees it is stopping and ends
-        }
+    private StopEngineException endPolling(String why) {
+        pollingEnded = true;
+        log.debug("ending Debezium's polling: {}", why);
+        return new StopEngineException("outboxkit: " + why);
     }
 
-    private void finishStop(DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer)
+    /** Marks the stop point and stores it at once; returns what ends Debezium's polling (the caller throws it). */
+    private StopEngineException finishStop(DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer)
             throws InterruptedException {
         flushPolicy.forceNext();
         committer.markBatchFinished();
         stopReached = true;
         stopped.countDown();
         log.info("stop point reached: every published event is covered by the stored offset");
+        return endPolling("stop point reached");
     }
 }
