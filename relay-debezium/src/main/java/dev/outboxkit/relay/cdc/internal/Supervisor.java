@@ -291,6 +291,9 @@ public final class Supervisor implements AutoCloseable {
                 backoff = Math.min(backoff * 2, 30_000);
             }
         }
+        if (next != null) {
+            next.releaseLease(); // prepared under the lease, never run: the stop came first
+        }
         role = Role.STOPPED;
     }
 
@@ -407,7 +410,8 @@ public final class Supervisor implements AutoCloseable {
     public void close() {
         stopRequested = true;
         synchronized (this) {
-            if (role == Role.NEW) {
+            if (role == Role.NEW && loop == null) {
+                // never started; after a start the role stays NEW until the loop runs its first session
                 role = Role.STOPPED;
                 return;
             }
