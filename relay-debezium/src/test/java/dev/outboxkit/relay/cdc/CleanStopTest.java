@@ -43,7 +43,7 @@ class CleanStopTest {
     void stoppingRightAfterCreatingANewSlotLogsNoErrorAndNoStackTrace(TestDatabase db, TestKafka kafka) throws Exception {
         List<ILoggingEvent> logged = capture(() -> {
             try (CdcRelay relay = withDefaults(db, kafka).build()) {
-                relay.start(); // creates the slot, then the stop lands while Debezium starts on it
+                relay.start(); // creates the slot; the stop lands before or while its first session starts
             }
             // close() right after start() once returned at once and left the relay running (it logged after the stop)
             assertThat(RelayLeases.find(db, RelayLeases.walRelayKey(CdcTestSupport.slotFor(db))).filter(RelayLeases.Lease::live))
