@@ -484,6 +484,14 @@ public final class Supervisor implements AutoCloseable {
     private void shutdownResources(boolean databaseGone) {
         if (scheduler != null) {
             scheduler.shutdownNow();
+            if (!databaseGone) {
+                // a slot monitor look in progress ends before the pool closes under it (a WARN with a stack trace after the stop)
+                try {
+                    scheduler.awaitTermination(5, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
         }
         if (kafka != null) {
             kafka.close();
