@@ -311,21 +311,32 @@ class DedupeConsumerTest {
         List<Projection.Sent> events = run.events();
         String group = "g-" + topic;
         java.util.concurrent.CountDownLatch inFlight = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicReference<Thread> closer = new java.util.concurrent.atomic.AtomicReference<>();
         BatchHandler projection = Projection.batchHandler();
         DedupeConsumer consumer = Consumers.builder(kafka, db, topic, group)
                 .batchHandler((c, batch) -> {
                     inFlight.countDown();
-                    Thread.sleep(1_500); // a slow effect, still running when close() is called
+                    // a slow effect, still running when close() is called: it ends once close() waits for the loop
+                    await("close() waiting for the batch in flight").atMost(WAIT).until(() -> isJoining(closer.get()));
                     projection.handle(c, batch);
                 })
                 .build();
         consumer.start();
         assertThat(inFlight.await(120, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
-        consumer.close();
+        closer.set(new Thread(consumer::close, "closer"));
+        closer.get().start();
+        closer.get().join(WAIT.toMillis() + 60_000);
+        assertThat(closer.get().isAlive()).as("close() returned").isFalse();
         long applied = db.count("SELECT count(*) FROM effect_log");
         assertThat(applied).as("the batch in flight was finished").isPositive();
         long committed = Consumers.committed(kafka, group).values().stream().mapToLong(Long::longValue).sum();
         assertThat(committed).as("and its offsets committed").isEqualTo(applied);
+    }
+
+    /** Whether {@code t} is inside {@link Thread#join}: {@code DedupeConsumer.close()} has stopped the loop and waits. */
+    private static boolean isJoining(Thread t) {
+        return t != null && java.util.Arrays.stream(t.getStackTrace())
+                .anyMatch(f -> f.getClassName().equals(Thread.class.getName()) && f.getMethodName().equals("join"));
     }
 
     @Test

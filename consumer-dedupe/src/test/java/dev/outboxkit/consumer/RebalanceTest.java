@@ -9,12 +9,18 @@ import dev.outboxkit.testkit.TestKafka;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.common.GroupState;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -24,6 +30,11 @@ import org.junit.jupiter.api.extension.ExtendWith;
  */
 @ExtendWith(OutboxTestkitExtension.class)
 class RebalanceTest {
+
+    private static final Duration REBALANCE_WAIT = Duration.ofSeconds(180);
+    /** A rebalance in progress: the classic protocol's two phases and the consumer protocol's (KIP-848). */
+    private static final Set<GroupState> REBALANCING = EnumSet.of(GroupState.PREPARING_REBALANCE,
+            GroupState.COMPLETING_REBALANCE, GroupState.ASSIGNING, GroupState.RECONCILING);
 
     @Test
     void threeInstancesWithRebalancesDuringTheRunApplyEveryEventExactlyOnce(TestDatabase db, TestKafka kafka) throws Exception {
@@ -45,7 +56,7 @@ class RebalanceTest {
                     if (n % 5 == 0) {
                         Projection.send(kafka, part);
                     }
-                    sleepQuietly(250);
+                    sleepQuietly(250); // pacing: a stream arriving over the run, not a race
                 }
             });
             members.add(start(kafka, db, topic, group, registry));
@@ -77,16 +88,15 @@ class RebalanceTest {
         String group = "g-" + topic;
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         CountDownLatch firstBatchRunning = new CountDownLatch(1);
-        CountDownLatch secondMemberJoining = new CountDownLatch(1);
+        CountDownLatch rebalanceUnderWay = new CountDownLatch(1);
         BatchHandler projection = Projection.batchHandler();
         DedupeConsumer first = Consumers.builder(kafka, db, topic, group)
                 .batchHandler((c, batch) -> {
                     projection.handle(c, batch);
                     if (firstBatchRunning.getCount() > 0) {
                         firstBatchRunning.countDown();
-                        // a slow effect: the rebalance starts while this transaction is open
-                        secondMemberJoining.await(60, TimeUnit.SECONDS);
-                        Thread.sleep(2_000);
+                        // a slow effect: this transaction stays open until the coordinator has begun the rebalance
+                        rebalanceUnderWay.await(REBALANCE_WAIT.toSeconds() + 60, TimeUnit.SECONDS);
                     }
                 })
                 .meterRegistry(registry)
@@ -95,11 +105,19 @@ class RebalanceTest {
                 .batchHandler(projection)
                 .meterRegistry(registry)
                 .build();
-        try {
+        try (Admin admin = kafka.admin()) {
             first.start();
             assertThat(firstBatchRunning.await(120, TimeUnit.SECONDS)).isTrue();
             second.start();
-            secondMemberJoining.countDown();
+            // the group's own state, not a guess at how long the join takes: the second member has joined and the
+            // first cannot finish the rebalance before its batch commits (PreparingRebalance in the classic protocol)
+            awaitGroup(admin, group, "both members in it and a rebalance under way while the first batch is open",
+                    d -> REBALANCING.contains(d.groupState()) && d.members().size() == 2);
+            rebalanceUnderWay.countDown();
+            awaitGroup(admin, group, "Stable, both members owning some of the topic's 4 partitions, all 4 owned",
+                    d -> d.groupState() == GroupState.STABLE && d.members().size() == 2
+                            && d.members().stream().noneMatch(m -> m.assignment().topicPartitions().isEmpty())
+                            && d.members().stream().mapToInt(m -> m.assignment().topicPartitions().size()).sum() == 4);
             awaitApplied(registry, group, events.size());
         } finally {
             first.close();
@@ -118,6 +136,16 @@ class RebalanceTest {
                 .build();
         consumer.start();
         return consumer;
+    }
+
+    /** Waits until {@code group}'s description (from its coordinator) satisfies {@code expected}; says the last one if not. */
+    private static void awaitGroup(Admin admin, String group, String expectation, Predicate<ConsumerGroupDescription> expected) {
+        await(group + ": " + expectation).atMost(REBALANCE_WAIT).pollInterval(Duration.ofMillis(200)).ignoreExceptions()
+                .untilAsserted(() -> {
+                    ConsumerGroupDescription d = admin.describeConsumerGroups(List.of(group)).all()
+                            .get(30, TimeUnit.SECONDS).get(group);
+                    assertThat(d).as(expectation).matches(expected, expectation);
+                });
     }
 
     private static void awaitApplied(SimpleMeterRegistry registry, String group, long atLeast) {

@@ -18,7 +18,7 @@ class JavaProcessTest {
             System.out.println("started " + args[0] + " " + System.getenv("GREETING"));
             for (long i = 0; ; i++) {
                 System.out.println("tick " + i);
-                Thread.sleep(50);
+                Thread.sleep(50); // pacing: a tick every 50 ms, so a frozen child shows as a gap
             }
         }
     }

@@ -41,7 +41,7 @@ class FaultScenariosTest {
             await().atMost(Duration.ofMinutes(2)).until(() -> p.appliedCount() > 200);
             for (int i = 0; i < 2; i++) {
                 p.env.pg.stopImmediately();
-                Harness.sleep(Duration.ofSeconds(3));
+                Harness.sleep(Duration.ofSeconds(3)); // the fault's duration: PostgreSQL down
                 p.env.pg.start();
                 long before = p.appliedCount();
                 await("flowing again after restart " + (i + 1)).atMost(Duration.ofMinutes(2))
@@ -67,7 +67,7 @@ class FaultScenariosTest {
             p.env.pgProxy.heal();
             awaitProgress(p, "after the PostgreSQL blackhole");
             p.env.pgProxy.resetAndRefuse();
-            Harness.sleep(Duration.ofSeconds(3));
+            Harness.sleep(Duration.ofSeconds(3));       // the fault's duration: connections refused
             p.env.pgProxy.heal();
             awaitProgress(p, "after the PostgreSQL reset");
 
@@ -79,7 +79,7 @@ class FaultScenariosTest {
                 // Kafka acknowledges nothing while events wait: past twice the lease the WAL relay must not look ready.
                 await("WAL relay not ready while Kafka is unreachable").atMost(Duration.ofSeconds(30)).until(() -> !p.relayReady());
             } else {
-                Harness.sleep(Duration.ofSeconds(8));
+                Harness.sleep(Duration.ofSeconds(8)); // the fault's duration: longer than the relay's lease
             }
             p.env.kafkaProxy.heal();
             awaitProgress(p, "after the Kafka blackhole");
@@ -112,7 +112,7 @@ class FaultScenariosTest {
                         .until(() -> p.appliedCount() > atStart + 300);
                 long remaining = deadline - System.nanoTime();
                 if (remaining > 0) {
-                    Harness.sleep(Duration.ofNanos(remaining));
+                    Harness.sleep(Duration.ofNanos(remaining)); // the fault's duration: the transaction open 20 s
                 }
                 long duringHold = p.appliedCount() - atStart;
                 assertThat(duringHold).as("events applied while a transaction stayed open 20 s").isGreaterThan(300);

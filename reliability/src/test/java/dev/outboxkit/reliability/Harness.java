@@ -628,6 +628,7 @@ final class Harness implements AutoCloseable {
         return m;
     }
 
+    /** For a fault's duration or a pace only; a wait for something to happen is an {@code await} with a deadline. */
     static void sleep(Duration d) {
         try {
             Thread.sleep(d.toMillis());

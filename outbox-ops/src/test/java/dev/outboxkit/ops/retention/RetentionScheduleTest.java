@@ -23,6 +23,10 @@ class RetentionScheduleTest {
     private static final String ADVISORY = "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"
             + " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())";
 
+    /** When a session last tried the retention lock (microseconds since the epoch; 0 for never). */
+    private static final String LAST_LOCK_TRY = "SELECT coalesce(max((extract(epoch FROM query_start) * 1000000)::bigint), 0)"
+            + " FROM pg_stat_activity WHERE query LIKE 'SELECT pg_try_advisory_lock(hashtext(''outboxkit.retention'')%'";
+
     private static void expiredDeadLetter(DataSource ds) throws Exception {
         Sql.exec(ds, "INSERT INTO outbox_dead_letter (id, seq, aggregate_type, aggregate_id, event_type, payload, headers,"
                 + " created_at, error_class, error_message, attempts, parked_at, parked_by)"
@@ -116,6 +120,7 @@ class RetentionScheduleTest {
                     .hasMessageContaining("--dry-run");
             assertThat(Sql.count(db.dataSource(), "SELECT count(*) FROM outbox_dead_letter")).as("nothing purged").isEqualTo(1);
 
+            long triedBefore = Sql.count(db.dataSource(), LAST_LOCK_TRY);
             CompletableFuture<Retention.Result> waiting = CompletableFuture.supplyAsync(() -> {
                 try {
                     return manual.purgeExclusively(Duration.ofSeconds(30));
@@ -123,7 +128,9 @@ class RetentionScheduleTest {
                     throw new IllegalStateException(e);
                 }
             });
-            Thread.sleep(300); // deliberate: the purge must be waiting when the round ends
+            // the purge must be waiting when the round ends: it has tried the held lock since it started
+            await("the manual purge trying the lock held by the round").atMost(Duration.ofSeconds(25))
+                    .until(() -> Sql.count(db.dataSource(), LAST_LOCK_TRY) > triedBefore);
             assertThat(waiting).isNotDone();
             held.close();
             assertThat(waiting.get().deadLetters()).isEqualTo(1);

@@ -81,7 +81,7 @@ final class BackgroundWriter implements AutoCloseable {
                 }
                 committed.addAndGet(size);
                 if (pauseMillis > 0) {
-                    TimeUnit.MILLISECONDS.sleep(pauseMillis);
+                    TimeUnit.MILLISECONDS.sleep(pauseMillis); // pacing: the write rate the test asks for
                 }
             }
         } catch (SQLException | RuntimeException e) {

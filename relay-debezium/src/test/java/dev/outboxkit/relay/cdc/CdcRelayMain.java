@@ -107,7 +107,7 @@ public final class CdcRelayMain {
                 System.out.println("FAILED " + relay.health().detail());
                 System.exit(3);
             }
-            Thread.sleep(25);
+            Thread.sleep(25); // pacing: how often the child reports its count to the test
         }
     }
 }

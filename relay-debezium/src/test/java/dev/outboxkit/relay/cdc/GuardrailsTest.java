@@ -41,7 +41,7 @@ class GuardrailsTest {
                 long before = lsnNow(db);
                 db.exec("INSERT INTO busy SELECT g, repeat(md5(g::text), 32) FROM generate_series(1, 4000) g");
                 written += lsnNow(db) - before;
-                Thread.sleep(400);
+                Thread.sleep(400); // pacing: writes spread over heartbeats, as a steady load
             }
             db.exec("CHECKPOINT"); // logs the running transactions, letting restart_lsn move
             long total = written;

@@ -51,7 +51,9 @@ class ServerRestartTest {
                 await().atMost(Duration.ofSeconds(90)).until(() -> relay.health().ready());
                 log.info("relay streams from PostgreSQL {}", server.majorVersion());
                 write(db, history, rows, 0, 500);
-                Thread.sleep(300); // the crash comes while these are published
+                // the crash's moment, on purpose not synchronised: wherever it falls (before, while or after these are
+                // published) nothing may be lost, and 300 ms makes "while" likely on an idle machine
+                Thread.sleep(300);
                 local.stopImmediately();
                 local.start();
                 log.info("PostgreSQL crashed and restarted");

@@ -75,7 +75,9 @@ class StandbyTakeoverTest {
             assertThat(a.process().awaitOutput("READY", Duration.ofSeconds(120))).isTrue();
             assertThat(a.output()).contains("whose process is gone");
             await().atMost(Duration.ofSeconds(120)).until(() -> a.output().lastIndexOf("READY") > a.output().lastIndexOf("STANDBY"));
-            Thread.sleep(1_000);
+            long beforeClose = writer.committed();
+            await("the writer committing events with A streaming again").atMost(Duration.ofSeconds(60))
+                    .until(() -> writer.committed() >= beforeClose + 100);
             writer.close();
             long committed = writer.committed();
             await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofSeconds(1))

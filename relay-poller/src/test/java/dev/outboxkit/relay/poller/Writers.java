@@ -78,7 +78,7 @@ final class Writers implements AutoCloseable {
                     committed.addAndGet(ids.size());
                 }
                 if (pauseMillis > 0) {
-                    TimeUnit.MILLISECONDS.sleep(pauseMillis);
+                    TimeUnit.MILLISECONDS.sleep(pauseMillis); // pacing: the write rate the test asks for
                 }
             } catch (SQLException e) {
                 // Statement failed before commit: rolled back, nothing to record. Reconnect.
