@@ -5,7 +5,7 @@ import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.core.internal.DatabaseLogin;
 import dev.outboxkit.core.internal.OptionValues;
-import dev.outboxkit.core.internal.RelaySettings;
+import dev.outboxkit.core.internal.SharedSettings;
 import dev.outboxkit.core.internal.Tracing;
 import dev.outboxkit.relay.cdc.CdcOptions;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -19,11 +19,11 @@ import java.util.function.Function;
  * Not API: public for {@code dev.outboxkit.relay.cdc.CdcRelay} (and the benchmarks' {@link DebeziumAlone}).
  *
  * <p>The validated, immutable configuration of one WAL relay, read by name from its option catalog by {@link #of}:
- * the shared options and what derives from them ({@link RelaySettings}: the lease's timing, the tables, the producer
+ * the shared options and what derives from them ({@link SharedSettings}: the lease's timing, the tables, the producer
  * configuration), then {@link CdcOptions} and what derives from them (the lease key, the log prefix). Each option's
  * meaning and range are documented once, on the option.
  */
-public final class CdcSettings extends RelaySettings {
+public final class CdcSettings extends SharedSettings {
 
     /** Prefix of the logical decoding messages the writer emits in its emit-message mode. */
     public static final String MESSAGE_PREFIX = "outboxkit";

@@ -3,7 +3,7 @@ package dev.outboxkit.relay.poller.internal;
 import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.core.internal.LeaseTiming;
 import dev.outboxkit.core.internal.OptionValues;
-import dev.outboxkit.core.internal.RelaySettings;
+import dev.outboxkit.core.internal.SharedSettings;
 import dev.outboxkit.core.internal.Tracing;
 import dev.outboxkit.relay.poller.AfterPublish;
 import dev.outboxkit.relay.poller.ParkPolicy;
@@ -19,12 +19,12 @@ import org.apache.kafka.clients.producer.ProducerConfig;
  * Not API: public for {@code dev.outboxkit.relay.poller.PollingRelay}.
  *
  * <p>The validated, immutable configuration of one polling relay, read by name from its option catalog by {@link #of}:
- * the shared options and what derives from them ({@link RelaySettings}: the lease's timing, the producer
+ * the shared options and what derives from them ({@link SharedSettings}: the lease's timing, the producer
  * configuration, the log prefix), then {@link PollerOptions} and what derives from the lease for the polling relay
  * alone (the heartbeat, the release's lock timeout, the stop's wait, the producer defaults). Each option's meaning and
  * range are documented once, on the option.
  */
-public final class PollerSettings extends RelaySettings {
+public final class PollerSettings extends SharedSettings {
 
     /** The heartbeat (renewal and rebalance) comes at least this often, so joins and leaves are seen within it. */
     static final Duration MAX_HEARTBEAT_INTERVAL = Duration.ofSeconds(1);

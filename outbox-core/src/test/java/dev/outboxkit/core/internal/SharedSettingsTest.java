@@ -13,10 +13,10 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** The configuration both relays share, alone: the shared options read by name and what derives from them. */
-class RelaySettingsTest {
+class SharedSettingsTest {
 
     /** The smallest relay: its producer default is the lease's ack budget, its overrides add one value. */
-    private static final class Some extends RelaySettings {
+    private static final class Some extends SharedSettings {
         Some(Map<RelayOption<?>, Object> set) {
             super(OptionValues.of(set), "relay-1", "some relay relay-1", defaults -> {
                 Map<String, Object> p = new LinkedHashMap<>(defaults);

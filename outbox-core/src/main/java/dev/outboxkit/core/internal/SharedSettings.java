@@ -19,7 +19,7 @@ import java.util.function.Function;
  * ({@link #timing()}, the one place the lease option becomes durations), the tables and the producer configuration.
  * A subclass adds its relay's own options and names the relay in {@link #logPrefix()}. Immutable.
  */
-public abstract class RelaySettings {
+public abstract class SharedSettings {
 
     private final String instanceId;
     private final String logPrefix;
@@ -43,7 +43,7 @@ public abstract class RelaySettings {
      * @param clock            clock of the commit-to-ack metric
      * @param tracing          publish spans ({@link Tracing#OFF}: none)
      */
-    protected RelaySettings(OptionValues options, String instanceId, String logPrefix,
+    protected SharedSettings(OptionValues options, String instanceId, String logPrefix,
                             Function<Map<String, ?>, Map<String, Object>> producerConfig,
                             Function<LeaseTiming, Map<String, ?>> producerDefaults, TopicRoute route, Clock clock,
                             Tracing tracing) {
