@@ -1,12 +1,11 @@
 package dev.outboxkit.relay.cdc.internal;
 
 import dev.outboxkit.core.OutboxTables;
-import dev.outboxkit.core.RelayOptions;
 import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.core.internal.DatabaseLogin;
-import dev.outboxkit.core.internal.LeaseTiming;
 import dev.outboxkit.core.internal.OptionValues;
+import dev.outboxkit.core.internal.SharedSettings;
 import dev.outboxkit.core.internal.Tracing;
 import dev.outboxkit.relay.cdc.CdcOptions;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -19,24 +18,19 @@ import java.util.function.Function;
 /**
  * Not API: public for {@code dev.outboxkit.relay.cdc.CdcRelay} (and the benchmarks' {@link DebeziumAlone}).
  *
- * <p>The validated, immutable configuration of one WAL relay, read by name from its option catalog
- * ({@link RelayOptions}, {@link CdcOptions}) by {@link #of}, as the polling relay's {@code PollerSettings} is. It owns
- * what is derived from the options: the lease's timing ({@link #timing()}), the lease key, the table names and the
- * prefix of log lines and error messages ({@link #logPrefix()}). Each option's meaning and range are documented once,
- * on the option.
+ * <p>The validated, immutable configuration of one WAL relay, read by name from its option catalog by {@link #of}:
+ * the shared options and what derives from them ({@link SharedSettings}: the lease's timing, the tables, the producer
+ * configuration), then {@link CdcOptions} and what derives from them (the lease key, the log prefix). Each option's
+ * meaning and range are documented once, on the option.
  */
-public final class CdcSettings {
+public final class CdcSettings extends SharedSettings {
 
     /** Prefix of the logical decoding messages the writer emits in its emit-message mode. */
     public static final String MESSAGE_PREFIX = "outboxkit";
 
     private final DatabaseLogin login;
-    private final String instanceId;
-    private final String logPrefix;
-    private final OutboxTables tables;
     private final String slotName;
     private final String publicationName;
-    private final LeaseTiming timing;
     private final boolean deleteAfterPublish;
     private final Duration heartbeatInterval;
     private final Duration offsetFlushInterval;
@@ -44,23 +38,15 @@ public final class CdcSettings {
     private final int maxInFlight;
     private final Duration pollInterval;
     private final Duration shutdownTimeout;
-    private final int maxAttempts;
-    private final Duration startTimeout;
-    private final Map<String, Object> producerConfig;
-    private final TopicRoute route;
     private final MeterRegistry meterRegistry;
-    private final Clock clock;
-    private final Tracing tracing;
 
     private CdcSettings(OptionValues options, DatabaseLogin login, String instanceId,
                         Function<Map<String, ?>, Map<String, Object>> producerConfig, TopicRoute route,
                         MeterRegistry meterRegistry, Clock clock, Tracing tracing) {
+        // the WAL relay adds no producer defaults of its own: the safety defaults and the user's overrides
+        super(options, instanceId, "WAL relay on slot " + options.get(CdcOptions.SLOT_NAME), producerConfig,
+                timing -> Map.of(), route, clock, tracing);
         this.login = Objects.requireNonNull(login, "login");
-        this.instanceId = Objects.requireNonNull(instanceId, "instanceId");
-        this.tables = OutboxTables.in(options.get(RelayOptions.SCHEMA));
-        this.timing = new LeaseTiming(options.get(RelayOptions.LEASE_DURATION));
-        this.maxAttempts = options.get(RelayOptions.MAX_ATTEMPTS);
-        this.startTimeout = options.get(RelayOptions.START_TIMEOUT);
         this.slotName = options.get(CdcOptions.SLOT_NAME);
         this.publicationName = options.get(CdcOptions.PUBLICATION_NAME);
         this.deleteAfterPublish = options.get(CdcOptions.DELETE_AFTER_PUBLISH);
@@ -70,13 +56,7 @@ public final class CdcSettings {
         this.maxInFlight = options.get(CdcOptions.MAX_IN_FLIGHT);
         this.pollInterval = options.get(CdcOptions.POLL_INTERVAL);
         this.shutdownTimeout = options.get(CdcOptions.SHUTDOWN_TIMEOUT);
-        this.logPrefix = "WAL relay on slot " + slotName;
-        // the WAL relay adds no producer defaults of its own: the safety defaults and the user's overrides
-        this.producerConfig = Map.copyOf(producerConfig.apply(Map.of()));
-        this.route = Objects.requireNonNull(route, "route");
         this.meterRegistry = Objects.requireNonNull(meterRegistry, "meterRegistry");
-        this.clock = Objects.requireNonNull(clock, "clock");
-        this.tracing = Objects.requireNonNull(tracing, "tracing");
     }
 
     /**
@@ -116,36 +96,12 @@ public final class CdcSettings {
         return login.password();
     }
 
-    /** This instance's id: the lease holder's name in the database. */
-    public String instanceId() {
-        return instanceId;
-    }
-
-    /** How log lines and error messages name this relay: {@code WAL relay on slot <slotName>}. */
-    public String logPrefix() {
-        return logPrefix;
-    }
-
-    public String schema() {
-        return tables.schema();
-    }
-
     public String slotName() {
         return slotName;
     }
 
     public String publicationName() {
         return publicationName;
-    }
-
-    /** The lease ({@link RelayOptions#LEASE_DURATION}) and every duration derived from it. */
-    public LeaseTiming timing() {
-        return timing;
-    }
-
-    /** {@link RelayOptions#LEASE_DURATION}: {@code timing().lease()}. */
-    public Duration leaseDuration() {
-        return timing.lease();
     }
 
     /** The lease every instance of this relay competes for. */
@@ -185,55 +141,22 @@ public final class CdcSettings {
         return shutdownTimeout;
     }
 
-    public int maxAttempts() {
-        return maxAttempts;
-    }
-
-    /** How long start() keeps trying a database that does not answer ({@link RelayOptions#START_TIMEOUT}). */
-    public Duration startTimeout() {
-        return startTimeout;
-    }
-
-    /** The checked Kafka producer configuration: safety defaults, then the overrides, with the bootstrap servers. */
-    public Map<String, Object> producerConfig() {
-        return producerConfig;
-    }
-
-    public TopicRoute route() {
-        return route;
-    }
-
     public MeterRegistry meterRegistry() {
         return meterRegistry;
     }
 
-    /** Clock of the commit-to-ack metric. */
-    public Clock clock() {
-        return clock;
-    }
-
-    /** Publish spans ({@link Tracing#OFF}: none). */
-    public Tracing tracing() {
-        return tracing;
-    }
-
-    /** The outboxkit tables in {@link #schema()}. */
-    public OutboxTables tables() {
-        return tables;
-    }
-
     public String outboxTable() {
-        return tables.outboxEvent();
+        return tables().outboxEvent();
     }
 
     /** {@code "schema"."name"} for one of the {@link OutboxTables} names. */
     public String table(String name) {
-        return tables.qualified(name);
+        return tables().qualified(name);
     }
 
     /** A masked, one-line description for logs. */
     public String describe() {
         return "slot=" + slotName + " publication=" + publicationName + " schema=" + schema() + " db="
-                + Secret.maskUrl(jdbcUrl()) + " instance=" + instanceId + " deleteAfterPublish=" + deleteAfterPublish;
+                + Secret.maskUrl(jdbcUrl()) + " instance=" + instanceId() + " deleteAfterPublish=" + deleteAfterPublish;
     }
 }

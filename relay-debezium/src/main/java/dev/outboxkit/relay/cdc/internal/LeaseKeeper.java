@@ -49,7 +49,7 @@ final class LeaseKeeper {
         this.dataSource = dataSource;
         this.leaseKey = settings.leaseKey();
         this.instanceId = settings.instanceId();
-        this.duration = settings.leaseDuration();
+        this.duration = settings.timing().lease();
         this.table = new LeaseTable(settings.schema());
         this.takeovers = takeovers;
         this.liveness = new Liveness(dataSource, settings.schema(), leaseKey, instanceId,

@@ -88,7 +88,7 @@ final class Session {
     }
 
     boolean authority() {
-        return !lost && System.nanoTime() - lastRenewNanos < settings.leaseDuration().toNanos();
+        return !lost && System.nanoTime() - lastRenewNanos < settings.timing().lease().toNanos();
     }
 
     void fail(RuntimeException e) {

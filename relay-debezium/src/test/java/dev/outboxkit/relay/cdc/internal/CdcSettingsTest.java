@@ -6,13 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.outboxkit.core.RelayOption;
 import dev.outboxkit.core.RelayOptions;
 import dev.outboxkit.core.Secret;
-import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.core.internal.DatabaseLogin;
-import dev.outboxkit.core.internal.OptionValues;
-import dev.outboxkit.core.internal.Tracing;
 import dev.outboxkit.relay.cdc.CdcOptions;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -21,21 +16,22 @@ import org.junit.jupiter.api.Test;
 /** The WAL relay's configuration, alone: read by option name, and what it derives (no database, no Kafka). */
 class CdcSettingsTest {
 
+    private static final DatabaseLogin LOGIN = new DatabaseLogin("jdbc:postgresql://db/shop", "relay", Secret.of("pw"));
+
     private static CdcSettings settings(Map<RelayOption<?>, Object> set) {
-        // stands in for RelayBuilder.producerConfig: the relay's defaults plus one override
-        return CdcSettings.of(OptionValues.of(set), new DatabaseLogin("jdbc:postgresql://db/shop", "relay", Secret.of("pw")),
-                "relay-1", defaults -> {
-                    Map<String, Object> p = new LinkedHashMap<>(defaults);
-                    p.put("linger.ms", "7");
-                    return p;
-                }, TopicRoute.defaultRoute(), new SimpleMeterRegistry(), Clock.systemUTC(), Tracing.OFF);
+        // the relay's defaults plus one override, as RelayBuilder.producerConfig adds the user's
+        return TestSettings.exactly(LOGIN, "relay-1", set, defaults -> {
+            Map<String, Object> p = new LinkedHashMap<>(defaults);
+            p.put("linger.ms", "7");
+            return p;
+        });
     }
 
     @Test
     void everyOptionIsReadByNameWithItsDefault() {
         CdcSettings s = settings(Map.of());
         assertThat(s.schema()).isEqualTo(RelayOptions.SCHEMA.defaultValue());
-        assertThat(s.leaseDuration()).isEqualTo(RelayOptions.LEASE_DURATION.defaultValue());
+        assertThat(s.timing().lease()).isEqualTo(RelayOptions.LEASE_DURATION.defaultValue());
         assertThat(s.maxAttempts()).isEqualTo(RelayOptions.MAX_ATTEMPTS.defaultValue());
         assertThat(s.startTimeout()).isEqualTo(RelayOptions.START_TIMEOUT.defaultValue());
         assertThat(s.slotName()).isEqualTo(CdcOptions.SLOT_NAME.defaultValue());
@@ -68,7 +64,6 @@ class CdcSettingsTest {
         CdcSettings s = settings(set);
         assertThat(s.schema()).isEqualTo("billing");
         assertThat(s.timing().lease()).isEqualTo(Duration.ofSeconds(6));
-        assertThat(s.leaseDuration()).isEqualTo(Duration.ofSeconds(6));
         assertThat(s.maxAttempts()).isEqualTo(3);
         assertThat(s.startTimeout()).isEqualTo(Duration.ofSeconds(7));
         assertThat(s.slotName()).isEqualTo("billing_slot");

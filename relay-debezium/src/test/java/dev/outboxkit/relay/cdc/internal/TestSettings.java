@@ -12,6 +12,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
  * The WAL relay's configuration for tests of its internal classes, built by option name as {@code CdcRelay.Builder}
@@ -32,7 +33,16 @@ final class TestSettings {
         set.put(CdcOptions.MAX_IN_FLIGHT, 1000);
         set.put(CdcOptions.SHUTDOWN_TIMEOUT, Duration.ofSeconds(5));
         set.putAll(options);
-        return CdcSettings.of(OptionValues.of(set), login, instanceId, noKafka -> Map.of(),
-                TopicRoute.defaultRoute(), new SimpleMeterRegistry(), Clock.systemUTC(), Tracing.OFF);
+        return exactly(login, instanceId, set, noKafka -> Map.of());
+    }
+
+    /**
+     * {@code options} over the options' own defaults (no test defaults), with the producer configuration that
+     * {@code producerConfig} makes of the relay's defaults (it stands in for {@code RelayBuilder.producerConfig}).
+     */
+    static CdcSettings exactly(DatabaseLogin login, String instanceId, Map<RelayOption<?>, Object> options,
+                               Function<Map<String, ?>, Map<String, Object>> producerConfig) {
+        return CdcSettings.of(OptionValues.of(options), login, instanceId, producerConfig, TopicRoute.defaultRoute(),
+                new SimpleMeterRegistry(), Clock.systemUTC(), Tracing.OFF);
     }
 }

@@ -1,9 +1,9 @@
 package dev.outboxkit.relay.poller.internal;
 
-import dev.outboxkit.core.RelayOptions;
 import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.core.internal.LeaseTiming;
 import dev.outboxkit.core.internal.OptionValues;
+import dev.outboxkit.core.internal.SharedSettings;
 import dev.outboxkit.core.internal.Tracing;
 import dev.outboxkit.relay.poller.AfterPublish;
 import dev.outboxkit.relay.poller.ParkPolicy;
@@ -18,43 +18,30 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 /**
  * Not API: public for {@code dev.outboxkit.relay.poller.PollingRelay}.
  *
- * <p>The validated, immutable configuration of one polling relay, read by name from its option catalog
- * ({@link RelayOptions}, {@link PollerOptions}) by {@link #of}. It owns what is derived from the options: the lease's
- * timing ({@link #timing()}), the heartbeat, the relay's producer defaults and the prefix of every log line and error
- * message ({@link #logPrefix()}). Each option's meaning and range are documented once, on the option.
+ * <p>The validated, immutable configuration of one polling relay, read by name from its option catalog by {@link #of}:
+ * the shared options and what derives from them ({@link SharedSettings}: the lease's timing, the producer
+ * configuration, the log prefix), then {@link PollerOptions} and what derives from the lease for the polling relay
+ * alone (the heartbeat, the release's lock timeout, the stop's wait, the producer defaults). Each option's meaning and
+ * range are documented once, on the option.
  */
-public final class PollerSettings {
+public final class PollerSettings extends SharedSettings {
 
     /** The heartbeat (renewal and rebalance) comes at least this often, so joins and leaves are seen within it. */
     static final Duration MAX_HEARTBEAT_INTERVAL = Duration.ofSeconds(1);
 
-    private final String instanceId;
-    private final String logPrefix;
-    private final String schema;
-    private final LeaseTiming timing;
     private final int partitions;
     private final int batchSize;
     private final boolean listenNotify;
     private final AfterPublish afterPublish;
     private final ParkPolicy parkPolicy;
-    private final int maxAttempts;
-    private final Duration startTimeout;
     private final Duration maxPollDelay;
     private final boolean pipelineClaims;
-    private final Map<String, Object> producerConfig;
-    private final TopicRoute route;
-    private final Clock clock;
-    private final Tracing tracing;
 
     private PollerSettings(OptionValues options, String instanceId,
                            Function<Map<String, ?>, Map<String, Object>> producerConfig, TopicRoute route, Clock clock,
                            Tracing tracing) {
-        this.instanceId = instanceId;
-        this.logPrefix = "poll relay " + instanceId;
-        this.schema = options.get(RelayOptions.SCHEMA);
-        this.timing = new LeaseTiming(options.get(RelayOptions.LEASE_DURATION));
-        this.maxAttempts = options.get(RelayOptions.MAX_ATTEMPTS);
-        this.startTimeout = options.get(RelayOptions.START_TIMEOUT);
+        super(options, instanceId, "poll relay " + instanceId, producerConfig,
+                timing -> producerDefaults(timing, instanceId), route, clock, tracing);
         this.partitions = options.get(PollerOptions.PARTITIONS);
         this.batchSize = options.get(PollerOptions.BATCH_SIZE);
         this.listenNotify = options.get(PollerOptions.LISTEN_NOTIFY);
@@ -62,14 +49,14 @@ public final class PollerSettings {
         this.parkPolicy = options.get(PollerOptions.PARK_POLICY);
         this.maxPollDelay = options.get(PollerOptions.MAX_POLL_DELAY);
         this.pipelineClaims = options.get(PollerOptions.PIPELINE_CLAIMS);
+    }
+
+    private static Map<String, ?> producerDefaults(LeaseTiming timing, String instanceId) {
         Map<String, Object> defaults = new LinkedHashMap<>();
         // send() must not block a claim for longer than the batch may wait for its acknowledgements
         defaults.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, Long.toString(timing.maxBlock().toMillis()));
         defaults.put(ProducerConfig.CLIENT_ID_CONFIG, "outboxkit-poll-" + instanceId);
-        this.producerConfig = producerConfig.apply(defaults); // unmodifiable, in order (ProducerSafety)
-        this.route = route;
-        this.clock = clock;
-        this.tracing = tracing;
+        return defaults;
     }
 
     /**
@@ -86,28 +73,9 @@ public final class PollerSettings {
         return new PollerSettings(options, instanceId, producerConfig, route, clock, tracing);
     }
 
-    /** This instance's id: the lease holder's name in the database. */
-    public String instanceId() {
-        return instanceId;
-    }
-
-    /** How every log line and error message names this relay: {@code poll relay <instanceId>}. */
-    public String logPrefix() {
-        return logPrefix;
-    }
-
-    public String schema() {
-        return schema;
-    }
-
-    /** The lease ({@link RelayOptions#LEASE_DURATION}) and every duration derived from it. */
-    public LeaseTiming timing() {
-        return timing;
-    }
-
     /** How often leases and membership are renewed and the partitions rebalanced: the lease's renewal, at most 1 s. */
     public Duration heartbeatInterval() {
-        Duration renew = timing.renewInterval();
+        Duration renew = timing().renewInterval();
         return renew.compareTo(MAX_HEARTBEAT_INTERVAL) < 0 ? renew : MAX_HEARTBEAT_INTERVAL;
     }
 
@@ -116,12 +84,12 @@ public final class PollerSettings {
      * acknowledgement budget, plus 2 s for their commit.
      */
     public Duration releaseLockTimeout() {
-        return timing.ackBudget().plusSeconds(2);
+        return timing().ackBudget().plusSeconds(2);
     }
 
     /** How long a stop waits for the claim loop: the batch in flight's acknowledgement budget, plus 30 s for its commit. */
     public Duration stopWait() {
-        return timing.ackBudget().plusSeconds(30);
+        return timing().ackBudget().plusSeconds(30);
     }
 
     public int partitions() {
@@ -144,39 +112,11 @@ public final class PollerSettings {
         return parkPolicy;
     }
 
-    public int maxAttempts() {
-        return maxAttempts;
-    }
-
-    /** How long start() keeps trying a database that does not answer ({@link RelayOptions#START_TIMEOUT}). */
-    public Duration startTimeout() {
-        return startTimeout;
-    }
-
     public Duration maxPollDelay() {
         return maxPollDelay;
     }
 
     public boolean pipelineClaims() {
         return pipelineClaims;
-    }
-
-    /** The checked Kafka producer configuration: safety defaults, the relay's defaults, then the overrides. */
-    public Map<String, Object> producerConfig() {
-        return producerConfig;
-    }
-
-    public TopicRoute route() {
-        return route;
-    }
-
-    /** Clock of the commit-to-ack metric. */
-    public Clock clock() {
-        return clock;
-    }
-
-    /** Publish spans ({@link Tracing#OFF}: none). */
-    public Tracing tracing() {
-        return tracing;
     }
 }
