@@ -4,6 +4,7 @@ import dev.outboxkit.core.OutboxTables;
 import dev.outboxkit.core.internal.GrantsOnce;
 import dev.outboxkit.core.internal.RoleGrants;
 import dev.outboxkit.core.internal.Transactions;
+import dev.outboxkit.ops.OpsBuilder;
 import dev.outboxkit.ops.internal.ProducerSettings;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -94,7 +95,7 @@ public final class OutboxAdmin {
     private final GrantsOnce discardGrants;
     private final GrantsOnce replayGrants;
 
-    private OutboxAdmin(ProducerSettings.Resolved p) {
+    private OutboxAdmin(OpsBuilder.Resolved p) {
         this.dataSource = p.dataSource();
         this.tables = p.tables();
         this.clock = p.clock();

@@ -1,6 +1,8 @@
 package dev.outboxkit.ops.internal;
 
 import dev.outboxkit.core.OutboxTables;
+import dev.outboxkit.ops.OpsBuilder;
+import dev.outboxkit.ops.OpsBuilder.Resolved;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Clock;
@@ -8,23 +10,14 @@ import java.util.Objects;
 import javax.sql.DataSource;
 
 /**
- * Not API: public for the builders of {@code dev.outboxkit.ops.reconcile}, {@code dev.outboxkit.ops.retention} and
- * {@code dev.outboxkit.ops.admin}.
+ * Not API: public for {@link OpsBuilder} and {@code dev.outboxkit.ops.admin.OutboxAdmin.Builder}.
  *
  * <p>The settings every outbox-ops builder shares, with their one default and one check each: the producer's
  * database and schema (required; schema {@value OutboxTables#DEFAULT_SCHEMA} until set), the clock (UTC) and
- * the meter registry (a {@code SimpleMeterRegistry}). A builder keeps one of these, forwards its setters to it
- * and calls {@link #resolve()} in its {@code build()}.
+ * the meter registry (a {@code SimpleMeterRegistry}). {@link OpsBuilder} keeps one of these for the
+ * reconciliation and retention builders; {@code OutboxAdmin.Builder}, which has no meters, keeps one of its own.
  */
 public final class ProducerSettings {
-
-    /** What {@link #resolve()} checked: the producer's database, its tables, the clock and the registry. */
-    public record Resolved(DataSource dataSource, OutboxTables tables, Clock clock, MeterRegistry registry) {
-        /** The validated schema name. */
-        public String schema() {
-            return tables.schema();
-        }
-    }
 
     private DataSource dataSource;
     private String schema = OutboxTables.DEFAULT_SCHEMA;

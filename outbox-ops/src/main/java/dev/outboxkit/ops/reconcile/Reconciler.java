@@ -4,7 +4,7 @@ import dev.outboxkit.core.MissingGrantsException;
 import dev.outboxkit.core.OutboxTables;
 import dev.outboxkit.core.internal.RoleGrants;
 import dev.outboxkit.ops.internal.Checks;
-import dev.outboxkit.ops.internal.ProducerSettings;
+import dev.outboxkit.ops.OpsBuilder;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -73,7 +73,7 @@ public final class Reconciler {
 
     private final OutboxTables tables;
 
-    private Reconciler(Builder b, ProducerSettings.Resolved p) {
+    private Reconciler(Builder b, OpsBuilder.Resolved p) {
         this.producer = p.dataSource();
         this.schema = p.schema();
         this.tables = p.tables();
@@ -458,9 +458,12 @@ public final class Reconciler {
         }
     }
 
-    /** Configuration; {@link #build()} validates it. */
-    public static final class Builder {
-        private final ProducerSettings producer = new ProducerSettings();
+    /**
+     * Configuration; {@link #build()} validates it. The producer's database and schema ({@link #producer}, required)
+     * hold {@code outbox_intent}, {@code outbox_event} and {@code idempotency_key}; the {@link #clock}'s now ends the
+     * reconciled window; the {@link #meterRegistry} receives the {@code outbox.reconcile.*} meters.
+     */
+    public static final class Builder extends OpsBuilder<Builder> {
         private final List<ConsumerSource> consumers = new ArrayList<>();
         private Duration lookback = DEFAULT_LOOKBACK;
         private Duration grace = DEFAULT_GRACE;
@@ -469,12 +472,6 @@ public final class Reconciler {
         private int maxFindingsPerKind = 100;
 
         private Builder() {
-        }
-
-        /** The producer's database and schema (holding outbox_intent, outbox_event, idempotency_key). Required. */
-        public Builder producer(DataSource dataSource, String schema) {
-            producer.producer(dataSource, schema);
-            return this;
         }
 
         /** A consumer database with its groups (repeatable; at least one). */
@@ -513,20 +510,8 @@ public final class Reconciler {
             return this;
         }
 
-        /** The clock whose now ends the reconciled window (tests pin it). Default the UTC system clock. */
-        public Builder clock(Clock clock) {
-            producer.clock(clock);
-            return this;
-        }
-
-        /** Where the outbox.reconcile.* meters go. Default a SimpleMeterRegistry. */
-        public Builder meterRegistry(MeterRegistry registry) {
-            producer.meterRegistry(registry);
-            return this;
-        }
-
         public Reconciler build() {
-            ProducerSettings.Resolved resolved = producer.resolve();
+            Resolved resolved = resolveProducer();
             if (consumers.isEmpty()) {
                 throw new IllegalArgumentException("at least one consumer is required");
             }

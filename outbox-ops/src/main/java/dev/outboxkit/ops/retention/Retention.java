@@ -6,9 +6,9 @@ import dev.outboxkit.core.MissingGrantsException;
 import dev.outboxkit.core.OutboxTables;
 import dev.outboxkit.core.internal.GrantsOnce;
 import dev.outboxkit.core.internal.RoleGrants;
+import dev.outboxkit.ops.OpsBuilder;
 import dev.outboxkit.ops.internal.Checks;
 import dev.outboxkit.ops.internal.ChunkedDelete;
-import dev.outboxkit.ops.internal.ProducerSettings;
 import dev.outboxkit.ops.reconcile.IntentLedger;
 import dev.outboxkit.writer.IdempotencyKeys;
 import io.micrometer.core.instrument.Counter;
@@ -99,7 +99,7 @@ public final class Retention {
     private final List<GrantsOnce> grants = new ArrayList<>();
     private final List<DataSource> grantsOn = new ArrayList<>();
 
-    private Retention(Builder b, ProducerSettings.Resolved p) {
+    private Retention(Builder b, OpsBuilder.Resolved p) {
         this.producer = p.dataSource();
         this.schema = p.schema();
         this.tables = p.tables();
@@ -231,9 +231,12 @@ public final class Retention {
                 cutoff, dryRun);
     }
 
-    /** Configuration; {@link #build()} validates it. */
-    public static final class Builder {
-        private final ProducerSettings producer = new ProducerSettings();
+    /**
+     * Configuration; {@link #build()} validates it. The producer's database and schema ({@link #producer}, required)
+     * hold the intent ledger, the dead letters and the idempotency keys; the {@link #clock} decides which rows are
+     * older than their retention; the {@link #meterRegistry} receives {@code outbox.retention.purged}.
+     */
+    public static final class Builder extends OpsBuilder<Builder> {
         private Duration intentRetention = DEFAULT_INTENT_RETENTION;
         private int partitionsAhead = DEFAULT_PARTITIONS_AHEAD;
         private Duration deadLetterRetention;
@@ -243,12 +246,6 @@ public final class Retention {
         private Admin admin;
 
         private Builder() {
-        }
-
-        /** The producer's database and schema (intent ledger, dead letters, idempotency keys). Required. */
-        public Builder producer(DataSource dataSource, String schema) {
-            producer.producer(dataSource, schema);
-            return this;
         }
 
         /** How long intents are kept. Default 8 days; keep it longer than the reconcile lookback and the dedupe window. */
@@ -297,20 +294,8 @@ public final class Retention {
             return this;
         }
 
-        /** The clock that decides which rows are older than their retention (tests pin it). Default the UTC system clock. */
-        public Builder clock(Clock clock) {
-            producer.clock(clock);
-            return this;
-        }
-
-        /** Where outbox.retention.purged goes. Default a SimpleMeterRegistry. */
-        public Builder meterRegistry(MeterRegistry registry) {
-            producer.meterRegistry(registry);
-            return this;
-        }
-
         public Retention build() {
-            ProducerSettings.Resolved resolved = producer.resolve();
+            Resolved resolved = resolveProducer();
             Checks.requirePositive("intentRetention", intentRetention);
             if (intentRetention.compareTo(Duration.ofDays(1)) < 0) {
                 throw new IllegalArgumentException("intentRetention must be at least 1 day (partitions are days), got "

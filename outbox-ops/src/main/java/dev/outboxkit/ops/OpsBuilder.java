@@ -1,0 +1,82 @@
+package dev.outboxkit.ops;
+
+import dev.outboxkit.core.OutboxTables;
+import dev.outboxkit.ops.internal.ProducerSettings;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Clock;
+import javax.sql.DataSource;
+
+/**
+ * The settings that {@link dev.outboxkit.ops.reconcile.Reconciler.Builder} and
+ * {@link dev.outboxkit.ops.retention.Retention.Builder} share, declared once: the producer's database and schema,
+ * the clock and the meter registry. Each tool's class Javadoc says what it reads from the producer's schema, what
+ * its clock decides and which meters it registers. ({@link dev.outboxkit.ops.admin.OutboxAdmin.Builder} takes the
+ * database and a clock but registers no meters, so it does not extend this.)
+ *
+ * <p>Written for outboxkit's own builders: its constructor is protected only so that builders in the other
+ * outbox-ops packages can extend it.
+ *
+ * @param <B> the builder itself, so that every setter returns it for chaining
+ */
+public abstract class OpsBuilder<B extends OpsBuilder<B>> {
+
+    /**
+     * What {@link #resolveProducer()} checked: the producer's database, its tables, the clock and the registry.
+     *
+     * @param dataSource the producer's database
+     * @param tables     its tables, in the validated schema
+     * @param clock      the tool's clock
+     * @param registry   where the tool's meters go
+     */
+    public record Resolved(DataSource dataSource, OutboxTables tables, Clock clock, MeterRegistry registry) {
+        /** The validated schema name. */
+        public String schema() {
+            return tables.schema();
+        }
+    }
+
+    private final ProducerSettings settings = new ProducerSettings();
+
+    /** For the builders of outbox-ops. */
+    protected OpsBuilder() {
+    }
+
+    /**
+     * The producer's database and the schema holding its tables (default {@value OutboxTables#DEFAULT_SCHEMA}).
+     * Required.
+     */
+    public final B producer(DataSource dataSource, String schema) {
+        settings.producer(dataSource, schema);
+        return self();
+    }
+
+    /**
+     * The clock the tool reads now from (tests pin it; {@code ManualClock} of the test kit moves by hand). Default
+     * the UTC system clock.
+     */
+    public final B clock(Clock clock) {
+        settings.clock(clock);
+        return self();
+    }
+
+    /** Where the tool's meters go (the tool's class Javadoc names them). Default a {@code SimpleMeterRegistry}. */
+    public final B meterRegistry(MeterRegistry registry) {
+        settings.meterRegistry(registry);
+        return self();
+    }
+
+    /**
+     * Checks the shared settings, for the subclass's {@code build()}.
+     *
+     * @throws IllegalArgumentException when the DataSource is missing or the schema is not a legal identifier (the
+     *                                  message names the setting)
+     */
+    protected final Resolved resolveProducer() {
+        return settings.resolve();
+    }
+
+    @SuppressWarnings("unchecked")
+    private B self() {
+        return (B) this;
+    }
+}
