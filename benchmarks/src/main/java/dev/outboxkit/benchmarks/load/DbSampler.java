@@ -23,7 +23,7 @@ import java.util.function.Predicate;
  * {@code pg_stat_activity} (the whole cluster) the relay's running statement (its age and wait event) and its open
  * transaction's age, the autovacuum workers and what they vacuum (in any database), the checkpointer's wait event
  * (anything but {@code CheckpointerMain} means a checkpoint is being written), the other sessions running a
- * statement; from the relay's database the outbox table's dead tuples; the WAL position. {@link #report} joins the
+ * statement, the oldest xmin of any session or replication slot (its age and holder); from the relay's database the outbox table's dead tuples; the WAL position. {@link #report} joins the
  * samples with the {@link LatencyTracker}'s worst latency per second of commit time.
  */
 public final class DbSampler implements AutoCloseable {
@@ -31,10 +31,16 @@ public final class DbSampler implements AutoCloseable {
     static final int PERIOD_MS = 100;
     /** A second whose worst commit→ack is above this is "slow" in the report (issue 30's p99 target). */
     static final double SLOW_MS = 50;
+    /**
+     * An xmin horizon older than this many transactions keeps deleted outbox rows from being vacuumed or their
+     * index entries from being killed, so each claim walks over them.
+     */
+    static final long HELD_HORIZON = 10_000;
 
     /** One look at the server. */
     record Sample(long nanos, double statementMs, String statementWait, double transactionMs, List<String> vacuums,
-                  String checkpointer, int otherActive, long walBytes, long deadTuples) {
+                  String checkpointer, int otherActive, long walBytes, long deadTuples, long horizonAge,
+                  String horizonHolder) {
     }
 
     private final Connection cluster;
@@ -71,15 +77,18 @@ public final class DbSampler implements AutoCloseable {
                 SELECT backend_type, datname, application_name, state, wait_event_type, wait_event,
                        extract(epoch FROM clock_timestamp() - query_start) * 1000,
                        extract(epoch FROM clock_timestamp() - xact_start) * 1000,
-                       left(query, 100)
+                       left(query, 100), age(backend_xmin)
                 FROM pg_stat_activity WHERE pid <> pg_backend_pid()""");
+             PreparedStatement slots = cluster.prepareStatement("""
+                SELECT slot_name, greatest(age(xmin), 0), active FROM pg_replication_slots
+                WHERE xmin IS NOT NULL ORDER BY age(xmin) DESC LIMIT 1""");
              PreparedStatement table = relayDb.prepareStatement("""
                 SELECT coalesce((SELECT n_dead_tup FROM pg_stat_user_tables WHERE relname = 'outbox_event'
                                  ORDER BY n_dead_tup DESC LIMIT 1), 0),
                        pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint""")) {
             while (!stopped) {
                 long started = System.nanoTime();
-                samples.add(look(activity, table, started));
+                samples.add(look(activity, slots, table, started));
                 long rest = TimeUnit.MILLISECONDS.toNanos(PERIOD_MS) - (System.nanoTime() - started);
                 if (rest > 0) {
                     TimeUnit.NANOSECONDS.sleep(rest); // the sampling period, not a wait for a condition
@@ -92,15 +101,24 @@ public final class DbSampler implements AutoCloseable {
         }
     }
 
-    private Sample look(PreparedStatement activity, PreparedStatement table, long nanos) throws SQLException {
+    private Sample look(PreparedStatement activity, PreparedStatement slots, PreparedStatement table, long nanos)
+            throws SQLException {
         double statementMs = 0;
         String statementWait = "";
         double transactionMs = 0;
         List<String> vacuums = new ArrayList<>();
         String checkpointer = "";
         int otherActive = 0;
+        long horizonAge = 0;
+        String horizonHolder = "";
         try (ResultSet rs = activity.executeQuery()) {
             while (rs.next()) {
+                long xminAge = rs.getLong(10);
+                if (xminAge > horizonAge) {
+                    horizonAge = xminAge;
+                    horizonHolder = rs.getString(1) + " " + rs.getString(2) + "/" + rs.getString(3) + " "
+                            + rs.getString(4);
+                }
                 String type = rs.getString(1);
                 String datname = rs.getString(2);
                 String app = rs.getString(3);
@@ -123,6 +141,12 @@ public final class DbSampler implements AutoCloseable {
                 }
             }
         }
+        try (ResultSet rs = slots.executeQuery()) {
+            if (rs.next() && rs.getLong(2) > horizonAge) {
+                horizonAge = rs.getLong(2);
+                horizonHolder = "slot " + rs.getString(1) + (rs.getBoolean(3) ? " (active)" : " (inactive)");
+            }
+        }
         long dead;
         long wal;
         try (ResultSet rs = table.executeQuery()) {
@@ -131,7 +155,7 @@ public final class DbSampler implements AutoCloseable {
             wal = rs.getLong(2);
         }
         return new Sample(nanos, statementMs, statementWait, transactionMs, vacuums, checkpointer, otherActive, wal,
-                dead);
+                dead, horizonAge, horizonHolder);
     }
 
     /**
@@ -164,12 +188,17 @@ public final class DbSampler implements AutoCloseable {
         row(out, "a relay statement running > 100 ms", slow, fast, s -> s.statementMs > 100);
         row(out, "a relay transaction open > 1 s", slow, fast, s -> s.transactionMs > 1000);
         row(out, "sessions of other databases running", slow, fast, s -> s.otherActive > 0);
+        row(out, "xmin horizon > " + HELD_HORIZON + " transactions old", slow, fast,
+                s -> s.horizonAge > HELD_HORIZON);
         out.append('\n').append("Slowest seconds (second of commit time: worst ms; the relay's longest statement ms "
-                + "and its waits; longest transaction ms; dead tuples; WAL MB/s; checkpointer; autovacuum):\n\n");
+                + "and its waits; longest transaction ms; dead tuples; WAL MB/s; checkpointer; the oldest xmin's age "
+                + "and holder; autovacuum):\n\n");
         seconds.stream().sorted((a, b) -> Double.compare(b.worstMs, a.worstMs)).limit(10).forEach(s ->
                 out.append(String.format(Locale.ROOT, "- s%d: %.0f ms; stmt %.0f ms %s; xact %.0f ms; dead %d; "
-                        + "WAL %.1f MB/s; checkpointer %s; %s%n", s.second, s.worstMs, s.statementMs, s.waits,
-                        s.transactionMs, s.deadTuples, s.walMbPerSecond, s.checkpointer.isEmpty() ? "-" : s.checkpointer,
+                        + "WAL %.1f MB/s; checkpointer %s; xmin age %d (%s); %s%n", s.second, s.worstMs, s.statementMs,
+                        s.waits, s.transactionMs, s.deadTuples, s.walMbPerSecond,
+                        s.checkpointer.isEmpty() ? "-" : s.checkpointer, s.horizonAge,
+                        s.horizonHolder.isEmpty() ? "-" : s.horizonHolder,
                         s.vacuums.isEmpty() ? "no autovacuum" : String.join("; ", s.vacuums))));
         return out.toString();
     }
@@ -189,7 +218,7 @@ public final class DbSampler implements AutoCloseable {
     private record Second(long second, double worstMs, double statementMs, TreeSet<String> waits,
                           double transactionMs, long deadTuples, double walMbPerSecond, String checkpointer,
                           boolean checkpointing, TreeSet<String> vacuums, boolean vacuumsOutbox,
-                          boolean vacuumsElsewhere, int otherActive) {
+                          boolean vacuumsElsewhere, int otherActive, long horizonAge, String horizonHolder) {
 
         static Second of(long second, double worstMs, List<Sample> in) {
             TreeSet<String> waits = new TreeSet<>();
@@ -199,7 +228,13 @@ public final class DbSampler implements AutoCloseable {
             double transaction = 0;
             long dead = 0;
             int other = 0;
+            long horizon = 0;
+            String holder = "";
             for (Sample s : in) {
+                if (s.horizonAge() > horizon) {
+                    horizon = s.horizonAge();
+                    holder = s.horizonHolder();
+                }
                 statement = Math.max(statement, s.statementMs());
                 transaction = Math.max(transaction, s.transactionMs());
                 if (!s.statementWait().isEmpty() && s.statementMs() > 10) {
@@ -219,7 +254,7 @@ public final class DbSampler implements AutoCloseable {
             boolean outbox = vacuums.stream().anyMatch(v -> v.contains("outbox_event"));
             boolean elsewhere = vacuums.stream().anyMatch(v -> !v.contains("outbox_event"));
             return new Second(second, worstMs, statement, waits, transaction, dead, wal, String.join(",", checkpointer),
-                    !checkpointer.isEmpty(), vacuums, outbox, elsewhere, other);
+                    !checkpointer.isEmpty(), vacuums, outbox, elsewhere, other, horizon, holder);
         }
     }
 
