@@ -60,6 +60,15 @@ class BenchmarkSmokeTest {
                 assertThat(profiles).as("latency profiles").contains(system + "@" + rate);
             }
         }
+        // the server's side of each relay latency phase (issue 30 item 5): sampled, joined, written
+        for (String system : List.of("poller", "cdc", "modulith")) {
+            for (int rate : Sizes.LATENCY_RATES) {
+                Path evidence = out.resolve("tmp").resolve("db-evidence").resolve(system + "_latency-" + rate + "-r1.md");
+                assertThat(evidence).exists();
+                assertThat(Files.readString(evidence)).containsPattern("[1-9][0-9]* samples every 100 ms")
+                        .contains("| autovacuum on outbox_event |", "Slowest seconds");
+            }
+        }
 
         String md = Files.readString(outputs.markdown());
         assertThat(md).contains("| metric | value | unit | spread (min – max) | target | verdict |",

@@ -1,7 +1,10 @@
 package dev.outboxkit.benchmarks.load;
 
+import java.util.SortedMap;
+import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
@@ -28,6 +31,9 @@ public final class LatencyTracker {
     private final AtomicLong committed = new AtomicLong();
     private final AtomicLong acked = new AtomicLong();
     private final AtomicLong duplicates = new AtomicLong();
+    /** Worst measured latency (µs) per second of commit time, counted from {@link #origin}: for {@link DbSampler}. */
+    private final ConcurrentSkipListMap<Long, Long> worstMicrosBySecond = new ConcurrentSkipListMap<>();
+    private final long origin;
 
     /** Per event: when its commit returned, when it was first acked, and whether it is measured. */
     private static final class Event {
@@ -42,6 +48,7 @@ public final class LatencyTracker {
 
     LatencyTracker(LongSupplier nanoClock) {
         this.nanoClock = nanoClock;
+        this.origin = nanoClock.getAsLong();
     }
 
     /** The event's commit returned now; {@code measured} false for warm-up events. */
@@ -83,6 +90,7 @@ public final class LatencyTracker {
             synchronized (micros) {
                 micros.recordValue(us);
             }
+            worstMicrosBySecond.merge(secondOf(event.commitNanos), us, Math::max);
         }
     }
 
@@ -111,5 +119,17 @@ public final class LatencyTracker {
         synchronized (micros) {
             return micros.copy();
         }
+    }
+
+    /** The second (counted from this tracker's creation) that the {@code System.nanoTime()} instant falls in. */
+    public long secondOf(long nanos) {
+        return Math.floorDiv(nanos - origin, 1_000_000_000L);
+    }
+
+    /** Worst measured commit→ack per second of commit time ({@link #secondOf}), milliseconds. */
+    public SortedMap<Long, Double> worstMillisBySecond() {
+        TreeMap<Long, Double> out = new TreeMap<>();
+        worstMicrosBySecond.forEach((second, us) -> out.put(second, us / 1000.0));
+        return out;
     }
 }

@@ -7,6 +7,7 @@ import dev.outboxkit.benchmarks.Metric;
 import dev.outboxkit.benchmarks.MetricCatalog;
 import dev.outboxkit.benchmarks.Scenario;
 import dev.outboxkit.benchmarks.load.Await;
+import dev.outboxkit.benchmarks.load.DbSampler;
 import dev.outboxkit.benchmarks.load.EventIdReader;
 import dev.outboxkit.benchmarks.load.KafkaAckObserver;
 import dev.outboxkit.benchmarks.load.LatencyTracker;
@@ -21,9 +22,13 @@ import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.relay.cdc.CdcRelay;
 import dev.outboxkit.testkit.TestDatabase;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * {@code <relay>_p50_ms_at_<rate>}, {@code <relay>_p99_ms_at_<rate>}: commit→ack through a relay
@@ -49,6 +54,7 @@ public final class RelayLatency implements Scenario {
         }
     }
 
+    private static final Logger log = LoggerFactory.getLogger(RelayLatency.class);
     static final int WRITERS = 4;
     private final Kind system;
 
@@ -94,7 +100,7 @@ public final class RelayLatency implements Scenario {
                     commit.done(id);
                 };
                 for (int rate : context.sizes().latencyRates()) {
-                    m.latency(measure(context, topic, rate, targets, EventIdReader.JSON_ID_FIELD));
+                    m.latency(measure(context, db, topic, rate, targets, EventIdReader.JSON_ID_FIELD));
                     peer.purgeCompleted(); // the default completion mode keeps rows; an application purges them
                 }
             }
@@ -108,7 +114,7 @@ public final class RelayLatency implements Scenario {
             Await.until(name() + " relay ready", () -> relay.health().ready(), Duration.ofMinutes(2), 20,
                     () -> relay.health().live() ? null : "relay down: " + relay.health().detail());
             for (int rate : context.sizes().latencyRates()) {
-                m.latency(measure(context, topic, rate, OutboxInsertTarget.factory(db, BacklogDrain.SCHEMA, bytes),
+                m.latency(measure(context, db, topic, rate, OutboxInsertTarget.factory(db, BacklogDrain.SCHEMA, bytes),
                         EventIdReader.HEADER));
             }
         } finally {
@@ -120,17 +126,30 @@ public final class RelayLatency implements Scenario {
         return m;
     }
 
-    private LatencyProfile measure(BenchContext context, String topic, int rate, OpenLoopDriver.TargetFactory targets,
-                                   EventIdReader ids) throws Exception {
+    private LatencyProfile measure(BenchContext context, TestDatabase db, String topic, int rate,
+                                   OpenLoopDriver.TargetFactory targets, EventIdReader ids) throws Exception {
         LatencyTracker tracker = new LatencyTracker();
-        try (KafkaAckObserver acks = KafkaAckObserver.start(context.kafka().bootstrapServers(), List.of(topic), tracker,
-                ids)) {
+        // What the server did meanwhile (issue 30 item 5): the relays name their sessions outboxkit-poll / -cdc…;
+        // the Spring Modulith peer does not name its own, so there every session of its database counts
+        try (DbSampler server = DbSampler.start(context.postgres(), db, system == Kind.MODULITH ? "" : "outboxkit");
+             KafkaAckObserver acks = KafkaAckObserver.start(context.kafka().bootstrapServers(), List.of(topic), tracker,
+                     ids)) {
             OpenLoopDriver.Result result = OpenLoopDriver.run(rate, context.sizes().warmup(),
                     context.sizes().latencyWindow(), context.sizes().ackTimeout(), WRITERS, targets, tracker);
             if (acks.failure() != null) {
                 throw new IllegalStateException("the ack observer failed: " + acks.failure(), acks.failure());
             }
+            writeEvidence(context, rate, server.report(name() + " at " + rate + " events/s (repeat "
+                    + context.repeat() + ")", tracker));
             return result.profile(system.key);
         }
+    }
+
+    /** The server's side of the phase, beside the run's other scratch files (tmp/db-evidence/). */
+    private void writeEvidence(BenchContext context, int rate, String report) throws java.io.IOException {
+        Path dir = Files.createDirectories(context.workDir().resolve("db-evidence"));
+        Path file = dir.resolve(name() + "-" + rate + "-r" + context.repeat() + ".md");
+        Files.writeString(file, report);
+        log.info("{}: what the database did during the phase at {} events/s: {}", name(), rate, file);
     }
 }

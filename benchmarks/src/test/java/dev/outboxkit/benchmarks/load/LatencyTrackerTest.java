@@ -62,4 +62,26 @@ class LatencyTrackerTest {
         assertThat(tracker.pending()).isEqualTo(2);
         assertThat(tracker.ackedCount()).isZero();
     }
+
+    @Test
+    void theWorstMeasuredLatencyIsKeptPerSecondOfCommitTime() {
+        commitAndAck(100_000_000L, 103_000_000L, true);      // second 0: 3 ms
+        commitAndAck(900_000_000L, 950_000_000L, true);      // second 0: 50 ms, the worst
+        commitAndAck(1_200_000_000L, 1_210_000_000L, true);  // second 1: 10 ms
+        commitAndAck(2_500_000_000L, 9_000_000_000L, false); // second 2: warm-up, not measured
+
+        assertThat(tracker.worstMillisBySecond()).containsOnlyKeys(0L, 1L);
+        assertThat(tracker.worstMillisBySecond().get(0L)).isEqualTo(50.0);
+        assertThat(tracker.worstMillisBySecond().get(1L)).isEqualTo(10.0);
+        assertThat(tracker.secondOf(2_999_999_999L)).isEqualTo(2);
+        assertThat(tracker.secondOf(-1L)).isEqualTo(-1);
+    }
+
+    private void commitAndAck(long commitNanos, long ackNanos, boolean measured) {
+        UUID id = UUID.randomUUID();
+        nanos.set(commitNanos);
+        tracker.committed(id, measured);
+        nanos.set(ackNanos);
+        tracker.acked(id);
+    }
 }
