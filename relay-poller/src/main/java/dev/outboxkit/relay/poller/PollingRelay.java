@@ -357,14 +357,16 @@ public final class PollingRelay implements Relay {
         String dbProblem = DatabaseSilence.problem(leases.lastHeartbeatNanos(), leases.lastError(), settings.timing().databaseSilence());
         ClaimLoop dbTrouble = null;
         ClaimLoop kafkaTrouble = null;
+        long kafkaTroubleSince = 0;
         int lastBatches = 0;
         for (ClaimLoop loop : claimLoops) {
             if (dbTrouble == null && loop.databaseTroubleSinceNanos() != 0) {
                 dbTrouble = loop;
             }
-            if (loop.kafkaTroubleSinceNanos() != 0 && (kafkaTrouble == null
-                    || loop.kafkaTroubleSinceNanos() - kafkaTrouble.kafkaTroubleSinceNanos() < 0)) {
-                kafkaTrouble = loop;
+            long since = loop.kafkaTroubleSinceNanos();
+            if (since != 0 && (kafkaTrouble == null || since - kafkaTroubleSince < 0)) {
+                kafkaTrouble = loop; // the loop in trouble for longest
+                kafkaTroubleSince = since;
             }
             lastBatches += loop.lastBatchSize();
         }
@@ -383,7 +385,7 @@ public final class PollingRelay implements Relay {
             detail.append("; ").append(dbProblem != null ? dbProblem : "database: " + dbTrouble.lastError());
         }
         if (!kafkaOk) {
-            detail.append("; Kafka failing for ").append((now - kafkaTrouble.kafkaTroubleSinceNanos()) / 1_000_000_000L)
+            detail.append("; Kafka failing for ").append((now - kafkaTroubleSince) / 1_000_000_000L)
                     .append(" s: ").append(kafkaTrouble.lastError());
         }
         if (leases.partitionMismatch()) {

@@ -26,7 +26,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.producer.Callback;
@@ -153,19 +152,7 @@ class ClaimLoopsTest {
         relay.start();
         await().atMost(Duration.ofSeconds(30)).until(() -> kafka.history().size() == 40);
         assertThat(claimTransactions(db)).as("each of the four loops holds a claim").isEqualTo(4);
-        CompletableFuture<Void> closing = CompletableFuture.runAsync(relay::close);
-        await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5)).until(() -> !closing.isDone());
-        while (kafka.completeNext()) {
-            // acknowledge the batches in flight
-        }
-        closing.get();
-        assertThat(relay.health().live()).isFalse();
-        try (Connection c = db.connect()) {
-            assertThat(Sql.count(c, "SELECT count(*) FROM outbox_event")).isZero();
-            assertThat(Sql.count(c, "SELECT count(*) FROM outbox_relay_lease")).isZero();
-            assertThat(Sql.count(c, "SELECT count(*) FROM outbox_relay_member")).isZero();
-        }
-        assertThat(kafka.history()).hasSize(40);
+        PipelineTest.closeWaitsForTheAcknowledgementsThenForgetsAndReleases(db, relay, kafka, 40);
     }
 
     /** An error no loop catches, thrown from the second loop's producer only. */

@@ -285,10 +285,19 @@ class PipelineTest {
         PollingRelay relay = relay(db).build();
         relay.start();
         await().atMost(Duration.ofSeconds(30)).until(() -> kafka.history().size() == 20);
+        closeWaitsForTheAcknowledgementsThenForgetsAndReleases(db, relay, kafka, 20);
+    }
+
+    /**
+     * With every one of {@code rows} records sent and none acknowledged: close() waits (the batches in flight), and
+     * once they are acknowledged it commits them, releases every lease and leaves; nothing is sent again.
+     */
+    static void closeWaitsForTheAcknowledgementsThenForgetsAndReleases(TestDatabase db, PollingRelay relay,
+                                                                      ManualProducer kafka, int rows) throws Exception {
         CompletableFuture<Void> closing = CompletableFuture.runAsync(relay::close);
         await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5)).until(() -> !closing.isDone());
         while (kafka.completeNext()) {
-            // acknowledge the batch in flight
+            // acknowledge the batches in flight
         }
         closing.get();
         assertThat(relay.health().live()).isFalse();
@@ -297,7 +306,7 @@ class PipelineTest {
             assertThat(Sql.count(c, "SELECT count(*) FROM outbox_relay_lease")).isZero();
             assertThat(Sql.count(c, "SELECT count(*) FROM outbox_relay_member")).isZero();
         }
-        assertThat(kafka.history()).hasSize(20);
+        assertThat(kafka.history()).hasSize(rows);
     }
 
     @Test
