@@ -3,23 +3,19 @@ package dev.outboxkit.relay.poller;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.outboxkit.core.HeaderNames;
 import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.testkit.History;
-import dev.outboxkit.testkit.OutboxRows;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.Sql;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.testkit.TestKafka;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -94,7 +90,7 @@ class ClaimLoopsTest {
     void aLoopWhoseLeasesWereTakenHasItsCommitRefusedAndOnlyItsRowsArePublishedAgain(TestDatabase db) throws Exception {
         Map<UUID, Integer> partitionOf = new HashMap<>();
         for (int i = 0; i < 24; i++) {
-            UUID id = insert(db, "F" + i);
+            UUID id = PipelineTest.insert(db, "F" + i);
             partitionOf.put(id, partition(db, id, 4));
         }
         assertThat(new HashSet<>(partitionOf.values())).as("rows in every partition").hasSize(4);
@@ -130,7 +126,7 @@ class ClaimLoopsTest {
                         .isGreaterThan(fenceBefore);
             }
         }
-        List<UUID> sent = sentIds();
+        List<UUID> sent = PipelineTest.sentIds(kafka);
         List<UUID> again = sent.subList(24, sent.size());
         Set<UUID> stale = new HashSet<>();
         partitionOf.forEach((id, p) -> {
@@ -146,7 +142,7 @@ class ClaimLoopsTest {
     @Test
     void closeFinishesEveryLoopsBatchInFlightAndReleasesTheLeases(TestDatabase db) throws Exception {
         for (int i = 0; i < 40; i++) {
-            insert(db, "C" + i);
+            PipelineTest.insert(db, "C" + i);
         }
         PollingRelay relay = relay(db).partitions(8).claimLoops(4).build();
         relay.start();
@@ -165,7 +161,7 @@ class ClaimLoopsTest {
     @Test
     void anyLoopThatDiesMakesTheInstanceNotLive(TestDatabase db) throws Exception {
         for (int i = 0; i < 20; i++) {
-            insert(db, "L" + i);
+            PipelineTest.insert(db, "L" + i);
         }
         AtomicInteger made = new AtomicInteger();
         try (PollingRelay relay = relay(db).partitions(2).claimLoops(2).producerFactory(config ->
@@ -180,20 +176,6 @@ class ClaimLoopsTest {
             // the loop's thread ends with the error (as the log says); Awaitility must not take it for the test's own
             await().dontCatchUncaughtExceptions().atMost(Duration.ofSeconds(30)).until(() -> !relay.health().live());
             assertThat(relay.health().detail()).contains("outbox-poll-relay-1");
-        }
-    }
-
-    private List<UUID> sentIds() {
-        List<UUID> ids = new ArrayList<>();
-        for (ProducerRecord<byte[], byte[]> r : kafka.history()) {
-            ids.add(UUID.fromString(new String(r.headers().lastHeader(HeaderNames.ID).value(), StandardCharsets.UTF_8)));
-        }
-        return ids;
-    }
-
-    private static UUID insert(TestDatabase db, String aggregate) throws Exception {
-        try (Connection c = db.connect()) {
-            return OutboxRows.insert(c, "account", aggregate, "{\"a\": \"" + aggregate + "\"}");
         }
     }
 
