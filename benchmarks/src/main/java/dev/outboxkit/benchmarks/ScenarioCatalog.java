@@ -14,6 +14,7 @@ import dev.outboxkit.benchmarks.scenarios.ModulithWriterTax;
 import dev.outboxkit.benchmarks.scenarios.NotifyCommitRatio;
 import dev.outboxkit.benchmarks.scenarios.PgDrainCeiling;
 import dev.outboxkit.benchmarks.scenarios.PollerDrain;
+import dev.outboxkit.benchmarks.scenarios.PollerLoops;
 import dev.outboxkit.benchmarks.scenarios.PollerPipeline;
 import dev.outboxkit.benchmarks.scenarios.PollerTracingCost;
 import dev.outboxkit.benchmarks.scenarios.RelayLatency;
@@ -45,6 +46,7 @@ public final class ScenarioCatalog {
                 new PollerDrain(),
                 new PollerTracingCost(),
                 new PollerPipeline(),
+                new PollerLoops(),
                 new ModulithDrain(),
                 new KafkaProduceCeiling(),
                 new CdcDrain(),

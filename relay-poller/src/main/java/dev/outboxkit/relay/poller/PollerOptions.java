@@ -49,12 +49,21 @@ public final class PollerOptions {
                     + "the aggregates and never step over the locked rows of the batch in flight. Turn it on when "
                     + "acknowledgements are slow compared with a claim (remote brokers).");
 
+    /** Claim loops per instance, each over its own share of the held partitions. */
+    public static final RelayOption<Integer> CLAIM_LOOPS = RelayOption.integer("claimLoops", 1, 1, 64,
+            "Claim loops per instance: each claims, publishes and commits the rows of its own share of the partitions "
+                    + "this instance holds (partition p goes to loop p % claimLoops), on its own connection and producer, "
+                    + "so one instance keeps the database busy while other loops wait for Kafka. Order per aggregate is "
+                    + "unchanged (an aggregate is in one partition, a partition in one loop). At most partitions; each loop "
+                    + "needs 3 more connections. Raise it when one instance must drain faster (measured: "
+                    + "docs/performance.md, 'Claim loops').");
+
     private PollerOptions() {
     }
 
     /** The polling relay's own settings, in reference order. */
     public static List<RelayOption<?>> all() {
         return List.of(PARTITIONS, BATCH_SIZE, AFTER_PUBLISH, PARK_POLICY, MAX_POLL_DELAY, LISTEN_NOTIFY,
-                PIPELINE_CLAIMS);
+                PIPELINE_CLAIMS, CLAIM_LOOPS);
     }
 }

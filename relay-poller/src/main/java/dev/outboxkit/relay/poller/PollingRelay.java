@@ -31,6 +31,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executors;
@@ -93,8 +94,9 @@ public final class PollingRelay implements Relay {
     /** The start's wait for the database, for {@link #health()} while it runs. */
     private volatile DatabaseAtStart firstContact;
     private LeaseManager leases;
-    private ClaimLoop claimLoop;
-    private Thread claimLoopThread;
+    /** The claim loops, each over its share of the held partitions ({@link PollerOptions#CLAIM_LOOPS}), and their threads. */
+    private List<ClaimLoop> claimLoops;
+    private List<Thread> claimLoopThreads;
     private NotifyListener listener;
     private Thread listenerThread;
     private ScheduledExecutorService heartbeat;
@@ -155,11 +157,19 @@ public final class PollingRelay implements Relay {
             checkSchema();
             warnIfPoolTooSmall();
             KafkaReachability.refuseUntrustedBroker(settings.producerConfig(), settings.logPrefix());
-            Waker waker = new Waker();
+            List<Waker> wakers = new ArrayList<>();
+            for (int i = 0; i < settings.claimLoops(); i++) {
+                wakers.add(new Waker());
+            }
+            Waker everyLoop = Waker.all(wakers);
             RelayMetrics metrics = new RelayMetrics(registry, () -> leases == null ? 0 : leases.ownership().size());
-            leases = new LeaseManager(dataSource, sql, settings, metrics, waker::wake);
-            claimLoop = new ClaimLoop(settings, dataSource, sql, leases, () -> producerFactory.apply(settings.producerConfig()),
-                    metrics, waker, sliceIndex);
+            leases = new LeaseManager(dataSource, sql, settings, metrics, everyLoop::wake);
+            List<ClaimLoop> loops = new ArrayList<>();
+            for (int i = 0; i < settings.claimLoops(); i++) {
+                loops.add(new ClaimLoop(settings, dataSource, sql, leases,
+                        () -> producerFactory.apply(settings.producerConfig()), metrics, wakers.get(i), sliceIndex, i));
+            }
+            claimLoops = List.copyOf(loops);
             BacklogProbe probe = new BacklogProbe(dataSource, sql, metrics);
 
             leases.heartbeat();
@@ -175,30 +185,38 @@ public final class PollingRelay implements Relay {
             kafka = new KafkaReachability(settings.producerConfig(), "outbox-poll-kafka-probe", metrics.kafkaReachable());
             kafka.start();
 
-            claimLoopThread = new Thread(claimLoop, "outbox-poll-relay");
-            claimLoopThread.start();
+            List<Thread> threads = new ArrayList<>();
+            for (int i = 0; i < claimLoops.size(); i++) {
+                threads.add(new Thread(claimLoops.get(i), "outbox-poll-relay" + ClaimLoop.threadSuffix(settings, i)));
+            }
+            claimLoopThreads = List.copyOf(threads);
+            claimLoopThreads.forEach(Thread::start);
             if (settings.listenNotify()) {
                 warnIfTriggerMissing();
-                listener = new NotifyListener(dataSource, settings.schema(), settings.logPrefix(), waker);
+                listener = new NotifyListener(dataSource, settings.schema(), settings.logPrefix(), everyLoop);
                 listenerThread = daemon("outbox-poll-listen").newThread(listener);
                 listenerThread.start();
             }
             started = true;
-            log.info("{} started: schema {}, {} partitions, batch {}, lease {}, after publish {}, park policy {}, "
-                            + "listen/notify {}, pipelined claims {}, holding {}", settings.logPrefix(), settings.schema(),
-                    settings.partitions(), settings.batchSize(), settings.timing().lease(), settings.afterPublish(),
+            log.info("{} started: schema {}, {} partitions, {} claim loop{}, batch {}, lease {}, after publish {}, "
+                            + "park policy {}, listen/notify {}, pipelined claims {}, holding {}", settings.logPrefix(),
+                    settings.schema(), settings.partitions(), settings.claimLoops(), settings.claimLoops() == 1 ? "" : "s",
+                    settings.batchSize(), settings.timing().lease(), settings.afterPublish(),
                     settings.parkPolicy(), settings.listenNotify() ? "on" : "off",
                     !settings.pipelineClaims() ? "off" : sliceIndex ? "on (alternate slices)" : "on", leases.ownership());
         }
     }
 
-    /** Connections the relay needs from a pool it is given: claims, commits, heartbeat, probes, the liveness lock. */
-    static int connectionsNeeded(boolean listenNotify) {
-        return listenNotify ? 7 : 6;
+    /**
+     * Connections the relay needs from a pool it is given: per claim loop 3 (its batch in flight, the next claim, the
+     * commit of the batch before), then the heartbeat, the probes and the liveness lock, and the listener with listenNotify.
+     */
+    static int connectionsNeeded(int claimLoops, boolean listenNotify) {
+        return 3 * claimLoops + (listenNotify ? 4 : 3);
     }
 
     private void warnIfPoolTooSmall() {
-        int needed = connectionsNeeded(settings.listenNotify());
+        int needed = connectionsNeeded(settings.claimLoops(), settings.listenNotify());
         if (ownedPool == null && dataSource instanceof com.zaxxer.hikari.HikariDataSource given
                 && given.getMaximumPoolSize() < needed) {
             log.warn("{}: the pool it was given ({}) allows {} connections; the relay needs {} (one held for "
@@ -312,7 +330,7 @@ public final class PollingRelay implements Relay {
     }
 
     /**
-     * Live: the claim loop and the heartbeat run. Ready: the last heartbeat reached the database
+     * Live: every claim loop and the heartbeat run. Ready: the last heartbeat reached the database
      * recently (5 s, or the lease if that is shorter), Kafka answers its reachability probe and takes batches, and
      * the instance either holds partitions or stands by (all partitions are held by others).
      */
@@ -327,23 +345,48 @@ public final class PollingRelay implements Relay {
         if (closed) {
             return new Health(false, false, settings.logPrefix() + ": closed");
         }
-        boolean live = claimLoopThread.isAlive() && !heartbeat.isShutdown();
+        // live only while every claim loop runs: a dead loop's partitions would wait for ever
+        List<String> dead = new ArrayList<>();
+        for (Thread t : claimLoopThreads) {
+            if (!t.isAlive()) {
+                dead.add(t.getName());
+            }
+        }
+        boolean live = dead.isEmpty() && !heartbeat.isShutdown();
         long now = System.nanoTime();
         String dbProblem = DatabaseSilence.problem(leases.lastHeartbeatNanos(), leases.lastError(), settings.timing().databaseSilence());
-        boolean dbOk = dbProblem == null && claimLoop.databaseTroubleSinceNanos() == 0;
-        long kafkaTrouble = claimLoop.kafkaTroubleSinceNanos();
-        boolean kafkaOk = kafkaTrouble == 0;
+        ClaimLoop dbTrouble = null;
+        ClaimLoop kafkaTrouble = null;
+        long kafkaTroubleSince = 0;
+        int lastBatches = 0;
+        for (ClaimLoop loop : claimLoops) {
+            if (dbTrouble == null && loop.databaseTroubleSinceNanos() != 0) {
+                dbTrouble = loop;
+            }
+            long since = loop.kafkaTroubleSinceNanos();
+            if (since != 0 && (kafkaTrouble == null || since - kafkaTroubleSince < 0)) {
+                kafkaTrouble = loop; // the loop in trouble for longest
+                kafkaTroubleSince = since;
+            }
+            lastBatches += loop.lastBatchSize();
+        }
+        boolean dbOk = dbProblem == null && dbTrouble == null;
+        boolean kafkaOk = kafkaTrouble == null;
         Ownership own = leases.ownership();
         StringBuilder detail = new StringBuilder(settings.logPrefix()).append(": holding ")
                 .append(own).append(" (").append(leases.liveMembers()).append(" live instance")
-                .append(leases.liveMembers() == 1 ? "" : "s").append("), last batch ").append(claimLoop.lastBatchSize())
-                .append(" rows");
+                .append(leases.liveMembers() == 1 ? "" : "s").append("), last batch").append(claimLoops.size() == 1 ? " " : "es ")
+                .append(lastBatches).append(" rows");
+        if (!dead.isEmpty()) {
+            detail.append("; claim loop thread ").append(String.join(", ", dead))
+                    .append(" ended (see the log for its error): not live");
+        }
         if (!dbOk) {
-            detail.append("; ").append(dbProblem != null ? dbProblem : "database: " + claimLoop.lastError());
+            detail.append("; ").append(dbProblem != null ? dbProblem : "database: " + dbTrouble.lastError());
         }
         if (!kafkaOk) {
-            detail.append("; Kafka failing for ").append((now - kafkaTrouble) / 1_000_000_000L).append(" s: ")
-                    .append(claimLoop.lastError());
+            detail.append("; Kafka failing for ").append((now - kafkaTroubleSince) / 1_000_000_000L)
+                    .append(" s: ").append(kafkaTrouble.lastError());
         }
         if (leases.partitionMismatch()) {
             detail.append("; partition count in dispute with other instances");
@@ -372,11 +415,15 @@ public final class PollingRelay implements Relay {
                 return;
             }
             long stopBegan = System.nanoTime();
-            claimLoop.stop();
+            claimLoops.forEach(ClaimLoop::stop);
             if (listener != null) {
                 listener.stop();
             }
-            join(claimLoopThread, settings.stopWait());
+            // every loop finishes its batch in flight at the same time: one stop wait for all of them
+            long stopBy = stopBegan + settings.stopWait().toNanos();
+            for (Thread t : claimLoopThreads) {
+                join(t, Duration.ofNanos(Math.max(1_000_000, stopBy - System.nanoTime())));
+            }
             // the last batch is committed: its partitions go to the others first, everything else after
             leases.leave();
             log.info("{}: handed over {} ms after the stop began (the batch in flight, then the release)",
@@ -389,10 +436,12 @@ public final class PollingRelay implements Relay {
             if (listenerThread != null) {
                 join(listenerThread, Duration.ofSeconds(5));
             }
-            try {
-                claimLoop.closeProducer(Duration.ofSeconds(10));
-            } catch (RuntimeException e) {
-                log.warn("{}: closing the Kafka producer failed: {}", settings.logPrefix(), e.getMessage());
+            for (ClaimLoop loop : claimLoops) {
+                try {
+                    loop.closeProducer(Duration.ofSeconds(10));
+                } catch (RuntimeException e) {
+                    log.warn("{}: closing the Kafka producer failed: {}", settings.logPrefix(), e.getMessage());
+                }
             }
             if (ownedPool != null) {
                 ownedPool.close();
@@ -455,8 +504,9 @@ public final class PollingRelay implements Relay {
         }
 
         /**
-         * A pool the caller owns (and closes after the relay). It needs 6 connections (7 with listenNotify), one of them
-         * held for the relay's life by its liveness lock.
+         * A pool the caller owns (and closes after the relay). It needs 3 connections per claim loop
+         * ({@link PollerOptions#CLAIM_LOOPS}) plus 3 (4 with listenNotify): 6 (7) with the default one loop, one of
+         * them held for the relay's life by its liveness lock.
          */
         public Builder dataSource(DataSource dataSource) {
             this.dataSource = dataSource;
@@ -491,6 +541,11 @@ public final class PollingRelay implements Relay {
         /** Sets {@link PollerOptions#MAX_POLL_DELAY}. */
         public Builder maxPollDelay(Duration maxPollDelay) {
             return set(PollerOptions.MAX_POLL_DELAY, maxPollDelay);
+        }
+
+        /** Sets {@link PollerOptions#CLAIM_LOOPS}. */
+        public Builder claimLoops(int claimLoops) {
+            return set(PollerOptions.CLAIM_LOOPS, claimLoops);
         }
 
         /** Sets {@link PollerOptions#PIPELINE_CLAIMS}. */
@@ -534,7 +589,7 @@ public final class PollingRelay implements Relay {
             DataSource ds = dataSource;
             if (ds == null) {
                 pool = ConnectionPools.open(login, "outbox-poll-" + settings.instanceId(),
-                        connectionsNeeded(settings.listenNotify()) + 1, "outboxkit-poll");
+                        connectionsNeeded(settings.claimLoops(), settings.listenNotify()) + 1, "outboxkit-poll");
                 ds = pool;
             }
             return new PollingRelay(this, settings, ds, pool);

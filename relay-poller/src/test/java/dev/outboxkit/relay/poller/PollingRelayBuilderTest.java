@@ -52,6 +52,9 @@ class PollingRelayBuilderTest {
         assertThatThrownBy(() -> valid().batchSize(0).build()).hasMessage("batchSize must be between 1 and 50000, got 0");
         assertThatThrownBy(() -> valid().partitions(0).build()).hasMessageStartingWith("partitions must be between 1 and 4096");
         assertThatThrownBy(() -> valid().maxAttempts(0).build()).hasMessageStartingWith("maxAttempts must be");
+        assertThatThrownBy(() -> valid().claimLoops(0).build()).hasMessage("claimLoops must be between 1 and 64, got 0");
+        assertThatThrownBy(() -> valid().partitions(4).claimLoops(5).build())
+                .hasMessageStartingWith("claimLoops must be at most partitions (4), got 5");
         assertThatThrownBy(() -> valid().leaseDuration(Duration.ofMillis(500)).build())
                 .hasMessageStartingWith("leaseDuration must be between PT2S and PT10M");
         assertThatThrownBy(() -> valid().maxPollDelay(Duration.ZERO).build()).hasMessageStartingWith("maxPollDelay must be");

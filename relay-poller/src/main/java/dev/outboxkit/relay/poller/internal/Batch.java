@@ -198,13 +198,19 @@ final class Batch {
 
     private Callback callback(int i) {
         return (metadata, exception) -> {
-            if (exception == null) {
-                Instant now = clock.instant();
-                ackMicros[i] = now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
-                state[i] = State.ACKED;
-            } else {
-                errors[i] = exception;
-                state[i] = isPoison(exception) ? State.PARKED : State.FAILED;
+            synchronized (this) {
+                // An answer after the batch was given up (closeWaves) changes nothing: the settlement reads the
+                // states while it counts and forgets, and a row it put back as failed must not count as acknowledged.
+                if (state[i] == State.IN_FLIGHT) {
+                    if (exception == null) {
+                        Instant now = clock.instant();
+                        ackMicros[i] = now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
+                        state[i] = State.ACKED;
+                    } else {
+                        errors[i] = exception;
+                        state[i] = isPoison(exception) ? State.PARKED : State.FAILED;
+                    }
+                }
             }
             arrive();
         };
@@ -230,9 +236,11 @@ final class Batch {
     /**
      * After the last wave (or a timeout): rows still in flight count as failed (their outcome is
      * unknown; Kafka may still take them, which is a harmless duplicate later), unsent rows as
-     * withheld. HOLD_AGGREGATE: blocks the aggregates that failed so later waves skip them.
+     * withheld. From here on the states are final: a late acknowledgement no longer turns a failed row into
+     * an acknowledged one while the settlement reads them (it used to, and the published counter then missed
+     * rows that were forgotten as acknowledged). HOLD_AGGREGATE: blocks the aggregates that failed so later waves skip them.
      */
-    void closeWaves() {
+    synchronized void closeWaves() {
         for (int i = 0; i < rows.length; i++) {
             if (state[i] == State.IN_FLIGHT) {
                 state[i] = State.FAILED;

@@ -65,28 +65,40 @@ public final class ClaimLoop implements Runnable {
     private final boolean sliced;
     private int nextSlice;
 
-    /** @param sliced pipelined claims alternate slices (needs the slice index: {@link PollerSql#SLICE_INDEX}) */
+    /**
+     * @param sliced pipelined claims alternate slices (needs the slice index: {@link PollerSql#SLICE_INDEX})
+     * @param loop   this loop's number, 0 to {@code claimLoops - 1}: it claims the held partitions p with
+     *               {@code p % claimLoops == loop} ({@link Ownership#share}), with a producer of its own
+     */
     public ClaimLoop(PollerSettings settings, DataSource dataSource, PollerSql sql, LeaseManager leases,
-                     Supplier<Producer<byte[], byte[]>> producers, RelayMetrics metrics, Waker waker, boolean sliced) {
+                     Supplier<Producer<byte[], byte[]>> producers, RelayMetrics metrics, Waker waker, boolean sliced,
+                     int loop) {
         this.settings = settings;
         this.sliced = sliced && settings.pipelineClaims();
-        this.producers = new StopOnFailure(producers, settings.logPrefix());
+        String suffix = threadSuffix(settings, loop);
+        this.producers = new StopOnFailure(producers, settings.logPrefix()
+                + (suffix.isEmpty() ? "" : " (claim loop " + loop + ")"));
         this.records = new TracedRecords(settings.route(), settings.tracing());
         this.metrics = metrics;
         this.waker = waker;
         this.hold = settings.parkPolicy() == ParkPolicy.HOLD_AGGREGATE;
         this.status = new LoopStatus(settings.logPrefix(), settings.timing().idleTransactionTimeout());
-        this.claimer = new Claimer(settings, dataSource, sql, leases, metrics, status, hold);
+        this.claimer = new Claimer(settings, dataSource, sql, leases, metrics, status, hold, loop);
         this.settlement = new Settlement(settings, sql, leases, metrics, status, this.producers::consequenceOfStop);
         this.flusher = new Flusher(this.producers::producer);
-        Thread flushing = new Thread(flusher, "outbox-poll-flush");
+        Thread flushing = new Thread(flusher, "outbox-poll-flush" + suffix);
         flushing.setDaemon(true);
         flushing.start();
         this.committer = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "outbox-poll-commit");
+            Thread t = new Thread(r, "outbox-poll-commit" + suffix);
             t.setDaemon(true);
             return t;
         });
+    }
+
+    /** "" with one claim loop, else "-" and the loop's number: for thread names and the log. */
+    public static String threadSuffix(PollerSettings settings, int loop) {
+        return settings.claimLoops() == 1 ? "" : "-" + loop;
     }
 
     /** Asks the loop to finish the batch in flight and return. */

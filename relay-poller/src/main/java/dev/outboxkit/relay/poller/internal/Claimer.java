@@ -11,7 +11,8 @@ import javax.sql.DataSource;
 
 /**
  * Claims a batch: in one round trip, the transaction's timeouts and the claim of the rows of the
- * partitions this instance leases (re-checking each lease in the database). The transaction stays
+ * partitions this instance leases that are its claim loop's share ({@link Ownership#share}), re-checking each lease in
+ * the database. The transaction stays
  * open in the returned {@link Batch} until {@link Settlement} ends it. Between claims it says how
  * long to wait: growing with each empty claim, short while traffic is likely to go on.
  */
@@ -31,6 +32,9 @@ final class Claimer {
     private final RelayMetrics metrics;
     private final LoopStatus status;
     private final boolean hold;
+    /** This claim loop's number and the loop count: it claims the partitions p held with p % loops == loop. */
+    private final int loop;
+    private final int loops;
     private final String idleTimeout;
     private final String statementTimeout;
 
@@ -38,7 +42,7 @@ final class Claimer {
     private long activeUntilNanos;
 
     Claimer(PollerSettings settings, DataSource dataSource, PollerSql sql, LeaseManager leases, RelayMetrics metrics,
-            LoopStatus status, boolean hold) {
+            LoopStatus status, boolean hold, int loop) {
         this.settings = settings;
         this.dataSource = dataSource;
         this.sql = sql;
@@ -46,6 +50,8 @@ final class Claimer {
         this.metrics = metrics;
         this.status = status;
         this.hold = hold;
+        this.loop = loop;
+        this.loops = settings.claimLoops();
         this.idleTimeout = Long.toString(settings.timing().idleTransactionTimeout().toMillis());
         this.statementTimeout = Long.toString(settings.timing().ackBudget().toMillis());
     }
@@ -69,9 +75,10 @@ final class Claimer {
      * claim is rolled back and its exception thrown. {@code slice}: one slice ({@link PollerSql#SLICES}), or -1 for all.
      */
     Batch claim(boolean careful, int slice) throws SQLException {
-        Ownership own = leases.ownership();
+        Ownership own = leases.ownership().share(loop, loops);
         if (own.isEmpty()) {
-            emptyStreak = Math.max(emptyStreak + 1, 31); // standby: poll at the slowest rate; a lease gain wakes us
+            // standby (or every partition of this loop's share lost): poll at the slowest rate; a lease gain wakes us
+            emptyStreak = Math.max(emptyStreak + 1, 31);
             return null;
         }
         Connection c = null;

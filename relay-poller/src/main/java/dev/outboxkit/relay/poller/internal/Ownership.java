@@ -71,6 +71,24 @@ public final class Ownership {
         return m;
     }
 
+    /**
+     * The share of claim loop {@code loop} of {@code loops}: the partitions p held with {@code p % loops == loop},
+     * with their fences (the same object when {@code loops} is 1). A share never {@link #holdsAll() holds all}
+     * unless it is the only one.
+     */
+    public Ownership share(int loop, int loops) {
+        if (loops == 1) {
+            return this;
+        }
+        TreeMap<Integer, Long> m = new TreeMap<>();
+        for (int i = 0; i < partitions.length; i++) {
+            if (partitions[i] % loops == loop) {
+                m.put(partitions[i], fences[i]);
+            }
+        }
+        return new Ownership(m, total);
+    }
+
     Ownership without(Collection<Integer> lost) {
         TreeMap<Integer, Long> m = toMap();
         lost.forEach(m::remove);

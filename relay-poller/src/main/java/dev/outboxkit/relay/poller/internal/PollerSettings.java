@@ -36,6 +36,7 @@ public final class PollerSettings extends SharedSettings {
     private final ParkPolicy parkPolicy;
     private final Duration maxPollDelay;
     private final boolean pipelineClaims;
+    private final int claimLoops;
 
     private PollerSettings(OptionValues options, String instanceId,
                            Function<Map<String, ?>, Map<String, Object>> producerConfig, TopicRoute route, Clock clock,
@@ -49,6 +50,14 @@ public final class PollerSettings extends SharedSettings {
         this.parkPolicy = options.get(PollerOptions.PARK_POLICY);
         this.maxPollDelay = options.get(PollerOptions.MAX_POLL_DELAY);
         this.pipelineClaims = options.get(PollerOptions.PIPELINE_CLAIMS);
+        this.claimLoops = options.get(PollerOptions.CLAIM_LOOPS);
+        if (claimLoops > partitions) {
+            throw new IllegalArgumentException(PollerOptions.CLAIM_LOOPS.name() + " must be at most "
+                    + PollerOptions.PARTITIONS.name() + " (" + partitions + "), got " + claimLoops
+                    + ": a loop claims the partitions p with p % " + PollerOptions.CLAIM_LOOPS.name()
+                    + " equal to its number, so a loop beyond the partitions would never have work; lower "
+                    + PollerOptions.CLAIM_LOOPS.name() + " or raise " + PollerOptions.PARTITIONS.name());
+        }
     }
 
     private static Map<String, ?> producerDefaults(LeaseTiming timing, String instanceId) {
@@ -118,5 +127,9 @@ public final class PollerSettings extends SharedSettings {
 
     public boolean pipelineClaims() {
         return pipelineClaims;
+    }
+
+    public int claimLoops() {
+        return claimLoops;
     }
 }

@@ -41,6 +41,7 @@ class PollerSettingsTest {
         assertThat(s.parkPolicy()).isEqualTo(PollerOptions.PARK_POLICY.defaultValue());
         assertThat(s.maxPollDelay()).isEqualTo(PollerOptions.MAX_POLL_DELAY.defaultValue());
         assertThat(s.pipelineClaims()).isEqualTo(PollerOptions.PIPELINE_CLAIMS.defaultValue());
+        assertThat(s.claimLoops()).isEqualTo(PollerOptions.CLAIM_LOOPS.defaultValue());
     }
 
     @Test
@@ -56,6 +57,7 @@ class PollerSettingsTest {
         set.put(PollerOptions.PARK_POLICY, ParkPolicy.HOLD_AGGREGATE);
         set.put(PollerOptions.MAX_POLL_DELAY, Duration.ofMillis(40));
         set.put(PollerOptions.PIPELINE_CLAIMS, true);
+        set.put(PollerOptions.CLAIM_LOOPS, 3);
         PollerSettings s = settings(set);
         assertThat(s.schema()).isEqualTo("billing");
         assertThat(s.timing().lease()).isEqualTo(Duration.ofSeconds(6));
@@ -67,6 +69,7 @@ class PollerSettingsTest {
         assertThat(s.parkPolicy()).isEqualTo(ParkPolicy.HOLD_AGGREGATE);
         assertThat(s.maxPollDelay()).isEqualTo(Duration.ofMillis(40));
         assertThat(s.pipelineClaims()).isTrue();
+        assertThat(s.claimLoops()).isEqualTo(3);
     }
 
     @Test
