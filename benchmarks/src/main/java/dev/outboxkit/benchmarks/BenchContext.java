@@ -11,7 +11,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * What a scenario run gets: the benchmark stack (a durable embedded PostgreSQL 17 with fsync
- * and synchronous commit on, and an in-JVM Kafka broker, both started by the runner for this
+ * and synchronous commit on, fsync off in the smoke mode only, and an in-JVM Kafka broker, both started by the runner for this
  * benchmark run only), the sizes of the mode, the payload size of this run and a scratch folder.
  */
 public final class BenchContext {

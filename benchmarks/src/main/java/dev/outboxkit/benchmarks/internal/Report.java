@@ -30,7 +30,8 @@ public record Report(String mode, Instant date, int repeats, List<Integer> paylo
 
     /** How the numbers were taken; the header of the Markdown report and {@code run.method} in the JSON. */
     public static final String METHOD = String.join(" ",
-            "Everything runs on this one machine: a durable embedded PostgreSQL 17 (fsync and synchronous_commit on),",
+            "Everything runs on this one machine: a durable embedded PostgreSQL 17 (fsync and synchronous_commit on;",
+            "only the smoke mode, whose numbers mean nothing, runs it with fsync off: see Versions),",
             "a single in-JVM KRaft Kafka broker and the load, started fresh for this run.",
             "Every figure that matters is a ratio of two measurements taken in the same run (repeat by repeat, then",
             "the median), because absolute numbers on a shared machine move with its load.",

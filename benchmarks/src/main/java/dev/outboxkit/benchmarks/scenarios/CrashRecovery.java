@@ -86,7 +86,7 @@ public final class CrashRecovery implements Scenario {
         Duration run = context.sizes().warmup().plus(context.sizes().window());
         Duration recovery = Duration.ofSeconds(30).plus(run.multipliedBy(3));
         try (TopicRecords records = new TopicRecords(bootstrap, topic, system.ids)) {
-            try (JavaProcess first = start(args, true)) {
+            try (JavaProcess first = start(args, true, context.sizes().publisherJvmOptions())) {
                 Await.until(name() + ": first events committed and published",
                         () -> committed(db) > 0 && records.count() > 0, Duration.ofMinutes(2), 20,
                         () -> first.isAlive() ? null : "the publishing process exited: " + first.output());
@@ -96,7 +96,7 @@ public final class CrashRecovery implements Scenario {
             long committedAtKill = committed(db);
             log.info("{}: SIGKILL after {} committed events, {} records in Kafka", name(), committedAtKill, records.count());
             Set<UUID> committed = committedEvents(db);
-            try (JavaProcess second = start(args, false)) {
+            try (JavaProcess second = start(args, false, context.sizes().publisherJvmOptions())) {
                 long deadline = System.nanoTime() + recovery.toNanos();
                 while (!delivered(records.readAvailable()).containsAll(committed) && System.nanoTime() < deadline) {
                     if (!second.isAlive()) {
@@ -120,11 +120,11 @@ public final class CrashRecovery implements Scenario {
         }
     }
 
-    private JavaProcess start(List<String> args, boolean write) {
+    private JavaProcess start(List<String> args, boolean write, List<String> jvmOptions) {
         List<String> all = new ArrayList<>(args);
         all.add("write=" + write);
         JavaProcess p = JavaProcess.start(name() + (write ? "-first" : "-restarted"), CrashPublisherMain.class, all,
-                List.of(), Map.of());
+                jvmOptions, Map.of());
         if (!p.awaitOutput("READY", Duration.ofMinutes(3))) {
             String output = p.output();
             p.close();

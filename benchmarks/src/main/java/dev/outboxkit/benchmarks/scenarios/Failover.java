@@ -117,11 +117,11 @@ public final class Failover implements Scenario {
         int[] started = {0};
         try (TopicRecords records = new TopicRecords(bootstrap, topic, EventIdReader.HEADER);
              SteadyWriter writer = SteadyWriter.start(db, RATE)) {
-            startInstances(system, args, instances, alive, started);
+            startInstances(context, system, args, instances, alive, started);
             for (int i = 0; i < 2 * steps; i++) {
                 Step step = i % 2 == 0 ? Step.KILL : Step.SIGTERM;
                 while (alive.size() < 2) {
-                    startInstances(system, args, 1, alive, started);
+                    startInstances(context, system, args, 1, alive, started);
                 }
                 awaitSteady(db, system, slot, alive, records, writer);
                 String holder = holder(db, system, slot, alive);
@@ -171,14 +171,15 @@ public final class Failover implements Scenario {
         }
     }
 
-    private void startInstances(String system, List<String> args, int count, Map<String, JavaProcess> alive,
-                                int[] started) {
+    private void startInstances(BenchContext context, String system, List<String> args, int count,
+                                Map<String, JavaProcess> alive, int[] started) {
         // one after the other: JVMs starting at once on a loaded machine starve the in-JVM broker
         for (int i = 0; i < count; i++) {
             String id = "bench-failover-" + system + "-" + (++started[0]);
             List<String> all = new ArrayList<>(args);
             all.add("instanceId=" + id);
-            JavaProcess p = JavaProcess.start(id, CrashPublisherMain.class, all, List.of(), Map.of());
+            JavaProcess p = JavaProcess.start(id, CrashPublisherMain.class, all,
+                    context.sizes().publisherJvmOptions(), Map.of());
             alive.put(id, p);
             if (!p.awaitOutput("READY", SETTLE)) {
                 throw new IllegalStateException("failover " + system + ": " + p.name() + " did not get ready: "
