@@ -10,25 +10,38 @@ import dev.outboxkit.core.InvalidEventException;
 import dev.outboxkit.core.Relay;
 import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.core.internal.LeaseTable;
 import dev.outboxkit.relay.cdc.CdcRelay;
+import dev.outboxkit.relay.poller.PollerProducerSeam;
 import dev.outboxkit.relay.poller.PollingRelay;
+import dev.outboxkit.testkit.History;
 import dev.outboxkit.testkit.LocalPostgres;
 import dev.outboxkit.testkit.SecureKafka;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.testkit.TestKafka;
 import dev.outboxkit.writer.OutboxMessage;
 import dev.outboxkit.writer.OutboxWriter;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.Future;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.Callback;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.resource.PatternType;
 import org.apache.kafka.common.resource.ResourceType;
@@ -79,39 +92,114 @@ class ManagedGroundTest {
 
     /** A database of the test's own (the relays take every row of theirs), each role with exactly its grants. */
     private TestDatabase database() throws Exception {
-        return ground.newDatabase("CREATE TABLE effect (event_id uuid PRIMARY KEY, aggregate_id text NOT NULL)",
+        // applied: the order of first applications (an identity needs no grant on its sequence)
+        return ground.newDatabase("CREATE TABLE effect (applied bigint GENERATED ALWAYS AS IDENTITY, "
+                        + "event_id uuid PRIMARY KEY, aggregate_id text NOT NULL)",
                 "GRANT INSERT ON effect TO consumer_role");
     }
 
+    /**
+     * The polling relay and the consumer, each its own principal and role: G1 (every committed event published), G3
+     * (each aggregate's first publications and first applications in commit order), G4 (each event applied once, the
+     * republished ones too), G5 (a rolled-back transaction never published), G7 (an oversized record the broker refuses
+     * parked with Kafka's reason while the events behind it flow; a poison event forwarded to {@code <topic>.dlq} by the
+     * consumer) and G6 (a stale lease holder's commit refused, the rows republished by the new holder).
+     */
     @Test
-    void writerPollingRelayAndConsumerWithExactlyTheDocumentedRights() throws Exception {
+    void pollingRelayAndConsumerKeepTheGuaranteesWithExactlyTheDocumentedRights() throws Exception {
         String topic = TestKafka.uniqueTopic("secure-poll");
         for (String t : List.of(topic, topic + ".dlq", topic + ".review")) {
             kafka.createTopic(t, 2);
         }
+        String small = smallTopic(topic);
         Map<String, Object> relayKafka = kafka.createScramUser("relay", RELAY_KAFKA_PASSWORD);
         grantRelay("relay", topic);
+        grantRelay("relay", small);
         String group = "secure-consumer-" + UUID.randomUUID();
         grantConsumer("consumer", topic, group);
 
         TestDatabase db = database();
-        List<UUID> good = write(db, "order", 20);
+        History history = new History();
+        Written written = writeScenario(db, history, small);
         List<UUID> poison = write(db, "poison", 1);
-        try (Pipeline pipeline = pipeline(db, "relay", relayKafka, group, topic)) {
-            PollingRelay relay = pipeline.relay();
+        AckGate gate = new AckGate();
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        PollingRelay relay = PollerProducerSeam.producerFactory(pollingRelayBuilder(db, "relay", relayKafka, topic)
+                        // a 10 s wait for acknowledgements: the fencing step below holds them back for a moment
+                        .leaseDuration(Duration.ofSeconds(30)).meterRegistry(registry),
+                config -> new GatedProducer(config, gate)).build();
+        try (Pipeline pipeline = pipeline(relay, db, "relay", group, topic)) {
             DedupeConsumer consumer = pipeline.consumer();
             await("every good event applied once").atMost(Duration.ofSeconds(60))
-                    .until(() -> db.count("SELECT count(*) FROM effect") == good.size());
+                    .until(() -> db.count("SELECT count(*) FROM effect") == written.committed().size());
             await("the poison event on " + topic + ".dlq").atMost(Duration.ofSeconds(60))
                     .until(() -> ids(kafka.readAll(List.of(topic + ".dlq"))).equals(Set.copyOf(poison)));
             assertThat(db.count("SELECT count(*) FROM outbox_event")).isZero();
-            assertThat(db.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
-            assertThat(ids(kafka.readAll(List.of(topic)))).hasSize(21);
+            assertParkedOversized(db, written);
             // the retention job's admin client reads the group's offsets over the same settings (DESCRIBE on the group)
             assertThat(consumer.purgeExpired().purged()).isZero();
-            assertReady(relay.health());
+
+            List<UUID> republished = staleCommitRefused(db, history, gate, registry);
+            await("the new holder's copies applied").atMost(Duration.ofSeconds(60))
+                    .until(() -> db.count("SELECT count(*) FROM effect") == written.committed().size() + republished.size());
+            Map<UUID, Integer> copies = copies(kafka.readAll(List.of(topic)));
+            assertThat(republished).allSatisfy(id -> assertThat(copies.get(id))
+                    .as("copies of %s: the stale holder's and the new holder's", id).isGreaterThanOrEqualTo(2));
+            assertThat(copies.keySet()).containsAll(poison);
+            checkScenario(db, history, topic, written, "polling relay");
             assertReady(consumer.health());
+            await("ready").atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertReady(relay.health()));
         }
+    }
+
+    /**
+     * G6 over the secure connections: the relay's acknowledgements of three events are held back (the records are in
+     * Kafka); meanwhile a newer holder supersedes every lease with a new fencing token. The old holder's commit is then
+     * refused and deletes nothing, so when the newer holder gives the leases back the relay claims the rows again under
+     * new tokens and publishes them a second time. Returns the three events.
+     */
+    private List<UUID> staleCommitRefused(TestDatabase db, History history, AckGate gate, SimpleMeterRegistry registry)
+            throws Exception {
+        gate.hold();
+        List<UUID> ids;
+        // one transaction: the relay claims the three rows in one batch, whose three answers are then held
+        try (Connection c = java.sql.DriverManager.getConnection(db.jdbcUrl(), "app_role", appPassword)) {
+            c.setAutoCommit(false);
+            List<OutboxMessage> messages = new ArrayList<>();
+            for (int n = 0; n < 3; n++) {
+                messages.add(OutboxMessage.builder("order", "fenced-1", "Step").payloadJson("{\"n\":" + n + "}").build());
+            }
+            ids = OutboxWriter.builder().schema("public").build().write(c, messages);
+            c.commit();
+        }
+        for (int n = 0; n < ids.size(); n++) {
+            history.committed(ids.get(n), "fenced-1", n);
+        }
+        await("three acknowledgements held back").atMost(Duration.ofSeconds(60)).until(() -> gate.held() == 3);
+        long superseding;
+        try (Connection admin = db.connect(); Statement s = admin.createStatement()) {
+            s.executeUpdate("UPDATE outbox_relay_lease SET holder = 'newer-holder', fence = nextval('outbox_fence_seq')");
+            try (ResultSet rs = s.executeQuery("SELECT min(fence) FROM outbox_relay_lease")) {
+                rs.next();
+                superseding = rs.getLong(1);
+            }
+        }
+        gate.release();
+        await("the stale holder's commit refused").atMost(Duration.ofSeconds(30))
+                .until(() -> registry.get("outbox.relay.fence.rejections").counter().count() >= 1);
+        try (Connection admin = db.connect(); Statement s = admin.createStatement()) {
+            // the newer holder stops gracefully: it gives its leases back and announces it, as a relay does
+            s.executeUpdate("DELETE FROM outbox_relay_lease WHERE holder = 'newer-holder'");
+            s.execute("SELECT pg_notify('" + LeaseTable.RELEASED_CHANNEL + "', 'public')");
+        }
+        await("republished by the new holder").atMost(Duration.ofSeconds(60))
+                .until(() -> db.count("SELECT count(*) FROM outbox_event") == 0);
+        assertThat(db.count("SELECT min(fence) FROM outbox_relay_lease WHERE holder = 'instance-of-relay'"))
+                .as("the relay holds its leases under tokens newer than the superseding ones").isGreaterThan(superseding);
+        System.out.println("SECURE polling relay, stale holder: commit refused after its leases were superseded (token "
+                + superseding + "), " + (long) registry.get("outbox.relay.fence.rejections").counter().count()
+                + " fence rejection(s); the rows published again by the new holder");
+        return ids;
     }
 
     @Test
@@ -141,19 +229,37 @@ class ManagedGroundTest {
         }
     }
 
+    /**
+     * The WAL relay and the consumer, each its own principal and role: G1, G3 (first publications and first
+     * applications of each aggregate in commit order), G4, G5 (a rolled-back transaction's rows are in the WAL but
+     * never published) and G7 (the oversized record parked with Kafka's reason, the events behind it published).
+     */
     @Test
-    void walRelayWithExactlyTheDocumentedRights() throws Exception {
+    void walRelayAndConsumerKeepTheGuaranteesWithExactlyTheDocumentedRights() throws Exception {
         String topic = TestKafka.uniqueTopic("secure-cdc");
         kafka.createTopic(topic, 2);
+        String small = smallTopic(topic);
         Map<String, Object> relayKafka = kafka.createScramUser("cdc-relay", RELAY_KAFKA_PASSWORD);
         grantRelay("cdc-relay", topic);
+        grantRelay("cdc-relay", small);
+        String group = "secure-cdc-consumer-" + UUID.randomUUID();
+        grantConsumer("consumer", topic, group);
         TestDatabase db = database();
-        try (CdcRelay relay = cdcRelay(db, "secure_slot", relayKafka, topic)) {
-            List<UUID> ids = write(db, "order", 10);
-            await("every event on " + topic).atMost(Duration.ofSeconds(60))
-                    .until(() -> ids(kafka.readAll(List.of(topic))).equals(Set.copyOf(ids)));
+        History history = new History();
+        try (CdcRelay relay = cdcRelay(db, "secure_slot", relayKafka, topic);
+             HikariDataSource pool = Harness.pool(db.jdbcUrl(), "consumer_role", consumerPassword, 2, "secure-cdc");
+             DedupeConsumer consumer = consumer(pool, group, topic)) {
+            consumer.start();
+            Written written = writeScenario(db, history, small);
+            await("every event applied once").atMost(Duration.ofSeconds(60))
+                    .until(() -> db.count("SELECT count(*) FROM effect") == written.committed().size());
+            await("the oversized record parked").atMost(Duration.ofSeconds(60))
+                    .until(() -> db.count("SELECT count(*) FROM outbox_dead_letter") == 1);
+            assertParkedOversized(db, written);
+            checkScenario(db, history, topic, written, "WAL relay");
             // its status can still say "starting Debezium" for a moment after the first events went out
             await("ready").atMost(Duration.ofSeconds(10)).until(() -> relay.health().ready());
+            assertReady(consumer.health());
         } finally {
             db.dropReplicationSlot("secure_slot");
         }
@@ -345,9 +451,14 @@ class ManagedGroundTest {
     // ------------------------------------------------------------------ parts
 
     private PollingRelay pollingRelay(TestDatabase db, String instance, Map<String, Object> kafkaSecurity, String topic) {
+        return pollingRelayBuilder(db, instance, kafkaSecurity, topic).build();
+    }
+
+    private PollingRelay.Builder pollingRelayBuilder(TestDatabase db, String instance, Map<String, Object> kafkaSecurity,
+            String topic) {
         return PollingRelay.builder().jdbcUrl(db.jdbcUrl()).user("poll_relay").password(Secret.of(pollPassword))
                 .bootstrapServers(kafka.bootstrapServers()).producerOverrides(kafkaSecurity).route(TopicRoute.of(topic))
-                .instanceId("instance-of-" + instance).build();
+                .instanceId("instance-of-" + instance);
     }
 
     /** A WAL relay as role cdc_relay, started; returns once its slot exists (events written from then on are seen). */
@@ -374,7 +485,10 @@ class ManagedGroundTest {
 
     private Pipeline pipeline(TestDatabase db, String relayUser, Map<String, Object> relayKafka, String group,
             String topic) {
-        PollingRelay relay = pollingRelay(db, relayUser, relayKafka, topic);
+        return pipeline(pollingRelay(db, relayUser, relayKafka, topic), db, relayUser, group, topic);
+    }
+
+    private Pipeline pipeline(PollingRelay relay, TestDatabase db, String relayUser, String group, String topic) {
         HikariDataSource pool = Harness.pool(db.jdbcUrl(), "consumer_role", consumerPassword, 2, "secure-" + relayUser);
         DedupeConsumer consumer = consumer(pool, group, topic);
         relay.start();
@@ -400,6 +514,171 @@ class ManagedGroundTest {
                 .build();
     }
 
+    // ------------------------------------------------------------------ the scenario both relays carry
+
+    private static final int AGGREGATES = 4;
+    private static final int EVENTS_EACH = 12;
+
+    /** What {@link #writeScenario} wrote: the committed events, the rolled-back ones and the oversized one. */
+    private record Written(List<UUID> committed, List<UUID> rolledBack, UUID oversized) {
+    }
+
+    /** A topic of the relay's that takes at most 10 kB per batch (the producer allows 1 MB: only the broker refuses). */
+    private String smallTopic(String topic) {
+        String small = topic + ".small";
+        kafka.createTopic(small, 1, (short) -1, Map.of("max.message.bytes", "10000"));
+        return small;
+    }
+
+    /**
+     * As the application's role, over TLS: {@value #EVENTS_EACH} events for each of {@value #AGGREGATES} aggregates,
+     * one transaction each, round robin (each aggregate's commits are numbered in {@code history}); in the middle a
+     * transaction that writes two events and rolls back, and one that writes an event to {@code smallTopic} too large
+     * for it (random hex: compression cannot shrink it), with more events after both.
+     */
+    private Written writeScenario(TestDatabase db, History history, String smallTopic) throws Exception {
+        List<UUID> committed = new ArrayList<>();
+        List<UUID> rolledBack = new ArrayList<>();
+        UUID oversized = null;
+        try (Connection c = java.sql.DriverManager.getConnection(db.jdbcUrl(), "app_role", appPassword)) {
+            c.setAutoCommit(false);
+            OutboxWriter writer = OutboxWriter.builder().schema("public").build();
+            for (int n = 0; n < EVENTS_EACH; n++) {
+                for (int a = 0; a < AGGREGATES; a++) {
+                    String aggregate = "order-" + a;
+                    committed.add(writeOne(c, history, aggregate, n, OutboxMessage.builder("order", aggregate, "Step")));
+                }
+                if (n == EVENTS_EACH / 2) {
+                    List<UUID> ids = writer.write(c,
+                            OutboxMessage.builder("order", "order-0", "Step").payloadJson("{\"rolledBack\":1}").build(),
+                            OutboxMessage.builder("order", "order-1", "Step").payloadJson("{\"rolledBack\":2}").build());
+                    c.rollback();
+                    ids.forEach(history::rolledBack);
+                    rolledBack.addAll(ids);
+                    byte[] noise = new byte[20_000];
+                    new SecureRandom().nextBytes(noise);
+                    oversized = writer.write(c, OutboxMessage.builder("oversized", "big-1", "Huge").topic(smallTopic)
+                            .payloadJson("{\"blob\":\"" + HexFormat.of().formatHex(noise) + "\"}").build()).get(0);
+                    c.commit();
+                }
+            }
+        }
+        return new Written(committed, rolledBack, oversized);
+    }
+
+    /** One event of {@code aggregate}, its commit number {@code n}, committed in a transaction of its own. */
+    private static UUID writeOne(Connection c, History history, String aggregate, int n, OutboxMessage.Builder message)
+            throws Exception {
+        UUID id = OutboxWriter.builder().schema("public").build().write(c, message.payloadJson("{\"n\":" + n + "}").build())
+                .get(0);
+        c.commit();
+        history.committed(id, aggregate, n);
+        return id;
+    }
+
+    /** G7: the one parked row is the oversized event, with the reason Kafka gave (the same for both relays). */
+    private static void assertParkedOversized(TestDatabase db, Written written) throws Exception {
+        Map<UUID, String> parked = new java.util.HashMap<>();
+        try (Connection c = db.connect(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT id, error_class FROM outbox_dead_letter")) {
+            while (rs.next()) {
+                parked.put(rs.getObject(1, UUID.class), rs.getString(2));
+            }
+        }
+        assertThat(parked).containsExactly(Map.entry(written.oversized(), "org.apache.kafka.common.errors.RecordTooLargeException"));
+    }
+
+    /**
+     * G1, G3, G4, G5 from what is in Kafka and in the consumer's effect table: every committed event delivered and
+     * applied once, each aggregate's first publications (in partition order) and first applications in commit order, no
+     * rolled-back event published or applied. Prints the checker's figures.
+     */
+    private void checkScenario(TestDatabase db, History history, String topic, Written written, String relay)
+            throws Exception {
+        Set<UUID> published = new HashSet<>();
+        for (ConsumerRecord<byte[], byte[]> r : kafka.readAll(List.of(topic))) {
+            UUID id = id(r);
+            published.add(id);
+            history.delivered(id, new String(r.key(), StandardCharsets.UTF_8));
+        }
+        Set<UUID> applied = new HashSet<>();
+        try (Connection c = db.connect(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT event_id, aggregate_id FROM effect ORDER BY applied")) {
+            while (rs.next()) {
+                UUID id = rs.getObject(1, UUID.class);
+                applied.add(id);
+                history.applied(id, rs.getString(2));
+            }
+        }
+        assertThat(published).as("rolled back, never published").doesNotContainAnyElementsOf(written.rolledBack());
+        assertThat(applied).doesNotContainAnyElementsOf(written.rolledBack());
+        assertThat(published).doesNotContain(written.oversized());
+        History.Report report = history.check();
+        System.out.println("SECURE " + relay + " and consumer, " + AGGREGATES + " aggregates x " + EVENTS_EACH
+                + " transactions, a rollback and an oversized record: " + report.summary());
+        assertThat(report.ok()).as(report.summary()).isTrue();
+        assertThat(report.lost()).isZero();
+        assertThat(report.orderViolations()).isZero();
+        assertThat(report.publicationOrderViolations()).isZero();
+        assertThat(report.applied()).isEqualTo(report.intents());
+    }
+
+    /**
+     * A real producer whose acknowledgements the test can hold back: the records go to the broker as usual, but while
+     * {@link AckGate#hold() held} each answer waits and reaches the relay only at {@link AckGate#release()}.
+     */
+    private static final class GatedProducer extends KafkaProducer<byte[], byte[]> {
+        private final AckGate gate;
+
+        GatedProducer(Map<String, Object> config, AckGate gate) {
+            super(config);
+            this.gate = gate;
+        }
+
+        @Override
+        public Future<RecordMetadata> send(ProducerRecord<byte[], byte[]> record, Callback callback) {
+            return super.send(record, callback == null ? null : gate.wrap(callback));
+        }
+    }
+
+    /** Holds producer answers back on demand (thread-safe). */
+    private static final class AckGate {
+        private final List<Runnable> held = new ArrayList<>();
+        private boolean holding;
+
+        synchronized void hold() {
+            holding = true;
+        }
+
+        synchronized int held() {
+            return held.size();
+        }
+
+        /** Hands every held answer to the relay, on this thread, and stops holding. */
+        void release() {
+            List<Runnable> answers;
+            synchronized (this) {
+                holding = false;
+                answers = new ArrayList<>(held);
+                held.clear();
+            }
+            answers.forEach(Runnable::run);
+        }
+
+        Callback wrap(Callback callback) {
+            return (metadata, exception) -> {
+                Runnable answer = () -> callback.onCompletion(metadata, exception);
+                synchronized (this) {
+                    if (holding) {
+                        held.add(answer);
+                        return;
+                    }
+                }
+                answer.run();
+            };
+        }
+    }
+
     /** Writes {@code n} events in one transaction as the application's role, over TLS. */
     private List<UUID> write(TestDatabase db, String aggregateType, int n) throws Exception {
         OutboxWriter writer = OutboxWriter.builder().schema("public").build();
@@ -418,9 +697,22 @@ class ManagedGroundTest {
     private static Set<UUID> ids(List<ConsumerRecord<byte[], byte[]>> records) {
         Set<UUID> ids = new HashSet<>();
         for (ConsumerRecord<byte[], byte[]> r : records) {
-            ids.add(UUID.fromString(new String(r.headers().lastHeader("id").value(), StandardCharsets.UTF_8)));
+            ids.add(id(r));
         }
         return ids;
+    }
+
+    /** How many records of each event id. */
+    private static Map<UUID, Integer> copies(List<ConsumerRecord<byte[], byte[]>> records) {
+        Map<UUID, Integer> copies = new java.util.HashMap<>();
+        for (ConsumerRecord<byte[], byte[]> r : records) {
+            copies.merge(id(r), 1, Integer::sum);
+        }
+        return copies;
+    }
+
+    private static UUID id(ConsumerRecord<byte[], byte[]> r) {
+        return UUID.fromString(new String(r.headers().lastHeader("id").value(), StandardCharsets.UTF_8));
     }
 
     private static void assertReady(Relay.Health health) {
