@@ -59,8 +59,7 @@ public final class DebeziumAlone implements AutoCloseable {
             outboxRecords.addAndGet(outbox);
             records.addAndGet(batch.size());
         };
-        runner = new EngineRunner(p, handler, new FlushPolicy(settings.offsetFlushInterval()), settings.slotName(),
-                () -> false);
+        runner = new EngineRunner(p, handler, new FlushPolicy(settings.offsetFlushInterval()), settings.slotName());
     }
 
     /**

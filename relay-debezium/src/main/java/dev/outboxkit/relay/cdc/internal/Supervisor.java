@@ -74,8 +74,6 @@ public final class Supervisor implements AutoCloseable {
     private volatile DatabaseAtStart firstContact;
     private volatile Session session;
     private volatile boolean standbyHealthy;
-    /** The schema's tables were checked at start: a taking-over session skips that check (a hot standby). */
-    private boolean schemaChecked;
     private volatile RuntimeException failure;
     private volatile String lastFailure;
     private volatile long lastFailureNanos;
@@ -119,14 +117,12 @@ public final class Supervisor implements AutoCloseable {
             throw refusedToStart(e);
         }
         try (Connection c = pool.getConnection()) {
-            // before Kafka and any lease: a standby that lacked a grant or a table would fail only at takeover
+            // before Kafka and any lease: a standby that lacked a grant would fail only at takeover
             guard.requireGrants(c);
-            guard.requireSchema(c);
-            schemaChecked = true;
-        } catch (MissingGrantsException | CdcStartupException e) {
+        } catch (MissingGrantsException e) {
             throw refusedToStart(e);
         } catch (SQLException e) {
-            log.debug("could not check the role's grants and tables at start; the start-up below reports the database", e);
+            log.debug("could not check the role's grants at start; the start-up below reports the database", e);
         }
         try {
             KafkaReachability.refuseUntrustedBroker(settings.producerConfig(), "the " + settings.logPrefix());
@@ -153,7 +149,7 @@ public final class Supervisor implements AutoCloseable {
             Optional<LeaseKeeper.Acquired> acquired = lease.tryAcquire();
             standbyHealthy = true;
             if (acquired.isPresent()) {
-                first = newSession(acquired.get());
+                first = newSession(acquired.get().fence(), acquired.get().previousHolder());
                 first.prepare();
             } else {
                 role = Role.STANDBY;
@@ -212,7 +208,7 @@ public final class Supervisor implements AutoCloseable {
                             lease.leaseKey(), acquired.get().fence(), acquired.get().previousHolder(),
                             acquired.get().from() == LeaseTable.From.HOLDER_GONE ? ", whose process is gone" : "",
                             settings.slotName());
-                    next = newSession(acquired.get());
+                    next = newSession(acquired.get().fence(), acquired.get().previousHolder());
                     next.prepare();
                 }
                 session = next;
@@ -231,7 +227,7 @@ public final class Supervisor implements AutoCloseable {
                         long fence = next.fence;
                         next = null;
                         if (!closing && lease.renew(fence)) {
-                            next = newSession(fence, null, false);
+                            next = newSession(fence, null);
                             next.prepare();
                         }
                     }
@@ -263,7 +259,7 @@ public final class Supervisor implements AutoCloseable {
                         backoff = Math.min(backoff * 2, 30_000);
                         next = null;
                         if (!closing && lease.renew(fence)) {
-                            next = newSession(fence, null, false);
+                            next = newSession(fence, null);
                             next.prepare();
                         }
                     }
@@ -291,20 +287,12 @@ public final class Supervisor implements AutoCloseable {
                 backoff = Math.min(backoff * 2, 30_000);
             }
         }
-        if (next != null) {
-            next.releaseLease(); // prepared under the lease, never run: the stop came first
-        }
         role = Role.STOPPED;
     }
 
-    /** A session under a lease just taken: one given back (free) may still have the old holder's walsender ending. */
-    private Session newSession(LeaseKeeper.Acquired acquired) {
-        return newSession(acquired.fence(), acquired.previousHolder(), acquired.from() == LeaseTable.From.FREE);
-    }
-
-    private Session newSession(long fence, String previousHolder, boolean handedOver) {
+    private Session newSession(long fence, String previousHolder) {
         return new Session(new Session.Context(settings, target, metrics, pool, producer, attempts, lease, guard, state, scheduler,
-                monitor, () -> closing, schemaChecked), fence, previousHolder, handedOver);
+                monitor, () -> closing), fence, previousHolder);
     }
 
     /**
@@ -410,16 +398,11 @@ public final class Supervisor implements AutoCloseable {
     public void close() {
         stopRequested = true;
         synchronized (this) {
-            if (role == Role.NEW && loop == null) {
-                // never started; after a start the role stays NEW until the loop runs its first session
+            if (role == Role.NEW) {
                 role = Role.STOPPED;
                 return;
             }
             closing = true;
-        }
-        Session s = session;
-        if (s != null) {
-            s.wake();
         }
         Thread t = loop;
         boolean abandoned = false;
@@ -484,14 +467,6 @@ public final class Supervisor implements AutoCloseable {
     private void shutdownResources(boolean databaseGone) {
         if (scheduler != null) {
             scheduler.shutdownNow();
-            if (!databaseGone) {
-                // a slot monitor look in progress ends before the pool closes under it (a WARN with a stack trace after the stop)
-                try {
-                    scheduler.awaitTermination(5, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
         }
         if (kafka != null) {
             kafka.close();
