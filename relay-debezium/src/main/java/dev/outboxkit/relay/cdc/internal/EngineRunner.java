@@ -21,13 +21,19 @@ final class EngineRunner implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(EngineRunner.class);
 
+    /** How long a close waits in all: for Debezium to accept it (tasks starting) and for its thread to end. */
+    static final Duration CLOSE_WAIT = Duration.ofSeconds(60);
+
     /** How the engine ended: {@code error} is null after a normal stop. */
     record Outcome(boolean success, String message, Throwable error) {
     }
 
     private final DebeziumEngine<RecordChangeEvent<SourceRecord>> engine;
     private final CompletableFuture<Outcome> outcome = new CompletableFuture<>();
+    /** Debezium's tasks started and it began polling: from then on its close is accepted (until it stops). */
+    private final CompletableFuture<Void> pollingBegan = new CompletableFuture<>();
     private final Thread thread;
+    private final String slotName;
     private volatile boolean polling;
     /** The consumer ended the polling itself (StopEngineException): Debezium's engine then closes on its own. */
     private final BooleanSupplier pollingEnded;
@@ -37,6 +43,7 @@ final class EngineRunner implements AutoCloseable {
     EngineRunner(Properties properties, DebeziumEngine.ChangeConsumer<RecordChangeEvent<SourceRecord>> handler,
                  FlushPolicy policy, String slotName, BooleanSupplier pollingEnded) {
         this.pollingEnded = pollingEnded;
+        this.slotName = slotName;
         engine = DebeziumEngine.create(ChangeEventFormat.of(Connect.class))
                 .using(properties)
                 .using(policy)
@@ -44,6 +51,7 @@ final class EngineRunner implements AutoCloseable {
                     @Override
                     public void pollingStarted() {
                         polling = true;
+                        pollingBegan.complete(null);
                     }
 
                     @Override
@@ -98,31 +106,75 @@ final class EngineRunner implements AutoCloseable {
     }
 
     /**
-     * Ends the engine and waits for its thread. When the consumer ended the polling, Debezium's own thread closes the
-     * engine with nothing interrupted, and this only waits; calling its close then would throw (already stopping).
-     * Otherwise Debezium's close cancels the polling with an interrupt, wherever the thread is.
+     * Ends the engine and waits for its thread, {@link #CLOSE_WAIT} at most in all. When the consumer ended the
+     * polling, Debezium's own thread closes the engine with nothing interrupted, and this only waits; calling its close
+     * then would throw (already stopping). Otherwise Debezium's close cancels the polling with an interrupt, wherever
+     * the thread is. While its tasks are starting (a slow or failing start: the Postgres task connects and reads the
+     * offsets) Debezium refuses a close; this then waits until the tasks began polling or the engine ended, and closes
+     * again, so the engine does not go on streaming after its session ended.
      */
     @Override
     public void close() {
+        long deadline = System.nanoTime() + CLOSE_WAIT.toNanos();
         if (outcome.isDone()) {
             log.debug("Debezium's engine had already ended");
         } else if (pollingEnded.getAsBoolean()) {
             log.debug("Debezium's polling ended at the handler's request: waiting for its engine to close itself");
         } else {
-            log.debug("closing Debezium's engine while it polls: its close interrupts the polling thread");
-            try {
-                engine.close();
-            } catch (IOException | RuntimeException e) {
-                log.warn("closing Debezium's engine failed: {}", e.toString());
-            }
+            closeEngine(deadline);
         }
         try {
-            thread.join(60_000);
+            thread.join(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
             if (thread.isAlive()) {
-                log.warn("Debezium's engine thread did not end within 60 s");
+                log.warn("Debezium's engine thread for slot {} did not end within {} s of its close; it is left running "
+                        + "as a daemon thread (a thread dump shows where it hangs)", slotName, CLOSE_WAIT.toSeconds());
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Debezium's close, tried again while it refuses because its tasks are still starting. */
+    private void closeEngine(long deadline) {
+        log.debug("closing Debezium's engine while it polls: its close interrupts the polling thread");
+        boolean waited = false;
+        while (true) {
+            try {
+                engine.close();
+                if (waited) {
+                    log.info("closed Debezium's engine for slot {} once its tasks had started", slotName);
+                }
+                return;
+            } catch (IllegalStateException refused) {
+                if (outcome.isDone() || pollingBegan.isDone()) {
+                    // refused because it is stopping already (it failed, or it ended on its own): the join waits for it
+                    log.debug("Debezium's engine is stopping already: {}", refused.getMessage());
+                    return;
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    log.warn("Debezium's engine for slot {} refused to close for {} s while its tasks were starting "
+                            + "({}); it stops when they fail or time out (task.management.timeout.ms)", slotName,
+                            CLOSE_WAIT.toSeconds(), refused.getMessage());
+                    return;
+                }
+                if (!waited) {
+                    log.info("Debezium's engine for slot {} is still starting its tasks and refuses to close now: "
+                            + "closing it once they started or failed", slotName);
+                    waited = true;
+                }
+                try {
+                    CompletableFuture.anyOf(outcome, pollingBegan).get(left, TimeUnit.NANOSECONDS);
+                } catch (TimeoutException | ExecutionException e) {
+                    // the next try (or the deadline) decides
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            } catch (IOException | RuntimeException e) {
+                log.warn("closing Debezium's engine failed: {}", e.toString());
+                return;
+            }
         }
     }
 }
