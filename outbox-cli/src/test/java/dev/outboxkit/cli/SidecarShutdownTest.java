@@ -78,7 +78,10 @@ class SidecarShutdownTest {
                 kafka.createTopic(prefix + ".order", 2);
                 TcpFaultProxy pgProxy = TcpFaultProxy.start("shutdown-pg-" + relay, db.server().host(), db.server().port());
                 pgProxies.put(relay, pgProxy);
-                List<String> args = new ArrayList<>(List.of("relay", relay, "--http-port", "0", "--lease-duration", "PT5S",
+                // A lease longer than the whole stop (BOUND): with 5 s, the WAL relay once lost its lease to the cut-off
+                // database during the stop, stood by and exited 0 in 3 s (nothing left to hand over), so the test raced
+                // the lease's expiry instead of showing the stop deadline.
+                List<String> args = new ArrayList<>(List.of("relay", relay, "--http-port", "0", "--lease-duration", "PT60S",
                         "--instance-id", "shutdown-" + relay, "--route", prefix + ".${aggregateType}"));
                 if (relay.equals("cdc")) {
                     args.addAll(List.of("--slot-name", slot));
