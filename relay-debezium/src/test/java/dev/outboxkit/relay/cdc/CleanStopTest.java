@@ -10,6 +10,7 @@ import ch.qos.logback.core.read.ListAppender;
 import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.testkit.OutboxRows;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
+import dev.outboxkit.testkit.RelayLeases;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.testkit.TestKafka;
 import io.micrometer.core.instrument.Counter;
@@ -42,8 +43,11 @@ class CleanStopTest {
     void stoppingRightAfterCreatingANewSlotLogsNoErrorAndNoStackTrace(TestDatabase db, TestKafka kafka) throws Exception {
         List<ILoggingEvent> logged = capture(() -> {
             try (CdcRelay relay = withDefaults(db, kafka).build()) {
-                relay.start(); // creates the slot, then the stop lands while Debezium starts on it
+                relay.start(); // creates the slot; the stop lands before or while its first session starts
             }
+            // close() right after start() once returned at once and left the relay running (it logged after the stop)
+            assertThat(RelayLeases.find(db, RelayLeases.walRelayKey(CdcTestSupport.slotFor(db))).filter(RelayLeases.Lease::live))
+                    .as("the lease is given back by the stop").isEmpty();
         }, db);
         assertNoErrorAndNoStackTrace(logged);
     }

@@ -3,6 +3,11 @@ package dev.outboxkit.relay.cdc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+
 import dev.outboxkit.testkit.History;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.TestDatabase;
@@ -15,22 +20,28 @@ import java.util.List;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.slf4j.LoggerFactory;
 
 /**
  * A graceful stop (what SIGTERM does) of the active WAL relay hands the slot to the standby at once: an
  * active and a standby under a steady writer, the active one is closed, and the worst delay (Kafka record timestamp
  * minus createdAt) of the events created meanwhile is bounded. A new standby then starts and the next handoff follows.
  * The default lease (15 s) keeps expiry out of it. Before, the standby found out at its next look (every 200 ms); now
- * the release announces itself at its commit, which the test checks first.
+ * the release announces itself at its commit, which the test checks first. The stopping instance gives the lease back
+ * at its stop point, before Debezium's engine closed, and the successor publishes from the table until its own engine
+ * streams (issue 30, items 2 and 3): each stop logs its hand-over and each successor where its start went, and neither
+ * side logs an ERROR.
  */
 @ExtendWith(OutboxTestkitExtension.class)
 class HandoffTest {
 
     /**
-     * Well below the lease (15 s): the standby took over on the release, not at expiry. Not the 250 ms target: the
-     * standby's drain and Debezium's start (1-4.5 s on the loaded CI machine) are still in the gap (docs/reliability.md).
+     * Well below the lease (15 s): the standby took over on the release, not at expiry. Not the 250 ms target, which
+     * a quiet machine meets: on the shared, loaded machine (load 20-50) every commit and every Kafka acknowledgement
+     * costs tens of milliseconds, and the gap (the stop point, the release, the successor's checks and its first pass
+     * over the table) was 0.3-1.6 s (docs/reliability.md). Debezium's start is no longer part of it.
      */
-    private static final long MAX_GAP_MILLIS = 10_000;
+    private static final long MAX_GAP_MILLIS = 5_000;
 
     @Test
     void aStoppingActiveHandsTheSlotToTheStandbyWithoutAGap(TestDatabase db, TestKafka kafka) throws Exception {
@@ -39,6 +50,11 @@ class HandoffTest {
         History history = new History();
         List<Handoffs.Window> stops = new ArrayList<>();
         List<CdcRelay> running = new ArrayList<>();
+        Logger supervisor = (Logger) LoggerFactory.getLogger("dev.outboxkit.relay.cdc.internal.Supervisor");
+        Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+        ListAppender<ILoggingEvent> logged = new ListAppender<>();
+        logged.start();
+        root.addAppender(logged);
         try (BackgroundWriter writer = new BackgroundWriter(db, history, topic, 20, 5); Connection listener = db.connect()) {
             Handoffs.listen(listener);
             running.add(start(db, kafka, "handoff-0"));
@@ -60,6 +76,7 @@ class HandoffTest {
                     .until(() -> CdcTestSupport.distinctIds(kafka, topic) >= committed);
         } finally {
             running.forEach(CdcRelay::close);
+            root.detachAppender(logged);
             CdcTestSupport.dropSlot(db);
         }
         List<ConsumerRecord<byte[], byte[]>> records = kafka.readAll(List.of(topic));
@@ -70,6 +87,27 @@ class HandoffTest {
         System.out.printf("HANDOFF cdc graceful stop of the active relay: worst delay %s; %d events%n",
                 Handoffs.summary(gaps), records.size());
         assertThat(gaps).as("worst delay across each graceful stop").allSatisfy(g -> assertThat(g).isLessThan(MAX_GAP_MILLIS));
+        List<ILoggingEvent> events = List.copyOf(logged.list);
+        // every stop in the loop, and the closes at the end, handed over at its stop point (before its engine closed)
+        assertThat(messages(events, supervisor, "handed over ")).as("hand-overs at the stop point")
+                .hasSizeGreaterThanOrEqualTo(Handoffs.COUNT + 1).allSatisfy(m -> assertThat(m).contains("closing Debezium's engine"));
+        // the first start and each takeover say where their start went, ending with Debezium streaming
+        assertThat(messages(events, supervisor, " taken over (lease token ")).as("start-up phases")
+                .hasSizeGreaterThanOrEqualTo(Handoffs.COUNT + 1)
+                .allSatisfy(m -> assertThat(m).contains("checks done at", "slot free at", "streaming at"));
+        // No ERROR at all, Debezium's included: its async engine, closed while its polling thread was about to hand over
+        // a batch, used to submit it to its terminated processing pool and log "Engine has failed with"
+        // (RejectedExecutionException), about once in 60 hand-overs; the handler now holds that thread past the stop
+        // point until the close (docs/reliability.md, "Debezium's close while changes flow").
+        assertThat(events.stream().filter(e -> e.getLevel().isGreaterOrEqual(Level.ERROR))
+                .filter(e -> e.getLoggerName().startsWith("dev.outboxkit") || e.getLoggerName().startsWith("io.debezium"))
+                .map(e -> e.getLoggerName() + ": " + e.getFormattedMessage()))
+                .as("ERRORs of the relays and Debezium across the handoffs").isEmpty();
+    }
+
+    private static List<String> messages(List<ILoggingEvent> events, Logger from, String containing) {
+        return events.stream().filter(e -> e.getLoggerName().equals(from.getName())).map(ILoggingEvent::getFormattedMessage)
+                .filter(m -> m.contains(containing)).toList();
     }
 
     private static CdcRelay start(TestDatabase db, TestKafka kafka, String id) {

@@ -70,6 +70,11 @@ class NodeLostTest {
             await().atMost(Duration.ofSeconds(60)).until(() -> !backendAlive(db, walsenderOfA));
             long walsenderGoneMillis = System.currentTimeMillis() - cutAt;
             await().atMost(Duration.ofSeconds(60)).until(() -> b.health().ready());
+            // ready comes with the table's first pass (the bridge); Debezium's walsender attaches once its engine started
+            await().atMost(Duration.ofSeconds(60)).until(() -> {
+                int pid = slotActivePid(db, slot);
+                return pid > 0 && pid != walsenderOfA;
+            });
             long streamingMillis = System.currentTimeMillis() - cutAt;
             int walsenderOfB = slotActivePid(db, slot);
             assertThat(walsenderOfB).as("B streams the slot on a walsender of its own").isPositive().isNotEqualTo(walsenderOfA);

@@ -59,7 +59,8 @@ public final class DebeziumAlone implements AutoCloseable {
             outboxRecords.addAndGet(outbox);
             records.addAndGet(batch.size());
         };
-        runner = new EngineRunner(p, handler, new FlushPolicy(settings.offsetFlushInterval()), settings.slotName());
+        runner = new EngineRunner(p, handler, new FlushPolicy(settings.offsetFlushInterval()), settings.slotName(),
+                () -> false);
     }
 
     /**

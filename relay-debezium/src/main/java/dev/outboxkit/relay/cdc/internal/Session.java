@@ -12,6 +12,7 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -19,7 +20,31 @@ import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** One stretch of holding the lease: checks, drain, Debezium, until it ends. */
+/**
+ * One stretch of holding the lease: checks, drain, Debezium, until it ends.
+ *
+ * <h2>Taking over without a gap, in order</h2>
+ * With {@code deleteAfterPublish} (the table is the truth) a session publishes from the table from the moment it holds
+ * the lease until Debezium's first change arrives, so neither the old walsender's exit nor the engine's start leaves
+ * events waiting: a first drain pass (the start-up drain), then, while the slot is still streamed by the predecessor
+ * that handed over, and while Debezium starts, more passes, each in a new snapshot ({@link StartupDrain}). The first
+ * batch Debezium hands over waits until the pass in progress ended; from then on only the stream publishes, skipping
+ * the WAL copies of rows a pass handled. Why no event of an aggregate is published after a later one of it (writers
+ * serialise on the aggregate, so its events commit, and take their seqs, one after another):
+ * <ul>
+ *   <li>within a pass, rows go out in seq order, each chunk acknowledged before the next is sent;</li>
+ *   <li>a snapshot that sees an event sees every earlier event of its aggregate (committed before it): the earlier one
+ *       is in the same pass or an earlier one, or it was deleted, which happens only after Kafka acknowledged it;</li>
+ *   <li>every pass's publications are acknowledged before the stream publishes anything, and an event the stream
+ *       publishes (not seen by any pass, or written again after) committed after the last pass's snapshot, so after
+ *       every event of its aggregate that a pass published; the stream itself goes in commit order;</li>
+ *   <li>the stream skips a change only when its row was handled by a pass whose snapshot was taken after the change
+ *       was written ({@link StartupDrain.Result#drained}), i.e. a copy of a row already published or parked;</li>
+ *   <li>the predecessor stopped publishing before it gave the lease back (its stop point: every record it sent was
+ *       acknowledged, every acknowledged row's delete committed), so its publications precede ours.</li>
+ * </ul>
+ * Duplicates remain possible (a row acknowledged whose delete a crash lost), never a reordering of first publications.
+ */
 final class Session {
 
     private static final Logger log = LoggerFactory.getLogger(Supervisor.class);
@@ -30,8 +55,25 @@ final class Session {
     /** What a session works with: the supervisor's resources, alive for all its sessions. */
     record Context(CdcSettings settings, JdbcTarget target, CdcMetrics metrics, HikariDataSource pool,
                    StopOnFailure producers, RowAttempts attempts, LeaseKeeper lease, SlotGuard guard, StateTables state,
-                   ScheduledExecutorService scheduler, SlotMonitor monitor, BooleanSupplier closing) {
+                   ScheduledExecutorService scheduler, SlotMonitor monitor, BooleanSupplier closing, boolean schemaChecked) {
     }
+
+    /**
+     * The shortest time between the starts of two passes over the table while bridging: an event committed meanwhile
+     * waits at most this plus a pass, and the passes leave the CPU to Debezium's start on a busy machine (back to back,
+     * they slowed it there).
+     */
+    static final Duration BRIDGE_PASS_INTERVAL = Duration.ofMillis(50);
+
+    /**
+     * The longest the passes bridge Debezium's start: past it the stream alone publishes, as before the bridge. Debezium
+     * streams within a few seconds of its start normally; on a machine at load 50-60 its start took 20-40 s with the
+     * passes running (and did not finish within 2 min twice, with passes back to back), so the bridge must not be open-ended.
+     */
+    static final Duration BRIDGE_MAX = Duration.ofSeconds(5);
+
+    /** How long a session waits for a predecessor that handed over to end its walsender before ending it itself. */
+    static final Duration PREDECESSOR_SENDER_GRACE = Duration.ofSeconds(10);
 
     private final CdcSettings settings;
     private final JdbcTarget target;
@@ -45,9 +87,16 @@ final class Session {
     private final ScheduledExecutorService scheduler;
     private final SlotMonitor monitor;
     private final BooleanSupplier closing;
+    private final boolean schemaChecked;
 
     final long fence;
     private final String previousHolder;
+    /** The lease was free (given back by a graceful stop, or never held): a walsender still on the slot is ending. */
+    private final boolean handedOver;
+    private final CompletableFuture<Void> wake = new CompletableFuture<>();
+    private volatile boolean released;
+    private final Phases phases = new Phases();
+    private long lastPassNanos;
     volatile long lastRenewNanos = System.nanoTime();
     volatile boolean lost;
     volatile RuntimeException error;
@@ -60,7 +109,7 @@ final class Session {
 
     final long startedNanos = System.nanoTime();
 
-    Session(Context context, long fence, String previousHolder) {
+    Session(Context context, long fence, String previousHolder, boolean handedOver) {
         this.settings = context.settings();
         this.target = context.target();
         this.metrics = context.metrics();
@@ -73,8 +122,15 @@ final class Session {
         this.scheduler = context.scheduler();
         this.monitor = context.monitor();
         this.closing = context.closing();
+        this.schemaChecked = context.schemaChecked();
         this.fence = fence;
         this.previousHolder = previousHolder;
+        this.handedOver = handedOver;
+    }
+
+    /** The relay is closing: the session's loop reacts now rather than at its next look. */
+    void wake() {
+        wake.complete(null);
     }
 
     boolean enginePolling() {
@@ -103,15 +159,22 @@ final class Session {
         renewer = scheduler.scheduleWithFixedDelay(this::renew, period, period, TimeUnit.MILLISECONDS);
         try (Connection c = pool.getConnection()) {
             c.setAutoCommit(true);
-            guard.requireSchema(c);
+            if (!schemaChecked) {
+                guard.requireSchema(c); // a standby checked it while it waited
+            }
             guard.terminateSessionsOf(c, previousHolder);
             guard.ensurePublication(c);
-            guard.endStaleWalsender(c, fence);
+            if (!handedOver) {
+                // A holder that lost the lease (lost node, frozen past it): end its walsender now. One that handed
+                // over ends its own as its engine closes (awaitSlotFree gives it PREDECESSOR_SENDER_GRACE).
+                guard.endStaleWalsender(c, fence);
+            }
             firstStart = verifySlot(c, true);
         } catch (SQLException | RuntimeException e) {
             renewer.cancel(false);
             throw e;
         }
+        phases.checked = System.nanoTime();
     }
 
     private void renew() {
@@ -189,6 +252,11 @@ final class Session {
     }
 
     void onWriteFailure(Throwable e) {
+        if (released) {
+            // after the hand-over at the stop point: the successor's drain and fast-forward cover this position
+            log.debug("offset write after handing the lease over not stored: {}", e.toString());
+            return;
+        }
         if (e instanceof FencedException) {
             metrics.fenceRejections.increment();
             lost = true;
@@ -208,23 +276,31 @@ final class Session {
         flushing.setDaemon(true);
         flushing.start();
         try {
-            try (Connection c = pool.getConnection()) {
-                c.setAutoCommit(true);
-                guard.awaitSlotFree(c, () -> !closing.getAsBoolean() && authority(), p -> phase = p);
-            }
             Publisher publisher = new Publisher(producers, attempts, new TracedRecords(settings.route(), settings.tracing()),
                     metrics, settings.clock(), flusher::request, settings.producerConfig());
             StartupDrain.Result drained = null;
-            if (settings.deleteAfterPublish() || firstStart) {
-                phase = "publishing the rows already in " + settings.outboxTable();
-                try (Connection c = pool.getConnection()) {
-                    BooleanSupplier keepGoing = () -> !closing.getAsBoolean() && authority();
-                    // With the table as the truth, the WAL before the drain's snapshot holds nothing the
-                    // drain has not published (or an earlier run had): the slot may skip it.
-                    OptionalLong skipTo = settings.deleteAfterPublish()
-                            ? StartupDrain.fastForwardPoint(c, Duration.ofSeconds(10), keepGoing) : OptionalLong.empty();
-                    drained = new StartupDrain(settings, publisher, sink, 5_000).run(c, keepGoing);
+            StartupDrain drain = new StartupDrain(settings, publisher, sink, 5_000);
+            BooleanSupplier keepGoing = () -> !closing.getAsBoolean() && authority();
+            // With the table as the truth, it bridges the predecessor's walsender exit and Debezium's start (class doc)
+            boolean bridge = settings.deleteAfterPublish();
+            try (Connection c = pool.getConnection()) {
+                if (settings.deleteAfterPublish() || firstStart) {
+                    phase = "publishing the rows already in " + settings.outboxTable();
+                    // The first pass at once: the events that waited during a hand-over go out first.
+                    drained = drain.run(c, keepGoing);
                     state.markDrained(c, fence);
+                    phases.drained = System.nanoTime();
+                    phases.firstRows = drained.published() + drained.parked();
+                    OptionalLong skipTo = OptionalLong.empty();
+                    if (settings.deleteAfterPublish()) {
+                        // With the table as the truth, the WAL before this point holds nothing the passes have not
+                        // published (or an earlier run had) once a pass ran after it: the slot may skip it.
+                        skipTo = StartupDrain.fastForwardPoint(c, Duration.ofSeconds(10), keepGoing);
+                        if (skipTo.isPresent()) {
+                            drained = pass(c, drain, drained, keepGoing);
+                        }
+                    }
+                    drained = awaitSlotFree(c, bridge ? drain : null, drained, keepGoing);
                     if (skipTo.isPresent()) {
                         SlotGuard.SlotState slot = guard.slot(c);
                         if (slot != null && slot.confirmedFlush() < skipTo.getAsLong()) {
@@ -232,31 +308,40 @@ final class Session {
                             guard.advance(c, skipTo.getAsLong());
                         }
                     }
-                } catch (InterruptedException e) {
-                    if (closing.getAsBoolean()) {
-                        sink.flush(Duration.ofSeconds(30));
-                        return End.CLOSED;
-                    }
-                    return End.LOST;
-                } catch (FencedException e) {
-                    return End.LOST;
+                } else {
+                    awaitSlotFree(c, null, null, keepGoing);
                 }
+            } catch (InterruptedException e) {
+                if (closing.getAsBoolean()) {
+                    sink.flush(Duration.ofSeconds(30));
+                    return End.CLOSED;
+                }
+                return End.LOST;
+            } catch (FencedException e) {
+                return End.LOST;
             }
             phase = "starting Debezium";
             FlushPolicy policy = new FlushPolicy(settings.offsetFlushInterval());
             StreamHandler handler = new StreamHandler(new ChangeDecoder(settings.schema(), EngineConfig.HEARTBEAT_TOPIC_PREFIX),
                     publisher, sink, metrics, policy, this::authority, drained, !settings.deleteAfterPublish(),
-                    settings.maxInFlight());
+                    settings.maxInFlight(), bridge && drained != null);
             storeId = PostgresOffsetStore.register(new PostgresOffsetStore.Context(state, () -> fence,
                     this::checkBeforeRead, this::onWriteFailure));
             EngineRunner runner = new EngineRunner(EngineConfig.properties(settings, target, storeId), handler, policy,
-                    settings.slotName());
+                    settings.slotName(), handler::pollingEnded);
             engineStartNanos = System.nanoTime();
             engine = runner;
             runner.start();
+            phases.engineStarted = System.nanoTime();
+            if (bridge && drained != null) {
+                bridge(drain, drained, handler, runner, keepGoing);
+            }
             long streamingSince = System.nanoTime();
             while (true) {
-                EngineRunner.Outcome outcome = runner.outcome(Duration.ofMillis(100));
+                EngineRunner.Outcome outcome = runner.outcome(Duration.ofMillis(100), wake);
+                if (!phases.logged && handler.firstBatchNanos() != 0) {
+                    phases.log(handler.firstBatchNanos());
+                }
                 if (outcome != null) {
                     runner.close();
                     if (lost) {
@@ -280,7 +365,7 @@ final class Session {
                     return End.LOST;
                 }
                 if (closing.getAsBoolean()) {
-                    stopGracefully(handler, runner, true);
+                    stopGracefully(handler, runner, sink, true);
                     sink.flush(Duration.ofSeconds(30));
                     return End.CLOSED;
                 }
@@ -289,7 +374,7 @@ final class Session {
                             + "from the table, then skipping the WAL it covered", metrics.slotLagBytes.get() >> 20,
                             metrics.oldestUnackedMicros.get() == 0 ? 0
                                     : (System.currentTimeMillis() * 1000 - metrics.oldestUnackedMicros.get()) / 1_000_000);
-                    stopGracefully(handler, runner, false);
+                    stopGracefully(handler, runner, sink, false);
                     sink.flush(Duration.ofSeconds(30));
                     return End.CATCH_UP;
                 }
@@ -322,6 +407,144 @@ final class Session {
     }
 
     /**
+     * Waits until no walsender streams the slot. A predecessor that handed over at its stop point is still closing
+     * Debezium's engine; its walsender exits with it (PostgreSQL refuses a second walsender on an active slot, and
+     * the slot may be moved only while inactive). Meanwhile {@code drain} (when given) keeps publishing from the
+     * table. After {@link #PREDECESSOR_SENDER_GRACE} the walsender is ended (its instance no longer holds the lease).
+     * Returns the drain's result merged with the passes made meanwhile.
+     */
+    private StartupDrain.Result awaitSlotFree(Connection c, StartupDrain drain, StartupDrain.Result drained,
+                                              BooleanSupplier keepGoing) throws SQLException, InterruptedException {
+        long start = System.nanoTime();
+        long deadline = start + PREDECESSOR_SENDER_GRACE.toNanos();
+        boolean ended = false;
+        String busy = null;
+        while (true) {
+            SlotGuard.SlotState slot = guard.slot(c);
+            if (slot == null || !slot.active()) {
+                phases.slotFree = System.nanoTime();
+                if (busy != null) {
+                    log.info("slot {} is free after {} ms", settings.slotName(), (System.nanoTime() - start) / 1_000_000);
+                }
+                return drained;
+            }
+            if (!keepGoing.getAsBoolean()) {
+                throw new InterruptedException("stopped while waiting for slot " + settings.slotName() + " (closing or lease lost)");
+            }
+            boolean mayEnd = handedOver && !ended;
+            if (busy == null) {
+                // A predecessor that handed over is closing its engine (its walsender leaves within a second or so);
+                // otherwise endStaleWalsender could not end it (another role): say so once, with the way out.
+                busy = mayEnd ? "waiting for the previous holder's walsender to leave slot " + settings.slotName()
+                        : guard.reportBusySlot(c, slot);
+            }
+            phase = busy;
+            if (mayEnd && System.nanoTime() - deadline > 0) {
+                log.warn("slot {} is still streamed {} s after its previous holder handed it over: ending that walsender",
+                        settings.slotName(), PREDECESSOR_SENDER_GRACE.toSeconds());
+                guard.endStaleWalsender(c, fence);
+                ended = true;
+                busy = null; // still streamed at the next look: a walsender this role may not end, said once
+                continue;
+            }
+            if (drain == null) {
+                // No notification exists for a walsender's exit: look again in 10 ms (one catalogue read) after a
+                // hand-over, whose walsender leaves within a second; every 200 ms for one left to wal_sender_timeout.
+                TimeUnit.MILLISECONDS.sleep(handedOver ? 10 : 200);
+            } else {
+                drained = pass(c, drain, drained, keepGoing);
+            }
+        }
+    }
+
+    /**
+     * Keeps publishing from the table until Debezium hands over its first batch (which waits for the pass in
+     * progress), the engine ends, or the session must stop; then lets the stream go on with every pass's result.
+     * A heartbeat row written at once gives an idle outbox a first change to end the bridge with. A pass that fails
+     * ends the session as a failed start-up drain does, with the same error (the publisher's verdict: retriable, or
+     * needs an operator), and the stream publishes nothing: falling back to the stream would only meet the stopped
+     * producer and hide that verdict behind "Kafka failed an earlier record".
+     */
+    private void bridge(StartupDrain drain, StartupDrain.Result drained, StreamHandler handler, EngineRunner runner,
+                        BooleanSupplier keepGoing) {
+        StartupDrain.Result result = drained;
+        boolean failed = false;
+        try (Connection c = pool.getConnection()) {
+            writeHeartbeat(c);
+            long until = System.nanoTime() + BRIDGE_MAX.toNanos();
+            while (handler.firstBatchNanos() == 0 && !runner.done() && keepGoing.getAsBoolean()) {
+                if (System.nanoTime() - until > 0) {
+                    log.info("Debezium is not streaming slot {} {} s after its start: the passes over the table stop, "
+                            + "the stream publishes from here", settings.slotName(), BRIDGE_MAX.toSeconds());
+                    break;
+                }
+                result = pass(c, drain, result, keepGoing);
+            }
+        } catch (InterruptedException e) {
+            log.debug("the drain bridging Debezium's start stopped: {}", e.getMessage()); // closing or lease lost
+        } catch (SQLException | RuntimeException e) {
+            failed = true;
+            fail(e instanceof RuntimeException re ? re
+                    : new IllegalStateException("the drain bridging Debezium's start failed: " + e.getMessage(), e));
+        } finally {
+            if (failed) {
+                handler.abandon(); // the session's loop sees the error and closes the engine
+            } else {
+                handler.open(result);
+            }
+        }
+    }
+
+    /** One more pass of {@code drain} after {@code drained}, at least {@link #BRIDGE_PASS_INTERVAL} after the last. */
+    private StartupDrain.Result pass(Connection c, StartupDrain drain, StartupDrain.Result drained, BooleanSupplier keepGoing)
+            throws SQLException, InterruptedException {
+        long wait = lastPassNanos == 0 ? 0 : lastPassNanos + BRIDGE_PASS_INTERVAL.toNanos() - System.nanoTime();
+        if (wait > 0) {
+            // no notification exists for a commit to the table: the next snapshot when the interval is up
+            TimeUnit.NANOSECONDS.sleep(wait);
+        }
+        lastPassNanos = System.nanoTime();
+        StartupDrain.Result more = drain.run(c, keepGoing, drained);
+        phases.passes++;
+        phases.bridgedRows += more.published() + more.parked();
+        return drained.then(more);
+    }
+
+    private void writeHeartbeat(Connection c) throws SQLException {
+        c.setAutoCommit(true);
+        try (PreparedStatement ps = c.prepareStatement(
+                "INSERT INTO " + settings.table(OutboxTables.CDC_HEARTBEAT) + " (slot_name) VALUES (?)")) {
+            ps.setString(1, settings.slotName());
+            ps.executeUpdate();
+        }
+    }
+
+    /** Where a session's start went, from taking the lease (for one INFO line). */
+    private final class Phases {
+        private final long start = System.nanoTime();
+        volatile long checked;
+        volatile long drained;
+        volatile long slotFree;
+        volatile long engineStarted;
+        volatile long firstRows;
+        volatile int passes;
+        volatile long bridgedRows;
+        volatile boolean logged;
+
+        private String at(long nanos) {
+            return nanos == 0 ? "-" : (nanos - start) / 1_000_000 + " ms";
+        }
+
+        void log(long firstChange) {
+            logged = true;
+            log.info("slot {} taken over (lease token {}): checks done at {}, drain of {} rows done at {}, slot free at {}, "
+                            + "Debezium started at {} and streaming at {} after the lease; meanwhile {} passes over the table "
+                            + "published {} more rows", settings.slotName(), fence, at(checked), firstRows, at(drained),
+                    at(slotFree), at(engineStarted), at(firstChange), passes, bridgedRows);
+        }
+    }
+
+    /**
      * Debezium is far behind and the table holds the events (deleteAfterPublish): draining the table and
      * fast-forwarding the slot is much faster than decoding the backlog event by event.
      */
@@ -334,27 +557,47 @@ final class Session {
         return metrics.slotLagBytes.get() > Supervisor.CATCH_UP_LAG_BYTES && ageMicros > Supervisor.CATCH_UP_AGE.toNanos() / 1000;
     }
 
-    private void stopGracefully(StreamHandler handler, EngineRunner runner, boolean marker) throws InterruptedException {
+    private void stopGracefully(StreamHandler handler, EngineRunner runner, RowSink sink, boolean marker)
+            throws InterruptedException {
+        long began = System.nanoTime();
         phase = "stopping";
         handler.requestStop();
         if (marker) {
-            try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement(
-                    "INSERT INTO " + settings.table(OutboxTables.CDC_HEARTBEAT) + " (slot_name) VALUES (?)")) {
-                c.setAutoCommit(true);
-                ps.setString(1, settings.slotName());
-                ps.executeUpdate(); // a change after everything committed so far: it closes the open transaction
+            try (Connection c = pool.getConnection()) {
+                writeHeartbeat(c); // a change after everything committed so far: it closes the open transaction
             } catch (SQLException e) {
                 log.warn("could not write the stop marker ({}); waiting for the next heartbeat instead", e.toString());
             }
         }
-        if (!handler.awaitStopped(settings.shutdownTimeout())) {
+        boolean reached = handler.awaitStopped(settings.shutdownTimeout());
+        if (!reached) {
             log.warn("no transaction boundary reached within {}; events of the transaction in progress may be "
                     + "published again after the restart", settings.shutdownTimeout());
         }
+        if (marker && reached && settings.deleteAfterPublish()) {
+            // Hand over at the stop point: nothing more is published, and once the deletes of what Kafka acknowledged
+            // are committed the table holds exactly the unpublished rows, which the successor drains while this
+            // engine closes (its walsender leaves the slot with it). The stored offset does not matter to the
+            // successor: it fast-forwards the slot past what its drain covered.
+            if (sink.flush(Duration.ofSeconds(30))) {
+                releaseLease();
+                log.info("WAL relay {}: handed over {} ms after the stop began (stop point, last deletes, release); "
+                        + "closing Debezium's engine", settings.instanceId(), (System.nanoTime() - began) / 1_000_000);
+            }
+        }
+        // At the stop point the handler ended Debezium's polling: its engine is closing itself meanwhile, uninterrupted
+        // (StreamHandler#endPolling); without a stop point the close below interrupts it (the WARN above said so).
+        log.info("WAL relay {}: {}", settings.instanceId(), reached
+                ? "Debezium's polling ended at the stop point; waiting for its engine to close itself"
+                : "closing Debezium's engine without a stop point");
         runner.close();
     }
 
     void releaseLease() {
+        if (released) {
+            return; // at the stop point already
+        }
+        released = true;
         if (renewer != null) {
             renewer.cancel(false);
         }

@@ -15,8 +15,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.BooleanSupplier;
-import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,7 +40,6 @@ final class SlotGuard {
     private static final String NOT_PERMITTED = "42501";
     /** How long pg_terminate_backend waits for the walsender to exit, so that Debezium finds the slot free. */
     private static final Duration TERMINATE_WAIT = Duration.ofSeconds(5);
-    private static final Duration SLOT_LOOK = Duration.ofMillis(200);
 
     private final CdcSettings settings;
     private final AtomicBoolean warnedNotPermitted = new AtomicBoolean();
@@ -233,8 +230,8 @@ final class SlotGuard {
      * lease row carries this instance and {@code fence} and has not expired, so a walsender is never ended while
      * another instance's lease is valid (that instance could only have lost the lease by expiry, release or the end
      * of its process). Where the role may not end it (a walsender of another role, no {@code pg_signal_backend})
-     * this warns once with the statement that allows it; {@link #awaitSlotFree} then waits for the server to end the
-     * walsender ({@code wal_sender_timeout}).
+     * this warns once with the statement that allows it; the session then waits for the server to end the
+     * walsender ({@code wal_sender_timeout}; {@link #reportBusySlot}).
      */
     void endStaleWalsender(Connection c, long fence) throws SQLException {
         long start = System.nanoTime();
@@ -262,41 +259,19 @@ final class SlotGuard {
     }
 
     /**
-     * Waits, as long as {@code keepGoing} holds, until no walsender streams the slot (after {@link #endStaleWalsender}
-     * one that this role may not end is left to the server's {@code wal_sender_timeout}); says so in the log, and
-     * in {@code phase} for the relay's health.
-     *
-     * @return true when the slot is free (or missing), false when {@code keepGoing} turned false (or the thread was
-     *         interrupted) first
+     * Says, once per wait, that the slot is still streamed by a walsender this instance could not end (after
+     * {@link #endStaleWalsender}: one of another role is left to the server's {@code wal_sender_timeout}), and returns
+     * the phase for the relay's health. The caller keeps looking (and publishing from the table) until it is free.
      */
-    boolean awaitSlotFree(Connection c, BooleanSupplier keepGoing, Consumer<String> phase) throws SQLException {
-        long start = System.nanoTime();
-        SlotState slot = slot(c);
-        if (slot == null || !slot.active()) {
-            return true;
-        }
+    String reportBusySlot(Connection c, SlotState slot) throws SQLException {
         String timeout = show(c, "wal_sender_timeout");
-        phase.accept("waiting for walsender " + slot.activePid() + " to leave slot " + settings.slotName()
-                + " (wal_sender_timeout " + timeout + "; GRANT pg_signal_backend lets this relay end it)");
         log.warn("slot {} is still active (walsender {}): waiting for it to be free; a walsender this role may not end "
                         + "is ended by the server once its client is gone for wal_sender_timeout ({}){}", settings.slotName(),
                 slot.activePid(), timeout,
                 "0".equals(timeout) ? ", which is 0 here: it never does. End it by hand: SELECT pg_terminate_backend("
                         + slot.activePid() + ")" : "");
-        while (keepGoing.getAsBoolean()) {
-            try {
-                Thread.sleep(SLOT_LOOK.toMillis()); // between looks at pg_replication_slots: the server signals nothing
-            } catch (InterruptedException interrupted) {
-                Thread.currentThread().interrupt();
-                return false;
-            }
-            slot = slot(c);
-            if (slot == null || !slot.active()) {
-                log.info("slot {} is free after {} ms", settings.slotName(), millisSince(start));
-                return true;
-            }
-        }
-        return false;
+        return "waiting for walsender " + slot.activePid() + " to leave slot " + settings.slotName()
+                + " (wal_sender_timeout " + timeout + "; GRANT pg_signal_backend lets this relay end it)";
     }
 
     private void warnNotPermitted(Connection c, String what, SQLException e) throws SQLException {

@@ -30,18 +30,72 @@ final class StartupDrain {
 
     private static final Logger log = LoggerFactory.getLogger(StartupDrain.class);
 
-    /** What the drain did; {@code snapshotLsn} is the WAL position every drained row committed before. */
-    record Result(long[] drainedSeqs, long snapshotLsn, long published, long parked) {
+    /**
+     * What the drain did: the seqs it handled (published or parked), sorted, each with the WAL position its pass's
+     * snapshot was taken at (every row of a pass was written before it), and {@code snapshotLsn}, the latest such
+     * position. One pass at start-up; a takeover bridges Debezium's start with more passes, merged by {@link #then}.
+     */
+    record Result(long[] drainedSeqs, long[] drainedAt, long snapshotLsn, long published, long parked, long[] parkedSeqs) {
+
+        /** One pass whose rows all share the snapshot {@code snapshotLsn}, none of them parked by seq. */
+        Result(long[] drainedSeqs, long snapshotLsn, long published, long parked) {
+            this(drainedSeqs, filled(drainedSeqs.length, snapshotLsn), snapshotLsn, published, parked, new long[0]);
+        }
 
         /**
          * Whether a streamed insert (seq {@code seq}, written at WAL position {@code lsn}, null when unknown) is the
          * WAL copy of a row this drain already handled. The seq alone no longer says so: {@code outbox dead-letters
          * retry} puts a parked row back under its original seq, and a row the drain parked may be retried at once.
-         * That insert is written after the drain's snapshot, so at or after {@code snapshotLsn}, whereas every row
-         * the drain saw was written before it.
+         * That insert is written after the snapshot of the pass that handled the seq, whereas every row that pass
+         * saw was written before it.
          */
         boolean drained(long seq, Long lsn) {
-            return (lsn == null || lsn < snapshotLsn) && Arrays.binarySearch(drainedSeqs, seq) >= 0;
+            int at = Arrays.binarySearch(drainedSeqs, seq);
+            return at >= 0 && (lsn == null || lsn < drainedAt[at]);
+        }
+
+        /**
+         * Whether a later pass must skip the row {@code seq}: published by an earlier pass, its delete not committed
+         * yet. A parked seq seen again is a row put back by {@code outbox dead-letters retry} (parking deletes the row
+         * in the same transaction), so it is published.
+         */
+        boolean publishedBefore(long seq) {
+            return Arrays.binarySearch(drainedSeqs, seq) >= 0 && Arrays.binarySearch(parkedSeqs, seq) < 0;
+        }
+
+        /** This pass followed by {@code later}: a seq both handled keeps the later pass's snapshot. */
+        Result then(Result later) {
+            int n = drainedSeqs.length;
+            int m = later.drainedSeqs.length;
+            long[] seqs = new long[n + m];
+            long[] at = new long[n + m];
+            int i = 0;
+            int j = 0;
+            int k = 0;
+            while (i < n || j < m) {
+                if (j == m || (i < n && drainedSeqs[i] < later.drainedSeqs[j])) {
+                    seqs[k] = drainedSeqs[i];
+                    at[k++] = drainedAt[i++];
+                } else {
+                    if (i < n && drainedSeqs[i] == later.drainedSeqs[j]) {
+                        i++;
+                    }
+                    seqs[k] = later.drainedSeqs[j];
+                    at[k++] = later.drainedAt[j++];
+                }
+            }
+            long[] parkedNow = Arrays.stream(parkedSeqs).filter(s -> Arrays.binarySearch(later.drainedSeqs, s) < 0).toArray();
+            long[] parkedAll = Arrays.copyOf(parkedNow, parkedNow.length + later.parkedSeqs.length);
+            System.arraycopy(later.parkedSeqs, 0, parkedAll, parkedNow.length, later.parkedSeqs.length);
+            Arrays.sort(parkedAll);
+            return new Result(Arrays.copyOf(seqs, k), Arrays.copyOf(at, k), Math.max(snapshotLsn, later.snapshotLsn),
+                    published + later.published, parked + later.parked, parkedAll);
+        }
+
+        private static long[] filled(int n, long value) {
+            long[] a = new long[n];
+            Arrays.fill(a, value);
+            return a;
         }
     }
 
@@ -49,6 +103,8 @@ final class StartupDrain {
     private final Publisher publisher;
     private final RowSink sink;
     private final int chunk;
+    /** The select of the unpublished rows, built at the first pass (the schema's version decides its columns). */
+    private String select;
 
     StartupDrain(CdcSettings settings, Publisher publisher, RowSink sink, int chunk) {
         this.settings = settings;
@@ -106,11 +162,21 @@ final class StartupDrain {
         }
     }
 
+    /** The drain at start-up: one pass over every unpublished row. */
     Result run(Connection c, BooleanSupplier keepGoing) throws SQLException, InterruptedException {
+        return run(c, keepGoing, null);
+    }
+
+    /**
+     * One pass over the unpublished rows in a new snapshot, skipping those {@code earlier} passes published (their
+     * deletes may not be committed yet); returns this pass alone (merge it with {@link Result#then}).
+     */
+    Result run(Connection c, BooleanSupplier keepGoing, Result earlier) throws SQLException, InterruptedException {
         long started = System.nanoTime();
         c.setAutoCommit(false);
         c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
         long[] drained = new long[1024];
+        long[] parkedSeqs = new long[0];
         int count = 0;
         long published = 0;
         long parked = 0;
@@ -120,17 +186,22 @@ final class StartupDrain {
                 rs.next();
                 snapshotLsn = Lsns.parse(rs.getString(1));
             }
-            // A schema before version 10 has no binary columns: read it as version 9 did.
-            String binary = binaryColumnsPresent(c) ? ", payload_bytes, content_type" : ", NULL::bytea, NULL::text";
-            String sql = "SELECT seq, id::text, aggregate_type, aggregate_id, event_type, topic, payload::text, headers::text, "
-                    + "created_at" + binary + " FROM " + settings.outboxTable() + " WHERE published_at IS NULL ORDER BY seq";
-            try (PreparedStatement ps = c.prepareStatement(sql)) {
+            if (select == null) {
+                // A schema before version 10 has no binary columns: read it as version 9 did.
+                String binary = binaryColumnsPresent(c) ? ", payload_bytes, content_type" : ", NULL::bytea, NULL::text";
+                select = "SELECT seq, id::text, aggregate_type, aggregate_id, event_type, topic, payload::text, headers::text, "
+                        + "created_at" + binary + " FROM " + settings.outboxTable() + " WHERE published_at IS NULL ORDER BY seq";
+            }
+            try (PreparedStatement ps = c.prepareStatement(select)) {
                 ps.setFetchSize(chunk);
                 try (ResultSet rs = ps.executeQuery()) {
                     List<OutboxRow> rows = new ArrayList<>(chunk);
                     boolean more = true;
                     while (more) {
                         more = rs.next();
+                        if (more && earlier != null && earlier.publishedBefore(rs.getLong(1))) {
+                            continue;
+                        }
                         if (more) {
                             OffsetDateTime createdAt = rs.getObject(9, OffsetDateTime.class);
                             rows.add(new OutboxRow(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4),
@@ -143,6 +214,11 @@ final class StartupDrain {
                             }
                             Publisher.Outcome outcome = publisher.publish(rows);
                             sink.park(outcome.deadLetters());
+                            if (!outcome.deadLetters().isEmpty()) {
+                                long[] now = outcome.deadLetters().stream().mapToLong(d -> d.row().seq()).toArray();
+                                parkedSeqs = Arrays.copyOf(parkedSeqs, parkedSeqs.length + now.length);
+                                System.arraycopy(now, 0, parkedSeqs, parkedSeqs.length - now.length, now.length);
+                            }
                             long[] seqs = new long[outcome.acked().size()];
                             for (int i = 0; i < seqs.length; i++) {
                                 seqs[i] = outcome.acked().get(i).seq();
@@ -170,11 +246,12 @@ final class StartupDrain {
         }
         long[] seqs = Arrays.copyOf(drained, count);
         Arrays.sort(seqs);
-        if (count > 0) {
+        Arrays.sort(parkedSeqs);
+        if (count > 0 && earlier == null) {
             log.info("start-up drain published {} rows already in {} ({} parked) in {} ms", published, settings.outboxTable(),
                     parked, (System.nanoTime() - started) / 1_000_000);
         }
-        return new Result(seqs, snapshotLsn, published, parked);
+        return new Result(seqs, Result.filled(seqs.length, snapshotLsn), snapshotLsn, published, parked, parkedSeqs);
     }
 
     private boolean binaryColumnsPresent(Connection c) throws SQLException {

@@ -3,6 +3,7 @@ package dev.outboxkit.relay.cdc.internal;
 import dev.outboxkit.core.FencedException;
 import io.debezium.engine.DebeziumEngine;
 import io.debezium.engine.RecordChangeEvent;
+import io.debezium.engine.StopEngineException;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -27,8 +28,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Graceful stop ({@link #requestStop()}): the handler finishes the transaction it is in the middle
  * of (so the offset can cover everything it published), marks that boundary, flushes the offset and
- * then ignores further records. Nothing published is left outside the stored offset, so a restart
- * publishes nothing twice.
+ * then ends Debezium's polling ({@link StopEngineException}). Nothing published is left outside the stored offset,
+ * so a restart publishes nothing twice.
  */
 final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeEvent<SourceRecord>> {
 
@@ -50,6 +51,13 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
     private volatile boolean stopRequested;
     private volatile boolean stopReached;
     private volatile long batches;
+    /** Held closed while the session still publishes from the table (the bridge); null when there is none. */
+    private final CountDownLatch bridged;
+    private volatile long firstBatchNanos;
+    /** This handler ended Debezium's polling ({@link #endPolling}): the engine closes itself. */
+    private volatile boolean pollingEnded;
+    /** The bridge failed: the session ends without the stream publishing ({@link #abandon()}). */
+    private volatile boolean abandoned;
     private boolean warnedAboutMessages;
 
     /** Last record of the transaction in progress (poll thread only); null at a boundary. */
@@ -61,7 +69,8 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
     }
 
     StreamHandler(ChangeDecoder decoder, Publisher publisher, RowSink sink, CdcMetrics metrics, FlushPolicy flushPolicy,
-                  BooleanSupplier authority, StartupDrain.Result drained, boolean trackInFlightAge, int maxInFlight) {
+                  BooleanSupplier authority, StartupDrain.Result drained, boolean trackInFlightAge, int maxInFlight,
+                  boolean bridged) {
         this.decoder = decoder;
         this.publisher = publisher;
         this.sink = sink;
@@ -69,8 +78,36 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
         this.flushPolicy = flushPolicy;
         this.authority = authority;
         this.drained = drained == null || drained.drainedSeqs().length == 0 ? null : drained;
+        this.bridged = bridged ? new CountDownLatch(1) : null;
         this.trackInFlightAge = trackInFlightAge;
         this.maxInFlight = maxInFlight;
+    }
+
+    /**
+     * Ends the bridge: the table's passes are over and acknowledged, {@code drained} is all they handled; the first
+     * batch (waiting in {@link #handleBatch}) goes on with it.
+     */
+    void open(StartupDrain.Result drained) {
+        this.drained = drained == null || drained.drainedSeqs().length == 0 ? null : drained;
+        if (bridged != null) {
+            bridged.countDown();
+        }
+    }
+
+    /**
+     * Ends the bridge without the stream: a pass failed and the session ends; the batch Debezium hands over ends its
+     * polling, neither published nor marked (streamed again at the next start).
+     */
+    void abandon() {
+        abandoned = true;
+        if (bridged != null) {
+            bridged.countDown();
+        }
+    }
+
+    /** When Debezium handed over its first batch (System.nanoTime()), 0 before. */
+    long firstBatchNanos() {
+        return firstBatchNanos;
     }
 
     void requestStop() {
@@ -80,6 +117,11 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
     /** Waits until the handler reached its stop point; false on timeout. */
     boolean awaitStopped(Duration timeout) throws InterruptedException {
         return stopped.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** True once the handler ended Debezium's polling: the engine then closes itself, with no interrupt. */
+    boolean pollingEnded() {
+        return pollingEnded;
     }
 
     boolean stopReached() {
@@ -93,8 +135,15 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
     @Override
     public void handleBatch(List<RecordChangeEvent<SourceRecord>> events,
                             DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer) throws InterruptedException {
-        if (stopReached) {
-            return; // past the stop point: neither published nor marked; streamed again at the next start
+        if (firstBatchNanos == 0) {
+            firstBatchNanos = System.nanoTime();
+        }
+        if (bridged != null) {
+            bridged.await(); // the session's pass over the table in progress ends first (Session's class doc)
+        }
+        if (stopReached || abandoned) {
+            // past the stop point, or the bridge failed: neither published nor marked (streamed again at the next start)
+            throw endPolling(stopReached ? "past the stop point" : "the drain bridging Debezium's start failed");
         }
         if (!authority.getAsBoolean()) {
             throw new FencedException("the relay lease is no longer this instance's: stopping without publishing");
@@ -104,8 +153,7 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
         if (stopping) {
             if (openTail == null) {
                 settle(committer, true);
-                finishStop(committer);
-                return;
+                throw finishStop(committer);
             }
             limit = firstCompletion(events);
         }
@@ -199,7 +247,7 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
         settle(committer, stopNow);
         batches++;
         if (stopNow) {
-            finishStop(committer);
+            throw finishStop(committer);
         } else {
             committer.markBatchFinished();
         }
@@ -297,12 +345,29 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
         }
     }
 
-    private void finishStop(DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer)
+    /**
+     * Ends Debezium's polling from its own thread: Debezium 3.6.1's polling loop ends on this exception (at DEBUG), and
+     * its engine then closes itself in order with no thread interrupted: the record pool is shut down with nothing in
+     * it, the offset commit finds nothing new (the stop point's was forced), and the task stops (confirming the stored
+     * offset to the slot, closing its connections, so the walsender leaves). A close from outside instead interrupts
+     * the polling thread wherever it is, e.g. in the task's offset read and confirmation at the start of its next
+     * poll, which Debezium logged at ERROR on a clean stop; and a batch it polled meanwhile met the shut-down record
+     * pool (a RejectedExecutionException at ERROR).
+     */
+    private StopEngineException endPolling(String why) {
+        pollingEnded = true;
+        log.debug("ending Debezium's polling: {}", why);
+        return new StopEngineException("outboxkit: " + why);
+    }
+
+    /** Marks the stop point and stores it at once; returns what ends Debezium's polling (the caller throws it). */
+    private StopEngineException finishStop(DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer)
             throws InterruptedException {
         flushPolicy.forceNext();
         committer.markBatchFinished();
         stopReached = true;
         stopped.countDown();
         log.info("stop point reached: every published event is covered by the stored offset");
+        return endPolling("stop point reached");
     }
 }

@@ -74,6 +74,8 @@ public final class Supervisor implements AutoCloseable {
     private volatile DatabaseAtStart firstContact;
     private volatile Session session;
     private volatile boolean standbyHealthy;
+    /** The schema's tables were checked at start: a taking-over session skips that check (a hot standby). */
+    private boolean schemaChecked;
     private volatile RuntimeException failure;
     private volatile String lastFailure;
     private volatile long lastFailureNanos;
@@ -117,12 +119,14 @@ public final class Supervisor implements AutoCloseable {
             throw refusedToStart(e);
         }
         try (Connection c = pool.getConnection()) {
-            // before Kafka and any lease: a standby that lacked a grant would fail only at takeover
+            // before Kafka and any lease: a standby that lacked a grant or a table would fail only at takeover
             guard.requireGrants(c);
-        } catch (MissingGrantsException e) {
+            guard.requireSchema(c);
+            schemaChecked = true;
+        } catch (MissingGrantsException | CdcStartupException e) {
             throw refusedToStart(e);
         } catch (SQLException e) {
-            log.debug("could not check the role's grants at start; the start-up below reports the database", e);
+            log.debug("could not check the role's grants and tables at start; the start-up below reports the database", e);
         }
         try {
             KafkaReachability.refuseUntrustedBroker(settings.producerConfig(), "the " + settings.logPrefix());
@@ -149,7 +153,7 @@ public final class Supervisor implements AutoCloseable {
             Optional<LeaseKeeper.Acquired> acquired = lease.tryAcquire();
             standbyHealthy = true;
             if (acquired.isPresent()) {
-                first = newSession(acquired.get().fence(), acquired.get().previousHolder());
+                first = newSession(acquired.get());
                 first.prepare();
             } else {
                 role = Role.STANDBY;
@@ -208,7 +212,7 @@ public final class Supervisor implements AutoCloseable {
                             lease.leaseKey(), acquired.get().fence(), acquired.get().previousHolder(),
                             acquired.get().from() == LeaseTable.From.HOLDER_GONE ? ", whose process is gone" : "",
                             settings.slotName());
-                    next = newSession(acquired.get().fence(), acquired.get().previousHolder());
+                    next = newSession(acquired.get());
                     next.prepare();
                 }
                 session = next;
@@ -227,7 +231,7 @@ public final class Supervisor implements AutoCloseable {
                         long fence = next.fence;
                         next = null;
                         if (!closing && lease.renew(fence)) {
-                            next = newSession(fence, null);
+                            next = newSession(fence, null, false);
                             next.prepare();
                         }
                     }
@@ -259,7 +263,7 @@ public final class Supervisor implements AutoCloseable {
                         backoff = Math.min(backoff * 2, 30_000);
                         next = null;
                         if (!closing && lease.renew(fence)) {
-                            next = newSession(fence, null);
+                            next = newSession(fence, null, false);
                             next.prepare();
                         }
                     }
@@ -287,12 +291,20 @@ public final class Supervisor implements AutoCloseable {
                 backoff = Math.min(backoff * 2, 30_000);
             }
         }
+        if (next != null) {
+            next.releaseLease(); // prepared under the lease, never run: the stop came first
+        }
         role = Role.STOPPED;
     }
 
-    private Session newSession(long fence, String previousHolder) {
+    /** A session under a lease just taken: one given back (free) may still have the old holder's walsender ending. */
+    private Session newSession(LeaseKeeper.Acquired acquired) {
+        return newSession(acquired.fence(), acquired.previousHolder(), acquired.from() == LeaseTable.From.FREE);
+    }
+
+    private Session newSession(long fence, String previousHolder, boolean handedOver) {
         return new Session(new Session.Context(settings, target, metrics, pool, producer, attempts, lease, guard, state, scheduler,
-                monitor, () -> closing), fence, previousHolder);
+                monitor, () -> closing, schemaChecked), fence, previousHolder, handedOver);
     }
 
     /**
@@ -398,11 +410,16 @@ public final class Supervisor implements AutoCloseable {
     public void close() {
         stopRequested = true;
         synchronized (this) {
-            if (role == Role.NEW) {
+            if (role == Role.NEW && loop == null) {
+                // never started; after a start the role stays NEW until the loop runs its first session
                 role = Role.STOPPED;
                 return;
             }
             closing = true;
+        }
+        Session s = session;
+        if (s != null) {
+            s.wake();
         }
         Thread t = loop;
         boolean abandoned = false;
@@ -467,6 +484,14 @@ public final class Supervisor implements AutoCloseable {
     private void shutdownResources(boolean databaseGone) {
         if (scheduler != null) {
             scheduler.shutdownNow();
+            if (!databaseGone) {
+                // a slot monitor look in progress ends before the pool closes under it (a WARN with a stack trace after the stop)
+                try {
+                    scheduler.awaitTermination(5, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
         }
         if (kafka != null) {
             kafka.close();

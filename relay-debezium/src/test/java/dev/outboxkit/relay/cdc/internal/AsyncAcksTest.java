@@ -12,6 +12,7 @@ import dev.outboxkit.core.internal.TracedRecords;
 import dev.outboxkit.core.internal.Tracing;
 import io.debezium.engine.DebeziumEngine;
 import io.debezium.engine.RecordChangeEvent;
+import io.debezium.engine.StopEngineException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -123,19 +124,36 @@ class AsyncAcksTest {
         List<RecordChangeEvent<SourceRecord>> first = transaction(1, 2);
         handler.handleBatch(first, committer);
         handler.requestStop();
-        CompletableFuture<Void> stop = CompletableFuture.runAsync(() -> {
-            try {
-                handler.handleBatch(List.of(commitOf(1)), committer);
-            } catch (InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-        });
+        CompletableFuture<Void> stop = CompletableFuture.runAsync(() -> assertThatThrownBy(
+                () -> handler.handleBatch(List.of(commitOf(1)), committer))
+                .as("the stop point ends Debezium's polling").isInstanceOf(StopEngineException.class));
         await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(2)).until(() -> !stop.isDone());
         producer.completeNext();
         producer.completeNext();
         stop.get(10, TimeUnit.SECONDS);
         assertThat(handler.awaitStopped(Duration.ofSeconds(1))).isTrue();
         assertThat(committer.marked).containsExactly(first.get(1));
+    }
+
+    /**
+     * The stop point ends Debezium's polling (StopEngineException), so that its engine closes itself with no thread
+     * interrupted: closed from outside, it interrupted the polling thread in the task's offset read at its next poll
+     * (logged at ERROR on a clean stop), or failed a batch polled meanwhile on its shut-down record pool. A batch that
+     * still arrives past the stop point ends the polling too, neither published nor marked.
+     */
+    @Test
+    void theStopPointEndsDebeziumsPollingAndABatchPastItIsNeitherPublishedNorMarked() throws Exception {
+        StreamHandler handler = handler(0);
+        handler.requestStop();
+        assertThatThrownBy(() -> handler.handleBatch(List.of(commitOf(1)), committer)) // at a boundary: the stop point
+                .isInstanceOf(StopEngineException.class);
+        assertThat(handler.awaitStopped(Duration.ofSeconds(1))).isTrue();
+        assertThat(handler.pollingEnded()).isTrue();
+        assertThat(committer.batchesFinished).as("the stop point's offset is flushed before the polling ends").isPositive();
+        assertThatThrownBy(() -> handler.handleBatch(transaction(2, 2), committer))
+                .isInstanceOf(StopEngineException.class);
+        assertThat(producer.history()).as("nothing published past the stop point").isEmpty();
+        assertThat(committer.marked).isEmpty();
     }
 
     private StreamHandler handler(int maxInFlight) {
@@ -148,7 +166,7 @@ class AsyncAcksTest {
         Publisher publisher = new Publisher(new StopOnFailure(() -> producer, "test"), new RowAttempts(10), new TracedRecords(settings.route(), Tracing.OFF), metrics,
                 Clock.systemUTC(), () -> { });
         return new StreamHandler(new ChangeDecoder("public", EngineConfig.HEARTBEAT_TOPIC_PREFIX), publisher, sink, metrics,
-                new FlushPolicy(Duration.ofSeconds(1)), () -> true, null, true, maxInFlight);
+                new FlushPolicy(Duration.ofSeconds(1)), () -> true, null, true, maxInFlight, false);
     }
 
     /** {@code n} inserts of transaction {@code tx}; the transaction is proven complete by the next one's first record. */
