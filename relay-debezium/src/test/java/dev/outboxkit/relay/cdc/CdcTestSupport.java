@@ -110,4 +110,23 @@ final class CdcTestSupport {
         var h = record.headers().lastHeader(name);
         return h == null ? null : new String(h.value(), java.nio.charset.StandardCharsets.UTF_8);
     }
+
+    /**
+     * Waits until no WAL relay's Debezium engine is left running in this JVM, so that a test reading the whole JVM's
+     * log sees its own relay only: a relay closed while its database is cut off (CutOffCloseTest) leaves its engine
+     * behind by design, and that engine logs ERRORs when it next reaches the closed pool, seconds later, in whichever
+     * test runs then (it once failed CleanStopTest in CI that way).
+     */
+    static void awaitNoEngineLeftBehind(Duration timeout) {
+        org.awaitility.Awaitility.await("no Debezium engine of an earlier test still running").atMost(timeout)
+                .pollInterval(Duration.ofMillis(100))
+                .until(CdcTestSupport::enginesRunning, List::isEmpty);
+    }
+
+    /** The live threads of WAL relays' Debezium engines in this JVM, by name. */
+    static List<String> enginesRunning() {
+        return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive).map(Thread::getName)
+                .filter(n -> n.startsWith("outboxkit-cdc-engine-") || n.startsWith("debezium-postgresconnector-"))
+                .sorted().toList();
+    }
 }

@@ -76,8 +76,12 @@ class CleanStopTest {
         void run() throws Exception;
     }
 
-    /** What every logger logged while {@code run} ran (the slot is dropped afterwards). */
+    /**
+     * What every logger logged while {@code run} ran (the slot is dropped afterwards), once no engine of an earlier
+     * test is left running in the JVM (its ERRORs would be counted as this stop's).
+     */
     private static List<ILoggingEvent> capture(Run run, TestDatabase db) throws Exception {
+        CdcTestSupport.awaitNoEngineLeftBehind(Duration.ofSeconds(90));
         Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
         ListAppender<ILoggingEvent> captured = new ListAppender<>();
         captured.start();
