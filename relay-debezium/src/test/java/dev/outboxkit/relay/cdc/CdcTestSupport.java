@@ -115,7 +115,8 @@ final class CdcTestSupport {
      * Waits until no WAL relay's Debezium engine is left running in this JVM, so that a test reading the whole JVM's
      * log sees its own relay only: a relay closed while its database is cut off (CutOffCloseTest) leaves its engine
      * behind by design, and that engine logs ERRORs when it next reaches the closed pool, seconds later, in whichever
-     * test runs then (it once failed CleanStopTest in CI that way).
+     * test runs then (it once failed CleanStopTest in CI that way, and HandoffTest in a module run). CutOffCloseTest
+     * waits for its own engine at its end; the tests that read every ERROR of the JVM wait here too.
      */
     static void awaitNoEngineLeftBehind(Duration timeout) {
         org.awaitility.Awaitility.await("no Debezium engine of an earlier test still running").atMost(timeout)
