@@ -52,7 +52,7 @@ public final class DbSampler implements AutoCloseable {
     private final Predicate<String> relaySession;
     private final List<Sample> samples = new CopyOnWriteArrayList<>();
     private final Thread thread;
-    private final GcPauses gc = GcPauses.start();
+    private final GcPauses gc;
     private volatile boolean stopped;
     private volatile String failure;
 
@@ -63,6 +63,7 @@ public final class DbSampler implements AutoCloseable {
         this.relaySession = app -> app != null && app.startsWith(relayApplicationPrefix);
         this.thread = new Thread(this::loop, "db-sampler-" + db.name());
         this.thread.setDaemon(true);
+        this.gc = GcPauses.start(); // last: nothing after it can fail and leave the listener behind
     }
 
     /**
