@@ -24,7 +24,8 @@ import java.util.function.Predicate;
  * transaction's age, the autovacuum workers and what they vacuum (in any database), the checkpointer's wait event
  * (anything but {@code CheckpointerMain} means a checkpoint is being written), the other sessions running a
  * statement, the oldest xmin of any session or replication slot (its age and holder); from the relay's database the outbox table's dead tuples; the WAL position. {@link #report} joins the
- * samples with the {@link LatencyTracker}'s worst latency per second of commit time.
+ * samples with the {@link LatencyTracker}'s worst latency per second of commit time, and with this JVM's garbage
+ * collections meanwhile ({@link GcPauses}: the broker, the writers, the relay and the consumer share the JVM).
  */
 public final class DbSampler implements AutoCloseable {
 
@@ -36,6 +37,8 @@ public final class DbSampler implements AutoCloseable {
      * index entries from being killed, so each claim walks over them.
      */
     static final long HELD_HORIZON = 10_000;
+    /** A collection at least this long counts as a pause in the report's table. */
+    static final long GC_PAUSE_MS = 20;
 
     /** One look at the server. */
     record Sample(long nanos, double statementMs, String statementWait, double transactionMs, List<String> vacuums,
@@ -49,6 +52,7 @@ public final class DbSampler implements AutoCloseable {
     private final Predicate<String> relaySession;
     private final List<Sample> samples = new CopyOnWriteArrayList<>();
     private final Thread thread;
+    private final GcPauses gc;
     private volatile boolean stopped;
     private volatile String failure;
 
@@ -59,6 +63,7 @@ public final class DbSampler implements AutoCloseable {
         this.relaySession = app -> app != null && app.startsWith(relayApplicationPrefix);
         this.thread = new Thread(this::loop, "db-sampler-" + db.name());
         this.thread.setDaemon(true);
+        this.gc = GcPauses.start(); // last: nothing after it can fail and leave the listener behind
     }
 
     /**
@@ -168,11 +173,20 @@ public final class DbSampler implements AutoCloseable {
         for (Sample s : samples) {
             bySecond.computeIfAbsent(tracker.secondOf(s.nanos()), k -> new ArrayList<>()).add(s);
         }
+        Map<Long, Long> gcBySecond = new TreeMap<>();
+        long gcTotal = 0;
+        long gcMax = 0;
+        List<GcPauses.Pause> pauses = gc.pauses();
+        for (GcPauses.Pause p : pauses) {
+            gcBySecond.merge(tracker.secondOf(p.startNanos()), p.millis(), Long::sum);
+            gcTotal += p.millis();
+            gcMax = Math.max(gcMax, p.millis());
+        }
         List<Second> seconds = new ArrayList<>();
         for (var e : worst.entrySet()) {
             List<Sample> in = bySecond.getOrDefault(e.getKey(), List.of());
             if (!in.isEmpty()) {
-                seconds.add(Second.of(e.getKey(), e.getValue(), in));
+                seconds.add(Second.of(e.getKey(), e.getValue(), in, gcBySecond.getOrDefault(e.getKey(), 0L)));
             }
         }
         List<Second> slow = seconds.stream().filter(s -> s.worstMs > SLOW_MS).toList();
@@ -181,6 +195,9 @@ public final class DbSampler implements AutoCloseable {
         out.append(String.format(Locale.ROOT, "%d samples every %d ms; %d seconds with measured events, %d slow "
                 + "(worst commit→ack > %.0f ms)%s%n%n", samples.size(), PERIOD_MS, seconds.size(), slow.size(), SLOW_MS,
                 failure == null ? "" : "; the sampler stopped early: " + failure));
+        out.append(String.format(Locale.ROOT, "Garbage collections of the benchmark JVM (broker, writers, relay and "
+                + "consumer together) during the phase: %d, %d ms in all, the longest %d ms%n%n", pauses.size(), gcTotal,
+                gcMax));
         out.append("| in the second | slow seconds | other seconds |\n|---|---:|---:|\n");
         row(out, "autovacuum on outbox_event", slow, fast, s -> s.vacuumsOutbox);
         row(out, "autovacuum elsewhere", slow, fast, s -> s.vacuumsElsewhere);
@@ -190,16 +207,17 @@ public final class DbSampler implements AutoCloseable {
         row(out, "sessions of other databases running", slow, fast, s -> s.otherActive > 0);
         row(out, "xmin horizon > " + HELD_HORIZON + " transactions old", slow, fast,
                 s -> s.horizonAge > HELD_HORIZON);
+        row(out, "a GC pause of this JVM >= " + GC_PAUSE_MS + " ms", slow, fast, s -> s.gcMillis >= GC_PAUSE_MS);
         out.append('\n').append("Slowest seconds (second of commit time: worst ms; the relay's longest statement ms "
                 + "and its waits; longest transaction ms; dead tuples; WAL MB/s; checkpointer; the oldest xmin's age "
-                + "and holder; autovacuum):\n\n");
+                + "and holder; autovacuum; GC pause ms of this JVM):\n\n");
         seconds.stream().sorted((a, b) -> Double.compare(b.worstMs, a.worstMs)).limit(10).forEach(s ->
                 out.append(String.format(Locale.ROOT, "- s%d: %.0f ms; stmt %.0f ms %s; xact %.0f ms; dead %d; "
-                        + "WAL %.1f MB/s; checkpointer %s; xmin age %d (%s); %s%n", s.second, s.worstMs, s.statementMs,
+                        + "WAL %.1f MB/s; checkpointer %s; xmin age %d (%s); %s; GC %d ms%n", s.second, s.worstMs, s.statementMs,
                         s.waits, s.transactionMs, s.deadTuples, s.walMbPerSecond,
                         s.checkpointer.isEmpty() ? "-" : s.checkpointer, s.horizonAge,
                         s.horizonHolder.isEmpty() ? "-" : s.horizonHolder,
-                        s.vacuums.isEmpty() ? "no autovacuum" : String.join("; ", s.vacuums))));
+                        s.vacuums.isEmpty() ? "no autovacuum" : String.join("; ", s.vacuums), s.gcMillis)));
         return out.toString();
     }
 
@@ -218,9 +236,10 @@ public final class DbSampler implements AutoCloseable {
     private record Second(long second, double worstMs, double statementMs, TreeSet<String> waits,
                           double transactionMs, long deadTuples, double walMbPerSecond, String checkpointer,
                           boolean checkpointing, TreeSet<String> vacuums, boolean vacuumsOutbox,
-                          boolean vacuumsElsewhere, int otherActive, long horizonAge, String horizonHolder) {
+                          boolean vacuumsElsewhere, int otherActive, long horizonAge, String horizonHolder,
+                          long gcMillis) {
 
-        static Second of(long second, double worstMs, List<Sample> in) {
+        static Second of(long second, double worstMs, List<Sample> in, long gcMillis) {
             TreeSet<String> waits = new TreeSet<>();
             TreeSet<String> vacuums = new TreeSet<>();
             TreeSet<String> checkpointer = new TreeSet<>();
@@ -254,13 +273,14 @@ public final class DbSampler implements AutoCloseable {
             boolean outbox = vacuums.stream().anyMatch(v -> v.contains("outbox_event"));
             boolean elsewhere = vacuums.stream().anyMatch(v -> !v.contains("outbox_event"));
             return new Second(second, worstMs, statement, waits, transaction, dead, wal, String.join(",", checkpointer),
-                    !checkpointer.isEmpty(), vacuums, outbox, elsewhere, other, horizon, holder);
+                    !checkpointer.isEmpty(), vacuums, outbox, elsewhere, other, horizon, holder, gcMillis);
         }
     }
 
     @Override
     public void close() throws SQLException, InterruptedException {
         stopped = true;
+        gc.close();
         thread.join(TimeUnit.SECONDS.toMillis(10));
         try (cluster; relayDb) {
             // closed in reverse order

@@ -364,4 +364,46 @@ class PipelineTest {
             }
         });
     }
+
+    /**
+     * The slow-batch trace (ClaimLoop at DEBUG) puts a batch's time in the phase it was spent in: here the
+     * acknowledgements, which the test holds back.
+     */
+    @Test
+    void aSlowBatchIsTracedWithTheTimeItsAcknowledgementsTook(TestDatabase db) throws Exception {
+        ch.qos.logback.classic.Logger loop = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
+                "dev.outboxkit.relay.poller.internal.ClaimLoop");
+        ch.qos.logback.classic.Level before = loop.getLevel();
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> lines =
+                new ch.qos.logback.core.read.ListAppender<>();
+        lines.start();
+        loop.addAppender(lines);
+        loop.setLevel(ch.qos.logback.classic.Level.DEBUG);
+        try (PollingRelay relay = relay(db).build()) {
+            insert(db, "A");
+            insert(db, "B");
+            insert(db, "A");
+            relay.start();
+            await().atMost(Duration.ofSeconds(30)).until(() -> kafka.history().size() == 3);
+            long held = System.nanoTime();
+            Thread.sleep(60); // the injected fault: Kafka answers 60 ms late
+            double heldMs = (System.nanoTime() - held) / 1e6;
+            while (kafka.completeNext()) {
+                // acknowledge the three records
+            }
+            java.util.regex.Pattern traced = java.util.regex.Pattern.compile(
+                    "batch of 3 rows .* from free to committed: before claim [0-9.]+, claim [0-9.]+, send [0-9.]+, "
+                            + "acks ([0-9.]+), to commit [0-9.]+, commit [0-9.]+");
+            await().atMost(Duration.ofSeconds(30)).until(() -> lines.list.stream()
+                    .anyMatch(e -> traced.matcher(e.getFormattedMessage()).find()));
+            String line = lines.list.stream().map(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
+                    .filter(m -> traced.matcher(m).find()).findFirst().orElseThrow();
+            java.util.regex.Matcher m = traced.matcher(line);
+            assertThat(m.find()).isTrue();
+            assertThat(Double.parseDouble(m.group(1))).as(line).isGreaterThanOrEqualTo(heldMs);
+        } finally {
+            loop.detachAppender(lines);
+            loop.setLevel(before);
+        }
+    }
 }

@@ -57,8 +57,21 @@ final class Batch {
     /** Aggregates blocked from outside (parked in the previous batch, HOLD_AGGREGATE). */
     private final Set<String> blockedFromBefore = new HashSet<>();
     private final long claimedAtNanos = System.nanoTime();
+    /** When the claim returned, on the batch's clock (microseconds since the epoch): for the oldest row's wait. */
+    private final long claimedAtMicros;
     /** When the relay gives up waiting for this batch's acknowledgements (System.nanoTime). */
     long ackDeadlineNanos;
+    /**
+     * The batch's phases (System.nanoTime), for the slow-batch trace ({@link ClaimLoop}): when the loop was free to
+     * claim it (the previous batch resolved), when its claim began, when its first wave was handed to the producer,
+     * when every record had its outcome, and when its commit began and ended.
+     */
+    long readyNanos;
+    long claimStartNanos;
+    long sentNanos;
+    long resolvedNanos;
+    long commitStartNanos;
+    long committedNanos;
     /** The leases (and fences) the claim relied on; the commit checks exactly these. */
     final Ownership claimedUnder;
 
@@ -79,6 +92,8 @@ final class Batch {
         this.ackMicros = new long[rows.length];
         this.wave = new int[rows.length];
         this.clock = clock;
+        Instant claimedAt = clock.instant();
+        this.claimedAtMicros = claimedAt.getEpochSecond() * 1_000_000L + claimedAt.getNano() / 1_000;
         int max = 0;
         if (oneByOne) {
             for (int i = 0; i < rows.length; i++) {
@@ -101,6 +116,23 @@ final class Batch {
 
     long ageNanos() {
         return System.nanoTime() - claimedAtNanos;
+    }
+
+    /**
+     * One line: where the time between the loop being free and the commit went, in ms; the claim phase is from
+     * {@link #claimStartNanos} to the end of the claim statement.
+     */
+    String phases() {
+        return String.format(java.util.Locale.ROOT,
+                "%d rows (the first created %.1f ms before the claim returned): %.1f ms from free to committed: "
+                        + "before claim %.1f, claim %.1f, send %.1f, acks %.1f, to commit %.1f, commit %.1f",
+                rows.length, rows.length == 0 ? Double.NaN : (claimedAtMicros - rows[0].createdAtMicros()) / 1e3, ms(readyNanos, committedNanos), ms(readyNanos, claimStartNanos),
+                ms(claimStartNanos, claimedAtNanos), ms(claimedAtNanos, sentNanos), ms(sentNanos, resolvedNanos),
+                ms(resolvedNanos, commitStartNanos), ms(commitStartNanos, committedNanos));
+    }
+
+    private static double ms(long from, long to) {
+        return from == 0 || to == 0 ? Double.NaN : (to - from) / 1e6;
     }
 
     /** Rows of these aggregates are not sent (their earlier row was parked by the previous batch). */

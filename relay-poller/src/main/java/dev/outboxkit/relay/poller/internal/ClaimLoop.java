@@ -64,6 +64,10 @@ public final class ClaimLoop implements Runnable {
     /** Pipelined claims on the slice index: consecutive claims take alternate slices ({@link PollerSql#SLICES}). */
     private final boolean sliced;
     private int nextSlice;
+    /** Since when (System.nanoTime) the loop is free to claim: the last batch's records all had their outcome. */
+    private long freeSinceNanos;
+    /** A batch whose claim-to-commit took longer than this is traced at DEBUG with its phases ({@link Batch#phases}). */
+    private static final long SLOW_BATCH_NANOS = TimeUnit.MILLISECONDS.toNanos(25);
 
     /**
      * @param sliced pipelined claims alternate slices (needs the slice index: {@link PollerSql#SLICE_INDEX})
@@ -160,6 +164,8 @@ public final class ClaimLoop implements Runnable {
                 }
                 next = pipeline ? claim() : null;
                 boolean resolved = await(current);
+                current.resolvedNanos = System.nanoTime();
+                freeSinceNanos = current.resolvedNanos;
                 boolean clean = resolved && current.count(Batch.State.FAILED) == 0;
                 if (next != null) {
                     if (clean) {
@@ -184,7 +190,9 @@ public final class ClaimLoop implements Runnable {
                     continue;
                 }
                 awaitCommitter();
+                current.commitStartNanos = System.nanoTime();
                 boolean committed = settlement.finish(current, clean);
+                trace(current);
                 if (!resolved) {
                     awaitStragglers(current);
                 }
@@ -236,7 +244,10 @@ public final class ClaimLoop implements Runnable {
             throw e;
         }
         pendingCommit = committer.submit(() -> {
-            if (!settlement.finish(b, true)) {
+            b.commitStartNanos = System.nanoTime();
+            boolean committed = settlement.finish(b, true);
+            trace(b);
+            if (!committed) {
                 asyncCommitFailed = true;
             }
         });
@@ -294,7 +305,13 @@ public final class ClaimLoop implements Runnable {
                 slice = nextSlice;
                 nextSlice = (nextSlice + 1) % PollerSql.SLICES;
             }
-            return claimer.claim(careful, slice);
+            long start = System.nanoTime();
+            Batch b = claimer.claim(careful, slice);
+            if (b != null) {
+                b.claimStartNanos = start;
+                b.readyNanos = freeSinceNanos == 0 ? start : Math.min(start, freeSinceNanos);
+            }
+            return b;
         } catch (SQLException e) {
             status.databaseTrouble("claim", e);
             failedSinceLastSleep = true;
@@ -305,11 +322,20 @@ public final class ClaimLoop implements Runnable {
     private void send(Batch b) {
         b.ackDeadlineNanos = System.nanoTime() + settings.timing().ackBudget().toNanos();
         b.sendWave(producers, records, hold);
+        b.sentNanos = System.nanoTime();
         // Send now unless something useful overlaps the linger: only a pipelined claim does, and only while a
         // backlog drains (a full batch). Every record of the batch is appended already, so the producer's
         // batches are as full as they will get.
         if (!settings.pipelineClaims() || b.size() < settings.batchSize() || b.hasMoreWaves()) {
             flusher.request();
+        }
+    }
+
+    /** Where a slow batch's time went, at DEBUG (every batch at TRACE): {@link Batch#phases}. */
+    private void trace(Batch b) {
+        b.committedNanos = System.nanoTime();
+        if (log.isTraceEnabled() || (log.isDebugEnabled() && b.committedNanos - b.readyNanos > SLOW_BATCH_NANOS)) {
+            log.debug("{}: batch of {}", settings.logPrefix(), b.phases());
         }
     }
 
