@@ -24,6 +24,8 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -64,6 +66,8 @@ public final class Failover implements Scenario {
     private static final Duration TAKEOVER = Duration.ofSeconds(120);
     /** Bound on a start-up or a catch-up: JVM start, Debezium's engine, a backlog, on a shared machine. */
     private static final Duration SETTLE = Duration.ofMinutes(5);
+    /** The children's log clock (logback's HH:mm:ss.SSS, UTC on this machine): to set their lines against a step. */
+    private static final DateTimeFormatter CLOCK = DateTimeFormatter.ofPattern("HH:mm:ss.SSS").withZone(ZoneOffset.UTC);
 
     enum Step { KILL, SIGTERM }
 
@@ -359,6 +363,7 @@ public final class Failover implements Scenario {
                     FailoverGap.Gap gap = FailoverGap.measure(records, s.stop());
                     firstRecord.add(gap.firstRecordMs());
                     worstDelay.add(gap.worstDelayMs());
+                    log.info("failover {}: {} of {}: {}", system, step, s.instance(), anatomy(records, s.stop()));
                 }
             }
             String what = step == Step.KILL ? "kill" : "sigterm";
@@ -367,6 +372,52 @@ public final class Failover implements Scenario {
             put(out, system, what + "_first_ack", firstRecord);
             put(out, system, what + "_worst_delay", worstDelay);
         }
+    }
+
+    /**
+     * Where one stop's gap went, on the child logs' clock (UTC): the signal and exit instants, the stopped instance's
+     * last record of its work (before its exit), the survivor's first, and the worst-delayed event of the window
+     * (created and published, relative to the signal), so a child's log lines can be set against them.
+     */
+    private static String anatomy(List<FailoverGap.Published> records, FailoverGap.Stop stop) {
+        long first = FailoverGap.firstRecordAfter(records, stop);
+        long lastOld = -1;
+        Map<UUID, FailoverGap.Published> firsts = new HashMap<>();
+        for (FailoverGap.Published p : records) {
+            if (p.id() != null) {
+                firsts.merge(p.id(), p, (a, b) -> a.timestamp() <= b.timestamp() ? a : b);
+            }
+            if (p.timestamp() <= stop.goneMs() && stop.work().contains(p.aggregate())) {
+                lastOld = Math.max(lastOld, p.timestamp());
+            }
+        }
+        FailoverGap.Published worst = null;
+        int leftOver = 0;
+        for (FailoverGap.Published p : firsts.values()) {
+            if (p.createdAt() == null) {
+                continue;
+            }
+            long created = p.createdAt().toEpochMilli();
+            if (created >= stop.signalMs() - FailoverGap.BEFORE_SIGNAL_MS && created <= first) {
+                if (worst == null || p.timestamp() - created > worst.timestamp() - worst.createdAt().toEpochMilli()) {
+                    worst = p;
+                }
+                if (stop.work().contains(p.aggregate()) && created < stop.signalMs() && p.timestamp() > stop.goneMs()) {
+                    leftOver++;
+                }
+            }
+        }
+        long signal = stop.signalMs();
+        return "signal at " + clock(signal) + ", exit +" + (stop.goneMs() - signal) + " ms, its last record of the work "
+                + (lastOld < 0 ? "none" : (lastOld - signal) + " ms") + ", the survivor's first +" + (first - signal)
+                + " ms; worst delay " + (worst == null ? "none" : (worst.timestamp() - worst.createdAt().toEpochMilli())
+                + " ms: event of " + worst.aggregate() + (stop.work().contains(worst.aggregate()) ? " (its work)" : " (not its work)")
+                + " created " + (worst.createdAt().toEpochMilli() - signal) + " ms, published " + (worst.timestamp() - signal)
+                + " ms") + "; " + leftOver + " events of its work created before the signal were left to the survivor";
+    }
+
+    private static String clock(long epochMs) {
+        return CLOCK.format(Instant.ofEpochMilli(epochMs));
     }
 
     private static void put(Measurements out, String system, String what, List<Long> values) {

@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -59,6 +60,10 @@ public final class LeaseManager {
     private volatile int liveMembers;
     private volatile boolean partitionMismatch;
     private volatile boolean stopped;
+    /** When the watcher last heard a release announced (System.nanoTime), 0 before: for the takeover's log. */
+    private volatile long releaseHeardNanos;
+    /** When partitions were last gained (System.nanoTime), 0 before: the claim loops log their first batch after it. */
+    private volatile long gainedNanos;
 
     public LeaseManager(DataSource dataSource, PollerSql sql, PollerSettings settings, RelayMetrics metrics, Runnable onGain) {
         this.dataSource = dataSource;
@@ -76,6 +81,11 @@ public final class LeaseManager {
     }
 
     /** Nanos (System.nanoTime) of the last heartbeat that reached the database, 0 before the first. */
+    /** When partitions were last gained (System.nanoTime), 0 before the first gain. */
+    public long gainedNanos() {
+        return gainedNanos;
+    }
+
     public long lastHeartbeatNanos() {
         return lastHeartbeatNanos;
     }
@@ -102,6 +112,9 @@ public final class LeaseManager {
         try {
             while (!stopped) {
                 boolean released = liveness.awaitRelease(LeaseTiming.LIVENESS_LOOK);
+                if (released) {
+                    releaseHeardNanos = System.nanoTime();
+                }
                 List<String> seen = others;
                 if (!stopped && (released || !seen.isEmpty() && !liveness.gone(seen).isEmpty())) {
                     rebalanceNow();
@@ -344,8 +357,13 @@ public final class LeaseManager {
                 ownership = ownership.with(gained);
             }
             metrics.rebalanced();
-            log.info("{}: acquired {}; holding {} of a fair share of {}", settings.logPrefix(),
-                    describe(gained), ownership, target);
+            long now = System.nanoTime();
+            gainedNanos = now;
+            long heard = releaseHeardNanos;
+            String after = heard != 0 && now - heard < TimeUnit.SECONDS.toNanos(5)
+                    ? " (" + TimeUnit.NANOSECONDS.toMillis(now - heard) + " ms after a release was announced)" : "";
+            log.info("{}: acquired {}{}; holding {} of a fair share of {}", settings.logPrefix(),
+                    describe(gained), after, ownership, target);
             onGain.run();
         }
     }
