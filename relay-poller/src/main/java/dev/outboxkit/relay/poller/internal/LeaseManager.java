@@ -138,22 +138,35 @@ public final class LeaseManager {
         beat(false);
     }
 
-    private synchronized void beat(boolean renew) {
+    private void beat(boolean renew) {
         if (stopped) {
             return;
         }
         try (Connection c = dataSource.getConnection()) {
             // after the pool answered (a database that is down costs one connection timeout, not two), before any
-            // lease: a member that holds leases without its lock would look dead to the others
+            // lease: a member that holds leases without its lock would look dead to the others. Outside this object's
+            // lock: hold() waits for the watcher's look on the liveness connection (up to LIVENESS_LOOK), and a stop's
+            // leave() must not wait behind that (it did: up to 200 ms more before the handoff)
             boolean alive = liveness.hold();
-            c.setAutoCommit(false);
-            if (renew) {
-                renew(c);
+            if (stopped) {
+                // leave() ran meanwhile (it sets stopped before it closes the liveness lock): a hold() after its close
+                // took the lock again, which nobody would release
+                liveness.close();
+                return;
             }
-            List<Member> members = members(c);
-            lastHeartbeatNanos = System.nanoTime();
-            lastError = null;
-            rebalance(c, members, alive);
+            synchronized (this) {
+                if (stopped) {
+                    return;
+                }
+                c.setAutoCommit(false);
+                if (renew) {
+                    renew(c);
+                }
+                List<Member> members = members(c);
+                lastHeartbeatNanos = System.nanoTime();
+                lastError = null;
+                rebalance(c, members, alive);
+            }
         } catch (SQLException | RuntimeException e) {
             lastError = e.getClass().getSimpleName() + ": " + e.getMessage();
             log.warn("{}: lease heartbeat failed ({}); will retry in {} ms. Leases expire {} after the last "
@@ -398,8 +411,14 @@ public final class LeaseManager {
      * Graceful stop (the claim loop has already finished its batch): gives back every lease and
      * the membership at once, so the other instances take over without waiting for expiry.
      */
-    public synchronized void leave() {
-        stopped = true;
+    public void leave() {
+        stopped = true; // before the lock: a heartbeat waiting for it, or for the liveness connection, ends at once
+        synchronized (this) {
+            leaveLocked();
+        }
+    }
+
+    private void leaveLocked() {
         try {
             leaveGroup();
         } finally {
