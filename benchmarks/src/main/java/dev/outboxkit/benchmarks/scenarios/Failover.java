@@ -48,7 +48,8 @@ import org.slf4j.LoggerFactory;
  * instance and a standby on one slot. One writer in the benchmark JVM commits one event per transaction at a steady
  * {@value #RATE} events/s throughout. Then, alternately, the instance holding the work (the most {@code poll/<n>}
  * leases, or the {@code cdc/<slot>} lease) gets SIGKILL or SIGTERM, and a new instance is started before the next
- * step, so that every step has a survivor. Per step: the survivor's first acknowledged record of the stopped
+ * step, so that every step has a survivor; a step waits until every instance has been ready {@link #minReady} (as a
+ * rolling update does). Per step: the survivor's first acknowledged record of the stopped
  * instance's work (the first record of its partitions, or of the slot, with a Kafka timestamp after the stopped
  * process exited), and the worst delay, Kafka timestamp − the event's {@code createdAt}, of the events created from
  * 1 s before the signal until that record. At the end every committed event must be in Kafka, the first
