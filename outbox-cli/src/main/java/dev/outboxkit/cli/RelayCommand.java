@@ -139,13 +139,15 @@ final class RelayCommand {
                     shutdownDeadline);
         } finally {
             try {
+                // the relay first: its handoff is what the other instances wait for; a retention run in progress
+                // (a purge of published rows) waits for no one and must not hold the handoff up
                 stopped = stopWithin(kind, shutdownDeadline, () -> {
                     try {
+                        relay.close();
+                    } finally {
                         if (retention != null) {
                             retention.close();
                         }
-                    } finally {
-                        relay.close();
                     }
                 });
             } finally {

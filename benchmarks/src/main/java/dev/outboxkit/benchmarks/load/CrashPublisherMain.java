@@ -13,6 +13,7 @@ import java.sql.PreparedStatement;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.LoggerFactory;
 
 /**
  * The publishing process of a crash run, alone in a child JVM that the benchmark kills with SIGKILL: an
@@ -70,6 +71,8 @@ public final class CrashPublisherMain {
             default -> throw new IllegalArgumentException("system must be poller, cdc or modulith, got " + system);
         }
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            // when the JVM began its stop (SIGTERM), to set against the signal's instant in the benchmark's log
+            LoggerFactory.getLogger(CrashPublisherMain.class).info("shutdown hook: closing the {} relay", system);
             try {
                 publisher.close();
             } catch (Exception e) {

@@ -24,6 +24,8 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -46,7 +48,8 @@ import org.slf4j.LoggerFactory;
  * instance and a standby on one slot. One writer in the benchmark JVM commits one event per transaction at a steady
  * {@value #RATE} events/s throughout. Then, alternately, the instance holding the work (the most {@code poll/<n>}
  * leases, or the {@code cdc/<slot>} lease) gets SIGKILL or SIGTERM, and a new instance is started before the next
- * step, so that every step has a survivor. Per step: the survivor's first acknowledged record of the stopped
+ * step, so that every step has a survivor; a step waits until every instance has been ready {@link #minReady} (as a
+ * rolling update does). Per step: the survivor's first acknowledged record of the stopped
  * instance's work (the first record of its partitions, or of the slot, with a Kafka timestamp after the stopped
  * process exited), and the worst delay, Kafka timestamp − the event's {@code createdAt}, of the events created from
  * 1 s before the signal until that record. At the end every committed event must be in Kafka, the first
@@ -64,6 +67,19 @@ public final class Failover implements Scenario {
     private static final Duration TAKEOVER = Duration.ofSeconds(120);
     /** Bound on a start-up or a catch-up: JVM start, Debezium's engine, a backlog, on a shared machine. */
     private static final Duration SETTLE = Duration.ofMinutes(5);
+    /** The children's log clock (logback's HH:mm:ss.SSS, UTC on this machine): to set their lines against a step. */
+    private static final DateTimeFormatter CLOCK = DateTimeFormatter.ofPattern("HH:mm:ss.SSS").withZone(ZoneOffset.UTC);
+
+    /**
+     * How long the youngest instance has been ready before a step: the rolling update of {@code deploy/kubernetes}
+     * ({@code minReadySeconds: 10}, {@code maxSurge: 1}) stops an old pod only after the new one has been ready that
+     * long, on another node. Here every JVM shares two cores: without the wait a step hit a JVM seconds old, whose
+     * start-up (class loading, JIT) held back every instance's publishing in the second before the signal, which the
+     * worst delay counts (measured: events created 1 s before the signal waited 250-810 ms before any stop began).
+     */
+    static Duration minReady(Sizes.Mode mode) {
+        return mode == Sizes.Mode.SMOKE ? Duration.ZERO : Duration.ofSeconds(10);
+    }
 
     enum Step { KILL, SIGTERM }
 
@@ -113,16 +129,18 @@ public final class Failover implements Scenario {
         List<String> args = List.of("system=" + system, "jdbcUrl=" + db.jdbcUrl(), "user=" + db.user(),
                 "password=" + db.password(), "bootstrap=" + bootstrap, "topic=" + topic, "slot=" + slot, "write=false");
         Map<String, JavaProcess> alive = new LinkedHashMap<>();
+        Map<String, Long> readySince = new HashMap<>();
         List<Signal> signals = new ArrayList<>();
         int[] started = {0};
         try (TopicRecords records = new TopicRecords(bootstrap, topic, EventIdReader.HEADER);
              SteadyWriter writer = SteadyWriter.start(db, RATE)) {
-            startInstances(context, system, args, instances, alive, started);
+            startInstances(context, system, args, instances, alive, started, readySince);
             for (int i = 0; i < 2 * steps; i++) {
                 Step step = i % 2 == 0 ? Step.KILL : Step.SIGTERM;
                 while (alive.size() < 2) {
-                    startInstances(context, system, args, 1, alive, started);
+                    startInstances(context, system, args, 1, alive, started, readySince);
                 }
+                awaitMinReady(system, alive, readySince, minReady(context.sizes().mode()));
                 awaitSteady(db, system, slot, alive, records, writer);
                 String holder = holder(db, system, slot, alive);
                 Set<String> work = work(db, system, holder);
@@ -172,7 +190,7 @@ public final class Failover implements Scenario {
     }
 
     private void startInstances(BenchContext context, String system, List<String> args, int count,
-                                Map<String, JavaProcess> alive, int[] started) {
+                                Map<String, JavaProcess> alive, int[] started, Map<String, Long> readySince) {
         // one after the other: JVMs starting at once on a loaded machine starve the in-JVM broker
         for (int i = 0; i < count; i++) {
             String id = "bench-failover-" + system + "-" + (++started[0]);
@@ -185,7 +203,17 @@ public final class Failover implements Scenario {
                 throw new IllegalStateException("failover " + system + ": " + p.name() + " did not get ready: "
                         + p.output());
             }
+            readySince.put(id, System.nanoTime());
         }
+    }
+
+    /** Waits until every live instance has been ready for {@code minReady} ({@link #minReady}). */
+    private static void awaitMinReady(String system, Map<String, JavaProcess> alive, Map<String, Long> readySince,
+                                      Duration minReady) throws Exception {
+        long youngest = alive.keySet().stream().mapToLong(readySince::get).max().orElse(0);
+        Await.until("failover " + system + ": every live instance ready for " + minReady,
+                () -> System.nanoTime() - youngest >= minReady.toNanos(), SETTLE, 50,
+                () -> deadInstance(alive, null));
     }
 
     /**
@@ -206,7 +234,7 @@ public final class Failover implements Scenario {
     }
 
     private static String deadInstance(Map<String, JavaProcess> alive, SteadyWriter writer) {
-        if (writer.failure() != null) {
+        if (writer != null && writer.failure() != null) {
             return "the writer failed: " + writer.failure();
         }
         for (JavaProcess p : alive.values()) {
@@ -359,6 +387,7 @@ public final class Failover implements Scenario {
                     FailoverGap.Gap gap = FailoverGap.measure(records, s.stop());
                     firstRecord.add(gap.firstRecordMs());
                     worstDelay.add(gap.worstDelayMs());
+                    log.info("failover {}: {} of {}: {}", system, step, s.instance(), anatomy(records, s.stop()));
                 }
             }
             String what = step == Step.KILL ? "kill" : "sigterm";
@@ -367,6 +396,55 @@ public final class Failover implements Scenario {
             put(out, system, what + "_first_ack", firstRecord);
             put(out, system, what + "_worst_delay", worstDelay);
         }
+    }
+
+    /**
+     * Where one stop's gap went, on the child logs' clock (UTC): the signal and exit instants, the survivor's first
+     * record, and the worst-delayed event of the window split in two: created in the second before the signal (a
+     * delay that began before any stop) and of the stopped instance's work created after it (the handoff's own).
+     */
+    private static String anatomy(List<FailoverGap.Published> records, FailoverGap.Stop stop) {
+        long first = FailoverGap.firstRecordAfter(records, stop);
+        Map<UUID, FailoverGap.Published> firsts = new HashMap<>();
+        for (FailoverGap.Published p : records) {
+            if (p.id() != null) {
+                firsts.merge(p.id(), p, (a, b) -> a.timestamp() <= b.timestamp() ? a : b);
+            }
+        }
+        long signal = stop.signalMs();
+        FailoverGap.Published before = null;
+        FailoverGap.Published after = null;
+        for (FailoverGap.Published p : firsts.values()) {
+            if (p.createdAt() == null) {
+                continue;
+            }
+            long created = p.createdAt().toEpochMilli();
+            if (created >= signal - FailoverGap.BEFORE_SIGNAL_MS && created < signal) {
+                before = worse(before, p);
+            } else if (created >= signal && created <= first && stop.work().contains(p.aggregate())) {
+                after = worse(after, p);
+            }
+        }
+        return "signal at " + clock(signal) + ", exit +" + (stop.goneMs() - signal) + " ms, the survivor's first record"
+                + " +" + (first - signal) + " ms; worst delay of the events created in the second before the signal "
+                + describe(before, signal) + "; of its work's events created after it " + describe(after, signal);
+    }
+
+    private static FailoverGap.Published worse(FailoverGap.Published a, FailoverGap.Published b) {
+        return a == null || delay(b) > delay(a) ? b : a;
+    }
+
+    private static long delay(FailoverGap.Published p) {
+        return p.timestamp() - p.createdAt().toEpochMilli();
+    }
+
+    private static String describe(FailoverGap.Published p, long signal) {
+        return p == null ? "(none)" : delay(p) + " ms (" + p.aggregate() + ", created " + (p.createdAt().toEpochMilli()
+                - signal) + " ms, published +" + (p.timestamp() - signal) + " ms)";
+    }
+
+    private static String clock(long epochMs) {
+        return CLOCK.format(Instant.ofEpochMilli(epochMs));
     }
 
     private static void put(Measurements out, String system, String what, List<Long> values) {

@@ -424,10 +424,13 @@ public final class PollingRelay implements Relay {
             for (Thread t : claimLoopThreads) {
                 join(t, Duration.ofNanos(Math.max(1_000_000, stopBy - System.nanoTime())));
             }
+            long loopsEnded = System.nanoTime();
             // the last batch is committed: its partitions go to the others first, everything else after
             leases.leave();
-            log.info("{}: handed over {} ms after the stop began (the batch in flight, then the release)",
-                    settings.logPrefix(), (System.nanoTime() - stopBegan) / 1_000_000);
+            long now = System.nanoTime();
+            log.info("{}: handed over {} ms after the stop began (the batch in flight: {} ms, then the release: {} ms)",
+                    settings.logPrefix(), (now - stopBegan) / 1_000_000, (loopsEnded - stopBegan) / 1_000_000,
+                    (now - loopsEnded) / 1_000_000);
             heartbeat.shutdown();
             awaitQuietly(heartbeat);
             join(watcher, Duration.ofSeconds(5));

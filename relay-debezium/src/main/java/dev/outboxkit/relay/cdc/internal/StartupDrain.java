@@ -181,6 +181,8 @@ final class StartupDrain {
         long published = 0;
         long parked = 0;
         long snapshotLsn;
+        long firstSendNanos = 0;
+        long publishNanos = 0;
         try {
             try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT pg_current_wal_insert_lsn()::text")) {
                 rs.next();
@@ -212,7 +214,12 @@ final class StartupDrain {
                             if (!keepGoing.getAsBoolean()) {
                                 throw new InterruptedException("start-up drain stopped (relay closing or lease lost)");
                             }
+                            long sending = System.nanoTime();
+                            if (firstSendNanos == 0) {
+                                firstSendNanos = sending;
+                            }
                             Publisher.Outcome outcome = publisher.publish(rows);
+                            publishNanos += System.nanoTime() - sending;
                             sink.park(outcome.deadLetters());
                             if (!outcome.deadLetters().isEmpty()) {
                                 long[] now = outcome.deadLetters().stream().mapToLong(d -> d.row().seq()).toArray();
@@ -248,8 +255,10 @@ final class StartupDrain {
         Arrays.sort(seqs);
         Arrays.sort(parkedSeqs);
         if (count > 0 && earlier == null) {
-            log.info("start-up drain published {} rows already in {} ({} parked) in {} ms", published, settings.outboxTable(),
-                    parked, (System.nanoTime() - started) / 1_000_000);
+            log.info("start-up drain published {} rows already in {} ({} parked) in {} ms (first send at {} ms, waiting "
+                            + "for Kafka's acknowledgements {} ms)", published, settings.outboxTable(), parked,
+                    (System.nanoTime() - started) / 1_000_000, (firstSendNanos - started) / 1_000_000,
+                    publishNanos / 1_000_000);
         }
         return new Result(seqs, Result.filled(seqs.length, snapshotLsn), snapshotLsn, published, parked, parkedSeqs);
     }

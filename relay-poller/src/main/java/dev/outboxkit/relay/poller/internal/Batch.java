@@ -114,6 +114,11 @@ final class Batch {
         return rows.length;
     }
 
+    /** When the claim returned its rows (System.nanoTime). */
+    long claimedAtNanos() {
+        return claimedAtNanos;
+    }
+
     long ageNanos() {
         return System.nanoTime() - claimedAtNanos;
     }

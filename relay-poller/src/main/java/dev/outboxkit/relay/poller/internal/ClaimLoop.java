@@ -50,6 +50,9 @@ public final class ClaimLoop implements Runnable {
     private final LoopStatus status;
     private final Claimer claimer;
     private final Settlement settlement;
+    private final LeaseManager leases;
+    /** The last gain of partitions ({@link LeaseManager#gainedNanos}) whose first batch was logged. */
+    private long gainLogged;
 
     private volatile boolean stopping;
     private long backoffMillis;
@@ -87,6 +90,7 @@ public final class ClaimLoop implements Runnable {
         this.waker = waker;
         this.hold = settings.parkPolicy() == ParkPolicy.HOLD_AGGREGATE;
         this.status = new LoopStatus(settings.logPrefix(), settings.timing().idleTransactionTimeout());
+        this.leases = leases;
         this.claimer = new Claimer(settings, dataSource, sql, leases, metrics, status, hold, loop);
         this.settlement = new Settlement(settings, sql, leases, metrics, status, this.producers::consequenceOfStop);
         this.flusher = new Flusher(this.producers::producer);
@@ -167,6 +171,7 @@ public final class ClaimLoop implements Runnable {
                 current.resolvedNanos = System.nanoTime();
                 freeSinceNanos = current.resolvedNanos;
                 boolean clean = resolved && current.count(Batch.State.FAILED) == 0;
+                logFirstAfterGain(current);
                 if (next != null) {
                     if (clean) {
                         if (hold) {
@@ -234,6 +239,22 @@ public final class ClaimLoop implements Runnable {
             committer.shutdown();
             flusher.stop();
         }
+    }
+
+    /**
+     * After partitions were gained (a takeover or a handoff): the first batch claimed since, once, with when it was
+     * claimed and acknowledged relative to the gain, so a handoff's log shows where the successor's time went.
+     */
+    private void logFirstAfterGain(Batch b) {
+        long gained = leases.gainedNanos();
+        if (gained == 0 || gained == gainLogged || b.claimedAtNanos() - gained < 0) {
+            return;
+        }
+        gainLogged = gained;
+        long now = System.nanoTime();
+        log.info("{}: first batch after acquiring partitions: {} rows, claimed {} ms and acknowledged {} ms after the "
+                        + "acquisition", settings.logPrefix(), b.size(),
+                TimeUnit.NANOSECONDS.toMillis(b.claimedAtNanos() - gained), TimeUnit.NANOSECONDS.toMillis(now - gained));
     }
 
     private void commitAsync(Batch b) throws InterruptedException {

@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -59,6 +60,10 @@ public final class LeaseManager {
     private volatile int liveMembers;
     private volatile boolean partitionMismatch;
     private volatile boolean stopped;
+    /** When the watcher last heard a release announced (System.nanoTime), 0 before: for the takeover's log. */
+    private volatile long releaseHeardNanos;
+    /** When partitions were last gained (System.nanoTime), 0 before: the claim loops log their first batch after it. */
+    private volatile long gainedNanos;
 
     public LeaseManager(DataSource dataSource, PollerSql sql, PollerSettings settings, RelayMetrics metrics, Runnable onGain) {
         this.dataSource = dataSource;
@@ -76,6 +81,11 @@ public final class LeaseManager {
     }
 
     /** Nanos (System.nanoTime) of the last heartbeat that reached the database, 0 before the first. */
+    /** When partitions were last gained (System.nanoTime), 0 before the first gain. */
+    public long gainedNanos() {
+        return gainedNanos;
+    }
+
     public long lastHeartbeatNanos() {
         return lastHeartbeatNanos;
     }
@@ -102,6 +112,9 @@ public final class LeaseManager {
         try {
             while (!stopped) {
                 boolean released = liveness.awaitRelease(LeaseTiming.LIVENESS_LOOK);
+                if (released) {
+                    releaseHeardNanos = System.nanoTime();
+                }
                 List<String> seen = others;
                 if (!stopped && (released || !seen.isEmpty() && !liveness.gone(seen).isEmpty())) {
                     rebalanceNow();
@@ -125,22 +138,35 @@ public final class LeaseManager {
         beat(false);
     }
 
-    private synchronized void beat(boolean renew) {
+    private void beat(boolean renew) {
         if (stopped) {
             return;
         }
         try (Connection c = dataSource.getConnection()) {
             // after the pool answered (a database that is down costs one connection timeout, not two), before any
-            // lease: a member that holds leases without its lock would look dead to the others
+            // lease: a member that holds leases without its lock would look dead to the others. Outside this object's
+            // lock: hold() waits for the watcher's look on the liveness connection (up to LIVENESS_LOOK), and a stop's
+            // leave() must not wait behind that (it did: up to 200 ms more before the handoff)
             boolean alive = liveness.hold();
-            c.setAutoCommit(false);
-            if (renew) {
-                renew(c);
+            if (stopped) {
+                // leave() ran meanwhile (it sets stopped before it closes the liveness lock): a hold() after its close
+                // took the lock again, which nobody would release
+                liveness.close();
+                return;
             }
-            List<Member> members = members(c);
-            lastHeartbeatNanos = System.nanoTime();
-            lastError = null;
-            rebalance(c, members, alive);
+            synchronized (this) {
+                if (stopped) {
+                    return;
+                }
+                c.setAutoCommit(false);
+                if (renew) {
+                    renew(c);
+                }
+                List<Member> members = members(c);
+                lastHeartbeatNanos = System.nanoTime();
+                lastError = null;
+                rebalance(c, members, alive);
+            }
         } catch (SQLException | RuntimeException e) {
             lastError = e.getClass().getSimpleName() + ": " + e.getMessage();
             log.warn("{}: lease heartbeat failed ({}); will retry in {} ms. Leases expire {} after the last "
@@ -344,8 +370,13 @@ public final class LeaseManager {
                 ownership = ownership.with(gained);
             }
             metrics.rebalanced();
-            log.info("{}: acquired {}; holding {} of a fair share of {}", settings.logPrefix(),
-                    describe(gained), ownership, target);
+            long now = System.nanoTime();
+            gainedNanos = now;
+            long heard = releaseHeardNanos;
+            String after = heard != 0 && now - heard < TimeUnit.SECONDS.toNanos(5)
+                    ? " (" + TimeUnit.NANOSECONDS.toMillis(now - heard) + " ms after a release was announced)" : "";
+            log.info("{}: acquired {}{}; holding {} of a fair share of {}", settings.logPrefix(),
+                    describe(gained), after, ownership, target);
             onGain.run();
         }
     }
@@ -380,8 +411,14 @@ public final class LeaseManager {
      * Graceful stop (the claim loop has already finished its batch): gives back every lease and
      * the membership at once, so the other instances take over without waiting for expiry.
      */
-    public synchronized void leave() {
-        stopped = true;
+    public void leave() {
+        stopped = true; // before the lock: a heartbeat waiting for it, or for the liveness connection, ends at once
+        synchronized (this) {
+            leaveLocked();
+        }
+    }
+
+    private void leaveLocked() {
         try {
             leaveGroup();
         } finally {
