@@ -97,6 +97,11 @@ class SidecarShutdownTest {
                 TestDatabase db = dbs.get(e.getKey());
                 SidecarRetentionTest.write(db, new History(), 20);
                 await().atMost(WAIT).until(() -> db.count("SELECT count(*) FROM outbox_event") == 0);
+                // Ready: the WAL relay streams. The table empties already in its start-up drain, before Debezium
+                // starts; cut off then, Debezium's start fails at once and the stop has nothing left to hang on (it
+                // once exited 0 after 14 s at load 22, racing the deadline this test shows).
+                int port = ports.get(e.getKey());
+                await().atMost(WAIT).until(() -> status(port, "/health/ready") == 200);
             }
 
             // Both gone at once, with work pending: the relays' batches and lease renewals now hang.
