@@ -80,12 +80,12 @@ public final class LeaseManager {
         return ownership;
     }
 
-    /** Nanos (System.nanoTime) of the last heartbeat that reached the database, 0 before the first. */
     /** When partitions were last gained (System.nanoTime), 0 before the first gain. */
     public long gainedNanos() {
         return gainedNanos;
     }
 
+    /** Nanos (System.nanoTime) of the last heartbeat that reached the database, 0 before the first. */
     public long lastHeartbeatNanos() {
         return lastHeartbeatNanos;
     }
