@@ -103,6 +103,20 @@ class OutboxkitUnitTest {
     }
 
     @Test
+    void onePartitionBuildsWithoutClaimLoopsAndTwoLoopsGivenAreRefused() {
+        OutboxkitProperties p = new OutboxkitProperties();
+        p.getRelay().setMode(OutboxkitProperties.RelayMode.POLL);
+        p.getRelay().getOptions().put("partitions", "1");
+        MockEnvironment env = new MockEnvironment().withProperty("spring.kafka.bootstrap-servers", "k:9092")
+                .withProperty("spring.datasource.url", "jdbc:postgresql://db/app").withProperty("spring.datasource.username", "app");
+        RelaySettings settings = new RelaySettings(p, env, new SimpleMeterRegistry(), null);
+        PollRelays.build(settings).close(); // claim-loops unset: the default fits the one partition (nothing connects yet)
+        p.getRelay().getOptions().put("claim-loops", "2");
+        assertThatThrownBy(() -> PollRelays.build(settings))
+                .hasMessageContaining("claimLoops must be at most partitions (1), got 2");
+    }
+
+    @Test
     void scopesSeparateCallersAndStayWithinTheLimit() {
         Principal alice = () -> "alice";
         assertThat(IdempotencyFilter.scope("POST /transfers", null)).isEqualTo("POST /transfers");
