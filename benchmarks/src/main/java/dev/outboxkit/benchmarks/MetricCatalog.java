@@ -23,7 +23,7 @@ public final class MetricCatalog {
     public static final Metric KAFKA_PRODUCE_CEILING_EPS = Metric.of("kafka_produce_ceiling_eps", "events/s",
             "Kafka alone: one producer with the relays' settings (ProducerSafety) sending the records KafkaRecords makes from backlog rows, acks counted");
     public static final Metric POLLER_DRAIN_EPS = Metric.of("poller_drain_eps", "events/s",
-            "polling relay draining the same backlog into Kafka, every ack waited for").atLeast(100_000);
+            "polling relay with its defaults (two claim loops) draining the same backlog into Kafka, every ack waited for").atLeast(100_000);
     public static final Metric POLLER_VS_PG_CEILING = Metric.of("poller_vs_pg_ceiling", "ratio",
             "poller_drain_eps ÷ pg_drain_ceiling_eps, same repeat").atLeast(0.7);
     public static final Metric CDC_DRAIN_EPS = Metric.of("cdc_drain_eps", "events/s",

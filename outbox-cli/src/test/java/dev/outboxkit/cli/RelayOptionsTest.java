@@ -81,6 +81,21 @@ class RelayOptionsTest {
     }
 
     @Test
+    void onePartitionNeedsNoClaimLoopsFlagButTwoLoopsGivenAreAUsageError() {
+        List<String> args = List.of("relay", "poll", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x", "--user", "x",
+                "--bootstrap-servers", "127.0.0.1:1", "--http-port", "0", "--start-timeout", "PT0S", "--partitions", "1");
+        List<String> two = new java.util.ArrayList<>(args);
+        two.addAll(List.of("--claim-loops", "2"));
+        CliRun refused = CliRun.run(Map.of(), two.toArray(new String[0]));
+        assertThat(refused.exitCode()).as(refused.all()).isEqualTo(Main.USAGE);
+        assertThat(refused.err()).contains("claimLoops must be at most partitions (1), got 2");
+        // unset, the default fits the one partition: the relay is built and only the absent database stops it
+        CliRun untold = CliRun.run(Map.of(), args.toArray(new String[0]));
+        assertThat(untold.exitCode()).as(untold.all()).isEqualTo(Main.FAILED);
+        assertThat(untold.all()).doesNotContain("must be at most partitions").contains("127.0.0.1:1");
+    }
+
+    @Test
     void theConfigFileAndTheEnvironmentUseTheDerivedNames(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
         Path file = dir.resolve("relay.properties");
         Files.writeString(file, "batch-size=0\n");

@@ -146,7 +146,21 @@ public final class RelayOption<T> {
 
     /** A whole-number setting, from {@code min} to {@code max}. */
     public static RelayOption<Integer> integer(String name, int defaultValue, int min, int max, String doc) {
-        return new RelayOption<>(name, Integer.class, defaultValue, null, doc, Integer::valueOf, String::valueOf,
+        return integer(name, defaultValue, null, min, max, doc);
+    }
+
+    /**
+     * A whole-number setting, from {@code min} to {@code max}, whose default the relay computes at build time from its
+     * other settings when it is not set ({@code computedDefault} says how, for references). Unset, it is absent from
+     * text configuration too, so only a value the user gives is checked against the other settings.
+     */
+    public static RelayOption<Integer> computedInteger(String name, String computedDefault, int min, int max, String doc) {
+        return integer(name, null, Objects.requireNonNull(computedDefault), min, max, doc);
+    }
+
+    private static RelayOption<Integer> integer(String name, Integer defaultValue, String defaultText, int min, int max,
+                                                String doc) {
+        return new RelayOption<>(name, Integer.class, defaultValue, defaultText, doc, Integer::valueOf, String::valueOf,
                 n -> n < min || n > max ? name + " must be between " + min + " and " + max + ", got " + n : null,
                 min + " to " + max);
     }

@@ -84,12 +84,9 @@ class OutboxkitUnitTest {
 
     @Test
     void relaySettingsFallBackToSpringsAndRefuseUnknownOptions() {
-        OutboxkitProperties p = new OutboxkitProperties();
-        p.getRelay().setMode(OutboxkitProperties.RelayMode.POLL);
+        OutboxkitProperties p = pollRelay();
         p.getRelay().getOptions().put("batch-sise", "10");
-        MockEnvironment env = new MockEnvironment().withProperty("spring.kafka.bootstrap-servers", "k:9092")
-                .withProperty("spring.datasource.url", "jdbc:postgresql://db/app").withProperty("spring.datasource.username", "app");
-        RelaySettings settings = new RelaySettings(p, env, new SimpleMeterRegistry(), null);
+        RelaySettings settings = withSpringsConnections(p);
         assertThat(settings.bootstrapServers).isEqualTo("k:9092");
         assertThat(settings.jdbcUrl).isEqualTo("jdbc:postgresql://db/app");
         assertThat(settings.username).isEqualTo("app");
@@ -100,6 +97,30 @@ class OutboxkitUnitTest {
         assertThatThrownBy(() -> PollRelays.build(settings)).hasMessageContaining("outboxkit.relay.options.lease-duration");
         assertThatThrownBy(() -> new RelaySettings(p, new MockEnvironment(), new SimpleMeterRegistry(), null))
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("spring.kafka.bootstrap-servers");
+    }
+
+    @Test
+    void onePartitionBuildsWithoutClaimLoopsAndTwoLoopsGivenAreRefused() {
+        OutboxkitProperties p = pollRelay();
+        p.getRelay().getOptions().put("partitions", "1");
+        RelaySettings settings = withSpringsConnections(p);
+        PollRelays.build(settings).close(); // claim-loops unset: the default fits the one partition (nothing connects yet)
+        p.getRelay().getOptions().put("claim-loops", "2");
+        assertThatThrownBy(() -> PollRelays.build(settings))
+                .hasMessageContaining("claimLoops must be at most partitions (1), got 2");
+    }
+
+    private static OutboxkitProperties pollRelay() {
+        OutboxkitProperties p = new OutboxkitProperties();
+        p.getRelay().setMode(OutboxkitProperties.RelayMode.POLL);
+        return p;
+    }
+
+    /** The relay's settings with Kafka and the database from Spring's own properties. */
+    private static RelaySettings withSpringsConnections(OutboxkitProperties p) {
+        MockEnvironment env = new MockEnvironment().withProperty("spring.kafka.bootstrap-servers", "k:9092")
+                .withProperty("spring.datasource.url", "jdbc:postgresql://db/app").withProperty("spring.datasource.username", "app");
+        return new RelaySettings(p, env, new SimpleMeterRegistry(), null);
     }
 
     @Test

@@ -49,16 +49,30 @@ public final class PollerOptions {
                     + "the aggregates and never step over the locked rows of the batch in flight. Turn it on when "
                     + "acknowledgements are slow compared with a claim (remote brokers).");
 
-    /** Claim loops per instance, each over its own share of the held partitions. */
-    public static final RelayOption<Integer> CLAIM_LOOPS = RelayOption.integer("claimLoops", 1, 1, 64,
+    /** Claim loops of an instance whose claimLoops is not set, partitions allowing ({@link #defaultClaimLoops}). */
+    private static final int DEFAULT_CLAIM_LOOPS = 2;
+
+    /** Claim loops per instance, each over its own share of the held partitions; unset, {@link #defaultClaimLoops}. */
+    public static final RelayOption<Integer> CLAIM_LOOPS = RelayOption.computedInteger("claimLoops",
+            DEFAULT_CLAIM_LOOPS + ", or partitions when that is fewer", 1, 64,
             "Claim loops per instance: each claims, publishes and commits the rows of its own share of the partitions "
                     + "this instance holds (partition p goes to loop p % claimLoops), on its own connection and producer, "
                     + "so one instance keeps the database busy while other loops wait for Kafka. Order per aggregate is "
-                    + "unchanged (an aggregate is in one partition, a partition in one loop). At most partitions; each loop "
-                    + "needs 3 more connections. Raise it when one instance must drain faster (measured: "
-                    + "docs/performance.md, 'Claim loops').");
+                    + "unchanged (an aggregate is in one partition, a partition in one loop). By default "
+                    + DEFAULT_CLAIM_LOOPS + ": one loop drains at about 0.7 of the database's claim/delete ceiling, two "
+                    + "at about 0.9 (measured: "
+                    + "docs/performance.md, 'Claim loops'). At most partitions; each loop needs 3 connections and polls "
+                    + "on its own when idle.");
 
     private PollerOptions() {
+    }
+
+    /**
+     * The claim loops of an instance whose {@link #CLAIM_LOOPS} is not set: two, or {@code partitions} when that is
+     * fewer (a relay with one partition runs one loop without being told).
+     */
+    public static int defaultClaimLoops(int partitions) {
+        return Math.min(DEFAULT_CLAIM_LOOPS, partitions);
     }
 
     /** The polling relay's own settings, in reference order. */

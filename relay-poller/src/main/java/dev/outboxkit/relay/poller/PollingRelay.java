@@ -508,8 +508,8 @@ public final class PollingRelay implements Relay {
 
         /**
          * A pool the caller owns (and closes after the relay). It needs 3 connections per claim loop
-         * ({@link PollerOptions#CLAIM_LOOPS}) plus 3 (4 with listenNotify): 6 (7) with the default one loop, one of
-         * them held for the relay's life by its liveness lock.
+         * ({@link PollerOptions#CLAIM_LOOPS}) plus 3 (4 with listenNotify): 9 (10) with the default two loops, 6 (7)
+         * with one partition, one of them held for the relay's life by its liveness lock.
          */
         public Builder dataSource(DataSource dataSource) {
             this.dataSource = dataSource;

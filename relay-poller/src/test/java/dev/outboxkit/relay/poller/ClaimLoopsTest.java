@@ -1,6 +1,7 @@
 package dev.outboxkit.relay.poller;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.outboxkit.core.Secret;
@@ -74,9 +75,7 @@ class ClaimLoopsTest {
             Outbox.awaitEmpty(db, Duration.ofSeconds(120));
             assertThat(relay.health().live()).as(relay.health().detail()).isTrue();
             // the four loops ran side by side: each one's thread is there
-            Set<String> threads = new HashSet<>();
-            Thread.getAllStackTraces().keySet().forEach(t -> threads.add(t.getName()));
-            assertThat(threads).contains("outbox-poll-relay-0", "outbox-poll-relay-1", "outbox-poll-relay-2",
+            assertThat(threadNames()).contains("outbox-poll-relay-0", "outbox-poll-relay-1", "outbox-poll-relay-2",
                     "outbox-poll-relay-3");
         }
         History.Report report = Topic.check(broker, List.of(topic), history, "claim loops");
@@ -84,6 +83,59 @@ class ClaimLoopsTest {
         assertThat(report.orderViolations()).as(report.summary()).isZero();
         assertThat(report.unexpected()).as(report.summary()).isZero();
         assertThat(report.intents()).isGreaterThan(6000);
+    }
+
+    @Test
+    void unsetTwoLoopsClaimSideBySide(TestDatabase db) throws Exception {
+        Set<Integer> shares = new HashSet<>();
+        for (int i = 0; i < 24; i++) {
+            UUID id = PipelineTest.insert(db, "D" + i);
+            shares.add(partition(db, id, PollerOptions.PARTITIONS.defaultValue()) % 2);
+        }
+        assertThat(shares).as("rows in both loops' shares").containsExactlyInAnyOrder(0, 1);
+        try (PollingRelay relay = relay(db).build()) { // neither partitions nor claimLoops set
+            relay.start();
+            await().atMost(Duration.ofSeconds(30)).until(() -> kafka.history().size() == 24);
+            assertThat(claimTransactions(db)).as("each of the two default loops holds a claim").isEqualTo(2);
+            assertThat(threadNames()).contains("outbox-poll-relay-0", "outbox-poll-relay-1");
+            acknowledgeUntilEmpty(db);
+        }
+        assertThat(PipelineTest.sentIds(kafka)).hasSize(24).doesNotHaveDuplicates();
+    }
+
+    @Test
+    void oneUnsetPartitionRunsOneLoopAndTwoLoopsGivenAreRefused(TestDatabase db) throws Exception {
+        assertThatThrownBy(() -> relay(db).partitions(1).claimLoops(2).build())
+                .hasMessageStartingWith("claimLoops must be at most partitions (1), got 2");
+        for (int i = 0; i < 10; i++) {
+            PipelineTest.insert(db, "O" + i);
+        }
+        try (PollingRelay relay = relay(db).partitions(1).build()) { // claimLoops not set: one loop, no error
+            relay.start();
+            await().atMost(Duration.ofSeconds(30)).until(() -> kafka.history().size() == 10);
+            assertThat(claimTransactions(db)).isEqualTo(1);
+            // one loop's thread carries no number
+            assertThat(threadNames()).contains("outbox-poll-relay").doesNotContain("outbox-poll-relay-0");
+            acknowledgeUntilEmpty(db);
+        }
+        assertThat(PipelineTest.sentIds(kafka)).hasSize(10).doesNotHaveDuplicates();
+    }
+
+    private void acknowledgeUntilEmpty(TestDatabase db) {
+        await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+            while (kafka.completeNext()) {
+                // acknowledge every batch sent so far
+            }
+            try (Connection c = db.connect()) {
+                assertThat(Sql.count(c, "SELECT count(*) FROM outbox_event")).isZero();
+            }
+        });
+    }
+
+    private static Set<String> threadNames() {
+        Set<String> threads = new HashSet<>();
+        Thread.getAllStackTraces().keySet().forEach(t -> threads.add(t.getName()));
+        return threads;
     }
 
     @Test
@@ -112,14 +164,7 @@ class ClaimLoopsTest {
             }
             await().atMost(Duration.ofSeconds(30)).until(() ->
                     registry.get("outbox.relay.fence.rejections").counter().count() >= 1);
-            await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
-                while (kafka.completeNext()) {
-                    // acknowledge what is published again
-                }
-                try (Connection c = db.connect()) {
-                    assertThat(Sql.count(c, "SELECT count(*) FROM outbox_event")).isZero();
-                }
-            });
+            acknowledgeUntilEmpty(db); // what is published again too
             assertThat(registry.get("outbox.relay.fence.rejections").counter().count()).isEqualTo(1);
             try (Connection c = db.connect()) {
                 assertThat(Sql.count(c, "SELECT min(fence) FROM outbox_relay_lease WHERE lease_key IN ('poll/1', 'poll/3')"))

@@ -31,7 +31,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The claim loop against real PostgreSQL and a Kafka producer whose acknowledgements the test
- * hands out one by one (Kafka's MockProducer), so the interleavings that matter are exact.
+ * hands out one by one (Kafka's MockProducer), so the interleavings that matter are exact. One loop
+ * ({@code claimLoops(1)}; the default is two): these tests follow one loop's claim → send → acknowledge →
+ * commit sequence and its order across batches; several loops side by side are {@link ClaimLoopsTest}'s.
  */
 @ExtendWith(OutboxTestkitExtension.class)
 class PipelineTest {
@@ -69,6 +71,7 @@ class PipelineTest {
                 .bootstrapServers("unused:9092")
                 .route(TopicRoute.of("pipeline-test"))
                 .leaseDuration(Duration.ofSeconds(45))
+                .claimLoops(1)
                 .producerFactory(config -> kafka);
     }
 

@@ -50,7 +50,8 @@ public final class PollerSettings extends SharedSettings {
         this.parkPolicy = options.get(PollerOptions.PARK_POLICY);
         this.maxPollDelay = options.get(PollerOptions.MAX_POLL_DELAY);
         this.pipelineClaims = options.get(PollerOptions.PIPELINE_CLAIMS);
-        this.claimLoops = options.get(PollerOptions.CLAIM_LOOPS);
+        Integer loops = options.get(PollerOptions.CLAIM_LOOPS); // null when not set: the default fits the partitions
+        this.claimLoops = loops != null ? loops : PollerOptions.defaultClaimLoops(partitions);
         if (claimLoops > partitions) {
             throw new IllegalArgumentException(PollerOptions.CLAIM_LOOPS.name() + " must be at most "
                     + PollerOptions.PARTITIONS.name() + " (" + partitions + "), got " + claimLoops

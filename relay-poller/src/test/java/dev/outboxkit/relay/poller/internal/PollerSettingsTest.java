@@ -1,6 +1,7 @@
 package dev.outboxkit.relay.poller.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.outboxkit.core.RelayOption;
 import dev.outboxkit.core.RelayOptions;
@@ -41,7 +42,20 @@ class PollerSettingsTest {
         assertThat(s.parkPolicy()).isEqualTo(PollerOptions.PARK_POLICY.defaultValue());
         assertThat(s.maxPollDelay()).isEqualTo(PollerOptions.MAX_POLL_DELAY.defaultValue());
         assertThat(s.pipelineClaims()).isEqualTo(PollerOptions.PIPELINE_CLAIMS.defaultValue());
-        assertThat(s.claimLoops()).isEqualTo(PollerOptions.CLAIM_LOOPS.defaultValue());
+        assertThat(s.claimLoops()).isEqualTo(PollerOptions.defaultClaimLoops(PollerOptions.PARTITIONS.defaultValue()))
+                .isEqualTo(2);
+    }
+
+    @Test
+    void claimLoopsUnsetIsTwoOrThePartitionsWhenFewerAndAValueGivenAboveThePartitionsIsRefused() {
+        assertThat(PollerOptions.CLAIM_LOOPS.defaultValue()).as("computed from the partitions").isNull();
+        assertThat(PollerOptions.CLAIM_LOOPS.defaultText()).isEqualTo("2, or partitions when that is fewer");
+        assertThat(settings(Map.of(PollerOptions.PARTITIONS, 1)).claimLoops()).isEqualTo(1);
+        assertThat(settings(Map.of(PollerOptions.PARTITIONS, 2)).claimLoops()).isEqualTo(2);
+        assertThat(settings(Map.of(PollerOptions.PARTITIONS, 4096)).claimLoops()).isEqualTo(2);
+        assertThat(settings(Map.of(PollerOptions.PARTITIONS, 1, PollerOptions.CLAIM_LOOPS, 1)).claimLoops()).isEqualTo(1);
+        assertThatThrownBy(() -> settings(Map.of(PollerOptions.PARTITIONS, 1, PollerOptions.CLAIM_LOOPS, 2)))
+                .hasMessageStartingWith("claimLoops must be at most partitions (1), got 2");
     }
 
     @Test
