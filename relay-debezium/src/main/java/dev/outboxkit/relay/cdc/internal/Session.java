@@ -166,7 +166,7 @@ final class Session {
      * Start-up checks under the lease; throws {@link CdcStartupException} when starting could skip events.
      *
      * @param publishFirst whether a takeover of a lease handed over may publish its first pass over the table before
-     *                     the slot's checks ({@link #prepare}); false at the relay's start, whose refusal
+     *                     the slot's checks (class doc); false at the relay's start, whose refusal
      *                     {@code start()} throws
      */
     void prepare(boolean publishFirst) throws SQLException {
