@@ -17,6 +17,8 @@ import java.sql.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -96,6 +98,10 @@ class HandoffTest {
         assertThat(messages(events, supervisor, " taken over (lease token ")).as("start-up phases")
                 .hasSizeGreaterThanOrEqualTo(Handoffs.COUNT + 1)
                 .allSatisfy(m -> assertThat(m).contains("checks done at", "slot free at", "streaming at"));
+        // A takeover of a lease handed over publishes its first pass before the slot's checks (Session's class doc): the
+        // order and completeness checked above cover that path, which every handoff here takes.
+        assertThat(messages(events, supervisor, " taken over (lease token ").stream().filter(HandoffTest::drainedBeforeChecks))
+                .as("takeovers whose first pass preceded the slot's checks").hasSizeGreaterThanOrEqualTo(Handoffs.COUNT);
         // No ERROR at all, Debezium's included: its async engine, closed while its polling thread was about to hand over
         // a batch, used to submit it to its terminated processing pool and log "Engine has failed with"
         // (RejectedExecutionException), about once in 60 hand-overs; the handler now holds that thread past the stop
@@ -104,6 +110,13 @@ class HandoffTest {
                 .filter(e -> e.getLoggerName().startsWith("dev.outboxkit") || e.getLoggerName().startsWith("io.debezium"))
                 .map(e -> e.getLoggerName() + ": " + e.getFormattedMessage()))
                 .as("ERRORs of the relays and Debezium across the handoffs").isEmpty();
+    }
+
+    private static final Pattern PHASES = Pattern.compile("checks done at (\\d+) ms, drain of \\d+ rows done at (\\d+) ms");
+
+    private static boolean drainedBeforeChecks(String phases) {
+        Matcher m = PHASES.matcher(phases);
+        return m.find() && Long.parseLong(m.group(2)) <= Long.parseLong(m.group(1));
     }
 
     private static List<String> messages(List<ILoggingEvent> events, Logger from, String containing) {

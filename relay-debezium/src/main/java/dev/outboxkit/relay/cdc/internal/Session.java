@@ -13,6 +13,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -27,10 +28,10 @@ import org.slf4j.LoggerFactory;
  * With {@code deleteAfterPublish} (the table is the truth) a session publishes from the table from the moment it holds
  * the lease until Debezium's first change arrives, so neither the old walsender's exit nor the engine's start leaves
  * events waiting: a first drain pass (the start-up drain), then, while the slot is still streamed by the predecessor
- * that handed over, and while Debezium starts, more passes, each in a new snapshot ({@link StartupDrain}). The first
- * batch Debezium hands over waits until the pass in progress ended; from then on only the stream publishes, skipping
- * the WAL copies of rows a pass handled. Why no event of an aggregate is published after a later one of it (writers
- * serialise on the aggregate, so its events commit, and take their seqs, one after another):
+ * that handed over, and while Debezium's engine is built and starts, more passes, each in a new snapshot
+ * ({@link StartupDrain}). The first batch Debezium hands over waits until the pass in progress ended; from then on only
+ * the stream publishes, skipping the WAL copies of rows a pass handled. Why no event of an aggregate is published after
+ * a later one of it (writers serialise on the aggregate, so its events commit, and take their seqs, one after another):
  * <ul>
  *   <li>within a pass, rows go out in seq order, each chunk acknowledged before the next is sent;</li>
  *   <li>a snapshot that sees an event sees every earlier event of its aggregate (committed before it): the earlier one
@@ -43,6 +44,12 @@ import org.slf4j.LoggerFactory;
  *   <li>the predecessor stopped publishing before it gave the lease back (its stop point: every record it sent was
  *       acknowledged, every acknowledged row's delete committed), so its publications precede ours.</li>
  * </ul>
+ * A takeover of a lease handed over (given back at the predecessor's stop point) publishes its first pass before the
+ * slot's checks ({@link #prepare}): a pass reads the table, not the slot, under this session's lease (its
+ * deletes fenced as always), so nothing above depends on the slot at that point. The checks follow at once and still
+ * refuse to stream from a slot that could skip events; a slot they create (no record of it: nobody streamed it) exists
+ * only after that first pass's snapshot, but every row committed in between is in the table, and a second pass, in a
+ * snapshot taken after the checks, publishes it (in seq order, before the stream publishes anything).
  * Duplicates remain possible (a row acknowledged whose delete a crash lost), never a reordering of first publications.
  */
 final class Session {
@@ -102,6 +109,8 @@ final class Session {
     volatile RuntimeException error;
     volatile String phase = "checking slot and publication";
     private boolean firstStart;
+    /** A takeover of a handed-over lease: the first pass over the table goes out before the slot's checks (class doc). */
+    private boolean checksAfterFirstPass;
     private ScheduledFuture<?> renewer;
     private volatile EngineRunner engine;
     /** When this session started its engine (System.nanoTime): readiness counts only the slot monitor's later looks. */
@@ -153,27 +162,41 @@ final class Session {
         }
     }
 
-    /** Start-up checks under the lease; throws {@link CdcStartupException} when starting could skip events. */
-    void prepare() throws SQLException {
+    /**
+     * Start-up checks under the lease; throws {@link CdcStartupException} when starting could skip events.
+     *
+     * @param publishFirst whether a takeover of a lease handed over may publish its first pass over the table before
+     *                     the slot's checks (class doc); false at the relay's start, whose refusal
+     *                     {@code start()} throws
+     */
+    void prepare(boolean publishFirst) throws SQLException {
         long period = settings.timing().renewInterval().toMillis();
         renewer = scheduler.scheduleWithFixedDelay(this::renew, period, period, TimeUnit.MILLISECONDS);
+        checksAfterFirstPass = publishFirst && handedOver && schemaChecked && settings.deleteAfterPublish();
+        if (checksAfterFirstPass) {
+            return; // run() publishes the first pass, then checks
+        }
         try (Connection c = pool.getConnection()) {
-            c.setAutoCommit(true);
-            if (!schemaChecked) {
-                guard.requireSchema(c); // a standby checked it while it waited
-            }
-            guard.terminateSessionsOf(c, previousHolder);
-            guard.ensurePublication(c);
-            if (!handedOver) {
-                // A holder that lost the lease (lost node, frozen past it): end its walsender now. One that handed
-                // over ends its own as its engine closes (awaitSlotFree gives it PREDECESSOR_SENDER_GRACE).
-                guard.endStaleWalsender(c, fence);
-            }
-            firstStart = verifySlot(c, true);
+            check(c);
         } catch (SQLException | RuntimeException e) {
             renewer.cancel(false);
             throw e;
         }
+    }
+
+    private void check(Connection c) throws SQLException {
+        c.setAutoCommit(true);
+        if (!schemaChecked) {
+            guard.requireSchema(c); // a standby checked it while it waited
+        }
+        guard.terminateSessionsOf(c, previousHolder);
+        guard.ensurePublication(c);
+        if (!handedOver) {
+            // A holder that lost the lease (lost node, frozen past it): end its walsender now. One that handed
+            // over ends its own as its engine closes (awaitSlotFree gives it PREDECESSOR_SENDER_GRACE).
+            guard.endStaleWalsender(c, fence);
+        }
+        firstStart = verifySlot(c, true);
         phases.checked = System.nanoTime();
     }
 
@@ -284,13 +307,27 @@ final class Session {
             // With the table as the truth, it bridges the predecessor's walsender exit and Debezium's start (class doc)
             boolean bridge = settings.deleteAfterPublish();
             try (Connection c = pool.getConnection()) {
-                if (settings.deleteAfterPublish() || firstStart) {
+                if (checksAfterFirstPass) {
+                    phase = "publishing the rows already in " + settings.outboxTable();
+                    drained = drain.run(c, keepGoing);
+                    phases.drained = System.nanoTime();
+                    phases.firstRows = drained.published() + drained.parked();
+                    phase = "checking slot and publication";
+                    check(c);
+                    if (firstStart) {
+                        // the slot was created (or adopted) after that pass's snapshot: one more, after it (class doc)
+                        drained = pass(c, drain, drained, keepGoing);
+                    }
+                    state.markDrained(c, fence);
+                } else if (settings.deleteAfterPublish() || firstStart) {
                     phase = "publishing the rows already in " + settings.outboxTable();
                     // The first pass at once: the events that waited during a hand-over go out first.
                     drained = drain.run(c, keepGoing);
                     state.markDrained(c, fence);
                     phases.drained = System.nanoTime();
                     phases.firstRows = drained.published() + drained.parked();
+                }
+                if (settings.deleteAfterPublish() || firstStart) {
                     OptionalLong skipTo = OptionalLong.empty();
                     if (settings.deleteAfterPublish()) {
                         // With the table as the truth, the WAL before this point holds nothing the passes have not
@@ -327,15 +364,32 @@ final class Session {
                     settings.maxInFlight(), bridge && drained != null);
             storeId = PostgresOffsetStore.register(new PostgresOffsetStore.Context(state, () -> fence,
                     this::checkBeforeRead, this::onWriteFailure));
-            EngineRunner runner = new EngineRunner(EngineConfig.properties(settings, target, storeId), handler, policy,
-                    settings.slotName(), handler::pollingEnded);
-            engineStartNanos = System.nanoTime();
-            engine = runner;
-            runner.start();
-            phases.engineStarted = System.nanoTime();
+            String offsets = storeId;
+            CompletableFuture<EngineRunner> starting = new CompletableFuture<>();
+            Runnable start = () -> {
+                try {
+                    EngineRunner built = new EngineRunner(EngineConfig.properties(settings, target, offsets), handler, policy,
+                            settings.slotName(), handler::pollingEnded);
+                    engineStartNanos = System.nanoTime();
+                    engine = built;
+                    built.start();
+                    phases.engineStarted = System.nanoTime();
+                    starting.complete(built);
+                } catch (RuntimeException | LinkageError e) {
+                    starting.completeExceptionally(e);
+                }
+            };
             if (bridge && drained != null) {
-                bridge(drain, drained, handler, runner, keepGoing);
+                // Building Debezium's engine loads its classes (about 0.5 s in a standby's JVM that never ran it): the
+                // passes go on meanwhile, as they do while the engine starts, instead of leaving events waiting.
+                Thread builder = new Thread(start, "outboxkit-cdc-engine-start-" + settings.slotName());
+                builder.setDaemon(true);
+                builder.start();
+                bridge(drain, drained, handler, starting, keepGoing);
+            } else {
+                start.run();
             }
+            EngineRunner runner = started(starting);
             long streamingSince = System.nanoTime();
             while (true) {
                 EngineRunner.Outcome outcome = runner.outcome(Duration.ofMillis(100), wake);
@@ -465,14 +519,14 @@ final class Session {
      * needs an operator), and the stream publishes nothing: falling back to the stream would only meet the stopped
      * producer and hide that verdict behind "Kafka failed an earlier record".
      */
-    private void bridge(StartupDrain drain, StartupDrain.Result drained, StreamHandler handler, EngineRunner runner,
-                        BooleanSupplier keepGoing) {
+    private void bridge(StartupDrain drain, StartupDrain.Result drained, StreamHandler handler,
+                        CompletableFuture<EngineRunner> starting, BooleanSupplier keepGoing) {
         StartupDrain.Result result = drained;
         boolean failed = false;
         try (Connection c = pool.getConnection()) {
             writeHeartbeat(c);
             long until = System.nanoTime() + BRIDGE_MAX.toNanos();
-            while (handler.firstBatchNanos() == 0 && !runner.done() && keepGoing.getAsBoolean()) {
+            while (handler.firstBatchNanos() == 0 && !ended(starting) && keepGoing.getAsBoolean()) {
                 if (System.nanoTime() - until > 0) {
                     log.info("Debezium is not streaming slot {} {} s after its start: the passes over the table stop, "
                             + "the stream publishes from here", settings.slotName(), BRIDGE_MAX.toSeconds());
@@ -492,6 +546,26 @@ final class Session {
             } else {
                 handler.open(result);
             }
+        }
+    }
+
+    /** Whether the engine being started ended already (or could not be built). */
+    private static boolean ended(CompletableFuture<EngineRunner> starting) {
+        return starting.isDone() && (starting.isCompletedExceptionally() || starting.join().done());
+    }
+
+    /** The engine once built and started; its build's failure as thrown by it. */
+    private static EngineRunner started(CompletableFuture<EngineRunner> starting) throws InterruptedException {
+        try {
+            return starting.get();
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException re) {
+                throw re;
+            }
+            if (e.getCause() instanceof Error error) {
+                throw error;
+            }
+            throw new IllegalStateException("Debezium's engine could not be started: " + e.getCause(), e.getCause());
         }
     }
 

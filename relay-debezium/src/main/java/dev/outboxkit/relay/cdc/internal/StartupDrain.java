@@ -189,10 +189,7 @@ final class StartupDrain {
                 snapshotLsn = Lsns.parse(rs.getString(1));
             }
             if (select == null) {
-                // A schema before version 10 has no binary columns: read it as version 9 did.
-                String binary = binaryColumnsPresent(c) ? ", payload_bytes, content_type" : ", NULL::bytea, NULL::text";
-                select = "SELECT seq, id::text, aggregate_type, aggregate_id, event_type, topic, payload::text, headers::text, "
-                        + "created_at" + binary + " FROM " + settings.outboxTable() + " WHERE published_at IS NULL ORDER BY seq";
+                select = unpublished(c, settings) + " ORDER BY seq";
             }
             try (PreparedStatement ps = c.prepareStatement(select)) {
                 ps.setFetchSize(chunk);
@@ -205,10 +202,7 @@ final class StartupDrain {
                             continue;
                         }
                         if (more) {
-                            OffsetDateTime createdAt = rs.getObject(9, OffsetDateTime.class);
-                            rows.add(new OutboxRow(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4),
-                                    rs.getString(5), rs.getString(6), rs.getString(7), rs.getString(8),
-                                    null, createdAt == null ? null : createdAt.toInstant(), rs.getBytes(10), rs.getString(11)));
+                            rows.add(row(rs));
                         }
                         if (rows.size() == chunk || (!more && !rows.isEmpty())) {
                             if (!keepGoing.getAsBoolean()) {
@@ -263,7 +257,39 @@ final class StartupDrain {
         return new Result(seqs, Result.filled(seqs.length, snapshotLsn), snapshotLsn, published, parked, parkedSeqs);
     }
 
-    private boolean binaryColumnsPresent(Connection c) throws SQLException {
+    /** The select of the unpublished rows, without an order; {@link #row} reads one of its rows. */
+    private static String unpublished(Connection c, CdcSettings settings) throws SQLException {
+        // A schema before version 10 has no binary columns: read it as version 9 did.
+        String binary = binaryColumnsPresent(c, settings) ? ", payload_bytes, content_type" : ", NULL::bytea, NULL::text";
+        return "SELECT seq, id::text, aggregate_type, aggregate_id, event_type, topic, payload::text, headers::text, "
+                + "created_at" + binary + " FROM " + settings.outboxTable() + " WHERE published_at IS NULL";
+    }
+
+    private static OutboxRow row(ResultSet rs) throws SQLException {
+        OffsetDateTime createdAt = rs.getObject(9, OffsetDateTime.class);
+        return new OutboxRow(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4),
+                rs.getString(5), rs.getString(6), rs.getString(7), rs.getString(8),
+                null, createdAt == null ? null : createdAt.toInstant(), rs.getBytes(10), rs.getString(11));
+    }
+
+    /**
+     * Up to {@code limit} of the newest unpublished rows, read without a lock (a standby's sample of what it will
+     * publish once it takes over: {@link StandbyWarmup}).
+     */
+    static List<OutboxRow> newest(Connection c, CdcSettings settings, int limit) throws SQLException {
+        List<OutboxRow> rows = new ArrayList<>(limit);
+        try (PreparedStatement ps = c.prepareStatement(unpublished(c, settings) + " ORDER BY seq DESC LIMIT ?")) {
+            ps.setInt(1, limit);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    rows.add(row(rs));
+                }
+            }
+        }
+        return rows;
+    }
+
+    private static boolean binaryColumnsPresent(Connection c, CdcSettings settings) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT count(*) = 2 FROM pg_attribute WHERE attrelid = to_regclass(?)"
                 + " AND attname IN ('payload_bytes', 'content_type') AND NOT attisdropped")) {
             ps.setString(1, settings.outboxTable());

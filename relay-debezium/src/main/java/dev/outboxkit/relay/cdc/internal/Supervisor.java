@@ -64,6 +64,8 @@ public final class Supervisor implements AutoCloseable {
     private SlotMonitor monitor;
     private StateTables state;
     private ScheduledExecutorService scheduler;
+    /** The standby's warm-up ({@link StandbyWarmup}): a thread of its own, since a metadata fetch may block. */
+    private ScheduledExecutorService warmer;
     private Thread loop;
     private volatile Role role = Role.NEW;
     private volatile String detail = "not started";
@@ -154,7 +156,7 @@ public final class Supervisor implements AutoCloseable {
             standbyHealthy = true;
             if (acquired.isPresent()) {
                 first = newSession(acquired.get());
-                first.prepare();
+                first.prepare(false);
             } else {
                 role = Role.STANDBY;
                 detail = standbyDetail();
@@ -178,6 +180,13 @@ public final class Supervisor implements AutoCloseable {
                     + target.database() + " (" + why + "); check jdbcUrl, user and password", e);
         }
         scheduler.scheduleWithFixedDelay(monitor, 0, 2, TimeUnit.SECONDS);
+        warmer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "outboxkit-cdc-warmup-" + settings.slotName());
+            t.setDaemon(true);
+            return t;
+        });
+        warmer.scheduleWithFixedDelay(new StandbyWarmup(settings, pool, producer, () -> role == Role.STANDBY && !closing),
+                0, StandbyWarmup.RETRY.toMillis(), TimeUnit.MILLISECONDS);
         Session prepared = first;
         loop = new Thread(() -> run(prepared), "outboxkit-cdc-" + settings.slotName());
         loop.setDaemon(true);
@@ -213,7 +222,7 @@ public final class Supervisor implements AutoCloseable {
                             acquired.get().from() == LeaseTable.From.HOLDER_GONE ? ", whose process is gone" : "",
                             settings.slotName());
                     next = newSession(acquired.get());
-                    next.prepare();
+                    next.prepare(true);
                 }
                 session = next;
                 role = Role.ACTIVE;
@@ -232,7 +241,7 @@ public final class Supervisor implements AutoCloseable {
                         next = null;
                         if (!closing && lease.renew(fence)) {
                             next = newSession(fence, null, false);
-                            next.prepare();
+                            next.prepare(true);
                         }
                     }
                     case LOST -> {
@@ -264,7 +273,7 @@ public final class Supervisor implements AutoCloseable {
                         next = null;
                         if (!closing && lease.renew(fence)) {
                             next = newSession(fence, null, false);
-                            next.prepare();
+                            next.prepare(true);
                         }
                     }
                     default -> throw new IllegalStateException("unknown end " + end);
@@ -482,6 +491,9 @@ public final class Supervisor implements AutoCloseable {
      *                     while and must not hold up the stop)
      */
     private void shutdownResources(boolean databaseGone) {
+        if (warmer != null) {
+            warmer.shutdownNow(); // a metadata fetch in progress ends when the producer closes below
+        }
         if (scheduler != null) {
             scheduler.shutdownNow();
             if (!databaseGone) {
