@@ -1,6 +1,5 @@
 package dev.outboxkit.relay.cdc.internal;
 
-import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxkit.core.KafkaRecords;
 import dev.outboxkit.core.internal.DeadLetterWriter;
 import dev.outboxkit.core.internal.Flusher;
@@ -14,6 +13,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.function.BooleanSupplier;
+import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,7 +39,7 @@ final class StandbyWarmup implements Runnable {
     private static final int MAX_TOPICS = 20;
 
     private final CdcSettings settings;
-    private final HikariDataSource pool;
+    private final DataSource pool;
     private final StopOnFailure producers;
     private final BooleanSupplier standingBy;
     private final KafkaRecords records;
@@ -47,7 +47,7 @@ final class StandbyWarmup implements Runnable {
     private long nextLookNanos;
     private final Set<String> known = new LinkedHashSet<>();
 
-    StandbyWarmup(CdcSettings settings, HikariDataSource pool, StopOnFailure producers, BooleanSupplier standingBy) {
+    StandbyWarmup(CdcSettings settings, DataSource pool, StopOnFailure producers, BooleanSupplier standingBy) {
         this.settings = settings;
         this.pool = pool;
         this.producers = producers;
