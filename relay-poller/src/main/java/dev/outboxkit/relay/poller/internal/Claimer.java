@@ -10,7 +10,7 @@ import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 
 /**
- * Claims a batch: in one round trip, the transaction's timeouts and the claim of the rows of the
+ * Claims a batch: in one round trip, the transaction's settings and the claim of the rows of the
  * partitions this instance leases that are its claim loop's share ({@link Ownership#share}), re-checking each lease in
  * the database. The transaction stays
  * open in the returned {@link Batch} until {@link Settlement} ends it. Between claims it says how
@@ -95,7 +95,7 @@ final class Claimer {
             }
             c.setAutoCommit(false);
             List<ClaimedRow> rows = new ArrayList<>();
-            // One round trip: the transaction's timeouts, then the claim.
+            // One round trip: the transaction's settings (PollerSql.claimSettings), then the claim.
             String claim = slice < 0 ? (own.holdsAll() ? sql.claimAll : sql.claimSome)
                     : (own.holdsAll() ? sql.claimAllSlice[slice] : sql.claimSomeSlice[slice]);
             try (PreparedStatement ps = c.prepareStatement(claim)) {

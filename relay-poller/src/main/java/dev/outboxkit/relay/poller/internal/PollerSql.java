@@ -35,8 +35,11 @@ public final class PollerSql {
     final LeaseTable leases;
     private final int partitions;
 
-    /** The claim transaction's timeouts (SET LOCAL), sent in the same round trip as the claim. */
-    final String timeouts;
+    /**
+     * The claim transaction's settings (SET LOCAL): its timeouts, its commit mode and its plan. Sent in the same round
+     * trip as the claim.
+     */
+    final String claimSettings;
     final String claimSome;
     final String claimAll;
     /** {@link #claimSome} and {@link #claimAll} of each slice (see {@link #SLICES}), by slice. */
@@ -89,9 +92,17 @@ public final class PollerSql {
         // synchronous_commit off for the claim transaction only: its commit (forget after the acks, put back, park)
         // is lost in a database crash only together with every later commit in the WAL, and losing it brings its
         // rows back to be published again: duplicates, never loss (FaultScenariosTest's PostgreSQL crash shows it).
-        timeouts = "SELECT set_config('idle_in_transaction_session_timeout', ?, true), "
+        // The plan: the claim reads the oldest rows in seq order, and only an ordered scan of an index on seq keeps its
+        // cost bound by the batch, whatever the backlog. The planner does not know that: on an outbox table analysed
+        // while nearly empty, or never, it prices index scans as random reads and picks a scan of the whole table and
+        // a sort of it as soon as the backlog outgrows the batch, so every claim reads the whole backlog and a backlog
+        // that outgrows the relay makes the claims slower still (issue 30 item 5: claims at their 5 s statement
+        // timeout in the latency benchmark). Turning sequential scans and sorts off for the claim transaction leaves
+        // the planner the index on seq (the primary key, or the slice or MARK-mode partial indexes).
+        claimSettings = "SELECT set_config('idle_in_transaction_session_timeout', ?, true), "
                 + "set_config('lock_timeout', ?, true), set_config('statement_timeout', ?, true), "
-                + "set_config('synchronous_commit', 'off', true)";
+                + "set_config('synchronous_commit', 'off', true), "
+                + "set_config('enable_seqscan', 'off', true), set_config('enable_sort', 'off', true)";
 
         String held = """
                 WITH held AS MATERIALIZED (
@@ -117,13 +128,13 @@ public final class PollerSql {
         String some = partitionOf("c") + " = ANY (ARRAY(SELECT p FROM held))";
         // Holding every partition: no per-row hash, only the one-time lease check.
         String all = "(SELECT count(*) FROM held) = " + partitions;
-        claimSome = timeouts + ";\n" + held + forget.formatted(candidates.formatted(some)) + returning;
-        claimAll = timeouts + ";\n" + held + forget.formatted(candidates.formatted(all)) + returning;
+        claimSome = claimSettings + ";\n" + held + forget.formatted(candidates.formatted(some)) + returning;
+        claimAll = claimSettings + ";\n" + held + forget.formatted(candidates.formatted(all)) + returning;
         for (int i = 0; i < SLICES; i++) {
             // a literal, so that the planner matches the slice's partial index
             String slice = " AND " + sliceOf("c") + " = " + i;
-            claimSomeSlice[i] = timeouts + ";\n" + held + forget.formatted(candidates.formatted(some + slice)) + returning;
-            claimAllSlice[i] = timeouts + ";\n" + held + forget.formatted(candidates.formatted(all + slice)) + returning;
+            claimSomeSlice[i] = claimSettings + ";\n" + held + forget.formatted(candidates.formatted(some + slice)) + returning;
+            claimAllSlice[i] = claimSettings + ";\n" + held + forget.formatted(candidates.formatted(all + slice)) + returning;
         }
         // by name: an index of that name with another predicate is only not used by the planner (claims stay correct)
         sliceIndexPresent = "SELECT count(*) = 2 FROM pg_index i JOIN pg_class x ON x.oid = i.indexrelid"
