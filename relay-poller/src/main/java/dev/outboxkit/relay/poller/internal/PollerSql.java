@@ -92,17 +92,20 @@ public final class PollerSql {
         // synchronous_commit off for the claim transaction only: its commit (forget after the acks, put back, park)
         // is lost in a database crash only together with every later commit in the WAL, and losing it brings its
         // rows back to be published again: duplicates, never loss (FaultScenariosTest's PostgreSQL crash shows it).
-        // The plan: the claim reads the oldest rows in seq order, and only an ordered scan of an index on seq keeps its
-        // cost bound by the batch, whatever the backlog. The planner does not know that: on an outbox table analysed
-        // while nearly empty, or never, it prices index scans as random reads and picks a scan of the whole table and
-        // a sort of it as soon as the backlog outgrows the batch, so every claim reads the whole backlog and a backlog
-        // that outgrows the relay makes the claims slower still (issue 30 item 5: claims at their 5 s statement
-        // timeout in the latency benchmark). Turning sequential scans and sorts off for the claim transaction leaves
-        // the planner the index on seq (the primary key, or the slice or MARK-mode partial indexes).
+        // The plan: a claim costs its batch, not the backlog, only as an ordered scan of an index on seq that stops at
+        // the batch, joined to the rows it deletes by a lookup per row. The planner does not know that: on an outbox
+        // table analysed while nearly empty, or never, it prices index scans as random reads, and as soon as the backlog
+        // outgrows the batch it scans and sorts the whole table for the candidates, or hashes the candidates and scans
+        // the whole table for the rows to delete. Every claim then reads the whole backlog, and a backlog that outgrows
+        // the relay makes the claims slower still (issue 30 item 5: claims at their 5 s statement timeout in the
+        // latency benchmark). With sequential scans, sorts, hash and merge joins off for the claim transaction, the
+        // planner is left the index on seq (the primary key, or the slice or MARK-mode partial indexes) and nested
+        // loops; ClaimPlanTest shows both plans.
         claimSettings = "SELECT set_config('idle_in_transaction_session_timeout', ?, true), "
                 + "set_config('lock_timeout', ?, true), set_config('statement_timeout', ?, true), "
                 + "set_config('synchronous_commit', 'off', true), "
-                + "set_config('enable_seqscan', 'off', true), set_config('enable_sort', 'off', true)";
+                + "set_config('enable_seqscan', 'off', true), set_config('enable_sort', 'off', true), "
+                + "set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true)";
 
         String held = """
                 WITH held AS MATERIALIZED (
