@@ -97,10 +97,9 @@ public final class PollerSql {
         // table analysed while nearly empty, or never, it prices index scans as random reads, and as soon as the backlog
         // outgrows the batch it scans and sorts the whole table for the candidates, or hashes the candidates and scans
         // the whole table for the rows to delete. Every claim then reads the whole backlog, and a backlog that outgrows
-        // the relay makes the claims slower still (issue 30 item 5: claims at their 5 s statement timeout in the
-        // latency benchmark). With sequential scans, sorts, hash and merge joins off for the claim transaction, the
-        // planner is left the index on seq (the primary key, or the slice or MARK-mode partial indexes) and nested
-        // loops; ClaimPlanTest shows both plans.
+        // the relay makes the claims slower still. With sequential scans, sorts, hash and merge joins off for the claim
+        // transaction, the planner is left the index on seq (the primary key, or the slice or MARK-mode partial
+        // indexes) and nested loops; ClaimPlanTest shows both plans.
         claimSettings = "SELECT set_config('idle_in_transaction_session_timeout', ?, true), "
                 + "set_config('lock_timeout', ?, true), set_config('statement_timeout', ?, true), "
                 + "set_config('synchronous_commit', 'off', true), "
