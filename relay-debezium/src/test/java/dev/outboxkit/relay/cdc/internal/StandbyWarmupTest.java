@@ -8,9 +8,6 @@ import dev.outboxkit.core.internal.DatabaseLogin;
 import dev.outboxkit.core.internal.StopOnFailure;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.TestDatabase;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -62,8 +59,8 @@ class StandbyWarmupTest {
         warmup.run();
         assertThat(asked).containsExactlyInAnyOrder("outbox.event.order", "outbox.event.invoice");
         assertThat(producer.history()).as("nothing is sent").isEmpty();
-        assertThat(count(db, "SELECT count(*) FROM outbox_event")).as("no row is deleted or changed").isEqualTo(5);
-        assertThat(count(db, "SELECT count(*) FROM outbox_dead_letter")).isZero();
+        assertThat(db.count("SELECT count(*) FROM outbox_event")).as("no row is deleted or changed").isEqualTo(5);
+        assertThat(db.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
     }
 
     @Test
@@ -94,18 +91,8 @@ class StandbyWarmupTest {
     }
 
     private static void insert(TestDatabase db, String aggregateType, int rows) throws Exception {
-        try (Connection c = db.connect(); Statement s = c.createStatement()) {
-            for (int i = 0; i < rows; i++) {
-                s.execute("INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload) "
-                        + "VALUES (gen_random_uuid(), '" + aggregateType + "', '" + i + "', 'E', '{}')");
-            }
-        }
-    }
-
-    private static long count(TestDatabase db, String sql) throws Exception {
-        try (Connection c = db.connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
-            rs.next();
-            return rs.getLong(1);
-        }
+        db.exec("INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload)"
+                + " SELECT gen_random_uuid(), '" + aggregateType + "', i::text, 'E', '{}' FROM generate_series(0, "
+                + (rows - 1) + ") i");
     }
 }

@@ -9,7 +9,6 @@ import dev.outboxkit.testkit.TestDatabase;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
-import java.sql.Statement;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -42,23 +41,20 @@ class ClaimPlanTest {
 
     /** {@code analysedAt} rows, ANALYZE (unless 0), then {@code rows} more that the statistics do not know. */
     private static void backlog(TestDatabase db, int analysedAt, int rows) throws Exception {
-        try (Connection c = db.connect(); Statement s = c.createStatement()) {
-            s.execute("ALTER TABLE outbox_event SET (autovacuum_enabled = false)"); // no analyse during the test
-            s.execute("INSERT INTO outbox_relay_lease (lease_key, holder, fence, expires_at)"
-                    + " SELECT 'poll/' || p, 'test', p, now() + interval '1 day' FROM generate_series(0, " + (PARTITIONS - 1)
-                    + ") p");
-            if (analysedAt > 0) {
-                insert(s, analysedAt);
-                s.execute("ANALYZE outbox_event");
-            }
-            insert(s, rows);
+        db.exec("ALTER TABLE outbox_event SET (autovacuum_enabled = false)", // no analyse during the test
+                "INSERT INTO outbox_relay_lease (lease_key, holder, fence, expires_at)"
+                        + " SELECT 'poll/' || p, 'test', p, now() + interval '1 day' FROM generate_series(0, "
+                        + (PARTITIONS - 1) + ") p");
+        if (analysedAt > 0) {
+            db.exec(insert(analysedAt), "ANALYZE outbox_event");
         }
+        db.exec(insert(rows));
     }
 
-    private static void insert(Statement s, int rows) throws Exception {
-        s.execute("INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload)"
+    private static String insert(int rows) {
+        return "INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload)"
                 + " SELECT gen_random_uuid(), 'order', (i % 5000)::text, 'E', jsonb_build_object('x', repeat('y', 150))"
-                + " FROM generate_series(1, " + rows + ") i");
+                + " FROM generate_series(1, " + rows + ") i";
     }
 
     private static void assertPinnedPlans(TestDatabase db) throws Exception {
