@@ -30,8 +30,8 @@ class ClaimPlanTest {
 
     /** The textbook claim of one claim loop's partitions, without the relay's settings: the hazard. */
     private static final String TEXTBOOK_CLAIM = "DELETE FROM outbox_event e WHERE e.seq IN (SELECT c.seq FROM outbox_event c"
-            + " WHERE ((hashtext(c.aggregate_type || '/' || c.aggregate_id) & 2147483647) % 64) % 2 = 0"
-            + " ORDER BY c.seq LIMIT " + BATCH + " FOR UPDATE OF c SKIP LOCKED) RETURNING e.seq";
+            + " WHERE " + new PollerSql("public", PARTITIONS, AfterPublish.DELETE, ParkPolicy.CONTINUE).partitionOf("c")
+            + " % 2 = 0 ORDER BY c.seq LIMIT " + BATCH + " FOR UPDATE OF c SKIP LOCKED) RETURNING e.seq";
 
     @Test
     void onATableNeverAnalysedEveryClaimReadsItsBatchOnly(TestDatabase db) throws Exception {
