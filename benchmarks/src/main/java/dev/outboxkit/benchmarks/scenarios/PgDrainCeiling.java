@@ -52,11 +52,16 @@ public final class PgDrainCeiling extends BacklogDrain {
         }
     }
 
-    /** The claim-and-delete statement: the batch size is its one parameter. */
+    /**
+     * The claim-and-delete statement: the batch size is its one parameter. Its shape is the polling relay's
+     * ({@code seq = ANY (ARRAY(candidates))}: the candidates computed once, each row then found by its key), so the
+     * ceiling is what PostgreSQL gives the best statement we know, not the textbook {@code seq IN (candidates)} that
+     * the relay outran (issue 30 item 5: up to 1.77 × this ceiling with the old shape here).
+     */
     static String claimSql(String schema) {
         String table = Identifiers.qualified(schema, "outbox_event");
-        return "DELETE FROM " + table + " WHERE seq IN (SELECT seq FROM " + table
-                + " ORDER BY seq FOR UPDATE SKIP LOCKED LIMIT ?)"
+        return "DELETE FROM " + table + " WHERE seq = ANY (ARRAY(SELECT seq FROM " + table
+                + " ORDER BY seq FOR UPDATE SKIP LOCKED LIMIT ?))"
                 + " RETURNING seq, id, aggregate_type, aggregate_id, event_type, topic, payload::text, headers::text, created_at";
     }
 
