@@ -48,6 +48,12 @@ public final class MetricCatalog {
     public static final Metric CDC_P99_MS_AT_200 = latency("cdc", "p99", 200).atMost(25);
     public static final Metric POLLER_P99_MS_AT_5000 = latency("poller", "p99", 5000);
     public static final Metric CDC_P99_MS_AT_5000 = latency("cdc", "p99", 5000);
+    /** The system key of the dual-write latency floor ({@code dual_write_latency_floor}). */
+    public static final String DUAL_WRITE = "dual_write";
+    public static final Metric POLLER_P99_VS_DUAL_WRITE_AT_5000 = Metric.of("poller_p99_vs_dual_write_at_5000", "ratio",
+            "poller_p99_ms_at_5000 ÷ dual_write_p99_ms_at_5000, same repeat: the polling relay's p99 against writers that"
+                    + " send their own records right after their commits, under the same write load (1: the relay adds"
+                    + " nothing to the machine's own floor)");
     public static final Metric RELAY_RSS_MB = Metric.of("relay_rss_mb", "MB",
             "peak resident memory (VmHWM) of a relay's JVM while it drains the backlog").atMost(256);
     public static final Metric NOTIFY_COMMIT_RATIO = Metric.of("notify_commit_ratio", "ratio",
@@ -206,6 +212,7 @@ public final class MetricCatalog {
             case "poller" -> "the polling relay";
             case "cdc" -> "the WAL relay";
             case "modulith" -> "the Spring Modulith peer";
+            case DUAL_WRITE -> "a dual write (the writer sends after its commit; no relay)";
             default -> system;
         };
     }
@@ -216,7 +223,7 @@ public final class MetricCatalog {
             CDC_DRAIN_EPS, DEBEZIUM_CEILING_EPS, CDC_VS_DEBEZIUM_CEILING, STOCK_DEBEZIUM_EPS, CDC_VS_STOCK_DEBEZIUM,
             WRITER_TAX_RATIO, CONSUMER_DEDUPE_RATIO,
             CONSUMER_EPS, POLLER_P50_MS_AT_200, POLLER_P99_MS_AT_200, CDC_P50_MS_AT_200, CDC_P99_MS_AT_200,
-            POLLER_P99_MS_AT_5000, CDC_P99_MS_AT_5000, RELAY_RSS_MB, NOTIFY_COMMIT_RATIO, POLLER_TRACING_DRAIN_RATIO,
+            POLLER_P99_MS_AT_5000, POLLER_P99_VS_DUAL_WRITE_AT_5000, CDC_P99_MS_AT_5000, RELAY_RSS_MB, NOTIFY_COMMIT_RATIO, POLLER_TRACING_DRAIN_RATIO,
             MODULITH_DRAIN_EPS, POLLER_VS_MODULITH_DRAIN, MODULITH_P50_MS_AT_200, MODULITH_P99_MS_AT_200,
             MODULITH_P99_MS_AT_5000, MODULITH_WRITER_TAX_RATIO);
 
@@ -239,6 +246,7 @@ public final class MetricCatalog {
             new Ratio(WRITER_TAX_RATIO, WRITER_OUTBOX_TPS.key(), WRITER_BASELINE_TPS.key()),
             new Ratio(CONSUMER_DEDUPE_RATIO, CONSUMER_EPS.key(), CONSUMER_PLAIN_EPS.key()),
             new Ratio(POLLER_VS_MODULITH_DRAIN, POLLER_DRAIN_EPS.key(), MODULITH_DRAIN_EPS.key()),
+            new Ratio(POLLER_P99_VS_DUAL_WRITE_AT_5000, POLLER_P99_MS_AT_5000.key(), LatencyProfile.key(DUAL_WRITE, "p99", 5000)),
             new Ratio(MODULITH_WRITER_TAX_RATIO, MODULITH_WRITER_EVENT_TPS.key(), MODULITH_WRITER_BASELINE_TPS.key()));
 
     /**

@@ -4,6 +4,7 @@ import dev.outboxkit.benchmarks.scenarios.CdcDrain;
 import dev.outboxkit.benchmarks.scenarios.ConsumerThroughput;
 import dev.outboxkit.benchmarks.scenarios.DebeziumCeilingDrain;
 import dev.outboxkit.benchmarks.scenarios.DebeziumCeilingLatency;
+import dev.outboxkit.benchmarks.scenarios.DualWriteLatencyFloor;
 import dev.outboxkit.benchmarks.scenarios.CrashRecovery;
 import dev.outboxkit.benchmarks.scenarios.Failover;
 import dev.outboxkit.benchmarks.scenarios.JmhHotPaths;
@@ -59,6 +60,7 @@ public final class ScenarioCatalog {
                 new NotifyCommitRatio(),
                 new ConsumerThroughput(),
                 new KafkaLatencyFloor(),
+                new DualWriteLatencyFloor(),
                 new RelayLatency(RelayLatency.Kind.POLLER),
                 new RelayLatency(RelayLatency.Kind.CDC),
                 new DebeziumCeilingLatency(),

@@ -52,10 +52,10 @@ class BenchmarkSmokeTest {
         }
         assertThat(json.path("machine").path("cores").asInt()).isPositive();
         assertThat(json.path("machine").path("PostgreSQL").asText()).startsWith("17.");
-        // a latency profile per system (the Kafka floor and both relays) and rate
+        // a latency profile per system (the Kafka floor, the dual write's, both relays and the peer) and rate
         List<String> profiles = new java.util.ArrayList<>();
         json.path("latency").forEach(p -> profiles.add(p.path("system").asText() + "@" + p.path("rate").asInt()));
-        for (String system : List.of("kafka", "poller", "cdc", "modulith")) {
+        for (String system : List.of("kafka", "dual_write", "poller", "cdc", "modulith")) {
             for (int rate : Sizes.LATENCY_RATES) {
                 assertThat(profiles).as("latency profiles").contains(system + "@" + rate);
             }
@@ -66,8 +66,23 @@ class BenchmarkSmokeTest {
                 Path evidence = out.resolve("tmp").resolve("db-evidence").resolve(system + "_latency-" + rate + "-r1.md");
                 assertThat(evidence).exists();
                 assertThat(Files.readString(evidence)).containsPattern("[1-9][0-9]* samples every 100 ms")
-                        .contains("| autovacuum on outbox_event |", "Slowest seconds");
+                        .contains("| autovacuum on outbox_event |", "Slowest seconds")
+                        .containsPattern("the machine was \\*\\*[0-9]+ % busy\\*\\*")
+                        .containsPattern("the PostgreSQL server \\(every backend[^)]*\\) [0-9]+\\.[0-9]{2}");
             }
+        }
+        for (String relay : List.of("poller", "cdc")) {
+            Path evidence = out.resolve("tmp").resolve("db-evidence").resolve(relay + "_latency-5000-r1.md");
+            assertThat(Files.readString(evidence)).as("the relay's threads are told apart from the load's")
+                    .containsPattern("the relay's own threads [0-9]+\\.[0-9]{2}")
+                    .containsPattern("the writers' threads [0-9]+\\.[0-9]{2}");
+        }
+        // the dual write's floor: whether its writers kept up, and where the machine's CPU went
+        for (int rate : Sizes.LATENCY_RATES) {
+            Path evidence = out.resolve("tmp").resolve("db-evidence").resolve("dual_write_latency_floor-" + rate + "-r1.md");
+            assertThat(Files.readString(evidence)).contains("Writers (16 threads")
+                    .containsPattern("the machine was \\*\\*[0-9]+ % busy\\*\\*")
+                    .containsPattern("the writers' threads [0-9]+\\.[0-9]{2}");
         }
 
         String md = Files.readString(outputs.markdown());

@@ -72,6 +72,15 @@ public final class OpenLoopDriver {
      */
     public static Result run(int rate, Duration warmup, Duration window, Duration ackTimeout, int writers,
                              TargetFactory factory, LatencyTracker tracker) throws Exception {
+        return run(rate, warmup, window, ackTimeout, writers, factory, tracker, () -> { });
+    }
+
+    /**
+     * The same; {@code scheduleDone} runs once the schedule's last event was handed to the writers, while they are
+     * still alive (a CPU budget that reads threads by name sees them then, and not after they ended).
+     */
+    public static Result run(int rate, Duration warmup, Duration window, Duration ackTimeout, int writers,
+                             TargetFactory factory, LatencyTracker tracker, Runnable scheduleDone) throws Exception {
         if (rate < 1) {
             throw new IllegalArgumentException("rate must be at least 1 event/s, got " + rate);
         }
@@ -102,6 +111,7 @@ public final class OpenLoopDriver {
                 }
                 queue.add(new long[] {n, intended});
             }
+            scheduleDone.run();
             for (int i = 0; i < writers; i++) {
                 queue.add(new long[] {-1, 0});
             }

@@ -14,6 +14,7 @@ import dev.outboxkit.benchmarks.load.LatencyTracker;
 import dev.outboxkit.benchmarks.load.ModulithPeer;
 import dev.outboxkit.benchmarks.load.OpenLoopDriver;
 import dev.outboxkit.benchmarks.load.OutboxInsertTarget;
+import dev.outboxkit.benchmarks.load.PhaseCpu;
 import dev.outboxkit.benchmarks.load.Relays;
 import dev.outboxkit.benchmarks.load.SyntheticEvents;
 import dev.outboxkit.core.EventIds;
@@ -140,27 +141,36 @@ public final class RelayLatency implements Scenario {
         try (DbSampler server = DbSampler.start(context.postgres(), db, system == Kind.MODULITH ? "" : "outboxkit");
              KafkaAckObserver acks = KafkaAckObserver.start(context.kafka().bootstrapServers(), List.of(topic), tracker,
                      ids)) {
+            PhaseCpu cpu = PhaseCpu.start(db);
             OpenLoopDriver.Result result = OpenLoopDriver.run(rate, context.sizes().warmup(),
-                    context.sizes().latencyWindow(), context.sizes().ackTimeout(), WRITERS, targets, tracker);
+                    context.sizes().latencyWindow(), context.sizes().ackTimeout(), WRITERS, targets, tracker, cpu::stop);
+            String machine = cpu.report(PHASE);
             if (acks.failure() != null) {
                 throw new IllegalStateException("the ack observer failed: " + acks.failure(), acks.failure());
             }
             // Whether the writers kept up: they never wait for the relay (open loop), so a committed rate below the offered
             // one is the writers' own shortfall (their commits and the CPU), not the relay's.
-            String writers = String.format(java.util.Locale.ROOT, "Writers (%d threads, one insert per transaction): "
-                    + "offered %d events/s, committed %.0f events/s; the worst delay between an event's intended time and "
-                    + "its writer picking it up %.0f ms%n", WRITERS, rate, result.achievedRate(), result.maxLagMs());
-            writeEvidence(context, rate, server.report(name() + " at " + rate + " events/s (repeat "
-                    + context.repeat() + ")", tracker) + "\n" + writers);
+            writeEvidence(context, name(), rate, server.report(name() + " at " + rate + " events/s (repeat "
+                    + context.repeat() + ")", tracker) + "\n" + writers(rate, result) + "\n" + machine);
             return result.profile(system.key);
         }
     }
 
-    /** The server's side of the phase, beside the run's other scratch files (tmp/db-evidence/). */
-    private void writeEvidence(BenchContext context, int rate, String report) throws java.io.IOException {
+    /** What {@link PhaseCpu} measures over: everything the driver does for one rate. */
+    static final String PHASE = "the phase's schedule (warm-up and timed window, while the writers ran)";
+
+    /** Whether the writers kept up with the schedule, as one Markdown line. */
+    static String writers(int rate, OpenLoopDriver.Result result) {
+        return String.format(java.util.Locale.ROOT, "Writers (%d threads, one insert per transaction): offered %d "
+                + "events/s, committed %.0f events/s; the worst delay between an event's intended time and its writer "
+                + "picking it up %.0f ms%n", WRITERS, rate, result.achievedRate(), result.maxLagMs());
+    }
+
+    /** What the machine did during a phase, beside the run's other scratch files (tmp/db-evidence/). */
+    static void writeEvidence(BenchContext context, String scenario, int rate, String report) throws java.io.IOException {
         Path dir = Files.createDirectories(context.workDir().resolve("db-evidence"));
-        Path file = dir.resolve(name() + "-" + rate + "-r" + context.repeat() + ".md");
+        Path file = dir.resolve(scenario + "-" + rate + "-r" + context.repeat() + ".md");
         Files.writeString(file, report);
-        log.info("{}: what the database did during the phase at {} events/s: {}", name(), rate, file);
+        log.info("{}: what the database and the machine did during the phase at {} events/s: {}", scenario, rate, file);
     }
 }
