@@ -25,7 +25,8 @@ public final class Charts {
             MetricCatalog.CDC_VS_STOCK_DEBEZIUM, MetricCatalog.WRITER_TAX_RATIO, MetricCatalog.CONSUMER_DEDUPE_RATIO,
             MetricCatalog.NOTIFY_COMMIT_RATIO, MetricCatalog.POLLER_VS_MODULITH_DRAIN,
             MetricCatalog.MODULITH_WRITER_TAX_RATIO);
-    private static final List<String> LATENCY_SYSTEMS = List.of("kafka", MetricCatalog.DUAL_WRITE, "poller", "cdc", "modulith");
+    private static final List<String> LATENCY_SYSTEMS =
+            List.of("kafka", MetricCatalog.DUAL_WRITE, "poller", "cdc", "modulith");
 
     private Charts() {
     }

@@ -32,7 +32,10 @@ public final class PhaseCpu {
         }
     }
 
-    /** Ends the window now (call it while the threads to be told apart are alive: an ended thread's time is lost to the JVM's rest). */
+    /**
+     * Ends the window now. Call it while the threads to be told apart are alive: an ended thread's time can no longer be
+     * read per thread and goes to the rest of the JVM.
+     */
     public void stop() {
         if (usage == null) {
             usage = budget.between(start, budget.snapshot());

@@ -55,7 +55,8 @@ public final class DualWriteLatencyFloor implements Scenario {
         int bytes = context.payloadBytes();
         Measurements m = new Measurements();
         AtomicReference<Exception> refused = new AtomicReference<>();
-        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(ProducerSafety.producerConfig(bootstrap, Map.of()))) {
+        try (KafkaProducer<byte[], byte[]> producer =
+                     new KafkaProducer<>(ProducerSafety.producerConfig(bootstrap, Map.of()))) {
             OpenLoopDriver.TargetFactory targets = () -> {
                 OpenLoopDriver.Target insert = OutboxInsertTarget.factory(db, BacklogDrain.SCHEMA, bytes).open();
                 return new OpenLoopDriver.Target() {
@@ -92,8 +93,9 @@ public final class DualWriteLatencyFloor implements Scenario {
                     if (acks.failure() != null) {
                         throw new IllegalStateException("the ack observer failed: " + acks.failure(), acks.failure());
                     }
-                    RelayLatency.writeEvidence(context, name(), rate, "### " + name() + " at " + rate + " events/s (repeat "
-                            + context.repeat() + ")\n\n" + RelayLatency.writers(rate, result) + "\n" + machine);
+                    RelayLatency.writeEvidence(context, name(), rate, "### " + name() + " at " + rate
+                            + " events/s (repeat " + context.repeat() + ")\n\n" + RelayLatency.writers(rate, result)
+                            + "\n" + machine);
                     m.latency(result.profile(SYSTEM));
                 }
             }

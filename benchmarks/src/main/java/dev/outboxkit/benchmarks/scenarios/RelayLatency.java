@@ -156,7 +156,7 @@ public final class RelayLatency implements Scenario {
         }
     }
 
-    /** What {@link PhaseCpu} measures over: everything the driver does for one rate. */
+    /** What {@link PhaseCpu} measures over: the schedule of one rate, until its last event is handed to a writer. */
     static final String PHASE = "the phase's schedule (warm-up and timed window, while the writers ran)";
 
     /** Whether the writers kept up with the schedule, as one Markdown line. */
