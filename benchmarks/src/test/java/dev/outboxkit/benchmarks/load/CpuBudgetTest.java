@@ -9,6 +9,7 @@ import dev.outboxkit.benchmarks.load.CpuBudget.ProcStat;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.TestDatabase;
 import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -131,8 +132,9 @@ class CpuBudgetTest {
         long backendNanos;
         try (Connection c = db.connect(); Statement s = c.createStatement()) {
             backend = backendPid(s);
-            long until = System.nanoTime() + Duration.ofMillis(400).toNanos();
-            while (System.nanoTime() < until) {
+            // until the backend has used 20 ticks of CPU, however long that takes on a busy machine
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (ProcStat.readOrNull(backend).totalTicks() < 20 && System.nanoTime() < deadline) {
                 s.execute("SELECT count(*) FROM generate_series(1, 300000)");
             }
             backendNanos = ProcStat.readOrNull(backend).totalTicks() * 1_000_000_000L / CpuBudget.ClockTicks.PER_SECOND;
@@ -140,7 +142,7 @@ class CpuBudgetTest {
         Await.until("backend " + backend + " exited and reaped", () -> ProcStat.readOrNull(backend) == null,
                 Duration.ofSeconds(10), 10, () -> null);
         Await.until("both spinners measured themselves", () -> client.spent.get() > 0 && broker.spent.get() > 0,
-                Duration.ofSeconds(10), 10, () -> null);
+                Duration.ofSeconds(40), 10, () -> null);
         CpuBudget.Usage usage = budget.between(start, budget.snapshot());
         measured.countDown();
 
@@ -153,9 +155,11 @@ class CpuBudgetTest {
         assertThat(usage.nanos().get(Part.PRODUCER)).isZero();
         assertThat(usage.nanos().get(Part.DEBEZIUM)).isZero();
         double ours = (backendNanos + client.spent.get() + broker.spent.get()) / 1e9;
+        // a share of the machine: /proc/stat's ticks over this half-second window overshoot on a busy VM (1.09 seen
+        // while two Maven builds ran), and counting the per-CPU lines as well as the total would give about 2
         assertThat(usage.machineBusy()).as(usage.profile(5))
                 .isGreaterThanOrEqualTo(0.9 * ours / (usage.cpus() * usage.wallSeconds()) - 0.02)
-                .isLessThanOrEqualTo(1.02);
+                .isLessThanOrEqualTo(1.25);
         assertThat(usage.microsPerEvent(Part.CLIENT, 1000)).isCloseTo(usage.nanos().get(Part.CLIENT) / 1e6, within(1e-9));
     }
 
@@ -190,14 +194,17 @@ class CpuBudgetTest {
 
         @Override
         public void run() {
-            long cpu = ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime();
-            long until = System.nanoTime() + Duration.ofMillis(300).toNanos();
+            // until this thread has used 100 ms of CPU, however long that takes on a busy machine
+            ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+            long cpu = threads.getCurrentThreadCpuTime();
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
             long x = 0;
-            while (System.nanoTime() < until) {
+            while (threads.getCurrentThreadCpuTime() - cpu < Duration.ofMillis(100).toNanos()
+                    && System.nanoTime() < deadline) {
                 x += Long.numberOfTrailingZeros(x + System.nanoTime());
             }
             sink = x;
-            spent.set(ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime() - cpu);
+            spent.set(threads.getCurrentThreadCpuTime() - cpu);
             try {
                 measured.await();
             } catch (InterruptedException e) {
