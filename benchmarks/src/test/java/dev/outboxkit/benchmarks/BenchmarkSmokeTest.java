@@ -75,7 +75,10 @@ class BenchmarkSmokeTest {
             Path evidence = out.resolve("tmp").resolve("db-evidence").resolve(relay + "_latency-5000-r1.md");
             assertThat(Files.readString(evidence)).as("the relay's threads are told apart from the load's")
                     .containsPattern("the relay's own threads [0-9]+\\.[0-9]{2}")
-                    .containsPattern("the writers' threads [0-9]+\\.[0-9]{2}");
+                    .containsPattern("the writers' threads [0-9]+\\.[0-9]{2}")
+                    .as("how long they waited for a core (kernel schedstat)")
+                    .containsPattern("Waiting for a core [^\\n]*the PostgreSQL server \\(every backend[^)]*\\) [0-9]+ %")
+                    .containsPattern("Waiting for a core [^\\n]*the writers' threads [0-9]+ %");
         }
         // the dual write's floor: whether its writers kept up, and where the machine's CPU went
         for (int rate : Sizes.LATENCY_RATES) {

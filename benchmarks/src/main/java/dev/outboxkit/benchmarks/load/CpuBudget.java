@@ -424,16 +424,8 @@ public final class CpuBudget {
 
         /** A {@code stat} file ({@code /proc/<pid>/stat}, {@code /proc/<pid>/task/<tid>/stat}), or null when gone. */
         static ProcStat readOrNull(Path stat) {
-            try {
-                return parse(Files.readString(stat, StandardCharsets.UTF_8));
-            } catch (NoSuchFileException e) {
-                return null;
-            } catch (IOException e) {
-                if (!Files.exists(stat)) {
-                    return null; // exited while being read (ESRCH)
-                }
-                throw new UncheckedIOException("cannot read " + stat, e);
-            }
+            String line = readProcOrNull(stat);
+            return line == null ? null : parse(line);
         }
 
         /**
@@ -486,6 +478,20 @@ public final class CpuBudget {
                 throw new IllegalStateException("'getconf CLK_TCK' printed '" + s + "', not a positive number");
             }
             return Long.parseLong(s);
+        }
+    }
+
+    /** A file under {@code /proc}, or null when its process or thread is gone (it may end between listing and reading). */
+    static String readProcOrNull(Path file) {
+        try {
+            return Files.readString(file, StandardCharsets.UTF_8);
+        } catch (NoSuchFileException e) {
+            return null;
+        } catch (IOException e) {
+            if (!Files.exists(file)) {
+                return null; // ended while being read (ESRCH)
+            }
+            throw new UncheckedIOException("cannot read " + file, e);
         }
     }
 
