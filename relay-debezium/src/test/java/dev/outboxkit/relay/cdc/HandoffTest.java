@@ -8,18 +8,27 @@ import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 
+import dev.outboxkit.core.EventIds;
 import dev.outboxkit.testkit.History;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.testkit.TestKafka;
 import dev.outboxkit.testkit.internal.Handoffs;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import java.util.stream.Collectors;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.slf4j.LoggerFactory;
@@ -32,7 +41,8 @@ import org.slf4j.LoggerFactory;
  * the release announces itself at its commit, which the test checks first. The stopping instance gives the lease back
  * at its stop point, before Debezium's engine closed, and the successor publishes from the table until its own engine
  * streams (issue 30, items 2 and 3): each stop logs its hand-over and each successor where its start went, and neither
- * side logs an ERROR.
+ * side logs an ERROR. A second test hands over to a standby that finds the slot dropped and its records deleted (the
+ * runbook's recovery for a lost slot): it creates the slot, and the passes over the table cover what no slot holds.
  */
 @ExtendWith(OutboxTestkitExtension.class)
 class HandoffTest {
@@ -112,11 +122,194 @@ class HandoffTest {
                 .as("ERRORs of the relays and Debezium across the handoffs").isEmpty();
     }
 
+    /**
+     * A takeover of a handed-over lease whose slot is gone. A hands over while its standby B is frozen (SIGSTOP, as in
+     * a long pause); meanwhile the operator's recovery for a lost slot (runbook: drop it, delete its rows in
+     * outbox_cdc_offset and outbox_cdc_slot) runs and the writers go on. B resumes, takes the lease A gave back,
+     * publishes its first pass, and its checks find neither a record nor a slot and create one. A transaction that B's
+     * first pass could not see and that commits while that creation waits for it (a new slot streams only what commits
+     * after its creation) is in neither the first pass nor the stream: only the passes after the checks publish it
+     * (Session's class doc). Every wait is on a condition the database shows, not on time.
+     */
+    @Test
+    void aTakeoverAfterTheSlotWasDroppedCreatesItAndPublishesWhatWasCommittedWithoutOne(TestDatabase db, TestKafka kafka)
+            throws Exception {
+        String topic = TestKafka.uniqueTopic("cdc-handoff-noslot");
+        kafka.createTopic(topic, 4);
+        String slot = CdcTestSupport.slotFor(db);
+        History history = new History();
+        List<CdcRelay> running = new ArrayList<>();
+        List<UUID> held;
+        String output;
+        String unsettled = null;
+        try (BackgroundWriter writer = new BackgroundWriter(db, history, topic, 20, 5); Connection look = db.connect();
+             Connection holding = db.connect()) {
+            CdcRelay a = start(db, kafka, "noslot-a");
+            running.add(a);
+            await().atMost(Duration.ofSeconds(60)).until(() -> a.health().ready());
+            try (ChildRelay b = ChildRelay.start("noslot-b", db, kafka, topic, true)) { // its JVM starts while A publishes
+                await("A publishing").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200))
+                        .until(() -> CdcTestSupport.distinctIds(kafka, topic) >= 100);
+                if (!b.process().awaitOutput("STANDBY", Duration.ofSeconds(120))) {
+                    throw new AssertionError("B did not stand by:\n" + b.output());
+                }
+                b.process().pause();
+                running.remove(a);
+                a.close(); // hands the lease over at its stop point
+                await("A's walsender gone from slot " + slot).atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20))
+                        .until(() -> !slotActive(look, slot));
+                try (Statement s = look.createStatement()) { // the recovery, as the runbook has it
+                    s.execute("SELECT pg_drop_replication_slot('" + slot + "')");
+                    s.executeUpdate("DELETE FROM outbox_cdc_offset WHERE slot_name = '" + slot + "'");
+                    s.executeUpdate("DELETE FROM outbox_cdc_slot WHERE slot_name = '" + slot + "'");
+                }
+                long dropped = writer.committed();
+                await("the writer committing while no slot exists").atMost(Duration.ofSeconds(30))
+                        .until(() -> writer.committed() >= dropped + 50);
+                holding.setAutoCommit(false);
+                held = insertHeld(holding, topic, 1, 3);
+                b.process().resume();
+                b.await("B's checks creating the slot, waiting for the held transaction", Duration.ofSeconds(60), db,
+                        () -> creatingSlot(look, "outboxkit-cdc:" + slot + ":noslot-b"));
+                holding.commit();
+                committedHeld(history, held, 1);
+                holding.setAutoCommit(true);
+                List<UUID> later = insertHeld(holding, topic, 4, 3); // after them: in the new slot's stream or a pass
+                committedHeld(history, later, 4);
+                b.awaitReady(Duration.ofSeconds(120));
+                long streaming = writer.committed();
+                await("the writer committing with B streaming").atMost(Duration.ofSeconds(60))
+                        .until(() -> writer.committed() >= streaming + 100);
+                writer.close();
+                long committed = writer.committed() + held.size() + later.size();
+                try { // on a timeout the history below names the events missing
+                    await("every committed event published").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500))
+                            .until(() -> CdcTestSupport.distinctIds(kafka, topic) >= committed);
+                    await("the outbox emptied by B's deletes").atMost(Duration.ofSeconds(30))
+                            .pollInterval(Duration.ofMillis(200)).until(() -> rowsLeft(look).isEmpty());
+                } catch (ConditionTimeoutException e) {
+                    unsettled = e.getMessage() + "; left in the outbox: " + rowsLeft(look);
+                }
+                await("B's start-up phases logged").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
+                        .until(() -> b.output().contains(slot + " taken over (lease token "));
+                assertThat(recordedBy(look, slot)).as("the slot's record: written by B's checks").isEqualTo("noslot-b");
+                assertThat(slotActive(look, slot)).as("B streams the slot it created").isTrue();
+                assertThat(b.terminate()).as("B's graceful stop").isIn(0, 143);
+                output = b.output();
+            }
+        } finally {
+            running.forEach(CdcRelay::close);
+            CdcTestSupport.dropSlot(db);
+        }
+        CdcTestSupport.consume(kafka, topic, history);
+        History.Report report = history.check();
+        System.out.printf("HANDOFF cdc takeover with the slot dropped: %s; held %s%n", report.summary(), held);
+        Set<String> published = kafka.readAll(List.of(topic)).stream().map(r -> CdcTestSupport.header(r, "id"))
+                .collect(Collectors.toSet());
+        assertThat(published).as("published: the held transaction's events (%s)", report.summary())
+                .containsAll(held.stream().map(UUID::toString).toList());
+        assertThat(report.ok()).as(report.summary()).isTrue();
+        assertThat(unsettled).as("every event published, the outbox emptied").isNull();
+        assertThat(output).as("B took the lease A gave back").contains("acquired lease cdc/" + slot + " with fencing token ")
+                .contains("(previous holder null): taking over slot " + slot);
+        assertThat(lines(output, "created replication slot " + slot + " ")).as("B's checks created the slot").hasSize(1);
+        List<String> takeover = lines(output, slot + " taken over (lease token ");
+        System.out.printf("HANDOFF cdc takeover with the slot dropped, B: %s%n", takeover);
+        assertThat(takeover).as("B's start-up phases").hasSize(1);
+        assertThat(takeover).as("B's first pass preceded its checks (a takeover of a lease handed over)")
+                .allMatch(HandoffTest::drainedBeforeChecks);
+        // what the writers committed while B was frozen waited in the table for B's first pass
+        assertThat(takeover).as("rows B's first pass published: those committed after the recovery at least")
+                .allSatisfy(m -> assertThat(rows(FIRST_PASS, m)).isGreaterThanOrEqualTo(50));
+        assertThat(takeover).as("rows the passes after B's first one published: the held ones at least")
+                .allSatisfy(m -> assertThat(rows(PASSED, m)).isGreaterThanOrEqualTo(held.size()));
+        assertThat(lines(output, " ERROR ")).as("ERRORs of B").isEmpty();
+    }
+
     private static final Pattern PHASES = Pattern.compile("checks done at (\\d+) ms, drain of \\d+ rows done at (\\d+) ms");
 
     private static boolean drainedBeforeChecks(String phases) {
         Matcher m = PHASES.matcher(phases);
         return m.find() && Long.parseLong(m.group(2)) <= Long.parseLong(m.group(1));
+    }
+
+    private static final Pattern FIRST_PASS = Pattern.compile("drain of (\\d+) rows done");
+    private static final Pattern PASSED = Pattern.compile("passes over the table published (\\d+) more rows");
+
+    /** The count {@code pattern} finds in a line of start-up phases, -1 when none. */
+    private static long rows(Pattern pattern, String phases) {
+        Matcher m = pattern.matcher(phases);
+        return m.find() ? Long.parseLong(m.group(1)) : -1;
+    }
+
+    private static boolean slotActive(Connection c, String slot) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT active FROM pg_replication_slots WHERE slot_name = ?")) {
+            ps.setString(1, slot);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() && rs.getBoolean(1);
+            }
+        }
+    }
+
+    /** Whether a session of {@code application} waits in pg_create_logical_replication_slot (for running transactions). */
+    private static boolean creatingSlot(Connection c, String application) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM pg_stat_activity WHERE application_name = ? "
+                + "AND query LIKE '%pg_create_logical_replication_slot%' AND wait_event_type = 'Lock'")) {
+            ps.setString(1, application);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() && rs.getLong(1) > 0;
+            }
+        }
+    }
+
+    /** Inserts {@code count} events of the aggregate "held" (no background writer's), numbered from {@code from}. */
+    private static List<UUID> insertHeld(Connection c, String topic, long from, int count) throws SQLException {
+        List<UUID> ids = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement("INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, "
+                + "topic, payload) VALUES (?, 'order', 'held', 'OrderChanged', ?, ?::jsonb)")) {
+            for (long n = from; n < from + count; n++) {
+                UUID id = EventIds.next();
+                ps.setObject(1, id);
+                ps.setString(2, topic);
+                ps.setString(3, "{\"aggregate\": \"held\", \"n\": " + n + "}");
+                ps.executeUpdate();
+                ids.add(id);
+            }
+        }
+        return ids;
+    }
+
+    /** The events of "held" numbered from {@code from}, committed: into the history in their order. */
+    private static void committedHeld(History history, List<UUID> ids, long from) {
+        for (int i = 0; i < ids.size(); i++) {
+            history.committed(ids.get(i), "held", from + i);
+        }
+    }
+
+    /** The lines of a child's output containing {@code text}. */
+    private static List<String> lines(String output, String text) {
+        return output.lines().filter(l -> l.contains(text)).toList();
+    }
+
+    /** The first rows still in the outbox: seq, id, aggregate. */
+    private static List<String> rowsLeft(Connection c) throws SQLException {
+        List<String> rows = new ArrayList<>();
+        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(
+                "SELECT seq, id, aggregate_id FROM outbox_event ORDER BY seq LIMIT 20")) {
+            while (rs.next()) {
+                rows.add(rs.getLong(1) + " " + rs.getString(2) + " " + rs.getString(3));
+            }
+        }
+        return rows;
+    }
+
+    private static String recordedBy(Connection c, String slot) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT created_by FROM outbox_cdc_slot WHERE slot_name = ?")) {
+            ps.setString(1, slot);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getString(1) : null;
+            }
+        }
     }
 
     private static List<String> messages(List<ILoggingEvent> events, Logger from, String containing) {
