@@ -173,6 +173,8 @@ final class StartupDrain {
      */
     Result run(Connection c, BooleanSupplier keepGoing, Result earlier) throws SQLException, InterruptedException {
         long started = System.nanoTime();
+        // the caller goes on with this connection (the slot's checks, markDrained): it gets it back at its own level
+        int isolation = c.getTransactionIsolation();
         c.setAutoCommit(false);
         c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
         long[] drained = new long[1024];
@@ -244,6 +246,7 @@ final class StartupDrain {
             throw e;
         } finally {
             c.setAutoCommit(true);
+            c.setTransactionIsolation(isolation);
         }
         long[] seqs = Arrays.copyOf(drained, count);
         Arrays.sort(seqs);
