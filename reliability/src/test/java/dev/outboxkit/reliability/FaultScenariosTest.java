@@ -10,6 +10,8 @@ import dev.outboxkit.writer.OutboxTransaction;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.UUID;
+import java.util.function.Predicate;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -189,10 +191,9 @@ class FaultScenariosTest {
 
             int mark = stale.output().length();
             stale.resume();
-            await("the stale instance notices it lost the lease").atMost(Duration.ofMinutes(2))
-                    .until(() -> since(stale, mark).contains("lost lease") || since(stale, mark).contains("offset write refused"));
-            await("the stale instance steps down").atMost(Duration.ofMinutes(2))
-                    .until(() -> since(stale, mark).contains("ROLE STANDBY"));
+            awaitSince(stale, mark, "the stale instance notices it lost the lease",
+                    out -> out.contains("lost lease") || out.contains("offset write refused"));
+            awaitSince(stale, mark, "the stale instance steps down", out -> out.contains("ROLE STANDBY"));
             awaitProgress(p, "after the stale instance woke up");
             assertThat(p.cdcLease()).as("the lease stays the new holder's").isEqualTo(taken);
             Harness.LeaseState offset = p.cdcOffsetWriter();
@@ -210,6 +211,16 @@ class FaultScenariosTest {
 
     private static String since(JavaProcess process, int mark) {
         return process.output().substring(mark);
+    }
+
+    /** Waits until {@code process} printed, after {@code mark}, what {@code printed} accepts; else fails with that output. */
+    private static void awaitSince(JavaProcess process, int mark, String what, Predicate<String> printed) {
+        try {
+            await(what).atMost(Duration.ofMinutes(2)).until(() -> printed.test(since(process, mark)));
+        } catch (ConditionTimeoutException e) {
+            throw new AssertionError(what + ": not within 2 minutes; " + process.name() + " printed since:\n"
+                    + since(process, mark) + "\nits threads:\n" + process.threadDump(), e);
+        }
     }
 
     private static void awaitProgress(Harness p, String what) throws Exception {

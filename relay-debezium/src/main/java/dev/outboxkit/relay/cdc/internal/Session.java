@@ -261,6 +261,20 @@ final class Session {
         return !record.drained();
     }
 
+    /**
+     * How a session that stopped on {@link #error} ends: {@code LOST} when the lease went first and the error is its
+     * consequence, else {@code FAILED}. Woken from a pause past the lease, for example, the session may meet the new
+     * holder's work before its own renewal says the lease is gone: its connections ended (a pass over the table
+     * fails), or its handler refusing the next batch (which ends the engine). A start-up refusal stays a failure.
+     */
+    private End failedOrLost() {
+        if (lost || (!authority() && !(error instanceof CdcStartupException))) {
+            lost = true;
+            return End.LOST;
+        }
+        return End.FAILED;
+    }
+
     /** The offset store's check before Debezium reads offsets (also on its own task restarts). */
     void checkBeforeRead() {
         try (Connection c = pool.getConnection()) {
@@ -398,20 +412,17 @@ final class Session {
                 }
                 if (outcome != null) {
                     runner.close();
-                    if (lost) {
-                        return End.LOST;
-                    }
-                    if (closing.getAsBoolean() && handler.stopReached()) {
+                    if (!lost && closing.getAsBoolean() && handler.stopReached()) {
                         sink.flush(Duration.ofSeconds(30));
                         return End.CLOSED;
                     }
                     fail(outcome.error() instanceof RuntimeException re ? re
                             : new IllegalStateException("Debezium's engine stopped: " + outcome.message(), outcome.error()));
-                    return End.FAILED;
+                    return failedOrLost();
                 }
                 if (error != null) {
                     runner.close();
-                    return End.FAILED;
+                    return failedOrLost();
                 }
                 if (lost || !authority()) {
                     lost = true;
@@ -446,7 +457,7 @@ final class Session {
             return End.FAILED;
         } catch (SQLException | RuntimeException e) {
             fail(e instanceof RuntimeException re ? re : new IllegalStateException(e.getMessage(), e));
-            return lost ? End.LOST : End.FAILED;
+            return failedOrLost();
         } finally {
             engine = null;
             if (storeId != null) {

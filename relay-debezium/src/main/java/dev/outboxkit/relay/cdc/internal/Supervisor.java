@@ -211,6 +211,9 @@ public final class Supervisor implements AutoCloseable {
                     Optional<LeaseKeeper.Acquired> acquired = lease.tryAcquire();
                     standbyHealthy = true;
                     if (acquired.isEmpty()) {
+                        if (role == Role.ACTIVE) {
+                            lostLease(); // found out by a renewal that failed with an error (caught below)
+                        }
                         role = Role.STANDBY;
                         metrics.active.set(0);
                         detail = standbyDetail();
@@ -242,13 +245,13 @@ public final class Supervisor implements AutoCloseable {
                         if (!closing && lease.renew(fence)) {
                             next = newSession(fence, null, false);
                             next.prepare(true);
+                        } else if (!closing) {
+                            lostLease();
                         }
                     }
                     case LOST -> {
-                        log.warn("lost lease {} (another instance took over or it could not be renewed): standing by",
-                                lease.leaseKey());
                         next = null;
-                        role = Role.STANDBY;
+                        lostLease();
                     }
                     case FAILED -> {
                         RuntimeException error = next.error;
@@ -274,6 +277,8 @@ public final class Supervisor implements AutoCloseable {
                         if (!closing && lease.renew(fence)) {
                             next = newSession(fence, null, false);
                             next.prepare(true);
+                        } else if (!closing) {
+                            lostLease();
                         }
                     }
                     default -> throw new IllegalStateException("unknown end " + end);
@@ -304,6 +309,17 @@ public final class Supervisor implements AutoCloseable {
             next.releaseLease(); // prepared under the lease, never run: the stop came first
         }
         role = Role.STOPPED;
+    }
+
+    /**
+     * The one report of a lost lease, whichever way the relay found out: its session ended {@code LOST} (a renewal or
+     * an offset write refused, or its authority ran out), the renewal before the next session was refused (after a
+     * failure or a catch-up), or a renewal failed with an error and the lease was then someone else's.
+     */
+    private void lostLease() {
+        log.warn("lost lease {} (another instance took over or it could not be renewed): standing by", lease.leaseKey());
+        role = Role.STANDBY;
+        metrics.active.set(0);
     }
 
     /** A session under a lease just taken: one given back (free) may still have the old holder's walsender ending. */
