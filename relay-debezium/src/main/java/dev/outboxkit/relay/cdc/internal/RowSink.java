@@ -30,6 +30,12 @@ final class RowSink implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(RowSink.class);
     private static final int DELETE_CHUNK = 10_000;
+    /**
+     * How long a delete that found fewer rows than asked for waits for the transactions running then to end (a row not
+     * yet visible is in one of them): a writer's transaction ends within milliseconds; an unrelated long one only delays
+     * this rare second try.
+     */
+    static final Duration VISIBILITY_WAIT = Duration.ofSeconds(5);
 
     private final DataSource dataSource;
     private final CdcSettings settings;
@@ -42,6 +48,7 @@ final class RowSink implements AutoCloseable {
     private final LinkedBlockingQueue<long[]> pending = new LinkedBlockingQueue<>();
     private final AtomicLong queued = new AtomicLong();
     private final AtomicLong done = new AtomicLong();
+    private final AtomicLong unseenAtFirstDelete = new AtomicLong();
     private final Thread deleter;
     private volatile boolean closed;
 
@@ -199,20 +206,46 @@ final class RowSink implements AutoCloseable {
         }
     }
 
-    private void delete(long[] seqs) throws SQLException {
+    /**
+     * Deletes the rows {@code seqs}. A row the stream handed over may not be visible yet: logical decoding sends a
+     * transaction once its commit record is written, a moment before other sessions see it, and Kafka's acknowledgement
+     * can come back within that moment (on a busy machine the writer's backend may wait that long for a core). Fewer
+     * rows deleted than asked for therefore waits for the transactions running now to end and deletes once more; what
+     * is still missing then was deleted before (a row published again).
+     */
+    private void delete(long[] seqs) throws SQLException, InterruptedException {
         Arrays.sort(seqs);
         Long[] boxed = new Long[seqs.length];
         for (int i = 0; i < seqs.length; i++) {
             boxed[i] = seqs[i];
         }
         try (Connection c = dataSource.getConnection()) {
-            lease.inFencedTransaction(c, fence.getAsLong(), tx -> {
-                try (PreparedStatement ps = tx.prepareStatement(deleteSql)) {
-                    ps.setArray(1, tx.createArrayOf("bigint", boxed));
-                    ps.executeUpdate();
-                }
-            });
+            int deleted = deleteOnce(c, boxed);
+            if (deleted < seqs.length) {
+                unseenAtFirstDelete.addAndGet(seqs.length - deleted);
+                c.setAutoCommit(true);
+                RunningTransactions.awaitEnded(c, VISIBILITY_WAIT, () -> true);
+                int more = deleteOnce(c, boxed);
+                log.debug("deleting {} published rows found {} at first and {} more after the transactions running then ended",
+                        seqs.length, deleted, more);
+            }
         }
+    }
+
+    private int deleteOnce(Connection c, Long[] seqs) throws SQLException {
+        int[] deleted = new int[1];
+        lease.inFencedTransaction(c, fence.getAsLong(), tx -> {
+            try (PreparedStatement ps = tx.prepareStatement(deleteSql)) {
+                ps.setArray(1, tx.createArrayOf("bigint", seqs));
+                deleted[0] = ps.executeUpdate();
+            }
+        });
+        return deleted[0];
+    }
+
+    /** Rows a delete did not find at its first try (not yet visible, or deleted before); for tests. */
+    long unseenAtFirstDelete() {
+        return unseenAtFirstDelete.get();
     }
 
     @Override

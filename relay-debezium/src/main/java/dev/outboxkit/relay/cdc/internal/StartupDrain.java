@@ -125,41 +125,16 @@ final class StartupDrain {
             throws SQLException, InterruptedException {
         c.setAutoCommit(true);
         long lsn;
-        String snapshot;
-        try (Statement s = c.createStatement()) {
-            try (ResultSet rs = s.executeQuery("SELECT pg_current_wal_insert_lsn()::text")) {
-                rs.next();
-                lsn = Lsns.parse(rs.getString(1));
-            }
-            try (ResultSet rs = s.executeQuery("SELECT pg_current_snapshot()::text")) {
-                rs.next();
-                snapshot = rs.getString(1);
-            }
+        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT pg_current_wal_insert_lsn()::text")) {
+            rs.next();
+            lsn = Lsns.parse(rs.getString(1));
         }
-        String[] parts = snapshot.split(":", -1);
-        if (parts.length < 3 || parts[2].isEmpty()) {
+        if (RunningTransactions.awaitEnded(c, maxWait, keepGoing)) {
             return OptionalLong.of(lsn);
         }
-        Object[] running = Arrays.stream(parts[2].split(",")).map(String::trim).toArray();
-        long deadline = System.nanoTime() + maxWait.toNanos();
-        try (PreparedStatement ps = c.prepareStatement(
-                "SELECT count(*) FROM unnest(?::text[]) x WHERE pg_xact_status(x::xid8) = 'in progress'")) {
-            ps.setArray(1, c.createArrayOf("text", running));
-            while (true) {
-                try (ResultSet rs = ps.executeQuery()) {
-                    rs.next();
-                    if (rs.getLong(1) == 0) {
-                        return OptionalLong.of(lsn);
-                    }
-                }
-                if (System.nanoTime() > deadline || !keepGoing.getAsBoolean()) {
-                    log.info("{} transactions that were running at {} are still open after {}; the slot is not fast-forwarded",
-                            running.length, Lsns.format(lsn), maxWait);
-                    return OptionalLong.empty();
-                }
-                TimeUnit.MILLISECONDS.sleep(10);
-            }
-        }
+        log.info("transactions that were running at {} are still open after {}; the slot is not fast-forwarded",
+                Lsns.format(lsn), maxWait);
+        return OptionalLong.empty();
     }
 
     /** The drain at start-up: one pass over every unpublished row. */

@@ -11,6 +11,7 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -49,6 +50,27 @@ class StartupDrainTest {
             c.setTransactionIsolation(Connection.TRANSACTION_SERIALIZABLE);
             assertThatThrownBy(() -> drain.run(c, () -> false)).isInstanceOf(InterruptedException.class);
             assertThat(serverLevel(c)).as("a caller at another level gets that one back").isEqualTo("serializable");
+        }
+    }
+
+    /**
+     * The slot may skip the WAL before the fast-forward point only if every transaction committed before it is visible
+     * to the pass that follows. A transaction still open, and the newest (its id above every ended one: a snapshot does
+     * not list it as running), is waited for, as one whose commit record is written but that is not visible yet is.
+     */
+    @Test
+    void theFastForwardPointWaitsForTheNewestTransactionStillOpen(TestDatabase db) throws Exception {
+        try (Connection writer = db.connect(); Connection c = db.connect()) {
+            writer.setAutoCommit(false);
+            try (Statement s = writer.createStatement()) {
+                s.execute("INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload) "
+                        + "VALUES (gen_random_uuid(), 'order', '1', 'E', '{}')");
+            }
+            assertThat(StartupDrain.fastForwardPoint(c, Duration.ofMillis(300), () -> true))
+                    .as("no point while the writer's transaction is open").isEmpty();
+            writer.commit();
+            assertThat(StartupDrain.fastForwardPoint(c, Duration.ofSeconds(30), () -> true))
+                    .as("a point once it ended").isPresent();
         }
     }
 

@@ -1,0 +1,65 @@
+package dev.outboxkit.relay.cdc.internal;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+/**
+ * Waits for the transactions running now to end. A transaction becomes visible to new snapshots a moment after its
+ * commit record is written, and logical decoding may hand it over within that moment: a snapshot taken after this
+ * returns sees every transaction whose commit record was written before it was called.
+ */
+final class RunningTransactions {
+
+    /**
+     * The transactions in progress now: a snapshot lists those below its {@code xmax} (one past the newest that ended),
+     * and every id from there up to one this statement draws for itself was handed out since, so may run too. A
+     * snapshot's list alone misses a transaction whose id is above every ended one, e.g. the only one committing.
+     */
+    private static final String RUNNING = "SELECT array(SELECT pg_snapshot_xip(t.snap)::text UNION ALL "
+            + "SELECT g::text FROM generate_series(pg_snapshot_xmax(t.snap)::text::numeric, t.me::text::numeric - 1) g) "
+            + "FROM (SELECT pg_current_snapshot() AS snap, pg_current_xact_id() AS me) t";
+    /** The server's own answer, by its list of running transactions before its commit log (so "committing" counts). */
+    private static final String STILL_RUNNING = "SELECT count(*) FROM unnest(?::text[]) x "
+            + "WHERE pg_xact_status(x::xid8) = 'in progress'";
+
+    private RunningTransactions() {
+    }
+
+    /**
+     * Waits until no transaction that was in progress when this was called still is, looking every 10 ms; false when
+     * {@code maxWait} passed first or {@code keepGoing} turned false. {@code c} must be in autocommit mode.
+     */
+    static boolean awaitEnded(Connection c, Duration maxWait, BooleanSupplier keepGoing)
+            throws SQLException, InterruptedException {
+        Object[] running;
+        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(RUNNING)) {
+            rs.next();
+            running = (Object[]) rs.getArray(1).getArray();
+        }
+        if (running.length == 0) {
+            return true;
+        }
+        long deadline = System.nanoTime() + maxWait.toNanos();
+        try (PreparedStatement ps = c.prepareStatement(STILL_RUNNING)) {
+            ps.setArray(1, c.createArrayOf("text", running));
+            while (true) {
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    if (rs.getLong(1) == 0) {
+                        return true;
+                    }
+                }
+                if (System.nanoTime() > deadline || !keepGoing.getAsBoolean()) {
+                    return false;
+                }
+                TimeUnit.MILLISECONDS.sleep(10);
+            }
+        }
+    }
+}

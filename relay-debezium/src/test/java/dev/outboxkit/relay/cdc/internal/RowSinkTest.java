@@ -1,0 +1,63 @@
+package dev.outboxkit.relay.cdc.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.outboxkit.core.Secret;
+import dev.outboxkit.core.internal.DatabaseLogin;
+import dev.outboxkit.testkit.OutboxTestkitExtension;
+import dev.outboxkit.testkit.TestDatabase;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * The deletion of published rows against the real server. Logical decoding hands a transaction over once its commit
+ * record is written, a moment before other sessions see its rows; an acknowledgement that comes back within that
+ * moment must not leave the row in the table for good (the relay would publish it again at every takeover, and call
+ * itself stalled meanwhile). A transaction still open looks the same to the deleter: rows it cannot see yet.
+ */
+@ExtendWith(OutboxTestkitExtension.class)
+class RowSinkTest {
+
+    @Test
+    void aRowNotYetVisibleAtItsDeleteIsDeletedOnceItsTransactionEnded(TestDatabase db) throws Exception {
+        CdcSettings settings = TestSettings.of(new DatabaseLogin(db.jdbcUrl(), db.user(), Secret.of(db.password())),
+                "sink_slot", "instance-a", Map.of());
+        LeaseKeeper lease = new LeaseKeeper(db.dataSource(), settings);
+        long fence = lease.tryAcquire().orElseThrow().fence();
+        try (Connection writer = db.connect();
+             RowSink sink = new RowSink(db.dataSource(), settings, lease, () -> fence, e -> { },
+                     new CdcMetrics(new SimpleMeterRegistry(), "sink_slot"))) {
+            writer.setAutoCommit(false);
+            long seq;
+            try (Statement s = writer.createStatement(); ResultSet rs = s.executeQuery(
+                    "INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload) "
+                            + "VALUES (gen_random_uuid(), 'order', '1', 'E', '{}') RETURNING seq")) {
+                rs.next();
+                seq = rs.getLong(1);
+            }
+
+            sink.deleteLater(new long[] {seq});
+            await("the first delete missed the row and waits for the running transactions").atMost(Duration.ofSeconds(30))
+                    .until(() -> sink.unseenAtFirstDelete() == 1);
+            writer.commit();
+
+            assertThat(sink.flush(Duration.ofSeconds(30))).as("the deletion finished").isTrue();
+            assertThat(rows(db, seq)).as("the row is gone once its transaction ended").isZero();
+        }
+    }
+
+    private static long rows(TestDatabase db, long seq) throws Exception {
+        try (Connection c = db.connect(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT count(*) FROM outbox_event WHERE seq = " + seq)) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+}
