@@ -38,6 +38,7 @@ class CoreWaitTest {
         CountDownLatch go = new CountDownLatch(1);
         // the spinners live until the end snapshot: an ended thread's times are gone
         CountDownLatch measured = new CountDownLatch(1);
+        CountDownLatch spun = new CountDownLatch(spinners);
         List<Thread> threads = new ArrayList<>();
         long[] deadline = new long[1];
         for (int i = 0; i < spinners; i++) {
@@ -50,6 +51,7 @@ class CoreWaitTest {
                 while (System.nanoTime() < deadline[0]) {
                     Thread.onSpinWait();
                 }
+                spun.countDown();
                 try {
                     measured.await();
                 } catch (InterruptedException e) {
@@ -61,9 +63,7 @@ class CoreWaitTest {
         }
         deadline[0] = System.nanoTime() + spinNanos; // published to the spinners by the latch
         go.countDown();
-        while (System.nanoTime() < deadline[0]) {
-            Thread.sleep(20);
-        }
+        spun.await(); // every spinner saw the deadline pass
         Map<String, CoreWait.Task> end = CoreWait.snapshot(comm -> comm.startsWith("core-wait-spin") ? "spin" : "rest",
                 Map.of());
         measured.countDown();
