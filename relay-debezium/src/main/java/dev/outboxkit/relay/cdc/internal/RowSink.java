@@ -31,9 +31,8 @@ final class RowSink implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(RowSink.class);
     private static final int DELETE_CHUNK = 10_000;
     /**
-     * How long a delete that found fewer rows than asked for waits for the transactions running then to end (a row not
-     * yet visible is in one of them): a writer's transaction ends within milliseconds; an unrelated long one only delays
-     * this rare second try.
+     * How long a delete that found fewer rows than asked for waits for the transactions that wrote them to end: one whose
+     * commit record is written is visible within milliseconds.
      */
     static final Duration VISIBILITY_WAIT = Duration.ofSeconds(5);
 
@@ -45,7 +44,7 @@ final class RowSink implements AutoCloseable {
     private final CdcMetrics metrics;
     private final String deleteSql;
     private final DeadLetterWriter deadLetters;
-    private final LinkedBlockingQueue<long[]> pending = new LinkedBlockingQueue<>();
+    private final LinkedBlockingQueue<Batch> pending = new LinkedBlockingQueue<>();
     private final AtomicLong queued = new AtomicLong();
     private final AtomicLong done = new AtomicLong();
     private final AtomicLong unseenAtFirstDelete = new AtomicLong();
@@ -129,13 +128,26 @@ final class RowSink implements AutoCloseable {
                 row.payload(), row.payloadBytes(), row.contentType(), row.headers(), row.topic(), createdAt, letter.failure(), letter.attempts());
     }
 
-    /** Queues acknowledged rows for deletion (deleteAfterPublish only). */
+    /** Rows to delete, and the transactions that wrote them when those may not be visible yet. */
+    private record Batch(long[] seqs, long[] txIds) {
+    }
+
+    /** Queues acknowledged rows a pass over the table read (so visible) for deletion (deleteAfterPublish only). */
     void deleteLater(long[] seqs) {
+        deleteLater(seqs, new long[0]);
+    }
+
+    /**
+     * Queues acknowledged rows the stream handed over for deletion (deleteAfterPublish only), with the ids of the
+     * transactions that wrote them as logical decoding reports them: a delete that does not find a row waits for those
+     * ({@link #delete}).
+     */
+    void deleteLater(long[] seqs, long[] txIds) {
         if (!settings.deleteAfterPublish() || seqs.length == 0) {
             return;
         }
         queued.addAndGet(seqs.length);
-        pending.add(seqs);
+        pending.add(new Batch(seqs, txIds));
     }
 
     /** Waits until every queued deletion is done, or {@code timeout} passed; false on timeout. */
@@ -152,29 +164,25 @@ final class RowSink implements AutoCloseable {
 
     private void deleteLoop() {
         long backoffMillis = 100;
-        List<long[]> batch = new ArrayList<>();
+        List<Batch> batch = new ArrayList<>();
         while (!closed || !pending.isEmpty()) {
             try {
-                long[] first = pending.poll(200, TimeUnit.MILLISECONDS);
+                Batch first = pending.poll(200, TimeUnit.MILLISECONDS);
                 if (first == null) {
                     continue;
                 }
                 batch.add(first);
-                int size = first.length;
+                int size = first.seqs().length;
                 while (size < DELETE_CHUNK && pending.peek() != null) {
-                    long[] next = pending.poll();
+                    Batch next = pending.poll();
                     batch.add(next);
-                    size += next.length;
+                    size += next.seqs().length;
                 }
-                long[] all = new long[size];
-                int at = 0;
-                for (long[] part : batch) {
-                    System.arraycopy(part, 0, all, at, part.length);
-                    at += part.length;
-                }
+                long[] all = batch.stream().flatMapToLong(b -> Arrays.stream(b.seqs())).toArray();
+                long[] txIds = batch.stream().flatMapToLong(b -> Arrays.stream(b.txIds())).distinct().toArray();
                 while (true) {
                     try {
-                        delete(all);
+                        delete(all, txIds);
                         break;
                     } catch (FencedWriteException e) {
                         metrics.fenceRejections.increment();
@@ -210,24 +218,20 @@ final class RowSink implements AutoCloseable {
      * Deletes the rows {@code seqs}. A row the stream handed over may not be visible yet: logical decoding sends a
      * transaction once its commit record is written, a moment before other sessions see it, and Kafka's acknowledgement
      * can come back within that moment (on a busy machine the writer's backend may wait that long for a core). Fewer
-     * rows deleted than asked for therefore waits for the transactions running now to end and deletes once more; what
-     * is still missing then was deleted before (a row published again).
+     * rows deleted than asked for therefore waits for the transactions {@code txIds} that wrote them to end and deletes
+     * once more; what is still missing then was deleted before (a row published again).
      */
-    private void delete(long[] seqs) throws SQLException, InterruptedException {
-        Arrays.sort(seqs);
-        Long[] boxed = new Long[seqs.length];
-        for (int i = 0; i < seqs.length; i++) {
-            boxed[i] = seqs[i];
-        }
+    private void delete(long[] seqs, long[] txIds) throws SQLException, InterruptedException {
+        Long[] unique = Arrays.stream(seqs).sorted().distinct().boxed().toArray(Long[]::new);
         try (Connection c = dataSource.getConnection()) {
-            int deleted = deleteOnce(c, boxed);
-            if (deleted < seqs.length) {
-                unseenAtFirstDelete.addAndGet(seqs.length - deleted);
+            int deleted = deleteOnce(c, unique);
+            if (deleted < unique.length && txIds.length > 0) {
+                unseenAtFirstDelete.addAndGet(unique.length - deleted);
                 c.setAutoCommit(true);
-                RunningTransactions.awaitEnded(c, VISIBILITY_WAIT, () -> true);
-                int more = deleteOnce(c, boxed);
-                log.debug("deleting {} published rows found {} at first and {} more after the transactions running then ended",
-                        seqs.length, deleted, more);
+                RunningTransactions.awaitEnded(c, txIds, VISIBILITY_WAIT);
+                int more = deleteOnce(c, unique);
+                log.debug("deleting {} published rows found {} at first and {} more once their transactions had ended",
+                        unique.length, deleted, more);
             }
         }
     }

@@ -6,6 +6,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
@@ -23,12 +24,36 @@ final class RunningTransactions {
      */
     private static final String RUNNING = "SELECT array(SELECT pg_snapshot_xip(t.snap)::text UNION ALL "
             + "SELECT g::text FROM generate_series(pg_snapshot_xmax(t.snap)::text::numeric, t.me::text::numeric - 1) g) "
-            + "FROM (SELECT pg_current_snapshot() AS snap, pg_current_xact_id() AS me) t";
+            + "FROM (SELECT pg_current_snapshot() AS snap, pg_current_xact_id() AS me, "
+            // drawing an id makes this statement a transaction that commits: it has nothing to keep, so it waits for
+            // neither the WAL flush nor a synchronous standby
+            + "set_config('synchronous_commit', 'off', true)) t";
+    /**
+     * Of the transactions with the given 32-bit ids (as logical decoding reports them), those still running. The full
+     * id is the one nearest the snapshot's {@code xmax}: a transaction being decoded is recent, far less than 2^31 ids
+     * from it, on either side (its id may be above every ended one).
+     */
+    private static final String STILL_RUNNING_OF = "SELECT count(*) FROM "
+            + "(SELECT pg_snapshot_xmax(pg_current_snapshot())::text::numeric AS m) s, unnest(?::bigint[]) x "
+            + "WHERE pg_xact_status((s.m + mod(x - mod(s.m, 4294967296) + 6442450944, 4294967296) - 2147483648)"
+            + "::text::xid8) = 'in progress'";
     /** The server's own answer, by its list of running transactions before its commit log (so "committing" counts). */
     private static final String STILL_RUNNING = "SELECT count(*) FROM unnest(?::text[]) x "
             + "WHERE pg_xact_status(x::xid8) = 'in progress'";
 
     private RunningTransactions() {
+    }
+
+    /**
+     * Waits until none of the transactions {@code txIds} (32-bit, as logical decoding reports them) is in progress,
+     * looking every 10 ms; false when {@code maxWait} passed first. {@code c} must be in autocommit mode.
+     */
+    static boolean awaitEnded(Connection c, long[] txIds, Duration maxWait) throws SQLException, InterruptedException {
+        long deadline = System.nanoTime() + maxWait.toNanos();
+        try (PreparedStatement ps = c.prepareStatement(STILL_RUNNING_OF)) {
+            ps.setArray(1, c.createArrayOf("bigint", Arrays.stream(txIds).boxed().toArray()));
+            return poll(ps, deadline, () -> true);
+        }
     }
 
     /**
@@ -48,18 +73,24 @@ final class RunningTransactions {
         long deadline = System.nanoTime() + maxWait.toNanos();
         try (PreparedStatement ps = c.prepareStatement(STILL_RUNNING)) {
             ps.setArray(1, c.createArrayOf("text", running));
-            while (true) {
-                try (ResultSet rs = ps.executeQuery()) {
-                    rs.next();
-                    if (rs.getLong(1) == 0) {
-                        return true;
-                    }
+            return poll(ps, deadline, keepGoing);
+        }
+    }
+
+    /** Runs {@code stillRunning} (a count) every 10 ms until it is 0 (true), the deadline passed or keepGoing is false. */
+    private static boolean poll(PreparedStatement stillRunning, long deadline, BooleanSupplier keepGoing)
+            throws SQLException, InterruptedException {
+        while (true) {
+            try (ResultSet rs = stillRunning.executeQuery()) {
+                rs.next();
+                if (rs.getLong(1) == 0) {
+                    return true;
                 }
-                if (System.nanoTime() > deadline || !keepGoing.getAsBoolean()) {
-                    return false;
-                }
-                TimeUnit.MILLISECONDS.sleep(10);
             }
+            if (System.nanoTime() > deadline || !keepGoing.getAsBoolean()) {
+                return false;
+            }
+            TimeUnit.MILLISECONDS.sleep(10);
         }
     }
 }

@@ -265,7 +265,8 @@ final class Session {
      * How a session that stopped on {@link #error} ends: {@code LOST} when the lease went first and the error is its
      * consequence, else {@code FAILED}. Woken from a pause past the lease, for example, the session may meet the new
      * holder's work before its own renewal says the lease is gone: its connections ended (a pass over the table
-     * fails), or its handler refusing the next batch (which ends the engine). A start-up refusal stays a failure.
+     * fails), or its handler refusing the next batch (which ends the engine). A start-up refusal ({@link
+     * CdcStartupException}) stays a failure unless the lease was already known to be lost.
      */
     private End failedOrLost() {
         if (lost || (!authority() && !(error instanceof CdcStartupException))) {

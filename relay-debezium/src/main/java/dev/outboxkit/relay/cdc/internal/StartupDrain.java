@@ -11,7 +11,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.OptionalLong;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -132,8 +131,10 @@ final class StartupDrain {
         if (RunningTransactions.awaitEnded(c, maxWait, keepGoing)) {
             return OptionalLong.of(lsn);
         }
-        log.info("transactions that were running at {} are still open after {}; the slot is not fast-forwarded",
-                Lsns.format(lsn), maxWait);
+        if (keepGoing.getAsBoolean()) {
+            log.info("transactions that were running at {} are still open after {}; the slot is not fast-forwarded",
+                    Lsns.format(lsn), maxWait);
+        }
         return OptionalLong.empty();
     }
 

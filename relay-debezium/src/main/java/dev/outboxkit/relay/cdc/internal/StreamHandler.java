@@ -8,7 +8,9 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -64,8 +66,12 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
     private RecordChangeEvent<SourceRecord> openTail;
     private Long openTx;
 
-    /** Records on their way to Kafka, and the position to mark once they and everything before are answered. */
-    private record Pending(Publisher.Sent sent, RecordChangeEvent<SourceRecord> mark) {
+    /**
+     * Records on their way to Kafka, the transactions that wrote them (their deletes may have to wait for those to be
+     * visible, {@link RowSink#deleteLater(long[], long[])}), and the position to mark once they and everything before
+     * are answered.
+     */
+    private record Pending(Publisher.Sent sent, long[] txIds, RecordChangeEvent<SourceRecord> mark) {
     }
 
     StreamHandler(ChangeDecoder decoder, Publisher publisher, RowSink sink, CdcMetrics metrics, FlushPolicy flushPolicy,
@@ -239,10 +245,10 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
             upTo++;
         }
         if (upTo > 0 || candidate != null) {
-            enqueue(upTo == 0 ? null : publisher.send(rows.subList(0, upTo)), candidate);
+            enqueue(upTo == 0 ? null : publisher.send(rows.subList(0, upTo)), txIds(changes, rowAt, 0, upTo), candidate);
         }
         if (upTo < rows.size()) {
-            enqueue(publisher.send(rows.subList(upTo, rows.size())), null);
+            enqueue(publisher.send(rows.subList(upTo, rows.size())), txIds(changes, rowAt, upTo, rows.size()), null);
         }
         settle(committer, stopNow);
         batches++;
@@ -253,9 +259,15 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
         }
     }
 
-    private void enqueue(Publisher.Sent sent, RecordChangeEvent<SourceRecord> mark) {
-        pending.add(new Pending(sent, mark));
+    private void enqueue(Publisher.Sent sent, long[] txIds, RecordChangeEvent<SourceRecord> mark) {
+        pending.add(new Pending(sent, txIds, mark));
         inFlight += sent == null ? 0 : sent.size();
+    }
+
+    /** The distinct transaction ids of rows {@code from} to {@code to} (their changes' positions). */
+    private static long[] txIds(List<ChangeDecoder.Change> changes, int[] rowAt, int from, int to) {
+        return Arrays.stream(rowAt, from, to).mapToObj(i -> changes.get(i).position().txId())
+                .filter(Objects::nonNull).mapToLong(Long::longValue).distinct().toArray();
     }
 
     /**
@@ -296,7 +308,7 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
                     seqs[n++] = row.seq();
                 }
             }
-            sink.deleteLater(n == seqs.length ? seqs : java.util.Arrays.copyOf(seqs, n));
+            sink.deleteLater(n == seqs.length ? seqs : Arrays.copyOf(seqs, n), p.txIds());
         }
         if (p.mark() != null) {
             if (log.isDebugEnabled()) {

@@ -251,7 +251,9 @@ public final class Supervisor implements AutoCloseable {
                     }
                     case LOST -> {
                         next = null;
-                        lostLease();
+                        if (!closing) {
+                            lostLease(); // a stop that found its authority lapsed (database away) just stops
+                        }
                     }
                     case FAILED -> {
                         RuntimeException error = next.error;
