@@ -27,13 +27,7 @@ class RowSinkTest {
 
     @Test
     void aRowNotYetVisibleAtItsDeleteIsDeletedOnceItsTransactionEnded(TestDatabase db) throws Exception {
-        CdcSettings settings = TestSettings.of(new DatabaseLogin(db.jdbcUrl(), db.user(), Secret.of(db.password())),
-                "sink_slot", "instance-a", Map.of());
-        LeaseKeeper lease = new LeaseKeeper(db.dataSource(), settings);
-        long fence = lease.tryAcquire().orElseThrow().fence();
-        try (Connection writer = db.connect();
-             RowSink sink = new RowSink(db.dataSource(), settings, lease, () -> fence, e -> { },
-                     new CdcMetrics(new SimpleMeterRegistry(), "sink_slot"))) {
+        try (Connection writer = db.connect(); RowSink sink = sinkUnderLease(db)) {
             writer.setAutoCommit(false);
             long seq;
             long txId;
@@ -59,16 +53,21 @@ class RowSinkTest {
     /** Rows a pass over the table read are visible: one not found was deleted before, and nothing waits for it. */
     @Test
     void aRowFromAPassThatIsGoneIsNotWaitedFor(TestDatabase db) throws Exception {
-        CdcSettings settings = TestSettings.of(new DatabaseLogin(db.jdbcUrl(), db.user(), Secret.of(db.password())),
-                "sink_slot", "instance-a", Map.of());
-        LeaseKeeper lease = new LeaseKeeper(db.dataSource(), settings);
-        long fence = lease.tryAcquire().orElseThrow().fence();
-        try (RowSink sink = new RowSink(db.dataSource(), settings, lease, () -> fence, e -> { },
-                new CdcMetrics(new SimpleMeterRegistry(), "sink_slot"))) {
+        try (RowSink sink = sinkUnderLease(db)) {
             sink.deleteLater(new long[] {424_242L});
             assertThat(sink.flush(Duration.ofSeconds(30))).isTrue();
             assertThat(sink.unseenAtFirstDelete()).as("no second try without the writers' transactions").isZero();
         }
+    }
+
+    /** A sink of the test defaults (deleteAfterPublish) under a lease this instance just took. */
+    private static RowSink sinkUnderLease(TestDatabase db) throws Exception {
+        CdcSettings settings = TestSettings.of(new DatabaseLogin(db.jdbcUrl(), db.user(), Secret.of(db.password())),
+                "sink_slot", "instance-a", Map.of());
+        LeaseKeeper lease = new LeaseKeeper(db.dataSource(), settings);
+        long fence = lease.tryAcquire().orElseThrow().fence();
+        return new RowSink(db.dataSource(), settings, lease, () -> fence, e -> { },
+                new CdcMetrics(new SimpleMeterRegistry(), "sink_slot"));
     }
 
     private static long rows(TestDatabase db, long seq) throws Exception {
