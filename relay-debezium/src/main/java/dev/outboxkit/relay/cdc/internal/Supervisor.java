@@ -242,11 +242,9 @@ public final class Supervisor implements AutoCloseable {
                     case CATCH_UP -> {
                         long fence = next.fence;
                         next = null;
-                        if (!closing && lease.renew(fence)) {
-                            next = newSession(fence, null, false);
-                            next.prepare(true);
-                        } else if (!closing) {
-                            lostLease();
+                        next = nextUnder(fence);
+                        if (next != null) {
+                            next.prepare(true); // assigned first: a start-up refusal below gives its lease back
                         }
                     }
                     case LOST -> {
@@ -276,11 +274,9 @@ public final class Supervisor implements AutoCloseable {
                         sleep(backoff);
                         backoff = Math.min(backoff * 2, 30_000);
                         next = null;
-                        if (!closing && lease.renew(fence)) {
-                            next = newSession(fence, null, false);
-                            next.prepare(true);
-                        } else if (!closing) {
-                            lostLease();
+                        next = nextUnder(fence);
+                        if (next != null) {
+                            next.prepare(true); // assigned first: a start-up refusal below gives its lease back
                         }
                     }
                     default -> throw new IllegalStateException("unknown end " + end);
@@ -311,6 +307,21 @@ public final class Supervisor implements AutoCloseable {
             next.releaseLease(); // prepared under the lease, never run: the stop came first
         }
         role = Role.STOPPED;
+    }
+
+    /**
+     * The next session under the lease of token {@code fence}, after a catch-up or a failure, not yet prepared; null
+     * when the relay is closing, or when the renewal was refused (the loss reported).
+     */
+    private Session nextUnder(long fence) throws SQLException {
+        if (closing) {
+            return null;
+        }
+        if (!lease.renew(fence)) {
+            lostLease();
+            return null;
+        }
+        return newSession(fence, null, false);
     }
 
     /**
