@@ -296,7 +296,7 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
             Publisher.Outcome outcome = publisher.settle(p.sent());
             inFlight -= p.sent().size();
             try {
-                sink.park(outcome.deadLetters());
+                sink.park(outcome.deadLetters(), p.txIds());
             } catch (SQLException e) {
                 throw new IllegalStateException("could not park " + outcome.deadLetters().size()
                         + " events in outbox_dead_letter: " + e.getMessage(), e);

@@ -330,7 +330,8 @@ public final class Supervisor implements AutoCloseable {
      * failure or a catch-up), or a renewal failed with an error and the lease was then someone else's.
      */
     private void lostLease() {
-        log.warn("lost lease {} (another instance took over or it could not be renewed): standing by", lease.leaseKey());
+        log.warn("lost lease {} (another instance holds it, or this instance could not renew it or take its liveness lock): "
+                + "standing by", lease.leaseKey());
         role = Role.STANDBY;
         metrics.active.set(0);
     }
