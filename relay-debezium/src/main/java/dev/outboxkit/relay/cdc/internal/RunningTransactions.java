@@ -29,17 +29,22 @@ final class RunningTransactions {
             // neither the WAL flush nor a synchronous standby
             + "set_config('synchronous_commit', 'off', true)) t";
     /**
-     * Of the transactions with the given 32-bit ids (as logical decoding reports them), those still running. The full
-     * id is the one nearest the snapshot's {@code xmax}: a transaction being decoded is recent, far less than 2^31 ids
-     * from it, on either side (its id may be above every ended one).
+     * Of the transactions with the given 32-bit ids (as logical decoding reports them), those a new snapshot does not
+     * see yet ({@link #STILL_RUNNING}). The full id is the one nearest the snapshot's {@code xmax}: a transaction being
+     * decoded is recent, far less than 2^31 ids from it, on either side (its id may be above every ended one).
      */
     private static final String STILL_RUNNING_OF = "SELECT count(*) FROM "
-            + "(SELECT pg_snapshot_xmax(pg_current_snapshot())::text::numeric AS m) s, unnest(?::bigint[]) x "
-            + "WHERE pg_xact_status((s.m + mod(x - mod(s.m, 4294967296) + 6442450944, 4294967296) - 2147483648)"
-            + "::text::xid8) = 'in progress'";
-    /** The server's own answer, by its list of running transactions before its commit log (so "committing" counts). */
-    private static final String STILL_RUNNING = "SELECT count(*) FROM unnest(?::text[]) x "
-            + "WHERE pg_xact_status(x::xid8) = 'in progress'";
+            + "(SELECT snap, pg_snapshot_xmax(snap)::text::numeric AS m FROM pg_current_snapshot() snap) s, "
+            + "unnest(?::bigint[]) x WHERE NOT pg_visible_in_snapshot("
+            + "(s.m + mod(x - mod(s.m, 4294967296) + 6442450944, 4294967296) - 2147483648)::text::xid8, s.snap)";
+    /**
+     * Of the given transactions, those a new snapshot does not see yet: running, or committing (their commit record
+     * written, their id not yet out of the server's list of running transactions). Asked of a snapshot, the very thing
+     * the pass that follows reads with, so the answer does not rest on the order in which a server version's
+     * {@code pg_xact_status} looks at that list and at the commit log.
+     */
+    private static final String STILL_RUNNING = "SELECT count(*) FROM pg_current_snapshot() snap, unnest(?::text[]) x "
+            + "WHERE NOT pg_visible_in_snapshot(x::xid8, snap)";
 
     private RunningTransactions() {
     }
