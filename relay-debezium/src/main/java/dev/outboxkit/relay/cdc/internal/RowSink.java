@@ -95,7 +95,8 @@ final class RowSink implements AutoCloseable {
         }
         try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(true);
-            if (settings.deleteAfterPublish() && txIds.length > 0
+            boolean anyRow = letters.stream().anyMatch(letter -> letter.row().seq() > 0); // a message has none
+            if (settings.deleteAfterPublish() && anyRow && txIds.length > 0
                     && !RunningTransactions.awaitEnded(c, txIds, visibilityWait)) {
                 log.warn("parking {} events: the transactions that wrote them were still running after {} s; a row not "
                         + "deleted now is parked again at the next start", letters.size(), visibilityWait.toSeconds());
