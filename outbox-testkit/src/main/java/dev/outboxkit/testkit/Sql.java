@@ -1,6 +1,7 @@
 package dev.outboxkit.testkit;
 
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -11,7 +12,9 @@ import javax.sql.DataSource;
 /**
  * Plain SQL for tests: a count, statements run one after another, a column of strings. On a
  * {@link TestDatabase} use its {@link TestDatabase#count}, {@link TestDatabase#exec} and
- * {@link TestDatabase#strings}; these take the connection or pool a test already has.
+ * {@link TestDatabase#strings}; these take the connection or pool a test already has. The overloads
+ * with {@code params} bind values (a slot's or a role's name) to the statement's {@code ?} instead of
+ * splicing them into the SQL, where a quote in a value would change the statement.
  */
 public final class Sql {
 
@@ -23,6 +26,17 @@ public final class Sql {
         try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
             rs.next();
             return rs.getLong(1);
+        }
+    }
+
+    /** {@link #count(Connection, String)} with {@code params} bound to the {@code ?} of {@code sql}, in order. */
+    public static long count(Connection c, String sql, Object... params) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            bind(ps, params);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
         }
     }
 
@@ -52,11 +66,31 @@ public final class Sql {
     /** The first column of every row of {@code sql}. */
     public static List<String> strings(Connection c, String sql) throws SQLException {
         try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
-            List<String> out = new ArrayList<>();
-            while (rs.next()) {
-                out.add(rs.getString(1));
-            }
-            return out;
+            return firstColumn(rs);
         }
+    }
+
+    /** {@link #strings(Connection, String)} with {@code params} bound to the {@code ?} of {@code sql}, in order. */
+    public static List<String> strings(Connection c, String sql, Object... params) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            bind(ps, params);
+            try (ResultSet rs = ps.executeQuery()) {
+                return firstColumn(rs);
+            }
+        }
+    }
+
+    private static void bind(PreparedStatement ps, Object... params) throws SQLException {
+        for (int i = 0; i < params.length; i++) {
+            ps.setObject(i + 1, params[i]);
+        }
+    }
+
+    private static List<String> firstColumn(ResultSet rs) throws SQLException {
+        List<String> out = new ArrayList<>();
+        while (rs.next()) {
+            out.add(rs.getString(1));
+        }
+        return out;
     }
 }

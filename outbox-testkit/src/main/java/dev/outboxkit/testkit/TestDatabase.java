@@ -76,6 +76,16 @@ public final class TestDatabase implements AutoCloseable {
         }
     }
 
+    /**
+     * {@link Sql#count(Connection, String, Object...)} on a new connection: {@code params} bound to the
+     * {@code ?} of {@code sql}, for values (a slot's name) that are not to be spliced into the SQL.
+     */
+    public long count(String sql, Object... params) throws SQLException {
+        try (Connection c = connect()) {
+            return Sql.count(c, sql, params);
+        }
+    }
+
     /** {@link Sql#exec(Connection, String...)} on a new connection (autocommit on: each statement commits). */
     public void exec(String... sql) throws SQLException {
         try (Connection c = connect()) {
@@ -87,6 +97,16 @@ public final class TestDatabase implements AutoCloseable {
     public List<String> strings(String sql) throws SQLException {
         try (Connection c = connect()) {
             return Sql.strings(c, sql);
+        }
+    }
+
+    /**
+     * {@link Sql#strings(Connection, String, Object...)} on a new connection: {@code params} bound as in
+     * {@link #count(String, Object...)}.
+     */
+    public List<String> strings(String sql, Object... params) throws SQLException {
+        try (Connection c = connect()) {
+            return Sql.strings(c, sql, params);
         }
     }
 
