@@ -51,6 +51,19 @@ final class CdcTestSupport {
         return RelayLeases.find(db, RelayLeases.walRelayKey(slotFor(db))).map(RelayLeases.Lease::holder).orElse("");
     }
 
+    /**
+     * The pid of the walsender streaming {@code slot}, 0 while none does or the slot does not exist: what the tests
+     * that wait for, end or tell apart walsenders look at. The name is bound as a parameter, not spliced into the SQL.
+     */
+    static int slotActivePid(TestDatabase db, String slot) throws SQLException {
+        return (int) db.count("SELECT coalesce(max(active_pid), 0) FROM pg_replication_slots WHERE slot_name = ?", slot);
+    }
+
+    /** Whether a walsender streams {@code slot} (PostgreSQL's {@code active}: its {@code active_pid} is set). */
+    static boolean slotActive(TestDatabase db, String slot) throws SQLException {
+        return slotActivePid(db, slot) > 0;
+    }
+
     /** Drops the test's slot (after the relay closed) so the database can be dropped. */
     static void dropSlot(TestDatabase db) {
         db.dropReplicationSlot(slotFor(db));

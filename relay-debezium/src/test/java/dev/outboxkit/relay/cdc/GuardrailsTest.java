@@ -10,9 +10,6 @@ import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.testkit.TestKafka;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -50,7 +47,7 @@ class GuardrailsTest {
             long relayRetained = retained(db, CdcTestSupport.slotFor(db));
             long controlRetained = retained(db, CdcTestSupport.slotFor(db) + "_idle");
             long lag = db.count("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint "
-                    + "FROM pg_replication_slots WHERE slot_name = '" + CdcTestSupport.slotFor(db) + "'");
+                    + "FROM pg_replication_slots WHERE slot_name = ?", CdcTestSupport.slotFor(db));
             log.info("busy table wrote {} MB of WAL: the relay's slot retains {} KB (confirmed lag {} KB), an unread slot {} MB",
                     written / MB, relayRetained / 1024, lag / 1024, controlRetained / MB);
             assertThat(written).isGreaterThan(16 * MB);
@@ -75,22 +72,20 @@ class GuardrailsTest {
             relay.start();
             await().atMost(Duration.ofSeconds(90)).until(() -> relay.health().ready());
             try (BackgroundWriter writer = new BackgroundWriter(db, history, topic, 30, 3)) {
-                String activeSlot = "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '"
-                        + CdcTestSupport.slotFor(db) + "' AND active";
+                String slot = CdcTestSupport.slotFor(db);
                 for (int i = 0; i < 2; i++) {
                     // events flow through the walsender before it is ended, and it is there to end: conditions, not
                     // a fixed pause (the walsender may still be starting on a loaded machine)
                     long before = writer.committed();
                     await().atMost(Duration.ofSeconds(60)).until(() -> writer.committed() >= before + 20);
                     await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(100))
-                            .until(() -> db.count(activeSlot) == 1);
+                            .until(() -> CdcTestSupport.slotActive(db, slot));
                     long terminated = db.count("SELECT count(*) FROM pg_replication_slots s, "
-                            + "LATERAL pg_terminate_backend(s.active_pid) t WHERE s.slot_name = '" + CdcTestSupport.slotFor(db)
-                            + "' AND s.active AND t");
+                            + "LATERAL pg_terminate_backend(s.active_pid) t WHERE s.slot_name = ? AND s.active AND t", slot);
                     log.info("terminated {} walsender(s) of the relay", terminated);
                     assertThat(terminated).isEqualTo(1);
                     await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(200))
-                            .until(() -> db.count(activeSlot) == 1);
+                            .until(() -> CdcTestSupport.slotActive(db, slot));
                 }
                 long beforeClose = writer.committed();
                 await().atMost(Duration.ofSeconds(60)).until(() -> writer.committed() >= beforeClose + 20);
@@ -129,7 +124,7 @@ class GuardrailsTest {
         assertThat(missing.health().live()).isFalse();
         assertThat(missing.role()).isEqualTo(CdcRelay.Role.FAILED);
         missing.close();
-        assertThat(db.count("SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" + slot + "'"))
+        assertThat(db.count("SELECT count(*) FROM pg_replication_slots WHERE slot_name = ?", slot))
                 .as("no slot was created behind the operator's back").isZero();
 
         // someone re-creates the slot by hand: it starts at the WAL's end, past the stored offset
@@ -149,11 +144,7 @@ class GuardrailsTest {
     }
 
     private static long retained(TestDatabase db, String slot) throws Exception {
-        try (Connection c = db.connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(
-                "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)::bigint FROM pg_replication_slots WHERE slot_name = '"
-                        + slot + "'")) {
-            rs.next();
-            return rs.getLong(1);
-        }
+        return db.count("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)::bigint FROM pg_replication_slots "
+                + "WHERE slot_name = ?", slot);
     }
 }

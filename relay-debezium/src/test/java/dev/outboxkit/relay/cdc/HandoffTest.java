@@ -16,9 +16,7 @@ import dev.outboxkit.testkit.TestKafka;
 import dev.outboxkit.testkit.internal.Handoffs;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -142,8 +140,7 @@ class HandoffTest {
         List<UUID> held;
         String output;
         String unsettled = null;
-        try (BackgroundWriter writer = new BackgroundWriter(db, history, topic, 20, 5); Connection look = db.connect();
-             Connection holding = db.connect()) {
+        try (BackgroundWriter writer = new BackgroundWriter(db, history, topic, 20, 5); Connection holding = db.connect()) {
             CdcRelay a = start(db, kafka, "noslot-a");
             running.add(a);
             await().atMost(Duration.ofSeconds(60)).until(() -> a.health().ready());
@@ -157,12 +154,10 @@ class HandoffTest {
                 running.remove(a);
                 a.close(); // hands the lease over at its stop point
                 await("A's walsender gone from slot " + slot).atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20))
-                        .until(() -> !slotActive(look, slot));
-                try (Statement s = look.createStatement()) { // the recovery, as the runbook has it
-                    s.execute("SELECT pg_drop_replication_slot('" + slot + "')");
-                    s.executeUpdate("DELETE FROM outbox_cdc_offset WHERE slot_name = '" + slot + "'");
-                    s.executeUpdate("DELETE FROM outbox_cdc_slot WHERE slot_name = '" + slot + "'");
-                }
+                        .until(() -> !CdcTestSupport.slotActive(db, slot));
+                db.exec("SELECT pg_drop_replication_slot('" + slot + "')", // the recovery, as the runbook has it
+                        "DELETE FROM outbox_cdc_offset WHERE slot_name = '" + slot + "'",
+                        "DELETE FROM outbox_cdc_slot WHERE slot_name = '" + slot + "'");
                 long dropped = writer.committed();
                 await("the writer committing while no slot exists").atMost(Duration.ofSeconds(30))
                         .until(() -> writer.committed() >= dropped + 50);
@@ -170,7 +165,7 @@ class HandoffTest {
                 held = insertHeld(holding, topic, 1, 3);
                 b.process().resume();
                 b.await("B's checks creating the slot, waiting for the held transaction", Duration.ofSeconds(60), db,
-                        () -> creatingSlot(look, "outboxkit-cdc:" + slot + ":noslot-b"));
+                        () -> creatingSlot(db, "outboxkit-cdc:" + slot + ":noslot-b"));
                 holding.commit();
                 committedHeld(history, held, 1);
                 holding.setAutoCommit(true);
@@ -186,14 +181,15 @@ class HandoffTest {
                     await("every committed event published").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500))
                             .until(() -> CdcTestSupport.distinctIds(kafka, topic) >= committed);
                     await("the outbox emptied by B's deletes").atMost(Duration.ofSeconds(30))
-                            .pollInterval(Duration.ofMillis(200)).until(() -> rowsLeft(look).isEmpty());
+                            .pollInterval(Duration.ofMillis(200)).until(() -> rowsLeft(db).isEmpty());
                 } catch (ConditionTimeoutException e) {
-                    unsettled = e.getMessage() + "; left in the outbox: " + rowsLeft(look);
+                    unsettled = e.getMessage() + "; left in the outbox: " + rowsLeft(db);
                 }
                 await("B's start-up phases logged").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
                         .until(() -> b.output().contains(slot + " taken over (lease token "));
-                assertThat(recordedBy(look, slot)).as("the slot's record: written by B's checks").isEqualTo("noslot-b");
-                assertThat(slotActive(look, slot)).as("B streams the slot it created").isTrue();
+                assertThat(db.strings("SELECT created_by FROM outbox_cdc_slot WHERE slot_name = ?", slot))
+                        .as("the slot's record: written by B's checks").containsExactly("noslot-b");
+                assertThat(CdcTestSupport.slotActive(db, slot)).as("B streams the slot it created").isTrue();
                 assertThat(b.terminate()).as("B's graceful stop").isIn(0, 143);
                 output = b.output();
             }
@@ -242,24 +238,10 @@ class HandoffTest {
         return m.find() ? Long.parseLong(m.group(1)) : -1;
     }
 
-    private static boolean slotActive(Connection c, String slot) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT active FROM pg_replication_slots WHERE slot_name = ?")) {
-            ps.setString(1, slot);
-            try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() && rs.getBoolean(1);
-            }
-        }
-    }
-
     /** Whether a session of {@code application} waits in pg_create_logical_replication_slot (for running transactions). */
-    private static boolean creatingSlot(Connection c, String application) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM pg_stat_activity WHERE application_name = ? "
-                + "AND query LIKE '%pg_create_logical_replication_slot%' AND wait_event_type = 'Lock'")) {
-            ps.setString(1, application);
-            try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() && rs.getLong(1) > 0;
-            }
-        }
+    private static boolean creatingSlot(TestDatabase db, String application) throws SQLException {
+        return db.count("SELECT count(*) FROM pg_stat_activity WHERE application_name = ? "
+                + "AND query LIKE '%pg_create_logical_replication_slot%' AND wait_event_type = 'Lock'", application) > 0;
     }
 
     /** Inserts {@code count} events of the aggregate "held" (no background writer's), numbered from {@code from}. */
@@ -292,24 +274,8 @@ class HandoffTest {
     }
 
     /** The first rows still in the outbox: seq, id, aggregate. */
-    private static List<String> rowsLeft(Connection c) throws SQLException {
-        List<String> rows = new ArrayList<>();
-        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(
-                "SELECT seq, id, aggregate_id FROM outbox_event ORDER BY seq LIMIT 20")) {
-            while (rs.next()) {
-                rows.add(rs.getLong(1) + " " + rs.getString(2) + " " + rs.getString(3));
-            }
-        }
-        return rows;
-    }
-
-    private static String recordedBy(Connection c, String slot) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT created_by FROM outbox_cdc_slot WHERE slot_name = ?")) {
-            ps.setString(1, slot);
-            try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? rs.getString(1) : null;
-            }
-        }
+    private static List<String> rowsLeft(TestDatabase db) throws SQLException {
+        return db.strings("SELECT concat_ws(' ', seq, id, aggregate_id) FROM outbox_event ORDER BY seq LIMIT 20");
     }
 
     private static List<String> messages(List<ILoggingEvent> events, Logger from, String containing) {

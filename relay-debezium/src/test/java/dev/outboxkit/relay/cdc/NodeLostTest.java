@@ -52,8 +52,8 @@ class NodeLostTest {
             b.start();
             await().atMost(Duration.ofSeconds(60)).until(() -> b.role() == CdcRelay.Role.STANDBY);
             assertThat(a.awaitPublished(200, Duration.ofSeconds(120))).isTrue();
-            await().atMost(Duration.ofSeconds(60)).until(() -> slotActivePid(db, slot) > 0);
-            int walsenderOfA = slotActivePid(db, slot);
+            await().atMost(Duration.ofSeconds(60)).until(() -> CdcTestSupport.slotActive(db, slot));
+            int walsenderOfA = CdcTestSupport.slotActivePid(db, slot);
 
             link.blackhole();
             long cutAt = System.currentTimeMillis();
@@ -72,11 +72,11 @@ class NodeLostTest {
             await().atMost(Duration.ofSeconds(60)).until(() -> b.health().ready());
             // ready comes with the table's first pass (the bridge); Debezium's walsender attaches once its engine started
             await().atMost(Duration.ofSeconds(60)).until(() -> {
-                int pid = slotActivePid(db, slot);
+                int pid = CdcTestSupport.slotActivePid(db, slot);
                 return pid > 0 && pid != walsenderOfA;
             });
             long streamingMillis = System.currentTimeMillis() - cutAt;
-            int walsenderOfB = slotActivePid(db, slot);
+            int walsenderOfB = CdcTestSupport.slotActivePid(db, slot);
             assertThat(walsenderOfB).as("B streams the slot on a walsender of its own").isPositive().isNotEqualTo(walsenderOfA);
             System.out.printf("FAILOVER cdc network blackhole of the active relay (lease %d ms) -> the standby took the lease: "
                             + "%d ms; the old walsender gone: %d ms; first acknowledged record: %d ms; streaming: %d ms%n",
@@ -122,10 +122,6 @@ class NodeLostTest {
             db.exec("CREATE TRIGGER audited AFTER INSERT OR UPDATE OR DELETE ON " + table
                     + " FOR EACH ROW EXECUTE FUNCTION outbox_write_audited()");
         }
-    }
-
-    private static int slotActivePid(TestDatabase db, String slot) throws Exception {
-        return (int) db.count("SELECT coalesce(max(active_pid), 0) FROM pg_replication_slots WHERE slot_name = '" + slot + "'");
     }
 
     private static boolean backendAlive(TestDatabase db, int pid) throws Exception {

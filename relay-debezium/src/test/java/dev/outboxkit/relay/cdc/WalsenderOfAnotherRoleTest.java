@@ -51,7 +51,7 @@ class WalsenderOfAnotherRoleTest {
             pg.getReplicationAPI().createReplicationSlot().logical().withSlotName(slot).withOutputPlugin("pgoutput").make();
             PGReplicationStream stream = pg.getReplicationAPI().replicationStream().logical().withSlotName(slot)
                     .withSlotOption("proto_version", 1).withSlotOption("publication_names", "outboxkit_pub").start();
-            int otherPid = (int) db.count("SELECT active_pid FROM pg_replication_slots WHERE slot_name = '" + slot + "'");
+            int otherPid = CdcTestSupport.slotActivePid(db, slot);
             assertThat(otherPid).as("the slot is streamed by the superuser's walsender").isPositive();
             try (CdcRelay relay = CdcTestSupport.relay(db, kafka).user(role).password(Secret.of("pw"))
                     .route(TopicRoute.of(topic)).leaseDuration(Duration.ofSeconds(4)).build()) {
