@@ -160,7 +160,7 @@ final class Harness implements AutoCloseable {
             await("slot " + slot + " created").atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(200))
                     .until(() -> {
                         assertNoRelayFailed();
-                        return count("SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" + slot + "'") == 1;
+                        return count("SELECT count(*) FROM pg_replication_slots WHERE slot_name = ?", slot) == 1;
                     });
         }
         log.info("scenario {} ({} relay): database {}, topic {}, roles {}/{}/{}", name, kind.label(), db.name(), topic,
@@ -586,11 +586,9 @@ final class Harness implements AutoCloseable {
         }
     }
 
-    long count(String sql) throws SQLException {
-        try (Connection c = db.connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
-            rs.next();
-            return rs.getLong(1);
-        }
+    /** The scenario database's answer to a {@code count(*)}, values bound to its {@code ?} in order. */
+    long count(String sql, Object... params) throws SQLException {
+        return db.count(sql, params);
     }
 
     private long consumerLag() throws Exception {

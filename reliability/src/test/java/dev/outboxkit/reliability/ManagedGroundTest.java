@@ -469,7 +469,7 @@ class ManagedGroundTest {
                 .offsetFlushInterval(Duration.ofMillis(200)).shutdownTimeout(Duration.ofSeconds(15)).build();
         relay.start();
         await("slot " + slot + " created over TLS").atMost(Duration.ofSeconds(60))
-                .until(() -> db.count("SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" + slot + "'") == 1);
+                .until(() -> db.count("SELECT count(*) FROM pg_replication_slots WHERE slot_name = ?", slot) == 1);
         return relay;
     }
 
