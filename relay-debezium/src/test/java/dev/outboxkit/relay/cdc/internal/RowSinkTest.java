@@ -45,7 +45,7 @@ class RowSinkTest {
             writer.commit();
 
             assertThat(sink.flush(Duration.ofSeconds(30))).as("the deletion finished").isTrue();
-            assertThat(rows(db, seq)).as("the row is gone once its transaction ended").isZero();
+            assertThat(db.count("SELECT count(*) FROM outbox_event WHERE seq = ?", seq)).as("the row is gone once its transaction ended").isZero();
         }
     }
 
@@ -75,8 +75,8 @@ class RowSinkTest {
             writer.commit();
             parking.get(30, TimeUnit.SECONDS);
 
-            assertThat(rows(db, written[0])).as("the parked row left the table").isZero();
-            assertThat(count(db, "SELECT count(*) FROM outbox_dead_letter WHERE seq = " + written[0])).isEqualTo(1);
+            assertThat(db.count("SELECT count(*) FROM outbox_event WHERE seq = ?", written[0])).as("the parked row left the table").isZero();
+            assertThat(db.count("SELECT count(*) FROM outbox_dead_letter WHERE seq = ?", written[0])).isEqualTo(1);
         }
     }
 
@@ -109,17 +109,6 @@ class RowSinkTest {
                         + "RETURNING seq, pg_current_xact_id()::text::numeric % 4294967296")) {
             rs.next();
             return new long[] {rs.getLong(1), rs.getLong(2)}; // the id in 32 bits, as logical decoding reports it
-        }
-    }
-
-    private static long rows(TestDatabase db, long seq) throws Exception {
-        return count(db, "SELECT count(*) FROM outbox_event WHERE seq = " + seq);
-    }
-
-    private static long count(TestDatabase db, String sql) throws Exception {
-        try (Connection c = db.connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
-            rs.next();
-            return rs.getLong(1);
         }
     }
 }
