@@ -11,8 +11,9 @@ import javax.sql.DataSource;
 
 /**
  * Plain SQL for tests: a count, statements run one after another, a column of strings. On a
- * {@link TestDatabase} use its {@link TestDatabase#count}, {@link TestDatabase#exec} and
- * {@link TestDatabase#strings}; these take the connection or pool a test already has. The overloads
+ * {@link TestDatabase} use its {@link TestDatabase#count}, {@link TestDatabase#exec},
+ * {@link TestDatabase#execute} and {@link TestDatabase#strings}; these take the connection or pool a
+ * test already has. The overloads
  * with {@code params} bind values (a slot's or a role's name) to the statement's {@code ?} instead of
  * splicing them into the SQL, where a quote in a value would change the statement.
  */
@@ -53,6 +54,18 @@ public final class Sql {
             for (String statement : sql) {
                 s.execute(statement);
             }
+        }
+    }
+
+    /**
+     * Runs one statement with {@code params} bound to its {@code ?}, in order (a function called for its
+     * effect, such as creating a slot, or a delete). A separate name from {@link #exec(Connection,
+     * String...)}, whose arguments are all statements.
+     */
+    public static void execute(Connection c, String sql, Object... params) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            bind(ps, params);
+            ps.execute();
         }
     }
 

@@ -93,6 +93,13 @@ public final class TestDatabase implements AutoCloseable {
         }
     }
 
+    /** {@link Sql#execute(Connection, String, Object...)} on a new connection (autocommit on). */
+    public void execute(String sql, Object... params) throws SQLException {
+        try (Connection c = connect()) {
+            Sql.execute(c, sql, params);
+        }
+    }
+
     /** {@link Sql#strings(Connection, String)} on a new connection. */
     public List<String> strings(String sql) throws SQLException {
         try (Connection c = connect()) {

@@ -124,7 +124,7 @@ class FaultScenariosTest {
             }
             History.Report report = p.healDrainAndCheck();
             assertClean(report, 500);
-            assertThat(p.count("SELECT count(*) FROM reliability_effect WHERE event_id = '" + held + "'"))
+            assertThat(p.count("SELECT count(*) FROM reliability_effect WHERE event_id = ?", held))
                     .as("the long transaction's event, committed late with a low seq").isEqualTo(1);
         }
     }

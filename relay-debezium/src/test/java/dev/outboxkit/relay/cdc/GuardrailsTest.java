@@ -32,7 +32,7 @@ class GuardrailsTest {
             relay.start();
             await().atMost(Duration.ofSeconds(90)).until(() -> relay.health().ready());
             // a slot nobody reads, as the control: it keeps every byte written from now on
-            db.exec("SELECT pg_create_logical_replication_slot('" + CdcTestSupport.slotFor(db) + "_idle', 'pgoutput')");
+            db.execute("SELECT pg_create_logical_replication_slot(?, 'pgoutput')", CdcTestSupport.slotFor(db) + "_idle");
             long written = 0;
             for (int round = 0; round < 8; round++) {
                 long before = lsnNow(db);
@@ -57,7 +57,7 @@ class GuardrailsTest {
                     registry.get("outbox.relay.cdc.slot_lag_bytes").gauge().value()).isLessThan(total / 4.0));
             assertThat(registry.get("outbox.relay.cdc.wal_status").gauge().value()).isZero(); // reserved
         } finally {
-            db.exec("SELECT pg_drop_replication_slot('" + CdcTestSupport.slotFor(db) + "_idle')");
+            db.dropReplicationSlot(CdcTestSupport.slotFor(db) + "_idle");
             CdcTestSupport.dropSlot(db);
         }
     }
@@ -129,7 +129,7 @@ class GuardrailsTest {
 
         // someone re-creates the slot by hand: it starts at the WAL's end, past the stored offset
         db.exec("INSERT INTO outbox_cdc_heartbeat (slot_name) VALUES ('x')");
-        db.exec("SELECT pg_create_logical_replication_slot('" + slot + "', 'pgoutput')");
+        db.execute("SELECT pg_create_logical_replication_slot(?, 'pgoutput')", slot);
         try (CdcRelay ahead = CdcTestSupport.relay(db, kafka).build()) {
             assertThatThrownBy(ahead::start).isInstanceOf(CdcStartupException.class)
                     .hasMessageContaining("has confirmed WAL up to")

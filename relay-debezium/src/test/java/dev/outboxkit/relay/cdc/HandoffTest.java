@@ -155,9 +155,10 @@ class HandoffTest {
                 a.close(); // hands the lease over at its stop point
                 await("A's walsender gone from slot " + slot).atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20))
                         .until(() -> !CdcTestSupport.slotActive(db, slot));
-                db.exec("SELECT pg_drop_replication_slot('" + slot + "')", // the recovery, as the runbook has it
-                        "DELETE FROM outbox_cdc_offset WHERE slot_name = '" + slot + "'",
-                        "DELETE FROM outbox_cdc_slot WHERE slot_name = '" + slot + "'");
+                // the recovery, as the runbook has it
+                db.execute("SELECT pg_drop_replication_slot(?)", slot);
+                db.execute("DELETE FROM outbox_cdc_offset WHERE slot_name = ?", slot);
+                db.execute("DELETE FROM outbox_cdc_slot WHERE slot_name = ?", slot);
                 long dropped = writer.committed();
                 await("the writer committing while no slot exists").atMost(Duration.ofSeconds(30))
                         .until(() -> writer.committed() >= dropped + 50);

@@ -126,6 +126,6 @@ class NodeLostTest {
     }
 
     private static boolean backendAlive(TestDatabase db, int pid) throws Exception {
-        return db.count("SELECT count(*) FROM pg_stat_activity WHERE pid = " + pid) > 0;
+        return db.count("SELECT count(*) FROM pg_stat_activity WHERE pid = ?", pid) > 0;
     }
 }
