@@ -13,9 +13,9 @@ import javax.sql.DataSource;
  * Plain SQL for tests: a count, statements run one after another, a column of strings. On a
  * {@link TestDatabase} use its {@link TestDatabase#count}, {@link TestDatabase#exec},
  * {@link TestDatabase#execute} and {@link TestDatabase#strings}; these take the connection or pool a
- * test already has. The overloads
- * with {@code params} bind values (a slot's or a role's name) to the statement's {@code ?} instead of
- * splicing them into the SQL, where a quote in a value would change the statement.
+ * test already has. The overloads with {@code params} bind values (a slot's or a role's name) to the
+ * statement's {@code ?} instead of splicing them into the SQL, where a quote in a value would change
+ * the statement.
  */
 public final class Sql {
 
