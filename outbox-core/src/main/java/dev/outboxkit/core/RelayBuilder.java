@@ -1,5 +1,6 @@
 package dev.outboxkit.core;
 
+import dev.outboxkit.core.internal.JdbcUrls;
 import io.opentelemetry.api.OpenTelemetry;
 import java.net.InetAddress;
 import java.time.Clock;
@@ -100,7 +101,9 @@ public abstract class RelayBuilder<B extends RelayBuilder<B>> {
 
     /**
      * The database with the outbox: {@code jdbc:postgresql://host:port/db} and anything the PostgreSQL driver
-     * accepts after it (SSL options included). Passwords in it are never printed.
+     * accepts after it (SSL options included). Passwords in it are never printed. Behind a failover pair name every
+     * node with {@code targetServerType=primary} ({@code jdbc:postgresql://h1:5432,h2:5432/db?targetServerType=primary}),
+     * or one endpoint that follows the primary; several hosts without it are refused.
      */
     public B jdbcUrl(String jdbcUrl) {
         this.jdbcUrl = jdbcUrl;
@@ -217,6 +220,9 @@ public abstract class RelayBuilder<B extends RelayBuilder<B>> {
     protected final void checkShared() {
         if (jdbcUrl != null && !jdbcUrl.startsWith("jdbc:postgresql:")) {
             throw new IllegalArgumentException("jdbcUrl must start with jdbc:postgresql:, got '" + Secret.maskUrl(jdbcUrl) + "'");
+        }
+        if (jdbcUrl != null) {
+            JdbcUrls.requirePrimaryTarget(jdbcUrl, "jdbcUrl");
         }
         Objects.requireNonNull(clock, "clock must not be null");
     }

@@ -49,7 +49,15 @@ public enum RelayMetric {
     OLDEST_UNACKED_AGE("outbox.relay.cdc.oldest_unacked_age_seconds", Kind.GAUGE, "seconds", Relays.CDC,
             "Age of the oldest event not yet acknowledged by Kafka (0 when none)"),
     ACTIVE("outbox.relay.cdc.active", Kind.GAUGE, "", Relays.CDC,
-            "1 while this instance holds the lease and streams, 0 as standby");
+            "1 while this instance holds the lease and streams, 0 as standby"),
+    SLOT_RECREATED("outbox.relay.cdc.slot_recreated", Kind.COUNTER, "", Relays.CDC,
+            "Times this instance created its slot again (or adopted the copy a failover left) because no event could be "
+                    + "lost by it, tagged reason: missing (dropped, or a promoted standby without it), invalidated "
+                    + "(max_slot_wal_keep_size), ahead (a copy past the stored offset after a failover)"),
+    SLOT_FAILOVER_READY("outbox.relay.cdc.slot_failover_ready", Kind.GAUGE, "", Relays.CDC,
+            "1 when a promoted standby would have the slot, as far as the primary can tell (a failover slot, "
+                    + "synchronized_standby_slots set and every standby named there streaming), 0 when not, -1 before "
+                    + "PostgreSQL 17 (no failover slots: the relay creates the slot again after a promotion)");
 
     /** What kind of Micrometer meter it is. */
     public enum Kind { COUNTER, GAUGE, TIMER, SUMMARY }

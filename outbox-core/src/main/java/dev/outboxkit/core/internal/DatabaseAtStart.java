@@ -5,11 +5,9 @@ import java.security.cert.CertificateException;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.util.Properties;
 import java.util.Set;
 import java.util.function.BooleanSupplier;
 import javax.sql.DataSource;
-import org.postgresql.Driver;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -55,7 +53,7 @@ public final class DatabaseAtStart {
     public DatabaseAtStart(String who, String jdbcUrl, Duration timeout, BooleanSupplier stopping) {
         this.who = who;
         this.jdbcUrl = jdbcUrl;
-        this.where = where(jdbcUrl);
+        this.where = JdbcUrls.where(jdbcUrl);
         this.timeout = timeout;
         this.stopping = stopping;
     }
@@ -211,15 +209,5 @@ public final class DatabaseAtStart {
             return "check the database name in the JDBC URL";
         }
         return "check the JDBC URL, user and password";
-    }
-
-    /** {@code host:port/database} of a PostgreSQL URL (never a parameter), or a phrase when it is not known. */
-    static String where(String jdbcUrl) {
-        Properties p = jdbcUrl == null ? null : Driver.parseURL(jdbcUrl, null);
-        if (p == null) {
-            return "(its data source)";
-        }
-        String port = p.getProperty("PGPORT", "5432");
-        return p.getProperty("PGHOST") + ":" + port + "/" + p.getProperty("PGDBNAME", "");
     }
 }

@@ -30,9 +30,12 @@ import org.slf4j.LoggerFactory;
  * holder, exactly as after a lease expiry.
  *
  * <p>A database server that restarted (crash, failover of a container) lost every session and so every lock: for one
- * lease after its start nobody counts as gone, so instances that are merely reconnecting keep their leases. (A standby
- * promoted to primary keeps its own start time: right after such a failover survivors may take leases of instances
- * still reconnecting; fencing keeps that as harmless as any early takeover.)
+ * lease after its start nobody counts as gone, so instances that are merely reconnecting keep their leases. A standby
+ * promoted to primary has none of the old primary's locks either, but its own, older start time: so an instance that
+ * finds its liveness connection on another server than before (a different {@code pg_postmaster_start_time()}: a
+ * restart or a failover) counts nobody as gone for one lease from then, and never judges locks on a server other than
+ * the one that holds its own. The others reconnect meanwhile and take their locks again; one that does not is taken
+ * over at lease expiry, as without this signal.
  *
  * <p>The lock key is the two-int form {@code (}{@value #LOCK_CLASS}{@code , hashtext(<scope>/<instance id>))}: the
  * fixed class id keeps it apart from applications' one-bigint advisory locks and from two-int locks of other classes.
@@ -68,12 +71,14 @@ public final class Liveness implements AutoCloseable {
      * A server that (re)started less than a lease ago lost every session and lock: its instances are reconnecting,
      * not dead, so until then nobody is reported gone (their leases expire as without this signal).
      */
-    private static final String GONE = "SELECT h FROM unnest(?::text[]) AS h"
+    private static final String GONE = "SELECT pg_postmaster_start_time()::text, array(SELECT h FROM unnest(?::text[]) AS h"
             + " WHERE pg_postmaster_start_time() < statement_timestamp() - ? * interval '1 millisecond'"
             + " AND NOT EXISTS (SELECT 1 FROM pg_locks l"
             + " WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2"
             + " AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())"
-            + " AND l.classid = " + LOCK_CLASS + "::oid AND l.objid = hashtext(? || '/' || h)::oid)";
+            + " AND l.classid = " + LOCK_CLASS + "::oid AND l.objid = hashtext(? || '/' || h)::oid))";
+    /** Which server (and which run of it) a connection reached: a restart or a failover changes it. */
+    private static final String SERVER_STARTED = "SELECT pg_postmaster_start_time()::text";
 
     private final DataSource dataSource;
     private final String schema;
@@ -85,6 +90,10 @@ public final class Liveness implements AutoCloseable {
     /** Written under {@link #lock}; volatile so that {@link #release} can abort it while another thread is stuck on it. */
     private volatile Connection connection;
     private boolean warned;
+    /** {@code pg_postmaster_start_time()} of the server that holds this instance's lock; null before the first lock. */
+    private volatile String lockServer;
+    /** When (System.nanoTime) the lock was last taken on another server than before; 0 when it never was. */
+    private volatile long serverChangedNanos;
 
     /**
      * @param dataSource where the lock's connection comes from (it keeps one connection for the relay's life)
@@ -165,6 +174,7 @@ public final class Liveness implements AutoCloseable {
             try (Statement s = c.createStatement()) {
                 s.execute("LISTEN " + LeaseTable.RELEASED_CHANNEL);
             }
+            noteServer(c);
             connection = c;
             if (warned) {
                 log.info("{}: holds its liveness lock now", who);
@@ -200,12 +210,44 @@ public final class Liveness implements AutoCloseable {
             ps.setLong(2, trustAfterStart.toMillis());
             ps.setString(3, scope);
             try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    out.add(rs.getString(1));
+                rs.next();
+                if (!judges(rs.getString(1))) {
+                    return out;
+                }
+                for (Object holder : (Object[]) rs.getArray(2).getArray()) {
+                    out.add((String) holder);
                 }
             }
         }
         return out;
+    }
+
+    /**
+     * Whether locks on the server that started at {@code serverStarted} tell who is gone: only on the server that holds
+     * this instance's own lock, and not within a lease of that lock moving to another server (a restart or a failover:
+     * the others are reconnecting too).
+     */
+    private boolean judges(String serverStarted) {
+        long changed = serverChangedNanos;
+        return serverStarted.equals(lockServer)
+                && (changed == 0 || System.nanoTime() - changed >= trustAfterStart.toNanos());
+    }
+
+    /** Records which server {@code c}, the new lock's connection, reached; a change starts a lease of trust. */
+    private void noteServer(Connection c) throws SQLException {
+        String started;
+        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(SERVER_STARTED)) {
+            rs.next();
+            started = rs.getString(1);
+        }
+        String before = lockServer;
+        if (before != null && !before.equals(started)) {
+            serverChangedNanos = System.nanoTime();
+            log.info("{}: its liveness lock is on another database server run now (restarted or failed over: started at "
+                    + "{}, before {}); for the next {} nobody counts as gone, while every instance reconnects", who,
+                    started, before, trustAfterStart);
+        }
+        lockServer = started;
     }
 
     /**

@@ -80,6 +80,11 @@ public final class RoleGrants {
                 .table(OutboxTables.RELAY_LEASE, "SELECT");
     }
 
+    /** outbox-cli/README.md, "Dead letters": the WAL relay slots {@code outbox status} shows when it may. */
+    public static Grants walRelaySlots(String schema) {
+        return Grants.in(schema).table(OutboxTables.CDC_SLOT, "SELECT");
+    }
+
     /** outbox-cli/README.md, "Dead letters": {@code outbox dead-letters list}. */
     public static Grants deadLettersList(String schema) {
         return Grants.in(schema).table(OutboxTables.DEAD_LETTER, "SELECT");

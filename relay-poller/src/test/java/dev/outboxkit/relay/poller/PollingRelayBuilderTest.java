@@ -70,6 +70,10 @@ class PollingRelayBuilderTest {
         assertThatThrownBy(() -> valid().jdbcUrl("jdbc:mysql://h/db?password=hunter2").build())
                 .hasMessageStartingWith("jdbcUrl must start with jdbc:postgresql:")
                 .hasMessageNotContaining("hunter2");
+        // several hosts: only with targetServerType=primary, else the driver may pick a (read-only) standby
+        assertThatThrownBy(() -> valid().jdbcUrl("jdbc:postgresql://h1:5432,h2:5432/db?password=hunter2").build())
+                .hasMessageContaining("names 2 hosts with no targetServerType").hasMessageNotContaining("hunter2");
+        assertThat(valid().jdbcUrl("jdbc:postgresql://h1:5432,h2:5432/db?targetServerType=primary").build()).isNotNull();
     }
 
     @Test
