@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.outboxkit.core.internal.LeaseTable;
 import dev.outboxkit.core.internal.Liveness;
+import dev.outboxkit.testkit.LocalPostgres;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.TestDatabase;
 import java.sql.Connection;
@@ -61,7 +62,40 @@ class LivenessTest {
     void nobodyCountsAsGoneForALeaseAfterTheServerStarted(TestDatabase db) throws Exception {
         try (Liveness watcher = new Liveness(db.dataSource(), "public", "poll", "b", "test b", Duration.ofDays(365));
              Connection c = db.dataSource().getConnection()) {
+            assertThat(watcher.hold()).isTrue();
             assertThat(watcher.gone(c, Set.of("never-started"))).as("the server started less than a 'lease' ago").isEmpty();
+        }
+    }
+
+    /**
+     * A standby promoted to primary has none of the old primary's locks but its own, older start time; a server restart
+     * looks the same to an instance that reconnects late. Either way the instance's own lock moved to another server run:
+     * for a lease from then nobody counts as gone (the others are reconnecting too), and afterwards one that did not come
+     * back does.
+     */
+    @Test
+    void nobodyCountsAsGoneForALeaseAfterTheOwnLockMovedToAnotherServer() throws Exception {
+        Duration lease = Duration.ofSeconds(3);
+        try (LocalPostgres pg = LocalPostgres.builder().build(); TestDatabase db = pg.newDatabase();
+             Liveness a = new Liveness(db.dataSource(), "public", "poll", "a", "test a", lease);
+             Liveness b = new Liveness(db.dataSource(), "public", "poll", "b", "test b", lease)) {
+            assertThat(a.hold()).isTrue();
+            assertThat(b.hold()).isTrue();
+            pg.stopImmediately();
+            pg.start();
+            // the server's own guard (started less than a lease ago) is over before b notices the change
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
+                    .until(() -> db.count("SELECT count(*) FROM (SELECT 1) x WHERE pg_postmaster_start_time() "
+                            + "< statement_timestamp() - interval '3.2 seconds'") == 1);
+            assertThat(b.hold()).as("b reconnects and takes its lock on the new server run").isTrue();
+            long noticed = System.nanoTime();
+            assertThat(b.gone(Set.of("a"))).as("a, reconnecting, is not gone yet").isEmpty();
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50))
+                    .until(() -> b.gone(Set.of("a")).equals(Set.of("a")));
+            assertThat(Duration.ofNanos(System.nanoTime() - noticed)).as("judged only a lease after b's lock moved")
+                    .isGreaterThanOrEqualTo(lease.minusMillis(100));
+            assertThat(a.hold()).as("a comes back").isTrue();
+            assertThat(b.gone(Set.of("a"))).isEmpty();
         }
     }
 
