@@ -27,6 +27,13 @@ public final class CdcOptions {
                     + "unpublished and every start publishes it. Use false only with the writer's insert-and-delete or "
                     + "emit-message modes: the WAL is then the only copy of an event until Kafka has it.");
 
+    /** A slot a promoted standby keeps. */
+    public static final RelayOption<Boolean> FAILOVER_SLOT = RelayOption.flag("failoverSlot", true,
+            "On PostgreSQL 17 and later, create the slot as a failover slot, and make an existing one so, so that a "
+                    + "standby running sync_replication_slots keeps a copy and the relay resumes from it after a promotion "
+                    + "(the primary also needs synchronized_standby_slots). false leaves slots as they are. Before 17 it "
+                    + "changes nothing.");
+
     /** Heartbeat of an idle outbox. */
     public static final RelayOption<Duration> HEARTBEAT_INTERVAL = RelayOption.duration("heartbeatInterval",
             Duration.ofSeconds(5), Duration.ofMillis(100), Duration.ofMinutes(10),
@@ -65,7 +72,7 @@ public final class CdcOptions {
 
     /** The WAL relay's own settings, in reference order. */
     public static List<RelayOption<?>> all() {
-        return List.of(SLOT_NAME, PUBLICATION_NAME, DELETE_AFTER_PUBLISH, HEARTBEAT_INTERVAL, OFFSET_FLUSH_INTERVAL,
+        return List.of(SLOT_NAME, PUBLICATION_NAME, DELETE_AFTER_PUBLISH, FAILOVER_SLOT, HEARTBEAT_INTERVAL, OFFSET_FLUSH_INTERVAL,
                 MAX_BATCH_SIZE, MAX_IN_FLIGHT, POLL_INTERVAL, SHUTDOWN_TIMEOUT);
     }
 }

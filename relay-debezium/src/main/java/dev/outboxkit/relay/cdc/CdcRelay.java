@@ -138,9 +138,10 @@ public final class CdcRelay implements Relay {
      * the URL, as for the polling relay; an explicit user or password wins over the URL's), {@link #bootstrapServers}. The database, Kafka, route, instance, lease and clock settings are shared with
      * the polling relay ({@link RelayBuilder}); for this relay:
      * <ul>
-     *   <li>{@code jdbcUrl} names one host, the primary. Debezium opens its own connections from it (SSL
-     *       options are passed on); the relay also keeps a small pool for leases, offsets, deletes and dead
-     *       letters.</li>
+     *   <li>{@code jdbcUrl} names the primary: one host (or an endpoint that follows it), or every node with
+     *       {@code targetServerType=primary}. Each streaming session resolves it to the host that is primary then,
+     *       and Debezium opens its own connections there (SSL options are passed on); the relay also keeps a small
+     *       pool for leases, offsets, deletes and dead letters.</li>
      *   <li>{@code user} needs {@code REPLICATION} (see relay-debezium/README.md, "Least-privilege role").</li>
      *   <li>{@code leaseDuration}: a standby takes over this long after the active instance died; a paused
      *       instance stops publishing once it passed.</li>
@@ -178,6 +179,11 @@ public final class CdcRelay implements Relay {
         /** Sets {@link CdcOptions#DELETE_AFTER_PUBLISH}. */
         public Builder deleteAfterPublish(boolean deleteAfterPublish) {
             return set(CdcOptions.DELETE_AFTER_PUBLISH, deleteAfterPublish);
+        }
+
+        /** Sets {@link CdcOptions#FAILOVER_SLOT}. */
+        public Builder failoverSlot(boolean failoverSlot) {
+            return set(CdcOptions.FAILOVER_SLOT, failoverSlot);
         }
 
         /** Sets {@link CdcOptions#HEARTBEAT_INTERVAL}. */

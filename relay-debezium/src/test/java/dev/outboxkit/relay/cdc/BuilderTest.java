@@ -83,8 +83,13 @@ class BuilderTest {
     }
 
     @Test
-    void aJdbcUrlWithTwoHostsIsRefused() {
+    void aJdbcUrlWithSeveralHostsNeedsTargetServerTypePrimary() {
         assertThatThrownBy(() -> valid().jdbcUrl("jdbc:postgresql://a:5432,b:5432/shop").build())
-                .hasMessageContaining("must name exactly one host");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("names 2 hosts with no targetServerType")
+                .hasMessageContaining("Add targetServerType=primary");
+        assertThatThrownBy(() -> valid().jdbcUrl("jdbc:postgresql://a:5432,b:5432/shop?targetServerType=preferSecondary")
+                .build()).hasMessageContaining("with targetServerType=preferSecondary");
+        assertThat(valid().jdbcUrl("jdbc:postgresql://a:5432,b:5433/shop?targetServerType=primary").build()).isNotNull();
     }
 }

@@ -16,7 +16,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** The WAL guardrails: heartbeats release WAL, lost connections resume, a vanished slot stops the relay. */
+/**
+ * The WAL guardrails: heartbeats release WAL, lost connections resume, a vanished slot is created again where the table
+ * holds every unpublished event and stops the relay where the WAL may have been the only copy.
+ */
 @ExtendWith(OutboxTestkitExtension.class)
 class GuardrailsTest {
 
@@ -105,29 +108,66 @@ class GuardrailsTest {
     }
 
     @Test
-    void aSlotDroppedOrRecreatedWhileDownStopsTheRelayWithAClearMessage(TestDatabase db, TestKafka kafka) throws Exception {
+    void aSlotDroppedWhileDownIsCreatedAgainWhenTheTableHoldsEveryUnpublishedEvent(TestDatabase db, TestKafka kafka)
+            throws Exception {
         String slot = CdcTestSupport.slotFor(db);
-        try (CdcRelay relay = CdcTestSupport.relay(db, kafka).build()) {
+        String topic = TestKafka.uniqueTopic("cdc-recreated");
+        kafka.createTopic(topic, 1);
+        streamOneEvent(db, kafka, CdcTestSupport.relay(db, kafka).route(dev.outboxkit.core.TopicRoute.of(topic)));
+        CdcTestSupport.dropSlot(db);
+        // written while the relay is down and the slot is gone: only the table has it
+        OutboxRows.insertCommitted(db, java.util.List.of(OutboxRows.Row.of(null, "while-gone", 1)));
+
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (CdcRelay relay = CdcTestSupport.relay(db, kafka).route(dev.outboxkit.core.TopicRoute.of(topic))
+                .meterRegistry(registry).build()) {
             relay.start();
             await().atMost(Duration.ofSeconds(90)).until(() -> relay.health().ready());
-            OutboxRows.insertCommitted(db, java.util.List.of(OutboxRows.Row.of(null, "a", 1)));
-            await().atMost(Duration.ofSeconds(60)).until(() -> db.count(
-                    "SELECT count(*) FROM outbox_cdc_offset WHERE slot_name = '" + slot + "'") == 1);
+            assertThat(CdcTestSupport.await(kafka, topic, 2, Duration.ofSeconds(60))).as("the event written meanwhile")
+                    .anySatisfy(r -> assertThat(new String(r.key(), java.nio.charset.StandardCharsets.UTF_8))
+                            .isEqualTo("while-gone"));
+            assertThat(registry.get("outbox.relay.cdc.slot_recreated").tag("reason", "missing").counter().count())
+                    .isEqualTo(1.0);
+            assertThat(db.strings("SELECT recreated_reason FROM outbox_cdc_slot WHERE slot_name = ?", slot))
+                    .singleElement().asString().contains("replication slot " + slot + " is missing on");
+            // and the stream goes on from the new slot
+            OutboxRows.insertCommitted(db, java.util.List.of(OutboxRows.Row.of(null, "after", 1)));
+            CdcTestSupport.await(kafka, topic, 3, Duration.ofSeconds(60));
+        } finally {
+            CdcTestSupport.dropSlot(db);
         }
+    }
+
+    @Test
+    void aSlotLostWhereTheWalMayBeTheOnlyCopyStopsTheRelayWithAClearMessage(TestDatabase db, TestKafka kafka)
+            throws Exception {
+        String slot = CdcTestSupport.slotFor(db);
+        streamOneEvent(db, kafka, CdcTestSupport.relay(db, kafka).deleteAfterPublish(false));
         CdcTestSupport.dropSlot(db);
 
-        CdcRelay missing = CdcTestSupport.relay(db, kafka).build();
-        assertThatThrownBy(missing::start).isInstanceOf(CdcStartupException.class)
-                .hasMessageContaining("replication slot " + slot + " is missing")
+        CdcRelay walOnly = CdcTestSupport.relay(db, kafka).deleteAfterPublish(false).build();
+        assertThatThrownBy(walOnly::start).isInstanceOf(CdcStartupException.class)
+                .hasMessageContaining("replication slot " + slot + " is missing on")
+                .hasMessageContaining("with deleteAfterPublish(false) the WAL may have been the only copy")
                 .hasMessageContaining("refuses to create a new slot")
                 .hasMessageContaining("DELETE FROM \"public\".\"outbox_cdc_offset\" WHERE slot_name = '" + slot + "'");
-        assertThat(missing.health().live()).isFalse();
-        assertThat(missing.role()).isEqualTo(CdcRelay.Role.FAILED);
-        missing.close();
+        assertThat(walOnly.health().live()).isFalse();
+        assertThat(walOnly.role()).isEqualTo(CdcRelay.Role.FAILED);
+        walOnly.close();
         assertThat(db.count("SELECT count(*) FROM pg_replication_slots WHERE slot_name = ?", slot))
                 .as("no slot was created behind the operator's back").isZero();
 
-        // someone re-creates the slot by hand: it starts at the WAL's end, past the stored offset
+        // The table-backed mode refuses too once the slot carried an event with no row (a logical decoding message).
+        db.execute("UPDATE outbox_cdc_slot SET wal_only_seen_at = now(), wal_only_seen = 'a logical decoding message at 0/1' "
+                + "WHERE slot_name = ?", slot);
+        CdcRelay marked = CdcTestSupport.relay(db, kafka).build();
+        assertThatThrownBy(marked::start).isInstanceOf(CdcStartupException.class)
+                .hasMessageContaining("it streamed an event that had no row in the table")
+                .hasMessageContaining("SET wal_only_seen_at = NULL WHERE slot_name = '" + slot + "'");
+        marked.close();
+        assertThat(db.count("SELECT count(*) FROM pg_replication_slots WHERE slot_name = ?", slot)).isZero();
+
+        // someone re-creates the slot by hand on the same server: it starts at the WAL's end, past the stored offset
         db.exec("INSERT INTO outbox_cdc_heartbeat (slot_name) VALUES ('x')");
         db.execute("SELECT pg_create_logical_replication_slot(?, 'pgoutput')", slot);
         try (CdcRelay ahead = CdcTestSupport.relay(db, kafka).build()) {
@@ -136,6 +176,54 @@ class GuardrailsTest {
                     .hasMessageContaining("someone else advanced or re-created the slot");
         } finally {
             CdcTestSupport.dropSlot(db);
+        }
+    }
+
+    @Test
+    void aSlotDroppedWhileStreamingIsCreatedAgainAndTheStreamGoesOn(TestDatabase db, TestKafka kafka) throws Exception {
+        String slot = CdcTestSupport.slotFor(db);
+        String topic = TestKafka.uniqueTopic("cdc-dropped-live");
+        kafka.createTopic(topic, 4);
+        History history = new History();
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (CdcRelay relay = CdcTestSupport.relay(db, kafka).route(dev.outboxkit.core.TopicRoute.of(topic))
+                .meterRegistry(registry).build()) {
+            relay.start();
+            await().atMost(Duration.ofSeconds(90)).until(() -> relay.health().ready());
+            try (BackgroundWriter writer = new BackgroundWriter(db, history, topic, 30, 3)) {
+                long before = writer.committed();
+                await().atMost(Duration.ofSeconds(60)).until(() -> writer.committed() >= before + 20);
+                // an operator drops the slot under the running relay: its walsender is ended with it
+                db.dropReplicationSlot(slot);
+                await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(200)).until(() -> registry
+                        .get("outbox.relay.cdc.slot_recreated").tag("reason", "missing").counter().count() == 1.0);
+                long after = writer.committed();
+                await().atMost(Duration.ofSeconds(60)).until(() -> writer.committed() >= after + 20);
+                writer.close();
+                long committed = writer.committed();
+                await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofSeconds(1))
+                        .until(() -> CdcTestSupport.distinctIds(kafka, topic) >= committed);
+            }
+            await().atMost(Duration.ofSeconds(30)).until(() -> relay.health().ready());
+            assertThat(relay.role()).isEqualTo(CdcRelay.Role.ACTIVE);
+        } finally {
+            CdcTestSupport.dropSlot(db);
+        }
+        CdcTestSupport.consume(kafka, topic, history);
+        History.Report report = history.check();
+        log.info("slot dropped while streaming: {}", report.summary());
+        assertThat(report.ok()).as(report.summary()).isTrue();
+    }
+
+    /** Starts a relay, has it stream and store an offset for one event, and stops it. */
+    private static void streamOneEvent(TestDatabase db, TestKafka kafka, CdcRelay.Builder builder) throws Exception {
+        String slot = CdcTestSupport.slotFor(db);
+        try (CdcRelay relay = builder.build()) {
+            relay.start();
+            await().atMost(Duration.ofSeconds(90)).until(() -> relay.health().ready());
+            OutboxRows.insertCommitted(db, java.util.List.of(OutboxRows.Row.of(null, "a", 1)));
+            await().atMost(Duration.ofSeconds(60)).until(() -> db.count(
+                    "SELECT count(*) FROM outbox_cdc_offset WHERE slot_name = ?", slot) == 1);
         }
     }
 

@@ -2,6 +2,7 @@ package dev.outboxkit.relay.cdc.internal;
 
 import dev.outboxkit.core.RelayMetric;
 import dev.outboxkit.core.internal.CommonMeters;
+import dev.outboxkit.core.internal.FailoverSlots;
 import dev.outboxkit.core.internal.Meters;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -28,6 +29,10 @@ final class CdcMetrics extends CommonMeters {
     final AtomicLong walStatus = new AtomicLong(WAL_NO_SLOT);
     final AtomicLong oldestUnackedMicros = new AtomicLong();
     final AtomicLong active = new AtomicLong();
+    final AtomicLong failoverReady = new AtomicLong(FailoverSlots.NOT_SUPPORTED);
+    /** What the last look found about the slot's copies on standbys ({@link FailoverSlots}), for health. */
+    volatile String failoverDetail;
+    private final java.util.Map<String, Counter> slotRecreated = new java.util.concurrent.ConcurrentHashMap<>();
     /** When Kafka last answered a whole batch (System.nanoTime); readiness reads it, no meter. */
     final AtomicLong lastAckNanos = new AtomicLong(System.nanoTime());
 
@@ -39,6 +44,15 @@ final class CdcMetrics extends CommonMeters {
         meters.gauge(RelayMetric.WAL_STATUS, walStatus, AtomicLong::get);
         meters.gauge(RelayMetric.OLDEST_UNACKED_AGE, oldestUnackedMicros, m -> age(m.get()));
         meters.gauge(RelayMetric.ACTIVE, active, AtomicLong::get);
+        meters.gauge(RelayMetric.SLOT_FAILOVER_READY, failoverReady, AtomicLong::get);
+        for (String reason : new String[] {"missing", "invalidated", "ahead"}) {
+            slotRecreated.put(reason, meters.counter(RelayMetric.SLOT_RECREATED, Tags.of("reason", reason)));
+        }
+    }
+
+    /** {@code outbox.relay.cdc.slot_recreated} with this {@code reason} (each registered at start, so it reads 0). */
+    Counter slotRecreated(String reason) {
+        return slotRecreated.get(reason);
     }
 
     private static double age(long createdMicros) {

@@ -32,6 +32,7 @@ public final class CdcSettings extends SharedSettings {
     private final String slotName;
     private final String publicationName;
     private final boolean deleteAfterPublish;
+    private final boolean failoverSlot;
     private final Duration heartbeatInterval;
     private final Duration offsetFlushInterval;
     private final int maxBatchSize;
@@ -50,6 +51,7 @@ public final class CdcSettings extends SharedSettings {
         this.slotName = options.get(CdcOptions.SLOT_NAME);
         this.publicationName = options.get(CdcOptions.PUBLICATION_NAME);
         this.deleteAfterPublish = options.get(CdcOptions.DELETE_AFTER_PUBLISH);
+        this.failoverSlot = options.get(CdcOptions.FAILOVER_SLOT);
         this.heartbeatInterval = options.get(CdcOptions.HEARTBEAT_INTERVAL);
         this.offsetFlushInterval = options.get(CdcOptions.OFFSET_FLUSH_INTERVAL);
         this.maxBatchSize = options.get(CdcOptions.MAX_BATCH_SIZE);
@@ -111,6 +113,11 @@ public final class CdcSettings extends SharedSettings {
 
     public boolean deleteAfterPublish() {
         return deleteAfterPublish;
+    }
+
+    /** {@link CdcOptions#FAILOVER_SLOT}. */
+    public boolean failoverSlot() {
+        return failoverSlot;
     }
 
     public Duration heartbeatInterval() {

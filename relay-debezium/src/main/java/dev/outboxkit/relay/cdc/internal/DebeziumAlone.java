@@ -91,7 +91,7 @@ public final class DebeziumAlone implements AutoCloseable {
             guard.requireSchema(c);
             guard.ensurePublication(c);
             if (guard.slot(c) == null) {
-                guard.createSlot(c);
+                guard.createSlot(c, Server.of(c));
             }
         }
         DebeziumAlone alone = new DebeziumAlone(settings, onOutboxRow);

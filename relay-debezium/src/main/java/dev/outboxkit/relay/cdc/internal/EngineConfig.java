@@ -17,6 +17,7 @@ final class EngineConfig {
     private EngineConfig() {
     }
 
+    /** @param target the one host Debezium connects to this session (a multi-host URL resolved: {@link JdbcTarget#at}) */
     static Properties properties(CdcSettings s, JdbcTarget target, String storeContextId) {
         Properties p = new Properties();
         p.setProperty("name", "outboxkit-cdc-" + s.slotName());
@@ -31,8 +32,8 @@ final class EngineConfig {
         p.setProperty("offset.flush.timeout.ms", "30000");
 
         // Where to read.
-        p.setProperty("database.hostname", target.host());
-        p.setProperty("database.port", Integer.toString(target.port()));
+        p.setProperty("database.hostname", target.host().host());
+        p.setProperty("database.port", Integer.toString(target.host().port()));
         p.setProperty("database.dbname", target.database());
         p.setProperty("database.user", s.user());
         if (s.password() != null) {

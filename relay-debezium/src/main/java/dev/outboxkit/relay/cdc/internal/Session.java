@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxkit.core.FencedException;
 import dev.outboxkit.core.OutboxTables;
 import dev.outboxkit.core.internal.Flusher;
+import dev.outboxkit.core.internal.JdbcUrls;
 import dev.outboxkit.core.internal.StopOnFailure;
 import dev.outboxkit.core.internal.TracedRecords;
 import dev.outboxkit.relay.cdc.CdcStartupException;
@@ -109,6 +110,15 @@ final class Session {
     volatile RuntimeException error;
     volatile String phase = "checking slot and publication";
     private boolean firstStart;
+    /** The server this session streams from (a multi-host URL resolved to the primary): set by {@link #check}. */
+    private volatile Server server;
+    /** {@link #target} on {@link #server}'s one host: what Debezium connects to. */
+    private JdbcTarget streamTarget;
+    /**
+     * The slot streamed events that live only in the WAL (logical decoding messages) while the table was supposed to be
+     * the truth: the slot is then never fast-forwarded and never created again (see {@link #verifySlot}).
+     */
+    private volatile boolean walOnlySeen;
     /** A takeover of a handed-over lease: the first pass over the table goes out before the slot's checks (class doc). */
     private boolean checksAfterFirstPass;
     private ScheduledFuture<?> renewer;
@@ -186,6 +196,7 @@ final class Session {
 
     private void check(Connection c) throws SQLException {
         c.setAutoCommit(true);
+        resolve(c);
         if (!schemaChecked) {
             guard.requireSchema(c); // a standby checked it while it waited
         }
@@ -214,8 +225,35 @@ final class Session {
     }
 
     /**
-     * The slot must exist, be a usable pgoutput slot and not be ahead of the stored offset. The first
-     * time (no record of the slot yet) it is created or adopted. Returns true on a first start.
+     * The server {@code c} reached is the one this session streams from: with a URL that names every node
+     * ({@code targetServerType=primary}) the relay's pool connects to whichever is primary now, and Debezium is sent
+     * there too.
+     */
+    private void resolve(Connection c) throws SQLException {
+        if (server == null) {
+            server = Server.of(c);
+            streamTarget = target.at(server.address());
+        }
+    }
+
+    /** The server this session streams from; null before its checks. */
+    Server server() {
+        return server;
+    }
+
+    /**
+     * The slot must exist, be a usable pgoutput slot and not be ahead of the stored offset. The first time (no record
+     * of the slot yet) it is created or adopted. Returns true on a first start, and when the slot was created again.
+     *
+     * <p>A slot the relay streamed before may be gone: dropped, invalidated by {@code max_slot_wal_keep_size}, or left
+     * behind by a failover (before PostgreSQL 17 a promoted standby has no logical slots; from 17 only failover slots
+     * are kept), or a failover may have left a copy ahead of the stored offset. Whether that may cost events decides
+     * what happens ({@link #recreationRefused}): where every unpublished event is still a row in the table, the slot is
+     * created again (or the copy adopted) with one WARN, like at a first start, and the drain publishes the rows before
+     * the stream goes on; where the WAL may have been the only copy of an event, the relay refuses, naming the way out.
+     *
+     * @param mayCreate false when Debezium restarts its task inside a session: a slot to create again ends the session
+     *                  instead ({@link SlotMovedException}), and the next one creates it at its start
      */
     boolean verifySlot(Connection c, boolean mayCreate) throws SQLException {
         StateTables.SlotRecord record = state.slotRecord(c);
@@ -232,33 +270,123 @@ final class Session {
             }
             long baseLsn;
             if (slot == null) {
-                baseLsn = guard.createSlot(c);
+                baseLsn = guard.createSlot(c, server);
             } else {
                 guard.requireUsable(c, slot);
                 baseLsn = slot.confirmedFlush();
                 log.info("adopting existing replication slot {} at {}", name, Lsns.format(baseLsn));
             }
-            state.recordSlot(c, fence, baseLsn);
+            state.recordSlot(c, fence, baseLsn, server);
             return true;
         }
+        walOnlySeen = record.walOnlySeen() != null;
+        boolean serverChanged = server.changedFrom(record.systemIdentifier(), record.timeline());
+        String lost;
         if (slot == null) {
-            throw new CdcStartupException("replication slot " + name + " is missing, but the relay streamed from it before"
-                    + (stored == null ? "" : " (stored offset at " + Lsns.format(stored.flushLsn()) + ")")
-                    + ": it was dropped while the relay was down, and the WAL of what was committed meanwhile is gone. "
-                    + "The relay refuses to create a new slot at the WAL's end and skip those events. " + guard.recoveryAdvice());
+            lost = "missing";
+        } else {
+            guard.requireKind(c, slot);
+            // The slot moves only when the relay fast-forwards it (to base_lsn, recorded first) or confirms a
+            // stored offset; so it can be at most at the larger of the two. (A stored offset inside the first
+            // transaction after a fast-forward may even point before base_lsn: its changes began earlier.)
+            long expected = Math.max(record.baseLsn(), stored != null ? stored.flushLsn() : -1);
+            if (slot.invalidated()) {
+                lost = "invalidated";
+            } else if (slot.confirmedFlush() > expected) {
+                if (!serverChanged) {
+                    throw new CdcStartupException("replication slot " + name + " has confirmed WAL up to "
+                            + Lsns.format(slot.confirmedFlush()) + " but the relay's stored offset is at " + Lsns.format(expected)
+                            + ": someone else advanced or re-created the slot, so events between them may never be streamed. "
+                            + guard.recoveryAdvice());
+                }
+                lost = "ahead";
+            } else {
+                lost = null;
+            }
         }
-        guard.requireUsable(c, slot);
-        // The slot moves only when the relay fast-forwards it (to base_lsn, recorded first) or confirms a
-        // stored offset; so it can be at most at the larger of the two. (A stored offset inside the first
-        // transaction after a fast-forward may even point before base_lsn: its changes began earlier.)
-        long expected = Math.max(record.baseLsn(), stored != null ? stored.flushLsn() : -1);
-        if (slot.confirmedFlush() > expected) {
-            throw new CdcStartupException("replication slot " + name + " has confirmed WAL up to "
-                    + Lsns.format(slot.confirmedFlush()) + " but the relay's stored offset is at " + Lsns.format(expected)
-                    + ": someone else advanced or re-created the slot, so events between them may never be streamed. "
-                    + guard.recoveryAdvice());
+        if (lost == null) {
+            if (serverChanged || record.serverAddress() == null || !record.serverAddress().equals(server.address().toString())) {
+                if (serverChanged) {
+                    log.info("replication slot {} is on {} now (the relay last streamed it on {}): the standby was promoted "
+                            + "and kept the slot (a failover slot); streaming goes on from it", name, server.describe(),
+                            record.describeServer());
+                }
+                state.recordServer(c, fence, server);
+            }
+            return !record.drained();
         }
-        return !record.drained();
+        String what = describeLoss(lost, record, slot, stored, serverChanged);
+        String refused = recreationRefused(record);
+        if (refused != null) {
+            throw new CdcStartupException(what + ", and " + refused + " It refuses to create a new slot, which would skip "
+                    + "them." + (server.hasFailoverSlots() ? "" : " (PostgreSQL 17 and later keep a failover slot on a "
+                    + "standby that runs sync_replication_slots: the relay creates its slot so there, failoverSlot.)")
+                    + " " + guard.recoveryAdvice());
+        }
+        if (!mayCreate) {
+            throw new SlotMovedException(what + ": the relay starts streaming again on a new slot");
+        }
+        return recreate(c, lost, what, slot);
+    }
+
+    /**
+     * Why the relay must not create its slot again (or adopt another copy), or null when it may: only while every
+     * unpublished event is a row in the table (deleteAfterPublish, and no event without a row streamed so far). The
+     * relay cannot see which mode the writers use; {@code deleteAfterPublish} is the declaration that they keep rows,
+     * and a logical decoding message streamed on this slot is the proof that one did not. (An insert the writer deletes
+     * in its own transaction looks, in the stream, like an insert of a row published and deleted before: it leaves no
+     * such proof, which is why the writers' transient modes belong with deleteAfterPublish(false).)
+     */
+    private String recreationRefused(StateTables.SlotRecord record) {
+        if (!settings.deleteAfterPublish()) {
+            return "with deleteAfterPublish(false) the WAL may have been the only copy of events committed meanwhile "
+                    + "(the writers' insert-and-delete and emit-message modes keep no row).";
+        }
+        if (record.walOnlySeen() != null) {
+            return "the WAL may have been the only copy of events committed meanwhile: though the relay runs with "
+                    + "deleteAfterPublish, it streamed an event that had no row in the table (" + record.walOnlySeen()
+                    + "). Once the writers keep rows again, clear that mark (UPDATE " + settings.table(OutboxTables.CDC_SLOT)
+                    + " SET wal_only_seen_at = NULL WHERE slot_name = '" + settings.slotName() + "') so a lost slot is "
+                    + "created again without an operator.";
+        }
+        return null;
+    }
+
+    private String describeLoss(String lost, StateTables.SlotRecord record, SlotGuard.SlotState slot,
+                                StateTables.StoredOffset stored, boolean serverChanged) {
+        String where = "replication slot " + settings.slotName() + " ";
+        String state = switch (lost) {
+            case "missing" -> "is missing on " + server.describe();
+            case "invalidated" -> "was invalidated by PostgreSQL on " + server.describe() + " (wal_status=" + slot.walStatus()
+                    + (slot.invalidationReason() == null ? "" : ", reason " + slot.invalidationReason()) + ")";
+            default -> "on " + server.describe() + " has confirmed WAL up to " + Lsns.format(slot.confirmedFlush())
+                    + ", past the relay's stored offset" + (stored == null ? "" : " at " + Lsns.format(stored.flushLsn()));
+        };
+        return where + state + (serverChanged
+                ? "; the relay last streamed it on " + record.describeServer() + ": a failover (another server, or a new "
+                + "timeline: a standby was promoted)"
+                : ", where the relay streamed it before");
+    }
+
+    /** Creates the slot again (or adopts a copy ahead of the stored offset) after {@code what}: a first start from here. */
+    private boolean recreate(Connection c, String lost, String what, SlotGuard.SlotState slot) throws SQLException {
+        long lsn;
+        if (lost.equals("ahead")) {
+            lsn = slot.confirmedFlush();
+        } else {
+            if (lost.equals("invalidated")) {
+                guard.dropSlot(c);
+            }
+            lsn = guard.createSlot(c, server);
+        }
+        state.recordRecreated(c, fence, lsn, server, what);
+        metrics.slotRecreated(lost).increment();
+        log.warn("{}. {} it at {}: with deleteAfterPublish every unpublished event is still a row in {}, and the relay "
+                        + "publishes those rows before it streams, so nothing is lost and nobody needs to act{}", what,
+                lost.equals("ahead") ? "Adopted" : "Created", Lsns.format(lsn), settings.outboxTable(),
+                !server.hasFailoverSlots() ? " (before PostgreSQL 17 a standby keeps no logical slot)"
+                        : settings.failoverSlot() ? "" : " (failoverSlot = false: a promoted standby keeps no copy)");
+        return true;
     }
 
     /**
@@ -276,16 +404,51 @@ final class Session {
         return End.FAILED;
     }
 
-    /** The offset store's check before Debezium reads offsets (also on its own task restarts). */
+    /**
+     * The offset store's check before Debezium reads offsets (also on its own task restarts, after a lost connection):
+     * the pool must still reach the server this session streams from (else the primary moved: the next session goes
+     * there), and the slot must still be usable.
+     */
     void checkBeforeRead() {
         try (Connection c = pool.getConnection()) {
             c.setAutoCommit(true);
+            requireSameServer(c);
             verifySlot(c, false);
-        } catch (CdcStartupException e) {
+        } catch (CdcStartupException | SlotMovedException e) {
             fail(e);
             throw e;
         } catch (SQLException e) {
             throw new IllegalStateException("cannot check slot " + settings.slotName() + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Throws {@link SlotMovedException} when {@code c} (a connection of the relay's pool, which follows the primary of a
+     * multi-host URL) reached another server than this session streams from: the primary moved.
+     */
+    void requireSameServer(Connection c) throws SQLException {
+        Server streaming = server;
+        JdbcUrls.HostPort now = JdbcUrls.connectedTo(c);
+        if (streaming != null && !now.equals(streaming.address())) {
+            throw new SlotMovedException("the primary moved from " + streaming.address() + " to " + now
+                    + ": streaming again from there");
+        }
+    }
+
+    /**
+     * The relay streamed an event without a row in the table ({@code what}) while running with deleteAfterPublish:
+     * remembered with the slot, so the slot is neither fast-forwarded nor created again from now on. Once per session.
+     */
+    void walOnlyEvent(String what) {
+        if (walOnlySeen || !settings.deleteAfterPublish()) {
+            return;
+        }
+        walOnlySeen = true;
+        try (Connection c = pool.getConnection()) {
+            state.recordWalOnly(c, fence, what);
+        } catch (SQLException | RuntimeException e) {
+            log.warn("could not record that slot {} streamed an event with no row in the table ({}); the relay "
+                    + "stops fast-forwarding it for this run", settings.slotName(), e.toString());
         }
     }
 
@@ -344,7 +507,7 @@ final class Session {
                 }
                 if (settings.deleteAfterPublish() || firstStart) {
                     OptionalLong skipTo = OptionalLong.empty();
-                    if (settings.deleteAfterPublish()) {
+                    if (settings.deleteAfterPublish() && !walOnlySeen) {
                         // With the table as the truth, the WAL before this point holds nothing the passes have not
                         // published (or an earlier run had) once a pass ran after it: the slot may skip it.
                         skipTo = StartupDrain.fastForwardPoint(c, Duration.ofSeconds(10), keepGoing);
@@ -363,6 +526,8 @@ final class Session {
                 } else {
                     awaitSlotFree(c, null, null, keepGoing);
                 }
+                // No walsender streams the slot now: the one moment it may be altered.
+                guard.ensureFailover(c, server, streamTarget);
             } catch (InterruptedException e) {
                 if (closing.getAsBoolean()) {
                     sink.flush(Duration.ofSeconds(30));
@@ -376,14 +541,14 @@ final class Session {
             FlushPolicy policy = new FlushPolicy(settings.offsetFlushInterval());
             StreamHandler handler = new StreamHandler(new ChangeDecoder(settings.schema(), EngineConfig.HEARTBEAT_TOPIC_PREFIX),
                     publisher, sink, metrics, policy, this::authority, drained, !settings.deleteAfterPublish(),
-                    settings.maxInFlight(), bridge && drained != null);
+                    settings.maxInFlight(), bridge && drained != null, this::walOnlyEvent);
             storeId = PostgresOffsetStore.register(new PostgresOffsetStore.Context(state, () -> fence,
                     this::checkBeforeRead, this::onWriteFailure));
             String offsets = storeId;
             CompletableFuture<EngineRunner> starting = new CompletableFuture<>();
             Runnable start = () -> {
                 try {
-                    EngineRunner built = new EngineRunner(EngineConfig.properties(settings, target, offsets), handler, policy,
+                    EngineRunner built = new EngineRunner(EngineConfig.properties(settings, streamTarget, offsets), handler, policy,
                             settings.slotName(), handler::pollingEnded);
                     engineStartNanos = System.nanoTime();
                     engine = built;
@@ -635,7 +800,8 @@ final class Session {
      * fast-forwarding the slot is much faster than decoding the backlog event by event.
      */
     private boolean catchUpDue(long streamingSince) {
-        if (!settings.deleteAfterPublish() || System.nanoTime() - streamingSince < Supervisor.CATCH_UP_MIN_STREAMING.toNanos()) {
+        if (!settings.deleteAfterPublish() || walOnlySeen
+                || System.nanoTime() - streamingSince < Supervisor.CATCH_UP_MIN_STREAMING.toNanos()) {
             return false;
         }
         long oldest = metrics.oldestUnackedMicros.get();

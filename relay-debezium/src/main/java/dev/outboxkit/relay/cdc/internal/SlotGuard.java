@@ -26,10 +26,14 @@ final class SlotGuard {
 
     private static final Logger log = LoggerFactory.getLogger(SlotGuard.class);
 
-    /** One row of {@code pg_replication_slots}, with the lag computed by the server. */
+    /**
+     * One row of {@code pg_replication_slots}, with the lag computed by the server.
+     *
+     * @param failover whether it is a failover slot (PostgreSQL 17+; false before)
+     */
     record SlotState(String plugin, String slotType, String database, boolean temporary, boolean active, Integer activePid,
                      String walStatus, long confirmedFlush, long restartLsn, long retainedBytes, long lagBytes,
-                     String invalidationReason) {
+                     String invalidationReason, boolean failover) {
 
         boolean invalidated() {
             return "lost".equals(walStatus) || invalidationReason != null;
@@ -59,6 +63,18 @@ final class SlotGuard {
                     rs.next();
                     if (!rs.getBoolean(1)) {
                         missing.add(table);
+                    }
+                }
+            }
+        }
+        if (missing.isEmpty()) {
+            try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM pg_attribute WHERE attrelid = to_regclass(?) "
+                    + "AND attname = 'wal_only_seen_at' AND NOT attisdropped")) {
+                ps.setString(1, settings.table(OutboxTables.CDC_SLOT));
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    if (rs.getInt(1) == 0) {
+                        missing.add(OutboxTables.CDC_SLOT + "'s columns of schema version 11");
                     }
                 }
             }
@@ -146,7 +162,7 @@ final class SlotGuard {
                        confirmed_flush_lsn::text, restart_lsn::text,
                        coalesce(pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn), 0)::bigint,
                        coalesce(pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn), 0)::bigint,
-                       to_jsonb(s) ->> 'invalidation_reason'
+                       to_jsonb(s) ->> 'invalidation_reason', coalesce((to_jsonb(s) ->> 'failover')::boolean, false)
                   FROM pg_replication_slots s WHERE slot_name = ?
                 """;
         try (PreparedStatement ps = c.prepareStatement(sql)) {
@@ -158,25 +174,71 @@ final class SlotGuard {
                 int pid = rs.getInt(6);
                 return new SlotState(rs.getString(1), rs.getString(2), rs.getString(3), rs.getBoolean(4), rs.getBoolean(5),
                         rs.wasNull() ? null : pid, rs.getString(7), Lsns.parse(rs.getString(8)), Lsns.parse(rs.getString(9)),
-                        rs.getLong(10), rs.getLong(11), rs.getString(12));
+                        rs.getLong(10), rs.getLong(11), rs.getString(12), rs.getBoolean(13));
             }
         }
     }
 
-    /** Creates the slot (pgoutput) and returns its consistent point. */
-    long createSlot(Connection c) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT lsn::text FROM pg_create_logical_replication_slot(?, 'pgoutput')")) {
+    /**
+     * Creates the slot (pgoutput) on {@code server} and returns its consistent point: a failover slot (synced to
+     * standbys that run {@code sync_replication_slots}) on PostgreSQL 17 and later unless {@code failoverSlot} is off.
+     */
+    long createSlot(Connection c, Server server) throws SQLException {
+        boolean failover = server.hasFailoverSlots() && settings.failoverSlot();
+        try (PreparedStatement ps = c.prepareStatement(failover
+                ? "SELECT lsn::text FROM pg_create_logical_replication_slot(?, 'pgoutput', false, false, true)"
+                : "SELECT lsn::text FROM pg_create_logical_replication_slot(?, 'pgoutput')")) {
             ps.setString(1, settings.slotName());
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 long lsn = Lsns.parse(rs.getString(1));
-                log.info("created replication slot {} (pgoutput) at {}", settings.slotName(), Lsns.format(lsn));
+                log.info("created replication slot {} (pgoutput{}) at {} on {}", settings.slotName(),
+                        failover ? ", failover" : "", Lsns.format(lsn), server.describe());
                 return lsn;
             } catch (SQLException e) {
                 throw new CdcStartupException("cannot create replication slot " + settings.slotName() + " ("
                         + e.getMessage().trim() + "): the relay's role needs the REPLICATION attribute "
                         + "(ALTER ROLE <role> REPLICATION) and a free slot (max_replication_slots)", e);
             }
+        }
+    }
+
+    /** Drops the (inactive) slot: one PostgreSQL invalidated, before it is created again. */
+    void dropSlot(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT pg_drop_replication_slot(?)")) {
+            ps.setString(1, settings.slotName());
+            ps.execute();
+        }
+    }
+
+    /**
+     * Makes the (inactive) slot a failover slot ({@code ALTER_REPLICATION_SLOT … (FAILOVER true)}, a command of the
+     * replication protocol, so on a replication connection to {@code target}'s one host) when the server has failover
+     * slots, {@code failoverSlot} is on and it is not one yet. A refusal is reported once (the relay streams on; only a
+     * promotion would then lose the slot) with the command to run.
+     */
+    void ensureFailover(Connection c, Server server, JdbcTarget target) throws SQLException {
+        SlotState slot = slot(c);
+        if (slot == null || slot.failover() || !server.hasFailoverSlots() || !settings.failoverSlot()) {
+            return;
+        }
+        String command = "ALTER_REPLICATION_SLOT " + Identifiers.quote("slotName", settings.slotName()) + " ( FAILOVER true )";
+        java.util.Properties props = new java.util.Properties();
+        props.setProperty("user", settings.user());
+        if (settings.password() != null) {
+            props.setProperty("password", settings.password().reveal());
+        }
+        try (Connection replication = java.sql.DriverManager.getConnection(target.jdbcUrl(java.util.Map.of(
+                "replication", "database", "preferQueryMode", "simple", "assumeMinServerVersion", "17")), props);
+             Statement st = replication.createStatement()) {
+            st.execute(command);
+            log.info("made replication slot {} a failover slot: a standby with sync_replication_slots = on keeps a copy, "
+                    + "from which the relay resumes after a promotion (failoverSlot = false leaves slots as they are)",
+                    settings.slotName());
+        } catch (SQLException e) {
+            log.warn("could not make replication slot {} a failover slot ({}): the relay streams on, but a promoted "
+                    + "standby will not have it. Run, on a replication connection (psql \"dbname=... replication=database\"): {}",
+                    settings.slotName(), e.getMessage().trim(), command);
         }
     }
 
@@ -199,6 +261,17 @@ final class SlotGuard {
 
     /** Throws unless {@code slot} is a usable pgoutput slot of this database. */
     void requireUsable(Connection c, SlotState slot) throws SQLException {
+        requireKind(c, slot);
+        if (slot.invalidated()) {
+            throw new CdcStartupException("replication slot " + settings.slotName() + " was invalidated by PostgreSQL "
+                    + "(wal_status=" + slot.walStatus() + (slot.invalidationReason() == null ? ""
+                    : ", reason " + slot.invalidationReason()) + "): the WAL it needed is gone, so events committed "
+                    + "meanwhile cannot be streamed. " + recoveryAdvice());
+        }
+    }
+
+    /** Throws unless {@code slot} is a pgoutput slot of this database (invalidated or not). */
+    void requireKind(Connection c, SlotState slot) throws SQLException {
         String database;
         try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT current_database()")) {
             rs.next();
@@ -212,12 +285,6 @@ final class SlotGuard {
         if (!database.equals(slot.database())) {
             throw new CdcStartupException("replication slot " + name + " belongs to database " + slot.database()
                     + ", not " + database + ". Choose another slotName.");
-        }
-        if (slot.invalidated()) {
-            throw new CdcStartupException("replication slot " + name + " was invalidated by PostgreSQL (wal_status="
-                    + slot.walStatus() + (slot.invalidationReason() == null ? "" : ", reason " + slot.invalidationReason())
-                    + "): the WAL it needed is gone, so events committed meanwhile cannot be streamed. "
-                    + recoveryAdvice());
         }
     }
 

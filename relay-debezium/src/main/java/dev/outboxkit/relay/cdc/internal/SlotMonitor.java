@@ -3,6 +3,7 @@ package dev.outboxkit.relay.cdc.internal;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxkit.relay.cdc.CdcStartupException;
 import dev.outboxkit.core.internal.DatabaseSilence;
+import dev.outboxkit.core.internal.FailoverSlots;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -74,11 +75,21 @@ final class SlotMonitor implements Runnable {
                 metrics.slotLagBytes.set(slot.lagBytes());
                 metrics.retainedWalBytes.set(slot.retainedBytes());
             }
+            FailoverSlots.State failover = FailoverSlots.of(c, settings.slotName());
+            metrics.failoverReady.set(failover.code());
+            metrics.failoverDetail = failover.detail();
             Session s = activeSession.get();
-            if (s != null && s.enginePolling() && (slot == null || slot.invalidated())) {
-                s.fail(new CdcStartupException("replication slot " + settings.slotName() + (slot == null
-                        ? " was dropped while the relay streamed from it" : " was invalidated (wal_status " + slot.walStatus() + ")")
-                        + ". " + guard.recoveryAdvice()));
+            if (s != null && s.enginePolling()) {
+                try {
+                    // the pool follows the primary of a multi-host URL: on another host, the primary moved
+                    s.requireSameServer(c);
+                    if (slot == null || slot.invalidated()) {
+                        // a slot the relay may create again ends the session (the next one does); else it stops, loudly
+                        s.verifySlot(c, false);
+                    }
+                } catch (CdcStartupException | SlotMovedException e) {
+                    s.fail(e);
+                }
             }
             if (settings.deleteAfterPublish()) {
                 try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT created_at FROM "

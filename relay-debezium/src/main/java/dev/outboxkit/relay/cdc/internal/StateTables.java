@@ -26,8 +26,19 @@ final class StateTables {
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    /** The relay's record of its slot. */
-    record SlotRecord(long baseLsn, boolean drained) {
+    /**
+     * The relay's record of its slot: where it may be ({@code baseLsn}), whether the first drain finished, the server
+     * the relay last streamed it on (nulls before it was recorded) and whether events without a row in the table (the
+     * WAL their only copy) were streamed from it.
+     */
+    record SlotRecord(long baseLsn, boolean drained, Long systemIdentifier, Integer timeline, String serverAddress,
+                      String walOnlySeen) {
+
+        /** {@code host:port (system S, timeline T)} of the server last recorded, for logs. */
+        String describeServer() {
+            return serverAddress == null ? "a server it did not record" : serverAddress + " (system "
+                    + (systemIdentifier == null ? "unknown" : systemIdentifier) + ", timeline " + timeline + ")";
+        }
     }
 
     /**
@@ -52,25 +63,92 @@ final class StateTables {
     }
 
     SlotRecord slotRecord(Connection c) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(
-                "SELECT base_lsn::text, drained_at IS NOT NULL FROM " + slotTable + " WHERE slot_name = ?")) {
+        try (PreparedStatement ps = c.prepareStatement("SELECT base_lsn::text, drained_at IS NOT NULL, system_identifier, "
+                + "timeline, server_address, CASE WHEN wal_only_seen_at IS NULL THEN NULL ELSE wal_only_seen_at::text || ': ' "
+                + "|| coalesce(wal_only_seen, '') END FROM " + slotTable + " WHERE slot_name = ?")) {
             ps.setString(1, settings.slotName());
             try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? new SlotRecord(Lsns.parse(rs.getString(1)), rs.getBoolean(2)) : null;
+                if (!rs.next()) {
+                    return null;
+                }
+                long system = rs.getLong(3);
+                Long systemIdentifier = rs.wasNull() ? null : system;
+                int timeline = rs.getInt(4);
+                return new SlotRecord(Lsns.parse(rs.getString(1)), rs.getBoolean(2), systemIdentifier,
+                        rs.wasNull() ? null : timeline, rs.getString(5), rs.getString(6));
             }
         }
     }
 
-    void recordSlot(Connection c, long fence, long baseLsn) throws SQLException {
+    void recordSlot(Connection c, long fence, long baseLsn, Server server) throws SQLException {
         lease.inFencedTransaction(c, fence, tx -> {
-            try (PreparedStatement ps = tx.prepareStatement("INSERT INTO " + slotTable
-                    + " (slot_name, base_lsn, created_by) VALUES (?, ?::pg_lsn, ?) ON CONFLICT (slot_name) DO NOTHING")) {
+            try (PreparedStatement ps = tx.prepareStatement("INSERT INTO " + slotTable + " (slot_name, base_lsn, created_by, "
+                    + "system_identifier, timeline, server_address) VALUES (?, ?::pg_lsn, ?, ?, ?, ?) "
+                    + "ON CONFLICT (slot_name) DO NOTHING")) {
                 ps.setString(1, settings.slotName());
                 ps.setString(2, Lsns.format(baseLsn));
                 ps.setString(3, settings.instanceId());
+                bindServer(ps, 4, server);
                 ps.executeUpdate();
             }
         });
+    }
+
+    /** Records {@code server} as the one the slot is streamed on now (a start after a failover changes it). */
+    void recordServer(Connection c, long fence, Server server) throws SQLException {
+        lease.inFencedTransaction(c, fence, tx -> {
+            try (PreparedStatement ps = tx.prepareStatement("UPDATE " + slotTable + " SET system_identifier = ?, "
+                    + "timeline = ?, server_address = ? WHERE slot_name = ?")) {
+                bindServer(ps, 1, server);
+                ps.setString(4, settings.slotName());
+                ps.executeUpdate();
+            }
+        });
+    }
+
+    /**
+     * The slot was created again (or adopted) at {@code lsn} on {@code server}, for {@code reason}: like a first start,
+     * in one fenced transaction. The old offsets go (they are positions in a slot that is gone), the drain counts as
+     * not done, and the slot may be nowhere but at {@code lsn} until the relay stores an offset.
+     */
+    void recordRecreated(Connection c, long fence, long lsn, Server server, String reason) throws SQLException {
+        lease.inFencedTransaction(c, fence, tx -> {
+            try (PreparedStatement ps = tx.prepareStatement("DELETE FROM " + offsetTable + " WHERE slot_name = ?")) {
+                ps.setString(1, settings.slotName());
+                ps.executeUpdate();
+            }
+            try (PreparedStatement ps = tx.prepareStatement("UPDATE " + slotTable + " SET base_lsn = ?::pg_lsn, "
+                    + "drained_at = NULL, system_identifier = ?, timeline = ?, server_address = ?, recreated_at = now(), "
+                    + "recreated_reason = ? WHERE slot_name = ?")) {
+                ps.setString(1, Lsns.format(lsn));
+                bindServer(ps, 2, server);
+                ps.setString(5, reason);
+                ps.setString(6, settings.slotName());
+                ps.executeUpdate();
+            }
+        });
+    }
+
+    /** Remembers, once, that the WAL was the only copy of an event streamed from this slot ({@code what}, one line). */
+    void recordWalOnly(Connection c, long fence, String what) throws SQLException {
+        lease.inFencedTransaction(c, fence, tx -> {
+            try (PreparedStatement ps = tx.prepareStatement("UPDATE " + slotTable + " SET wal_only_seen_at = now(), "
+                    + "wal_only_seen = ? WHERE slot_name = ? AND wal_only_seen_at IS NULL")) {
+                ps.setString(1, what);
+                ps.setString(2, settings.slotName());
+                ps.executeUpdate();
+            }
+        });
+    }
+
+    private static void bindServer(PreparedStatement ps, int first, Server server) throws SQLException {
+        if (server.systemIdentifier() == null) {
+            ps.setNull(first, java.sql.Types.BIGINT);
+        } else {
+            ps.setLong(first, server.systemIdentifier());
+        }
+        ps.setInt(first + 1, server.timeline());
+        ps.setString(first + 2, server.address().toString());
     }
 
     void markDrained(Connection c, long fence) throws SQLException {

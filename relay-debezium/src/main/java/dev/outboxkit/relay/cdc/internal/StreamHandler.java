@@ -14,6 +14,7 @@ import java.util.Objects;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -61,6 +62,8 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
     /** The bridge failed: the session ends without the stream publishing ({@link #abandon()}). */
     private volatile boolean abandoned;
     private boolean warnedAboutMessages;
+    /** Told (once) of an event without a row in the table while the table should be the truth ({@link Session#walOnlyEvent}). */
+    private final Consumer<String> walOnlyEvent;
 
     /** Last record of the transaction in progress (poll thread only); null at a boundary. */
     private RecordChangeEvent<SourceRecord> openTail;
@@ -76,7 +79,8 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
 
     StreamHandler(ChangeDecoder decoder, Publisher publisher, RowSink sink, CdcMetrics metrics, FlushPolicy flushPolicy,
                   BooleanSupplier authority, StartupDrain.Result drained, boolean trackInFlightAge, int maxInFlight,
-                  boolean bridged) {
+                  boolean bridged, Consumer<String> walOnlyEvent) {
+        this.walOnlyEvent = walOnlyEvent;
         this.decoder = decoder;
         this.publisher = publisher;
         this.sink = sink;
@@ -184,9 +188,13 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
                 if (!trackInFlightAge && !warnedAboutMessages) {
                     warnedAboutMessages = true;
                     log.error("a logical decoding message (the writer's emit-message mode) arrived while the relay runs with "
-                            + "deleteAfterPublish(true): messages are published, but at start-up the relay skips WAL that the "
-                            + "table vouches for, and messages emitted while it was down would be skipped. Configure "
-                            + "deleteAfterPublish(false) for the emit-message writer mode.");
+                            + "deleteAfterPublish(true), where the table is meant to hold every unpublished event. It is "
+                            + "published; the relay remembers that this slot carries events the WAL alone holds "
+                            + "(outbox_cdc_slot.wal_only_seen_at), so from now on it never fast-forwards the slot and stops "
+                            + "rather than create it again when it is lost. Configure deleteAfterPublish(false) for the "
+                            + "emit-message writer mode.");
+                    Long at = change.position().lsn();
+                    walOnlyEvent.accept("a logical decoding message at " + (at == null ? "an unknown position" : Lsns.format(at)));
                 }
             }
         }

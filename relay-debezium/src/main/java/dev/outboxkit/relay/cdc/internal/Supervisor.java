@@ -4,7 +4,9 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxkit.core.Relay;
 import dev.outboxkit.core.internal.ConnectionPools;
 import dev.outboxkit.core.internal.DatabaseAtStart;
+import dev.outboxkit.core.internal.FailoverSlots;
 import dev.outboxkit.core.MissingGrantsException;
+import dev.outboxkit.core.internal.JdbcUrls;
 import dev.outboxkit.core.internal.KafkaReachability;
 import dev.outboxkit.core.internal.LeaseTable;
 import dev.outboxkit.core.internal.LeaseTiming;
@@ -49,6 +51,8 @@ public final class Supervisor implements AutoCloseable {
      * (the lease, the last offsets, the deletes) and Debezium's stop, on a loaded machine.
      */
     static final Duration STOP_GRACE = Duration.ofSeconds(90);
+    /** The longest wait between two tries while the database does not answer (a restart, a failover in progress). */
+    static final Duration DATABASE_RETRY_MAX = Duration.ofSeconds(2);
 
     private final CdcSettings settings;
     private final JdbcTarget target;
@@ -81,6 +85,8 @@ public final class Supervisor implements AutoCloseable {
     private volatile RuntimeException failure;
     private volatile String lastFailure;
     private volatile long lastFailureNanos;
+    /** Since when (System.nanoTime) the lease loop cannot reach the database, or 0. */
+    private long unreachableSinceNanos;
 
     public Supervisor(CdcSettings settings) {
         this(settings, KafkaProducer::new);
@@ -176,8 +182,8 @@ public final class Supervisor implements AutoCloseable {
             String why = OperatorActions.database(e, settings.jdbcUrl());
             detail = "cannot reach the database: " + why;
             shutdownResources();
-            throw new IllegalStateException("the WAL relay cannot reach " + target.host() + ":" + target.port() + "/"
-                    + target.database() + " (" + why + "); check jdbcUrl, user and password", e);
+            throw new IllegalStateException("the WAL relay cannot reach " + JdbcUrls.where(settings.jdbcUrl()) + " (" + why
+                    + "); check jdbcUrl, user and password", e);
         }
         scheduler.scheduleWithFixedDelay(monitor, 0, 2, TimeUnit.SECONDS);
         warmer = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -205,10 +211,12 @@ public final class Supervisor implements AutoCloseable {
     private void run(Session prepared) {
         Session next = prepared;
         long backoff = 500;
+        long databaseBackoff = 250;
         while (!closing) {
             try {
                 if (next == null) {
                     Optional<LeaseKeeper.Acquired> acquired = lease.tryAcquire();
+                    databaseBackoff = databaseAnswers();
                     standbyHealthy = true;
                     if (acquired.isEmpty()) {
                         if (role == Role.ACTIVE) {
@@ -231,6 +239,7 @@ public final class Supervisor implements AutoCloseable {
                 role = Role.ACTIVE;
                 metrics.active.set(1);
                 Session.End end = next.run();
+                databaseBackoff = databaseAnswers();
                 metrics.active.set(0);
                 switch (end) {
                     case CLOSED -> {
@@ -262,11 +271,17 @@ public final class Supervisor implements AutoCloseable {
                             return; // a stop that gave up on the database (close() said so): nothing to restart
                         }
                         long lastAck = metrics.lastAckNanos.get();
-                        if (lastAck != 0 && lastAck - next.startedNanos > 0) {
-                            backoff = 500; // the session made progress: a new failure, not the same one again
+                        if (lastAck != 0 && lastAck - next.startedNanos > 0 || error instanceof SlotMovedException) {
+                            // the session made progress (a new failure, not the same one again), or the primary or
+                            // the slot moved, which the next session mends at its start
+                            backoff = 500;
                         }
-                        log.warn("streaming failed ({}); restarting from the last stored offset in {} ms",
-                                error == null ? "engine stopped" : error.toString(), backoff);
+                        if (error instanceof SlotMovedException) {
+                            log.warn("{}; the next session starts in {} ms", error.getMessage(), backoff);
+                        } else {
+                            log.warn("streaming failed ({}); restarting from the last stored offset in {} ms",
+                                    error == null ? "engine stopped" : error.toString(), backoff);
+                        }
                         detail = "restarting after: " + (error == null ? "engine stopped" : error.getMessage());
                         lastFailure = detail;
                         lastFailureNanos = System.nanoTime();
@@ -295,18 +310,36 @@ public final class Supervisor implements AutoCloseable {
                 }
                 return;
             } catch (SQLException | RuntimeException e) {
+                // The database is away (a restart, a failover, a network cut): look again soon, so that a promoted
+                // standby or a restarted server is taken up within a couple of seconds, however long it took.
                 standbyHealthy = false;
-                detail = "database unreachable: " + e.getMessage();
-                log.warn("lease handling failed ({}); retrying in {} ms", e.toString(), backoff);
+                String why = "database unreachable: " + e.getMessage();
+                if (!why.equals(detail) || unreachableSinceNanos == 0) {
+                    log.warn("lease handling failed ({}); retrying every {} ms or sooner until the database answers",
+                            e.toString(), DATABASE_RETRY_MAX.toMillis());
+                }
+                if (unreachableSinceNanos == 0) {
+                    unreachableSinceNanos = System.nanoTime();
+                }
+                detail = why;
                 next = null;
-                sleep(backoff);
-                backoff = Math.min(backoff * 2, 30_000);
+                sleep(databaseBackoff);
+                databaseBackoff = Math.min(databaseBackoff * 2, DATABASE_RETRY_MAX.toMillis());
             }
         }
         if (next != null) {
             next.releaseLease(); // prepared under the lease, never run: the stop came first
         }
         role = Role.STOPPED;
+    }
+
+    /** The database answered the lease loop: says so once after an outage; returns the first wait of the next one. */
+    private long databaseAnswers() {
+        if (unreachableSinceNanos != 0) {
+            log.info("the database answers again after {} ms", (System.nanoTime() - unreachableSinceNanos) / 1_000_000);
+            unreachableSinceNanos = 0;
+        }
+        return 250;
     }
 
     /**
@@ -437,12 +470,19 @@ public final class Supervisor implements AutoCloseable {
                 yield new Relay.Health(true, streaming && stall == null && database == null, streaming
                         ? "active: " + (stall != null ? stall + "; " : "") + "streaming slot " + settings.slotName()
                         + " (lease token " + s.fence + ", slot lag " + metrics.slotLagBytes.get() + " bytes)"
-                        + (database != null ? "; " + database : "")
+                        + (database != null ? "; " + database : "") + failoverDetail()
                         : "active: " + (s == null ? "starting" : s.phase) + failureSinceLastAck());
             }
             case STOPPED -> new Relay.Health(false, false, "stopped");
             case FAILED -> new Relay.Health(false, false, "failed: " + detail);
         };
+    }
+
+    /** {@code "; failover: …"} on PostgreSQL 17 and later (whether a promoted standby would have the slot), else empty. */
+    private String failoverDetail() {
+        String detail = metrics.failoverDetail;
+        return detail == null || metrics.failoverReady.get() == FailoverSlots.NOT_SUPPORTED ? ""
+                : "; failover: " + detail;
     }
 
     @Override
@@ -500,12 +540,12 @@ public final class Supervisor implements AutoCloseable {
         String phase = s == null ? "standing by" : s.phase;
         stuck.interrupt();
         String liveness = lease.releaseLiveness(Liveness.CLOSE_PATIENCE);
-        log.warn("the database at {}:{} did not answer within shutdownTimeout {} (the relay was {}): stopping without it. "
+        log.warn("the database at {} did not answer within shutdownTimeout {} (the relay was {}): stopping without it. "
                         + "Left behind: the lease {} (a standby takes it over when it expires, with a new fencing token "
                         + "that refuses any late write of this instance){}, and the offsets of events Kafka acknowledged "
                         + "since the last stored ones (published again by the next holder: at least once). PostgreSQL "
                         + "ends this instance's sessions and frees its slot once TCP keepalive (or tcp_user_timeout, "
-                        + "wal_sender_timeout) finds this host silent", target.host(), target.port(),
+                        + "wal_sender_timeout) finds this host silent", JdbcUrls.where(settings.jdbcUrl()),
                 settings.shutdownTimeout(), phase, lease.leaseKey(),
                 liveness == null ? "" : ", its liveness lock (" + liveness + ")");
         shutdownResources(true);

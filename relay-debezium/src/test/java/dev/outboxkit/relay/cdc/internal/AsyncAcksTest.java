@@ -166,7 +166,7 @@ class AsyncAcksTest {
         Publisher publisher = new Publisher(new StopOnFailure(() -> producer, "test"), new RowAttempts(10), new TracedRecords(settings.route(), Tracing.OFF), metrics,
                 Clock.systemUTC(), () -> { });
         return new StreamHandler(new ChangeDecoder("public", EngineConfig.HEARTBEAT_TOPIC_PREFIX), publisher, sink, metrics,
-                new FlushPolicy(Duration.ofSeconds(1)), () -> true, null, true, maxInFlight, false);
+                new FlushPolicy(Duration.ofSeconds(1)), () -> true, null, true, maxInFlight, false, what -> { });
     }
 
     /** {@code n} inserts of transaction {@code tx}; the transaction is proven complete by the next one's first record. */
