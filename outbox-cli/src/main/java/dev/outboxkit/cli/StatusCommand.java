@@ -3,8 +3,12 @@ package dev.outboxkit.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.outboxkit.core.MissingGrantsException;
+import dev.outboxkit.ops.admin.OutboxAdmin;
 import dev.outboxkit.ops.admin.Status;
+import dev.outboxkit.ops.admin.WalRelaySlot;
 import java.io.PrintWriter;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -17,7 +21,8 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 @Command(name = "status", mixinStandardHelpOptions = true, showDefaultValues = true,
-        description = "Backlog, age of the oldest unpublished event, dead letters, relay leases and replication slots.")
+        description = "Backlog, age of the oldest unpublished event, dead letters, relay leases, replication slots, and the "
+                + "WAL relay's slots: where each was last streamed, whether a promoted standby would keep it.")
 final class StatusCommand implements Callable<Integer> {
 
     @Spec
@@ -32,16 +37,72 @@ final class StatusCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Status status;
+        List<WalRelaySlot> walSlots;
+        String walSlotsNote = null;
         try (HikariDataSource ds = db.dataSource("outbox-status", 1)) {
-            status = db.admin(ds).status();
+            OutboxAdmin admin = db.admin(ds);
+            status = admin.status();
+            try {
+                walSlots = admin.walRelaySlots();
+            } catch (MissingGrantsException e) {
+                walSlots = List.of();
+                walSlotsNote = "not shown: " + String.join("; ", e.grants());
+            } catch (SQLException e) {
+                if (!"42703".equals(e.getSQLState())) {
+                    throw e;
+                }
+                walSlots = List.of();
+                walSlotsNote = "not shown: the schema is older than version 11 (run outbox migrate)";
+            }
         }
         PrintWriter out = spec.commandLine().getOut();
         if (json) {
-            out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(asMap(status)));
+            Map<String, Object> map = asMap(status);
+            map.put("walRelaySlots", walSlots(walSlots));
+            if (walSlotsNote != null) {
+                map.put("walRelaySlotsNote", walSlotsNote);
+            }
+            out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(map));
         } else {
             print(out, status);
+            print(out, walSlots, walSlotsNote);
         }
         return Main.OK;
+    }
+
+    private static List<Map<String, Object>> walSlots(List<WalRelaySlot> slots) {
+        List<Map<String, Object>> out = new ArrayList<>();
+        for (WalRelaySlot slot : slots) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("slot", slot.name());
+            m.put("present", slot.present());
+            m.put("active", slot.active());
+            m.put("lastServer", slot.lastServer());
+            m.put("failoverReady", slot.failoverReady());
+            m.put("failover", slot.failoverDetail());
+            m.put("recreatedAt", slot.recreatedAt() == null ? null : slot.recreatedAt().toString());
+            m.put("recreatedReason", slot.recreatedReason());
+            m.put("walOnlySeenAt", slot.walOnlySeenAt() == null ? null : slot.walOnlySeenAt().toString());
+            m.put("walOnlySeen", slot.walOnlySeen());
+            out.add(m);
+        }
+        return out;
+    }
+
+    private static void print(PrintWriter out, List<WalRelaySlot> slots, String note) {
+        out.printf("WAL relay slots               %s%n", note != null ? note : slots.size());
+        for (WalRelaySlot s : slots) {
+            out.printf("  %-28s %s, last streamed on %s%n", s.name(), !s.present() ? "missing on this server"
+                    : s.active() ? "streamed" : "not streamed now", s.lastServer() == null ? "-" : s.lastServer());
+            out.printf("  %-28s failover: %s%n", "", s.failoverDetail());
+            if (s.recreatedAt() != null) {
+                out.printf("  %-28s created again at %s: %s%n", "", s.recreatedAt(), s.recreatedReason());
+            }
+            if (s.walOnlySeenAt() != null) {
+                out.printf("  %-28s events only in the WAL since %s (%s): never fast-forwarded, never created again%n", "",
+                        s.walOnlySeenAt(), s.walOnlySeen());
+            }
+        }
     }
 
     /** The JSON shape {@code outbox status --json} has always printed (seconds rounded as before). */

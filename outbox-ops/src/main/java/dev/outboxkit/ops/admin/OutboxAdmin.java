@@ -1,6 +1,7 @@
 package dev.outboxkit.ops.admin;
 
 import dev.outboxkit.core.OutboxTables;
+import dev.outboxkit.core.internal.FailoverSlots;
 import dev.outboxkit.core.internal.GrantsOnce;
 import dev.outboxkit.core.internal.RoleGrants;
 import dev.outboxkit.core.internal.Transactions;
@@ -90,6 +91,7 @@ public final class OutboxAdmin {
     private final OutboxTables tables;
     private final Clock clock;
     private final GrantsOnce statusGrants;
+    private final GrantsOnce slotGrants;
     private final GrantsOnce readGrants;
     private final GrantsOnce retryGrants;
     private final GrantsOnce discardGrants;
@@ -101,6 +103,7 @@ public final class OutboxAdmin {
         this.clock = p.clock();
         String schema = p.schema();
         this.statusGrants = new GrantsOnce(RoleGrants.status(schema), "outbox status");
+        this.slotGrants = new GrantsOnce(RoleGrants.walRelaySlots(schema), "outbox status (WAL relay slots)");
         this.readGrants = new GrantsOnce(RoleGrants.deadLettersList(schema), "outbox dead-letters list");
         this.retryGrants = new GrantsOnce(RoleGrants.deadLettersRetry(schema), "outbox dead-letters retry");
         this.discardGrants = new GrantsOnce(RoleGrants.deadLettersDiscard(schema), "outbox dead-letters discard");
@@ -161,6 +164,38 @@ public final class OutboxAdmin {
         } catch (SQLException e) {
             throw described(e);
         }
+    }
+
+    /**
+     * The slots of the WAL relays of this schema ({@code outbox_cdc_slot}), with what the server holds of each now and
+     * whether a promoted standby would keep it. Needs {@code SELECT} on {@code outbox_cdc_slot}.
+     *
+     * @throws dev.outboxkit.core.MissingGrantsException naming the grant when the role lacks it
+     */
+    public List<WalRelaySlot> walRelaySlots() throws SQLException {
+        List<WalRelaySlot> out = new ArrayList<>();
+        try (Connection c = connection(slotGrants); PreparedStatement ps = c.prepareStatement("SELECT r.slot_name, "
+                + "s.slot_name IS NOT NULL, coalesce(s.active, false), r.server_address, r.timeline, r.system_identifier, "
+                + "r.recreated_at, r.recreated_reason, r.wal_only_seen_at, r.wal_only_seen FROM "
+                + tables.qualified(OutboxTables.CDC_SLOT) + " r LEFT JOIN pg_replication_slots s ON s.slot_name = r.slot_name "
+                + "ORDER BY r.slot_name")) {
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    String name = rs.getString(1);
+                    String address = rs.getString(4);
+                    long system = rs.getLong(6);
+                    String lastServer = address == null ? null : address + " (system " + (rs.wasNull() ? "unknown" : system)
+                            + ", timeline " + rs.getInt(5) + ")";
+                    FailoverSlots.State failover = FailoverSlots.of(c, name);
+                    out.add(new WalRelaySlot(name, rs.getBoolean(2), rs.getBoolean(3), lastServer, failover.code(),
+                            failover.detail(), instant(rs.getTimestamp(7)), rs.getString(8), instant(rs.getTimestamp(9)),
+                            rs.getString(10)));
+                }
+            }
+        } catch (SQLException e) {
+            throw described(e);
+        }
+        return out;
     }
 
     private static List<Status.ReplicationSlot> replicationSlots(Statement s) throws SQLException {
