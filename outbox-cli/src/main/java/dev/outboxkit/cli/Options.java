@@ -7,6 +7,7 @@ import dev.outboxkit.core.ProducerSafety;
 import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.internal.ConnectionPools;
 import dev.outboxkit.core.internal.DatabaseLogin;
+import dev.outboxkit.core.internal.JdbcUrls;
 import dev.outboxkit.ops.admin.OutboxAdmin;
 import dev.outboxkit.ops.retention.Retention;
 import dev.outboxkit.writer.IdempotencyKeys;
@@ -49,7 +50,8 @@ final class Options {
         CommandLine.Model.CommandSpec spec;
 
         @Option(names = "--jdbc-url", paramLabel = "URL", showDefaultValue = Visibility.NEVER,
-                description = "PostgreSQL JDBC URL; anything the driver accepts (sslmode, sslrootcert, …). Passwords in it are never printed.")
+                description = "PostgreSQL JDBC URL; anything the driver accepts (sslmode, sslrootcert, …), several hosts with "
+                        + "targetServerType=primary behind a failover pair. Passwords in it are never printed.")
         String jdbcUrl;
 
         @Option(names = "--user", paramLabel = "ROLE", description = "Database role (or user= in the URL; this wins over it).")
@@ -71,6 +73,11 @@ final class Options {
             if (!jdbcUrl.startsWith("jdbc:postgresql:")) {
                 throw new CommandLine.ParameterException(spec.commandLine(), "Invalid value for option '--jdbc-url': "
                         + Secret.maskUrl(jdbcUrl) + " is not a jdbc:postgresql: URL");
+            }
+            try {
+                JdbcUrls.requirePrimaryTarget(jdbcUrl, "--jdbc-url");
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "Invalid value for option " + e.getMessage());
             }
             return jdbcUrl;
         }

@@ -157,16 +157,6 @@ class GuardrailsTest {
         assertThat(db.count("SELECT count(*) FROM pg_replication_slots WHERE slot_name = ?", slot))
                 .as("no slot was created behind the operator's back").isZero();
 
-        // The table-backed mode refuses too once the slot carried an event with no row (a logical decoding message).
-        db.execute("UPDATE outbox_cdc_slot SET wal_only_seen_at = now(), wal_only_seen = 'a logical decoding message at 0/1' "
-                + "WHERE slot_name = ?", slot);
-        CdcRelay marked = CdcTestSupport.relay(db, kafka).build();
-        assertThatThrownBy(marked::start).isInstanceOf(CdcStartupException.class)
-                .hasMessageContaining("it streamed an event that had no row in the table")
-                .hasMessageContaining("SET wal_only_seen_at = NULL WHERE slot_name = '" + slot + "'");
-        marked.close();
-        assertThat(db.count("SELECT count(*) FROM pg_replication_slots WHERE slot_name = ?", slot)).isZero();
-
         // someone re-creates the slot by hand on the same server: it starts at the WAL's end, past the stored offset
         db.exec("INSERT INTO outbox_cdc_heartbeat (slot_name) VALUES ('x')");
         db.execute("SELECT pg_create_logical_replication_slot(?, 'pgoutput')", slot);
@@ -177,6 +167,31 @@ class GuardrailsTest {
         } finally {
             CdcTestSupport.dropSlot(db);
         }
+    }
+
+    @Test
+    void anEventOnlyTheWalHeldIsRememberedAndALostSlotIsThenNotCreatedAgain(TestDatabase db, TestKafka kafka)
+            throws Exception {
+        String slot = CdcTestSupport.slotFor(db);
+        try (CdcRelay relay = CdcTestSupport.relay(db, kafka).build()) {
+            relay.start();
+            await().atMost(Duration.ofSeconds(90)).until(() -> relay.health().ready());
+            // the writer's emit-message mode, against the table-backed mode's contract: the event has no row
+            db.exec("SELECT pg_logical_emit_message(true, 'outboxkit', jsonb_build_object('v', 1, 'id', gen_random_uuid(), "
+                    + "'aggregate_type', 'order', 'aggregate_id', 'm-1', 'event_type', 'Placed', 'topic', NULL, "
+                    + "'payload', '{}', 'headers', '{}', 'created_at', "
+                    + "to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'))::text)");
+            await().atMost(Duration.ofSeconds(60)).until(() -> db.count("SELECT count(*) FROM outbox_cdc_slot "
+                    + "WHERE slot_name = ? AND wal_only_seen LIKE 'a logical decoding message at %'", slot) == 1);
+        }
+        CdcTestSupport.dropSlot(db);
+        CdcRelay marked = CdcTestSupport.relay(db, kafka).build();
+        assertThatThrownBy(marked::start).isInstanceOf(CdcStartupException.class)
+                .hasMessageContaining("replication slot " + slot + " is missing on")
+                .hasMessageContaining("it streamed an event that had no row in the table (")
+                .hasMessageContaining("SET wal_only_seen_at = NULL WHERE slot_name = '" + slot + "'");
+        marked.close();
+        assertThat(db.count("SELECT count(*) FROM pg_replication_slots WHERE slot_name = ?", slot)).isZero();
     }
 
     @Test
