@@ -15,7 +15,8 @@ import java.util.concurrent.CountDownLatch;
  * <p>Arguments: jdbcUrl user bootstrapServers topic instanceId leaseMillis slot deleteAfterPublish.
  * The password comes from the environment variable {@code RELAY_DB_PASSWORD}, never from the command
  * line. It prints {@code RELAY STARTED <instance>} once {@code start()} returned, then every change of
- * its state: {@code ROLE ACTIVE|STANDBY|...}, {@code READY} (streaming), {@code FENCE_REJECTIONS <n>};
+ * its state: {@code ROLE ACTIVE|STANDBY|...}, {@code READY <epoch millis> <detail>} (streaming) and
+ * {@code NOT READY <epoch millis> <detail>}, {@code FENCE_REJECTIONS <n>};
  * {@code FAILED <detail>} and exit status 3 when the relay stopped for good.
  */
 public final class CdcRelayMain {
@@ -56,10 +57,11 @@ public final class CdcRelayMain {
                 role = now.name();
                 System.out.println("ROLE " + role);
             }
-            boolean streaming = now == CdcRelay.Role.ACTIVE && relay.health().ready();
+            dev.outboxkit.core.Relay.Health health = relay.health();
+            boolean streaming = now == CdcRelay.Role.ACTIVE && health.ready();
             if (streaming != ready) {
                 ready = streaming;
-                System.out.println(ready ? "READY" : "NOT READY");
+                System.out.println((ready ? "READY " : "NOT READY ") + System.currentTimeMillis() + " " + health.detail());
             }
             Counter fenced = registry.find("outbox.relay.fence.rejections").counter();
             long n = fenced == null ? 0 : (long) fenced.count();

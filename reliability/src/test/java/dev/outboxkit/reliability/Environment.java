@@ -3,6 +3,8 @@ package dev.outboxkit.reliability;
 import dev.outboxkit.testkit.KafkaProcess;
 import dev.outboxkit.testkit.LocalPostgres;
 import dev.outboxkit.testkit.Ports;
+import dev.outboxkit.testkit.TestDatabase;
+import dev.outboxkit.testkit.TestPostgres;
 import dev.outboxkit.testkit.fault.TcpFaultProxy;
 
 /**
@@ -11,7 +13,7 @@ import dev.outboxkit.testkit.fault.TcpFaultProxy;
  * proxy, and a fault proxy in front of PostgreSQL for the relays. Scenarios get their own
  * database, topic, roles and consumer group. Closed by a shutdown hook.
  */
-final class Environment {
+final class Environment implements Ground {
 
     private static Environment instance;
 
@@ -36,6 +38,22 @@ final class Environment {
             Runtime.getRuntime().addShutdownHook(new Thread(env::close, "reliability-env-close"));
         }
         return instance;
+    }
+
+    @Override
+    public TestPostgres postgres() {
+        return pg;
+    }
+
+    /** Through the relays' fault proxy. */
+    @Override
+    public String relayJdbcUrl(TestDatabase db) {
+        return db.jdbcUrlVia(pgProxy.host(), pgProxy.port());
+    }
+
+    @Override
+    public void heal() {
+        healAll();
     }
 
     /** Every fault off, PostgreSQL running: the state each scenario starts from. */

@@ -66,6 +66,8 @@ final class Harness implements AutoCloseable {
     /** The WAL relays' replication slot (server-wide, so one per scenario); null for polling relays. */
     final String slot;
     final Environment env;
+    /** Where the database lives and how relays reach it: {@link #env} unless the scenario brought its own. */
+    final Ground ground;
     final TestDatabase db;
     final String topic;
     final History history = new History();
@@ -108,12 +110,20 @@ final class Harness implements AutoCloseable {
     /** {@code relayLease}: the relays' lease duration (the polling relay waits a third of it for Kafka's answer). */
     Harness(String name, int relayCount, RelayKind kind, Map<String, ?> consumerKafkaProperties, Duration relayLease)
             throws SQLException {
+        this(name, relayCount, kind, consumerKafkaProperties, relayLease, null);
+    }
+
+    /** On {@code ground} (null: the suite's {@link Environment}); Kafka is always the environment's. */
+    Harness(String name, int relayCount, RelayKind kind, Map<String, ?> consumerKafkaProperties, Duration relayLease,
+            Ground ground) throws SQLException {
         this.name = name;
         this.relayLease = relayLease;
         this.kind = kind;
         this.env = Environment.get();
+        this.ground = ground == null ? env : ground;
         env.healAll();
-        this.db = env.pg.newDatabase();
+        this.ground.heal();
+        this.db = this.ground.postgres().newDatabase();
         String suffix = db.name().replaceAll("[^a-z0-9_]", "_");
         relayRole = ("rel_relay_" + suffix);
         consumerRole = ("rel_consumer_" + suffix);
@@ -209,7 +219,7 @@ final class Harness implements AutoCloseable {
     /** Starts (or restarts) the relay {@code target} in a child JVM, reaching PostgreSQL and Kafka through the proxies. */
     void startRelay(String target) {
         String instance = target + "-" + relayStarts.incrementAndGet();
-        List<String> args = new ArrayList<>(List.of(db.jdbcUrlVia(env.pgProxy.host(), env.pgProxy.port()), relayRole,
+        List<String> args = new ArrayList<>(List.of(ground.relayJdbcUrl(db), relayRole,
                 env.kafka.bootstrapServers(), topic, instance, Long.toString(relayLease.toMillis())));
         if (kind.cdc()) {
             args.add(slot);
@@ -281,8 +291,25 @@ final class Harness implements AutoCloseable {
         if (newest == null) {
             return false;
         }
-        List<String> states = newest.output().lines().filter(l -> l.equals("READY") || l.equals("NOT READY")).toList();
-        return !states.isEmpty() && states.get(states.size() - 1).equals("READY");
+        List<Readiness> states = readiness(newest);
+        return !states.isEmpty() && states.get(states.size() - 1).ready();
+    }
+
+    /** One change of a relay's readiness, as its child JVM printed it. */
+    record Readiness(long epochMillis, boolean ready, String detail) {
+    }
+
+    /** Every change of readiness relay process {@code p} printed, in order. */
+    static List<Readiness> readiness(JavaProcess p) {
+        List<Readiness> out = new ArrayList<>();
+        for (String line : p.output().lines().toList()) {
+            boolean up = line.startsWith("READY ");
+            if (up || line.startsWith("NOT READY ")) {
+                String[] parts = line.substring(up ? 6 : 10).split(" ", 2);
+                out.add(new Readiness(Long.parseLong(parts[0]), up, parts.length > 1 ? parts[1] : ""));
+            }
+        }
+        return out;
     }
 
     int relayStartsCount() {
@@ -388,6 +415,7 @@ final class Harness implements AutoCloseable {
     History.Report healDrainAndCheck() throws Exception {
         stopWriters();
         env.healAll();
+        ground.heal();
         for (Map.Entry<String, JavaProcess> e : relays.entrySet()) {
             JavaProcess p = e.getValue();
             if (!p.isAlive()) {

@@ -11,7 +11,8 @@ import java.util.concurrent.CountDownLatch;
  * least-privileged role it is given. Runs until SIGTERM, which closes it gracefully.
  *
  * <p>Arguments: jdbcUrl user bootstrapServers topic instanceId leaseMillis. The password comes
- * from the environment variable {@code RELAY_DB_PASSWORD}, never from the command line.
+ * from the environment variable {@code RELAY_DB_PASSWORD}, never from the command line. It prints every change of
+ * its readiness: {@code READY <epoch millis> <detail>}, {@code NOT READY <epoch millis> <detail>}.
  */
 public final class PollRelayMain {
 
@@ -35,6 +36,13 @@ public final class PollRelayMain {
         }, "relay-main-stop"));
         relay.start();
         System.out.println("RELAY STARTED " + args[4]);
-        stopped.await();
+        boolean ready = false;
+        while (!stopped.await(50, java.util.concurrent.TimeUnit.MILLISECONDS)) {
+            dev.outboxkit.core.Relay.Health health = relay.health();
+            if (health.ready() != ready) {
+                ready = health.ready();
+                System.out.println((ready ? "READY " : "NOT READY ") + System.currentTimeMillis() + " " + health.detail());
+            }
+        }
     }
 }
