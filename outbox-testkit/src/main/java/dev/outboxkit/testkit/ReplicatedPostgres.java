@@ -142,8 +142,9 @@ public final class ReplicatedPostgres extends TestPostgres {
     private volatile Node primary;
 
     private ReplicatedPostgres(Builder builder) {
-        a = new Node("node_a", Ports.free());
-        b = new Node("node_b", Ports.free());
+        // each port stays unbound while its node is down, between a crash and the rejoin
+        a = new Node("node_a", Ports.freeForRestarts());
+        b = new Node("node_b", Ports.freeForRestarts());
         LocalPostgres.Builder first = builder.binaries.get().port(a.port).name(a.name);
         replicationSettings().forEach(first::serverConfig);
         builder.serverConfig.forEach(first::serverConfig);
