@@ -41,19 +41,35 @@ public final class LocalPostgres extends TestPostgres {
     private final Path dataDir;
     private final Path binDir;
     private final int port;
+    /** Names the server in logs and errors when it is one of several (a node of a {@code ReplicatedPostgres}). */
+    private final String name;
     private final Thread stopOnExit;
     /** Null: trusts local connections. Else TLS and passwords only (see {@link Builder#secure}). */
     private final TestCertificates certificates;
     private final String adminPassword;
 
-    private LocalPostgres(Builder b) {
-        this.binDir = b.binDir;
-        this.certificates = b.certificates;
-        this.adminPassword = certificates == null ? "" : "pg-" + Long.toHexString(new java.security.SecureRandom().nextLong());
+    /** A server over {@code dataDir}, which holds a cluster already; registers the shutdown hook, starts nothing. */
+    private LocalPostgres(String name, Path binDir, Path dataDir, int port, TestCertificates certificates,
+                          String adminPassword) {
+        this.name = name;
+        this.binDir = binDir;
+        this.dataDir = dataDir;
+        this.port = port;
+        this.certificates = certificates;
+        this.adminPassword = adminPassword;
+        stopOnExit = new Thread(this::stopQuietly, "outboxkit-local-postgres-stop");
+        Runtime.getRuntime().addShutdownHook(stopOnExit);
+    }
+
+    /** Runs initdb in a new temporary data directory, writes the settings and starts the server. */
+    private static LocalPostgres initdbAndStart(Builder b) {
+        TestCertificates certificates = b.certificates;
+        String adminPassword = certificates == null ? "" : "pg-" + Long.toHexString(new java.security.SecureRandom().nextLong());
+        int port = b.port > 0 ? b.port : Ports.free();
+        Path dataDir;
         try {
-            this.port = b.port > 0 ? b.port : Ports.free();
             dataDir = Files.createTempDirectory("outboxkit-pg-");
-            List<String> initdb = new ArrayList<>(List.of(bin("initdb"), "-D", dataDir.toString(), "-U", "postgres",
+            List<String> initdb = new ArrayList<>(List.of(bin(b.binDir, "initdb"), "-D", dataDir.toString(), "-U", "postgres",
                     "-E", "UTF8", "--no-sync", "--locale=C"));
             Path passwordFile = null;
             if (certificates == null) {
@@ -64,13 +80,13 @@ public final class LocalPostgres extends TestPostgres {
                 initdb.addAll(List.of("--auth=scram-sha-256", "--pwfile=" + passwordFile));
             }
             if (PostgresBinaries.needsChownToPostgres()) {
-                run(List.of("chown", "postgres", dataDir.toString()), false);
+                run(List.of("chown", "postgres", dataDir.toString()), false, dataDir);
                 if (passwordFile != null) {
-                    run(List.of("chown", "postgres", passwordFile.toString()), false);
+                    run(List.of("chown", "postgres", passwordFile.toString()), false, dataDir);
                 }
             }
             try {
-                run(initdb, true);
+                run(initdb, true, dataDir);
             } finally {
                 if (passwordFile != null) {
                     Files.deleteIfExists(passwordFile);
@@ -78,20 +94,46 @@ public final class LocalPostgres extends TestPostgres {
             }
             Map<String, String> settings = new LinkedHashMap<>(PostgresSettings.forTests(b.durable));
             if (certificates != null) {
-                secureDataDirectory(settings);
+                secureDataDirectory(dataDir, certificates, settings);
             }
             settings.putAll(b.serverConfig);
-            StringBuilder conf = new StringBuilder("\n# outboxkit test settings\nport = " + this.port + "\n");
-            settings.forEach((k, v) -> conf.append(k).append(" = '").append(v.replace("'", "''")).append("'\n"));
-            conf.append("unix_socket_directories = '").append(dataDir).append("'\n");
-            Files.writeString(dataDir.resolve("postgresql.conf"), conf, StandardOpenOption.APPEND);
+            appendSettings(dataDir, port, "outboxkit test settings", settings);
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot create a PostgreSQL data directory with " + describeBinaries() + ": "
+            throw new UncheckedIOException("cannot create a PostgreSQL data directory with " + describeBinaries(b.binDir)
+                    + ": " + e.getMessage(), e);
+        }
+        LocalPostgres pg = new LocalPostgres(b.name, b.binDir, dataDir, port, certificates, adminPassword);
+        pg.start();
+        return pg;
+    }
+
+    /**
+     * A server over {@code dataDir}, a cluster the caller prepared (a base backup of another server), on
+     * {@code port}: appends {@code port}, the Unix socket folder (the data directory) and {@code settings} to its
+     * {@code postgresql.conf} under a comment naming {@code purpose}. Not started; {@link #close()} deletes
+     * {@code dataDir}. Trusts local connections as the server it was copied from does.
+     */
+    static LocalPostgres overDataDirectory(String name, Path binDir, Path dataDir, int port, String purpose,
+                                           Map<String, String> settings) {
+        try {
+            if (PostgresBinaries.needsChownToPostgres()) {
+                run(List.of("chown", "-R", "postgres", dataDir.toString()), false, dataDir);
+            }
+            appendSettings(dataDir, port, purpose, settings);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot configure the PostgreSQL data directory " + dataDir + ": "
                     + e.getMessage(), e);
         }
-        stopOnExit = new Thread(this::stopQuietly, "outboxkit-local-postgres-stop");
-        Runtime.getRuntime().addShutdownHook(stopOnExit);
-        start();
+        return new LocalPostgres(name, binDir, dataDir, port, null, "");
+    }
+
+    /** Appends settings to {@code postgresql.conf}; later lines win, so these override what the file held. */
+    private static void appendSettings(Path dataDir, int port, String purpose, Map<String, String> settings)
+            throws IOException {
+        StringBuilder conf = new StringBuilder("\n# " + purpose + "\nport = " + port + "\n");
+        settings.forEach((k, v) -> conf.append(k).append(" = '").append(v.replace("'", "''")).append("'\n"));
+        conf.append("unix_socket_directories = '").append(dataDir).append("'\n");
+        Files.writeString(dataDir.resolve("postgresql.conf"), conf, StandardOpenOption.APPEND);
     }
 
     /**
@@ -99,14 +141,15 @@ public final class LocalPostgres extends TestPostgres {
      * scram-sha-256} lines only (databases and replication, 127.0.0.1 and ::1): no trust, no plain TCP, no Unix
      * socket. The superuser gets a password.
      */
-    private void secureDataDirectory(Map<String, String> settings) throws IOException {
+    private static void secureDataDirectory(Path dataDir, TestCertificates certificates, Map<String, String> settings)
+            throws IOException {
         Files.copy(certificates.serverCertificate(), dataDir.resolve("server.crt"));
         Files.copy(certificates.serverKey(), dataDir.resolve("server.key"));
         Files.setPosixFilePermissions(dataDir.resolve("server.key"),
                 java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
         if (PostgresBinaries.needsChownToPostgres()) {
             run(List.of("chown", "postgres", dataDir.resolve("server.crt").toString(),
-                    dataDir.resolve("server.key").toString()), false);
+                    dataDir.resolve("server.key").toString()), false, dataDir);
         }
         settings.put("ssl", "on");
         settings.put("ssl_cert_file", "server.crt");
@@ -120,9 +163,10 @@ public final class LocalPostgres extends TestPostgres {
         Files.writeString(dataDir.resolve("pg_hba.conf"), String.join("\n", hba) + "\n");
     }
 
-    /** Kept for {@link OutboxTestkit}: the machine's binaries from {@code binDir} (null: the PATH). */
-    LocalPostgres(String binDir, int port, boolean durable) {
-        this(builder().binDirectory(binDir == null || binDir.isEmpty() ? null : Path.of(binDir)).port(port).durable(durable));
+    /** For {@link OutboxTestkit}: the machine's binaries from {@code binDir} (null or empty: the PATH). */
+    static LocalPostgres machine(String binDir, int port, boolean durable) {
+        return builder().binDirectory(binDir == null || binDir.isEmpty() ? null : Path.of(binDir)).port(port)
+                .durable(durable).build();
     }
 
     public static Builder builder() {
@@ -133,6 +177,7 @@ public final class LocalPostgres extends TestPostgres {
     public static final class Builder {
 
         private Path binDir;
+        private String name;
         private boolean embedded = true;
         private int port;
         private boolean durable;
@@ -198,15 +243,20 @@ public final class LocalPostgres extends TestPostgres {
             if (embedded) {
                 binDir = PostgresBinaries.embedded();
             }
-            return new LocalPostgres(this);
+            return initdbAndStart(this);
+        }
+
+        /** Names the server in logs and errors (a node of a {@code ReplicatedPostgres}). */
+        Builder name(String name) {
+            this.name = name;
+            return this;
         }
     }
 
     /** Starts the server on its data directory and port (again, after {@link #stopImmediately()} or {@link #stop()}). */
     public void start() {
         long begin = System.nanoTime();
-        run(List.of(bin("pg_ctl"), "-D", dataDir.toString(), "-l", dataDir.resolve("server.log").toString(),
-                "-w", "-t", "120", "start"), true);
+        pgCtl("-l", dataDir.resolve("server.log").toString(), "-w", "-t", "120", "start");
         log.info("{} started in {} ms", describe(), (System.nanoTime() - begin) / 1_000_000);
     }
 
@@ -215,22 +265,38 @@ public final class LocalPostgres extends TestPostgres {
      * crash; the next {@link #start()} runs crash recovery. Clients see their connections drop.
      */
     public void stopImmediately() {
-        run(List.of(bin("pg_ctl"), "-D", dataDir.toString(), "-m", "immediate", "-w", "-t", "120", "stop"), true);
+        pgCtl("-m", "immediate", "-w", "-t", "120", "stop");
         log.info("{} stopped immediately", describe());
     }
 
     /** {@code pg_ctl stop -m fast}: a clean shutdown. */
     public void stop() {
-        run(List.of(bin("pg_ctl"), "-D", dataDir.toString(), "-m", "fast", "-w", "-t", "120", "stop"), true);
+        pgCtl("-m", "fast", "-w", "-t", "120", "stop");
+    }
+
+    /** {@code pg_ctl promote -w}: a standby leaves recovery; returns once it accepts writes. */
+    void promote() {
+        pgCtl("-w", "-t", "120", "promote");
+    }
+
+    private void pgCtl(String... arguments) {
+        List<String> command = new ArrayList<>(List.of(bin(binDir, "pg_ctl"), "-D", dataDir.toString()));
+        command.addAll(List.of(arguments));
+        run(command, true, dataDir);
     }
 
     /** {@code pg_ctl status}: is a postmaster running on the data directory? */
     public boolean isRunning() {
-        return exec(List.of(bin("pg_ctl"), "-D", dataDir.toString(), "status"), true).exitCode() == 0;
+        return exec(List.of(bin(binDir, "pg_ctl"), "-D", dataDir.toString(), "status"), true).exitCode() == 0;
     }
 
     public Path dataDirectory() {
         return dataDir;
+    }
+
+    /** The folder of its binaries (null: the PATH). */
+    Path binDirectory() {
+        return binDir;
     }
 
     /** The server log ({@code server.log} in the data directory). */
@@ -238,26 +304,26 @@ public final class LocalPostgres extends TestPostgres {
         return dataDir.resolve("server.log");
     }
 
-    private String bin(String tool) {
+    private static String bin(Path binDir, String tool) {
         return binDir == null ? tool : binDir.resolve(tool).toString();
     }
 
-    private String describeBinaries() {
+    private static String describeBinaries(Path binDir) {
         return binDir == null ? "the PostgreSQL binaries on the PATH" : "the PostgreSQL binaries in " + binDir;
     }
 
     private record Result(int exitCode, String output) {
     }
 
-    private void run(List<String> command, boolean asServerUser) {
+    private static void run(List<String> command, boolean asServerUser, Path dataDir) {
         Result r = exec(command, asServerUser);
         if (r.exitCode() != 0) {
             throw new IllegalStateException(String.join(" ", command) + " failed (exit " + r.exitCode() + ") on "
-                    + dataDir + ":\n" + r.output() + "\nSee " + logFile());
+                    + dataDir + ":\n" + r.output() + "\nSee " + dataDir.resolve("server.log"));
         }
     }
 
-    private Result exec(List<String> command, boolean asServerUser) {
+    private static Result exec(List<String> command, boolean asServerUser) {
         List<String> full = new ArrayList<>();
         if (asServerUser) {
             full.addAll(PostgresBinaries.serverUserPrefix());
@@ -321,13 +387,13 @@ public final class LocalPostgres extends TestPostgres {
 
     @Override
     public String describe() {
-        return "local PostgreSQL (" + (binDir == null ? "PATH" : binDir) + ")" + (certificates == null ? "" : " (TLS, SCRAM)")
-                + " on 127.0.0.1:" + port;
+        return (name == null ? "" : name + ": ") + "local PostgreSQL (" + (binDir == null ? "PATH" : binDir) + ")"
+                + (certificates == null ? "" : " (TLS, SCRAM)") + " on 127.0.0.1:" + port;
     }
 
     private void stopQuietly() {
         if (Files.exists(dataDir.resolve("postmaster.pid"))) {
-            exec(List.of(bin("pg_ctl"), "-D", dataDir.toString(), "-m", "immediate", "-w", "stop"), true);
+            exec(List.of(bin(binDir, "pg_ctl"), "-D", dataDir.toString(), "-m", "immediate", "-w", "stop"), true);
         }
     }
 

@@ -117,7 +117,7 @@ public final class OutboxTestkit {
     public static TestPostgres startPostgres(String kind, boolean durable) {
         return switch (kind.toLowerCase(Locale.ROOT)) {
             case "embedded" -> new EmbeddedPostgres17(0, durable);
-            case "local" -> new LocalPostgres(env("OUTBOXKIT_TEST_POSTGRES_BIN", null), 0, durable);
+            case "local" -> LocalPostgres.machine(env("OUTBOXKIT_TEST_POSTGRES_BIN", null), 0, durable);
             case "external" -> new ExternalPostgres(env("OUTBOXKIT_TEST_POSTGRES_URL", null),
                     env("OUTBOXKIT_TEST_POSTGRES_USER", null), env("OUTBOXKIT_TEST_POSTGRES_PASSWORD", null));
             case "testcontainers" -> new ContainerPostgres(env("OUTBOXKIT_TEST_POSTGRES_IMAGE", "postgres:17"));

@@ -17,6 +17,51 @@ public final class Ports {
     private Ports() {
     }
 
+    /** Ports below this are left alone: well-known and registered services live there. */
+    private static final int LOWEST = 10_000;
+
+    /**
+     * A loopback port for a server that stops and starts again on the same port, chosen below the kernel's range of
+     * ephemeral ports ({@code /proc/sys/net/ipv4/ip_local_port_range}, from 32768 by default): a port from
+     * {@link #free()} is an ephemeral one, which any process's outgoing connection can take while the server is
+     * down (on a busy machine it happens). Free a moment ago and not handed out before in this JVM; another server
+     * can still take it before the caller binds it, which is rare. {@link #free()} where the ephemeral range starts
+     * too low to leave room.
+     */
+    static synchronized int freeForRestarts() {
+        int ephemeralLow = ephemeralRangeStart();
+        if (ephemeralLow - LOWEST < 1_000) {
+            return free();
+        }
+        java.util.Random random = java.util.concurrent.ThreadLocalRandom.current();
+        for (int attempt = 0; attempt < 200; attempt++) {
+            int port = LOWEST + random.nextInt(ephemeralLow - LOWEST);
+            if (HANDED_OUT.contains(port)) {
+                continue;
+            }
+            try (ServerSocket s = new ServerSocket()) {
+                s.setReuseAddress(false);
+                s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
+            } catch (IOException taken) {
+                continue;
+            }
+            HANDED_OUT.add(port);
+            return port;
+        }
+        throw new IllegalStateException("no free loopback port between " + LOWEST + " and " + ephemeralLow
+                + " after 200 tries");
+    }
+
+    /** The first ephemeral port of this machine (Linux), or 32768 (the Linux default) where that cannot be read. */
+    private static int ephemeralRangeStart() {
+        try {
+            String range = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/sys/net/ipv4/ip_local_port_range"));
+            return Integer.parseInt(range.trim().split("\\s+")[0]);
+        } catch (IOException | RuntimeException e) {
+            return 32_768;
+        }
+    }
+
     /**
      * A loopback port that was free a moment ago and that this JVM has not handed out before (two ports asked for in a
      * row, before either is bound, such as a broker's client and replication listeners, once came back equal).

@@ -95,44 +95,76 @@ public abstract class TestPostgres implements AutoCloseable {
      */
     public void createPasswordRole(String role, String password, String attributes) {
         Identifiers.requireValid("role", role);
-        String hbaFile;
         try (Connection c = connectAdmin("postgres"); Statement s = c.createStatement()) {
             s.execute("CREATE ROLE " + Identifiers.quote("role", role) + " LOGIN " + attributes + " PASSWORD '"
                     + password.replace("'", "''") + "'");
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot create password role " + role + " on " + describe() + ": " + e.getMessage(), e);
+        }
+        if (!checksEveryPassword()) {
+            requirePassword(role);
+        }
+        awaitPasswordChecked(jdbcUrl("postgres"), role, password, describe());
+    }
+
+    /**
+     * Puts lines requiring {@code role}'s password in front of this server's {@code pg_hba.conf} (where it is a file
+     * here) and reloads the configuration. A server of several nodes writes each node's file.
+     */
+    void requirePassword(String role) {
+        try (Connection c = connectAdmin("postgres"); Statement s = c.createStatement()) {
+            String hbaFile;
             try (ResultSet rs = s.executeQuery("SHOW hba_file")) {
                 rs.next();
                 hbaFile = rs.getString(1);
             }
-            Path hba = Path.of(hbaFile);
-            if (!checksEveryPassword() && Files.isRegularFile(hba) && Files.isWritable(hba)) {
-                List<String> rules = new ArrayList<>();
-                for (String database : List.of("all", "replication")) {
-                    rules.add("host " + database + " " + role + " 127.0.0.1/32 scram-sha-256");
-                    rules.add("host " + database + " " + role + " ::1/128 scram-sha-256");
-                    rules.add("local " + database + " " + role + " scram-sha-256");
-                }
-                Files.writeString(hba, String.join("\n", rules) + "\n" + Files.readString(hba));
+            if (prependPasswordRules(Path.of(hbaFile), role)) {
                 s.execute("SELECT pg_reload_conf()");
             }
         } catch (SQLException | IOException e) {
-            throw new IllegalStateException("cannot create password role " + role + " on " + describe() + ": " + e.getMessage(), e);
+            throw new IllegalStateException("cannot require the password of role " + role + " on " + describe() + ": "
+                    + e.getMessage(), e);
         }
-        // the postmaster reloads pg_hba.conf asynchronously: wait until it applies to new connections
+    }
+
+    /**
+     * Puts {@code scram-sha-256} lines for {@code role} (databases and replication, TCP and Unix socket) in front of
+     * {@code hba}; false, changing nothing, when {@code hba} is not a writable file here.
+     */
+    static boolean prependPasswordRules(Path hba, String role) throws IOException {
+        if (!Files.isRegularFile(hba) || !Files.isWritable(hba)) {
+            return false;
+        }
+        List<String> rules = new ArrayList<>();
+        for (String database : List.of("all", "replication")) {
+            rules.add("host " + database + " " + role + " 127.0.0.1/32 scram-sha-256");
+            rules.add("host " + database + " " + role + " ::1/128 scram-sha-256");
+            rules.add("local " + database + " " + role + " scram-sha-256");
+        }
+        Files.writeString(hba, String.join("\n", rules) + "\n" + Files.readString(hba));
+        return true;
+    }
+
+    /**
+     * Returns once a connection to {@code url} as {@code role} with a wrong password is refused (SQLSTATE 28P01):
+     * the postmaster reloads {@code pg_hba.conf} asynchronously.
+     */
+    static void awaitPasswordChecked(String url, String role, String password, String server) {
         Properties wrong = new Properties();
         wrong.setProperty("user", role);
         wrong.setProperty("password", password + "-wrong");
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (true) {
-            try (Connection c = DriverManager.getConnection(jdbcUrl("postgres"), wrong)) {
+            try (Connection c = DriverManager.getConnection(url, wrong)) {
                 if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException(describe() + " still accepts role " + role + " with a wrong password ("
-                            + "pg_hba.conf " + hbaFile + " trusts it)");
+                    throw new IllegalStateException(server + " still accepts role " + role + " with a wrong password after"
+                            + " 10 s (its pg_hba.conf trusts it)");
                 }
             } catch (SQLException refused) {
                 if ("28P01".equals(refused.getSQLState())) {
                     return;
                 }
-                throw new IllegalStateException("checking the password of " + role + " on " + describe() + ": "
+                throw new IllegalStateException("checking the password of " + role + " on " + server + ": "
                         + refused.getMessage(), refused);
             }
             try {

@@ -12,10 +12,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.HashSet;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -44,39 +41,16 @@ class LocalPostgresRestartTest {
                 assertThat(pg.majorVersion()).isEqualTo(17);
             }
             TestDatabase db = pg.newEmptyDatabase();
-            try (Connection c = db.connect(); Statement s = c.createStatement()) {
-                s.execute("CREATE TABLE t (id bigint PRIMARY KEY)");
-            }
-
             // A writer commits one row per transaction and remembers what it was told.
-            Set<Long> acknowledged = ConcurrentHashMap.newKeySet();
-            Set<Long> inDoubt = ConcurrentHashMap.newKeySet();
-            AtomicBoolean failed = new AtomicBoolean();
-            Thread writer = new Thread(() -> {
-                try (Connection c = db.connect(); Statement s = c.createStatement()) {
-                    for (long id = 1; ; id++) {
-                        try {
-                            s.executeUpdate("INSERT INTO t VALUES (" + id + ")");
-                            acknowledged.add(id);
-                        } catch (SQLException e) {
-                            inDoubt.add(id); // the connection died around this commit
-                            failed.set(true);
-                            return;
-                        }
-                    }
-                } catch (SQLException e) {
-                    failed.set(true);
-                }
-            }, "writer");
+            RowWriter rows = RowWriter.onNewTable(db);
             try (HikariDataSource pool = db.newPool(2); Connection held = db.connect()) {
                 assertThat(selectOne(pool)).isEqualTo(1);
-                writer.start();
-                await().atMost(Duration.ofSeconds(60)).until(() -> acknowledged.size() >= 200);
+                RowWriter.Writing writer = rows.start();
+                await().atMost(Duration.ofSeconds(60)).until(() -> rows.acknowledged() >= 200);
 
                 pg.stopImmediately();
                 assertThat(pg.isRunning()).isFalse();
-                writer.join(60_000);
-                assertThat(failed).as("the writer saw its connection drop").isTrue();
+                assertThat(writer.endedByFailure(Duration.ofSeconds(60))).as("the writer saw its connection drop").isTrue();
                 assertThatThrownBy(() -> selectOne(held))
                         .isInstanceOfSatisfying(SQLException.class,
                                 e -> assertThat(e.getSQLState()).as(e.toString()).matches("08.*|57P.*"));
@@ -90,17 +64,9 @@ class LocalPostgresRestartTest {
                 // the pool drops its dead connections and opens new ones on the same address
                 await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() -> selectOne(pool) == 1);
             }
-            Set<Long> present = new HashSet<>();
-            try (Connection c = db.connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT id FROM t")) {
-                while (rs.next()) {
-                    present.add(rs.getLong(1));
-                }
-            }
-            assertThat(present).containsAll(acknowledged);
-            Set<Long> unexplained = new HashSet<>(present);
-            unexplained.removeAll(acknowledged);
-            unexplained.removeAll(inDoubt);
-            assertThat(unexplained).as("rows nobody committed").isEmpty();
+            Set<Long> present = rows.present();
+            assertThat(present).containsAll(rows.acknowledgedIds());
+            assertThat(rows.unexplained(present)).as("rows nobody committed").isEmpty();
             assertThat(Files.readString(pg.logFile())).contains("database system was interrupted");
             db.close();
         }

@@ -32,7 +32,9 @@ import org.slf4j.LoggerFactory;
  *   <li>{@link #reset()}: every current connection is closed with a TCP RST on both sides;
  *       {@link #resetAndRefuse()} also resets each new connection at once until
  *       {@link #heal()} (the client sees "connection reset" right after connecting);</li>
- *   <li>{@link #heal()}: all faults off; held bytes flow on.</li>
+ *   <li>{@link #heal()}: all faults off; held bytes flow on;</li>
+ *   <li>{@link #redirect(String, int)}: new connections go to another server from now on and the current
+ *       ones are reset, as when a load balancer or DNS name is pointed at a promoted standby.</li>
  * </ul>
  * Faults apply to connections that are already open as well as to new ones. A connection
  * the server closes or resets is closed or reset towards the client the same way.
@@ -118,13 +120,20 @@ public final class TcpFaultProxy implements AutoCloseable {
         }
     }
 
+    private record Upstream(String host, int port) {
+        @Override
+        public String toString() {
+            return host + ":" + port;
+        }
+    }
+
     private static final Logger log = LoggerFactory.getLogger(TcpFaultProxy.class);
     private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(10);
 
     private final String name;
     private final InetAddress listenAddress;
-    private final String upstreamHost;
-    private final int upstreamPort;
+    /** Where new connections go; replaced as a whole by {@link #redirect}. */
+    private volatile Upstream upstream;
     private final ServerSocket server;
     private final Thread acceptor;
     private final Set<ProxiedConnection> connections = ConcurrentHashMap.newKeySet();
@@ -139,15 +148,14 @@ public final class TcpFaultProxy implements AutoCloseable {
             throws IOException {
         this.name = name;
         this.listenAddress = listenAddress;
-        this.upstreamHost = upstreamHost;
-        this.upstreamPort = upstreamPort;
+        this.upstream = new Upstream(upstreamHost, upstreamPort);
         this.server = new ServerSocket();
         server.setReuseAddress(true);
         server.bind(new InetSocketAddress(listenAddress, listenPort), 128);
         this.acceptor = new Thread(this::acceptLoop, "fault-proxy-" + name + "-accept");
         acceptor.setDaemon(true);
         acceptor.start();
-        log.info("fault proxy {} listening on {} for {}:{}", name, address(), upstreamHost, upstreamPort);
+        log.info("fault proxy {} listening on {} for {}", name, address(), upstream);
     }
 
     /** A proxy on a free loopback port in front of {@code upstreamHost:upstreamPort}. */
@@ -179,10 +187,7 @@ public final class TcpFaultProxy implements AutoCloseable {
         if (!listenAddress.isLoopbackAddress()) {
             throw new IllegalArgumentException("listenAddress must be a loopback address, got " + listenAddress);
         }
-        Objects.requireNonNull(upstreamHost, "upstreamHost");
-        if (upstreamPort < 1 || upstreamPort > 65535) {
-            throw new IllegalArgumentException("upstreamPort must be between 1 and 65535, got " + upstreamPort);
-        }
+        requireUpstream(upstreamHost, upstreamPort);
         if (listenPort < 0 || listenPort > 65535) {
             throw new IllegalArgumentException("listenPort must be between 0 and 65535, got " + listenPort);
         }
@@ -193,8 +198,38 @@ public final class TcpFaultProxy implements AutoCloseable {
         }
     }
 
+    private static void requireUpstream(String upstreamHost, int upstreamPort) {
+        Objects.requireNonNull(upstreamHost, "upstreamHost");
+        if (upstreamPort < 1 || upstreamPort > 65535) {
+            throw new IllegalArgumentException("upstreamPort must be between 1 and 65535, got " + upstreamPort);
+        }
+    }
+
     public String name() {
         return name;
+    }
+
+    /** {@code host:port} new connections are forwarded to. */
+    public String upstream() {
+        return upstream.toString();
+    }
+
+    /**
+     * Sends new connections to {@code upstreamHost:upstreamPort} from now on and resets every current connection
+     * (TCP RST towards client and server), as a load balancer or a DNS name does when it is pointed at another
+     * server: clients reconnect and reach the new one. Faults in force stay in force.
+     */
+    public TcpFaultProxy redirect(String upstreamHost, int upstreamPort) {
+        requireUpstream(upstreamHost, upstreamPort);
+        Upstream before = upstream;
+        upstream = new Upstream(upstreamHost, upstreamPort);
+        // after the switch: a connection the acceptor adds from now on was opened towards the new upstream
+        // or is reset by the acceptor itself (it checks the upstream again after adding)
+        List<ProxiedConnection> current = List.copyOf(connections);
+        current.forEach(ProxiedConnection::reset);
+        log.info("fault proxy {} ({}): upstream {} -> {}, reset {} connection(s)", name, address(), before, upstream,
+                current.size());
+        return this;
     }
 
     /** The address it listens on: {@code 127.0.0.1} unless started on another loopback address. */
@@ -294,7 +329,7 @@ public final class TcpFaultProxy implements AutoCloseable {
             faults = change.apply(before);
             faultChange.notifyAll();
             if (!before.equals(faults)) {
-                log.info("fault proxy {} ({} -> {}:{}): {}", name, address(), upstreamHost, upstreamPort, faults);
+                log.info("fault proxy {} ({} -> {}): {}", name, address(), upstream, faults);
             }
         }
         return this;
@@ -337,11 +372,13 @@ public final class TcpFaultProxy implements AutoCloseable {
                 ProxiedConnection.resetQuietly(client);
                 continue;
             }
-            ProxiedConnection connection = new ProxiedConnection(this, id, client, upstreamHost, upstreamPort,
+            Upstream target = upstream;
+            ProxiedConnection connection = new ProxiedConnection(this, id, client, target.host(), target.port(),
                     CONNECT_TIMEOUT);
             connections.add(connection);
-            if (faults.refuse() || closed) {
-                // resetAndRefuse() came between the check above and the add: its reset() may not have seen this one
+            if (faults.refuse() || closed || upstream != target) {
+                // resetAndRefuse() or redirect() came between the check above and the add: its reset may not have
+                // seen this one
                 connection.reset();
                 continue;
             }
@@ -371,6 +408,6 @@ public final class TcpFaultProxy implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "TcpFaultProxy[" + name + " " + address() + " -> " + upstreamHost + ":" + upstreamPort + ", " + faults + "]";
+        return "TcpFaultProxy[" + name + " " + address() + " -> " + upstream + ", " + faults + "]";
     }
 }

@@ -156,6 +156,37 @@ class TcpFaultProxyTest {
     }
 
     @Test
+    void redirectSendsNewConnectionsToTheNewUpstreamAndResetsTheOpenOnes() throws Exception {
+        try (ServerSocket other = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+             TcpFaultProxy proxy = proxy(); Socket s = connect(proxy)) {
+            Thread greeter = new Thread(() -> {
+                while (!other.isClosed()) {
+                    try (Socket c = other.accept()) {
+                        c.getOutputStream().write(bytes("other"));
+                    } catch (IOException e) {
+                        return;
+                    }
+                }
+            }, "other-accept");
+            greeter.setDaemon(true);
+            greeter.start();
+            s.getOutputStream().write(bytes("a"));
+            assertThat(readExactly(s, 1)).isEqualTo(bytes("a"));
+
+            proxy.redirect("127.0.0.1", other.getLocalPort());
+            assertThat(proxy.upstream()).isEqualTo("127.0.0.1:" + other.getLocalPort());
+            assertThatThrownBy(() -> s.getInputStream().read())
+                    .isInstanceOf(SocketException.class).hasMessageContaining("reset");
+            try (Socket again = connect(proxy)) {
+                assertThat(readExactly(again, 5)).isEqualTo(bytes("other"));
+            }
+            assertThatThrownBy(() -> proxy.redirect("127.0.0.1", 0))
+                    .hasMessageContaining("upstreamPort must be between 1 and 65535, got 0");
+            assertThat(proxy.upstream()).isEqualTo("127.0.0.1:" + other.getLocalPort());
+        }
+    }
+
+    @Test
     void resetAndRefuseResetsEveryNewConnectionUntilHeal() throws Exception {
         try (TcpFaultProxy proxy = proxy()) {
             proxy.resetAndRefuse();
