@@ -389,6 +389,104 @@ final class Harness implements AutoCloseable {
         }
     }
 
+    /**
+     * Commits one event of {@code aggregate} (its own aggregate: not one the writers use), retrying while the database
+     * refuses (a failover in progress), and returns its id once committed. Recorded in the history like any event.
+     */
+    UUID writeProbe(String aggregate, Duration atMost) {
+        long deadline = System.nanoTime() + atMost.toNanos();
+        while (true) {
+            long before = commits.get();
+            try (Connection c = appPool.getConnection()) {
+                c.setAutoCommit(false);
+                OutboxTransaction tx = writer.begin(c);
+                long order = nextOrder.merge(aggregate, 1L, Long::sum);
+                UUID id = tx.add(OutboxMessage.builder("reliability", aggregate, "Probe")
+                        .payloadJson("{\"n\":" + order + "}").build());
+                try {
+                    tx.commit();
+                    history.committed(id, aggregate, order);
+                    return id;
+                } catch (CommitOutcomeUnknownException e) {
+                    history.inDoubt(id, aggregate, order); // maybe committed: the next probe decides
+                } catch (SQLException e) {
+                    history.rolledBack(id);
+                }
+            } catch (SQLException | RuntimeException e) {
+                // no connection yet: the new primary is not reachable
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("no probe of " + aggregate + " could be committed within " + atMost
+                        + " (writer commits before: " + before + ")");
+            }
+            sleep(Duration.ofMillis(20));
+        }
+    }
+
+    /** The topic's end offset per partition now. */
+    Map<Integer, Long> endOffsets() {
+        try (org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]> consumer = probeConsumer()) {
+            Map<Integer, Long> ends = new HashMap<>();
+            consumer.endOffsets(partitions()).forEach((tp, offset) -> ends.put(tp.partition(), offset));
+            return ends;
+        }
+    }
+
+    /** When (System.nanoTime) a record past {@code ends} could first be read from the topic; fails after {@code atMost}. */
+    long awaitAppendedAfter(Map<Integer, Long> ends, Duration atMost) {
+        try (org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]> consumer = probeConsumer()) {
+            List<TopicPartition> partitions = partitions();
+            consumer.assign(partitions);
+            partitions.forEach(tp -> consumer.seek(tp, ends.getOrDefault(tp.partition(), 0L)));
+            long deadline = System.nanoTime() + atMost.toNanos();
+            while (System.nanoTime() < deadline) {
+                if (!consumer.poll(Duration.ofMillis(20)).isEmpty()) {
+                    return System.nanoTime();
+                }
+            }
+        }
+        throw new AssertionError("nothing was published within " + atMost + "; " + diagnose());
+    }
+
+    private org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]> probeConsumer() {
+        Map<String, Object> config = env.kafka.consumerConfig(null);
+        config.put(org.apache.kafka.clients.consumer.ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, env.kafka.internalBootstrapServers());
+        return new org.apache.kafka.clients.consumer.KafkaConsumer<>(config);
+    }
+
+    private List<TopicPartition> partitions() {
+        List<TopicPartition> partitions = new ArrayList<>();
+        for (int p = 0; p < PARTITIONS; p++) {
+            partitions.add(new TopicPartition(topic, p));
+        }
+        return partitions;
+    }
+
+    /** When (System.nanoTime) the record of event {@code id} could first be read from the topic; fails after {@code atMost}. */
+    long awaitPublished(UUID id, Duration atMost) {
+        try (org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]> consumer = probeConsumer()) {
+            List<TopicPartition> partitions = partitions();
+            consumer.assign(partitions);
+            consumer.seekToBeginning(partitions);
+            long deadline = System.nanoTime() + atMost.toNanos();
+            while (System.nanoTime() < deadline) {
+                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(20))) {
+                    if (eventId(r).equals(id)) {
+                        return System.nanoTime();
+                    }
+                }
+            }
+        }
+        throw new AssertionError("event " + id + " was not published within " + atMost + "; " + diagnose());
+    }
+
+    /** The relay processes started so far, in start order (restarted ones included). */
+    List<JavaProcess> relayProcesses() {
+        synchronized (allRelayProcesses) {
+            return List.copyOf(allRelayProcesses);
+        }
+    }
+
     /** A string in every payload: it must never show up in a log line at INFO or above. */
     static final String PAYLOAD_MARKER = "payload-secret-7c1e";
 

@@ -34,6 +34,43 @@ public final class FailoverSlots {
     private FailoverSlots() {
     }
 
+    /**
+     * {@code primarySide} ({@link #of}) corrected by what the standbys hold: a standby reached whose copy of the slot is
+     * missing or not synced yet (a standby that joined a moment ago gets it once the slot's restart position passes the
+     * WAL it started from) makes it not ready. {@code copies} maps each standby ({@code host:port}) to whether it holds a
+     * synced copy (true), holds none (false), or could not be asked (null: not counted).
+     */
+    public static State withStandbys(State primarySide, java.util.Map<String, Boolean> copies) {
+        if (primarySide.code() != READY) {
+            return primarySide;
+        }
+        List<String> lacking = new ArrayList<>();
+        copies.forEach((standby, synced) -> {
+            if (Boolean.FALSE.equals(synced)) {
+                lacking.add(standby);
+            }
+        });
+        if (!lacking.isEmpty()) {
+            return new State(NOT_READY, "a failover slot, but standby " + String.join(", ", lacking) + " has no synced copy"
+                    + " yet (a standby that joined a moment ago gets it once the slot moves past the WAL it started from; "
+                    + "else check sync_replication_slots there): a promotion of it now would lose the slot");
+        }
+        long asked = copies.values().stream().filter(java.util.Objects::nonNull).count();
+        return asked == 0 ? primarySide
+                : new State(READY, primarySide.detail() + "; synced on " + String.join(", ", copies.keySet()));
+    }
+
+    /** Whether the standby {@code c} is connected to holds a synced copy of {@code slotName} (PostgreSQL 17+). */
+    public static boolean syncedOnStandby(Connection c, String slotName) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT coalesce((to_jsonb(s) ->> 'synced')::boolean, false) "
+                + "FROM pg_replication_slots s WHERE slot_name = ? AND pg_is_in_recovery()")) {
+            ps.setString(1, slotName);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() && rs.getBoolean(1);
+            }
+        }
+    }
+
     /** The state of slot {@code slotName} on the server {@code c} is connected to (the primary). */
     public static State of(Connection c, String slotName) throws SQLException {
         int version;

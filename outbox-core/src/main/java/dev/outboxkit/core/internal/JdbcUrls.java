@@ -93,6 +93,29 @@ public final class JdbcUrls {
         }
     }
 
+    /**
+     * {@code jdbcUrl} on {@code host} alone, its parameters kept but {@code targetServerType} (a URL of one host is
+     * meant for that host, standby or not).
+     */
+    public static String withHost(String jdbcUrl, HostPort host) {
+        parse(jdbcUrl);
+        String rest = jdbcUrl.substring("jdbc:postgresql://".length());
+        int slash = rest.indexOf('/');
+        String path = slash < 0 ? "/" : rest.substring(slash);
+        int query = path.indexOf('?');
+        StringBuilder out = new StringBuilder("jdbc:postgresql://").append(host).append(query < 0 ? path : path.substring(0, query));
+        if (query >= 0) {
+            String sep = "?";
+            for (String parameter : path.substring(query + 1).split("&")) {
+                if (!parameter.isEmpty() && !parameter.split("=", 2)[0].equalsIgnoreCase("targetServerType")) {
+                    out.append(sep).append(parameter);
+                    sep = "&";
+                }
+            }
+        }
+        return out.toString();
+    }
+
     /** Where {@code c} (a pgjdbc connection, pooled or not) is connected: one of its URL's hosts. */
     public static HostPort connectedTo(Connection c) throws SQLException {
         HostSpec spec = c.unwrap(BaseConnection.class).getQueryExecutor().getHostSpec();

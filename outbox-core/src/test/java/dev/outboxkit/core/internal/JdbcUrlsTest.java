@@ -20,6 +20,14 @@ class JdbcUrlsTest {
     }
 
     @Test
+    void withHostKeepsTheParametersButTheTargetServerType() {
+        JdbcUrls.HostPort h2 = new JdbcUrls.HostPort("h2", 5433);
+        assertThat(JdbcUrls.withHost("jdbc:postgresql://h1:5432,h2:5433/shop?sslmode=require&targetServerType=primary&x=1", h2))
+                .isEqualTo("jdbc:postgresql://h2:5433/shop?sslmode=require&x=1");
+        assertThat(JdbcUrls.withHost("jdbc:postgresql://h1,h2/shop", h2)).isEqualTo("jdbc:postgresql://h2:5433/shop");
+    }
+
+    @Test
     void severalHostsNeedTargetServerTypePrimary() {
         JdbcUrls.requirePrimaryTarget("jdbc:postgresql://db/shop", "jdbcUrl");
         JdbcUrls.requirePrimaryTarget("jdbc:postgresql://h1,h2/shop?targetServerType=primary", "jdbcUrl");

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.outboxkit.testkit.OutboxTestkitExtension;
+import dev.outboxkit.testkit.ReplicatedPostgres;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.testkit.TestKafka;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -48,6 +49,35 @@ class FailoverSlotTest {
             }
         } finally {
             CdcTestSupport.dropSlot(db);
+        }
+    }
+
+    /**
+     * With a primary and a standby (PostgreSQL 17), named both in the URL: the relay asks the standby too, and says a
+     * promotion would keep the slot only once the standby holds a synced copy.
+     */
+    @Test
+    void withAStandbyInTheUrlTheRelaySaysWhenItsCopyOfTheSlotIsSynced(TestKafka kafka) throws Exception {
+        try (ReplicatedPostgres pg = ReplicatedPostgres.builder().embeddedBinaries().build()) {
+            TestDatabase db = pg.newDatabase();
+            SimpleMeterRegistry registry = new SimpleMeterRegistry();
+            try (CdcRelay relay = CdcTestSupport.relay(db, kafka).meterRegistry(registry).build()) {
+                relay.start();
+                await().atMost(Duration.ofSeconds(90)).until(() -> relay.health().ready());
+                String standby = "127.0.0.1:" + pg.standby().port();
+                await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
+                    // a running-transactions record lets the slot's restart position move past the standby's start
+                    try (java.sql.Connection c = pg.primary().connectAdmin(db.name()); java.sql.Statement st = c.createStatement()) {
+                        st.execute("SELECT pg_log_standby_snapshot()");
+                    }
+                    assertThat(relay.health().detail()).contains("failover: a failover slot, kept on the standbys of ")
+                            .contains("; synced on " + standby);
+                    assertThat(registry.get("outbox.relay.cdc.slot_failover_ready").gauge().value()).isEqualTo(1.0);
+                });
+                assertThat(pg.unsyncedFailoverSlots()).isEmpty();
+            } finally {
+                CdcTestSupport.dropSlot(db);
+            }
         }
     }
 

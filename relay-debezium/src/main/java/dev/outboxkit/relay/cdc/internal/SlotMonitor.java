@@ -4,11 +4,17 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxkit.relay.cdc.CdcStartupException;
 import dev.outboxkit.core.internal.DatabaseSilence;
 import dev.outboxkit.core.internal.FailoverSlots;
+import dev.outboxkit.core.internal.JdbcUrls;
 import java.sql.Connection;
+import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.OffsetDateTime;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,10 +40,17 @@ final class SlotMonitor implements Runnable {
      */
     private volatile long streamedLookNanos;
     private volatile long lastReadNanos;
+    /** The URL's hosts: with several, the standbys among them are asked whether they hold a synced copy of the slot. */
+    private final List<JdbcUrls.HostPort> standbyHosts;
+    /** Every this many looks (2 s apart) the standbys are asked again. */
+    private static final int STANDBY_LOOK_EVERY = 5;
+    private int looks;
+    private Map<String, Boolean> standbyCopies = Map.of();
     private volatile String lastError;
 
     SlotMonitor(CdcSettings settings, CdcMetrics metrics, HikariDataSource pool, SlotGuard guard,
                 Supplier<Session> activeSession) {
+        this.standbyHosts = JdbcUrls.hosts(settings.jdbcUrl());
         this.settings = settings;
         this.metrics = metrics;
         this.pool = pool;
@@ -59,6 +72,34 @@ final class SlotMonitor implements Runnable {
         return DatabaseSilence.problem(lastReadNanos, lastError, DatabaseSilence.LIMIT);
     }
 
+    /**
+     * Asks each host of the URL but {@code primary} whether it holds a synced copy of the slot; a host that does not
+     * answer within a few seconds (down, being rebuilt) is left out (null).
+     */
+    private Map<String, Boolean> standbyCopies(JdbcUrls.HostPort primary) {
+        Map<String, Boolean> copies = new LinkedHashMap<>();
+        Properties login = new Properties();
+        login.setProperty("user", settings.user());
+        if (settings.password() != null) {
+            login.setProperty("password", settings.password().reveal());
+        }
+        login.setProperty("connectTimeout", "2");
+        login.setProperty("socketTimeout", "5");
+        login.setProperty("ApplicationName", "outboxkit-cdc-standby-check");
+        for (JdbcUrls.HostPort host : standbyHosts) {
+            if (host.equals(primary)) {
+                continue;
+            }
+            try (Connection standby = DriverManager.getConnection(JdbcUrls.withHost(settings.jdbcUrl(), host), login)) {
+                copies.put(host.toString(), FailoverSlots.syncedOnStandby(standby, settings.slotName()));
+            } catch (SQLException e) {
+                copies.put(host.toString(), null);
+                log.debug("standby {} could not be asked for its copy of slot {}: {}", host, settings.slotName(), e.toString());
+            }
+        }
+        return copies;
+    }
+
     @Override
     public void run() {
         long lookNanos = System.nanoTime();
@@ -76,6 +117,12 @@ final class SlotMonitor implements Runnable {
                 metrics.retainedWalBytes.set(slot.retainedBytes());
             }
             FailoverSlots.State failover = FailoverSlots.of(c, settings.slotName());
+            if (failover.code() == FailoverSlots.READY && standbyHosts.size() > 1) {
+                if (looks++ % STANDBY_LOOK_EVERY == 0) {
+                    standbyCopies = standbyCopies(JdbcUrls.connectedTo(c));
+                }
+                failover = FailoverSlots.withStandbys(failover, standbyCopies);
+            }
             metrics.failoverReady.set(failover.code());
             metrics.failoverDetail = failover.detail();
             Session s = activeSession.get();

@@ -39,6 +39,7 @@ public final class ClaimLoop implements Runnable {
     private static final Logger log = LoggerFactory.getLogger(ClaimLoop.class);
     private static final long MIN_BACKOFF_MILLIS = 100;
     private static final long MAX_BACKOFF_MILLIS = 10_000;
+    private static final long MAX_DATABASE_BACKOFF_MILLIS = 1_000;
 
     private final PollerSettings settings;
     /** The producer; the first record Kafka fails stops it, so nothing after it overtakes it (issue 30). */
@@ -305,8 +306,19 @@ public final class ClaimLoop implements Runnable {
         if (failedSinceLastSleep) {
             failedSinceLastSleep = false;
             backoffMillis = backoffMillis == 0 ? MIN_BACKOFF_MILLIS : Math.min(MAX_BACKOFF_MILLIS, backoffMillis * 2);
-            long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(backoffMillis);
+            long began = System.nanoTime();
+            boolean databaseAway = status.databaseTroubleSinceNanos != 0;
+            // A database that is away (a restart, a failover) is tried again every second at most: a claim against it
+            // costs one failed connection, and a promoted standby must not wait for a back-off grown meanwhile.
+            long until = began + TimeUnit.MILLISECONDS.toNanos(databaseAway
+                    ? Math.min(backoffMillis, MAX_DATABASE_BACKOFF_MILLIS) : backoffMillis);
             while (!stopping && System.nanoTime() < until) {
+                if (databaseAway && leases.lastHeartbeatNanos() - began > 0) {
+                    // the database answers the lease heartbeat again (a restart or a failover is over): claim now, not
+                    // at the end of a back-off that grew while it was away
+                    backoffMillis = 0;
+                    return;
+                }
                 TimeUnit.MILLISECONDS.sleep(Math.min(100, Math.max(1, (until - System.nanoTime()) / 1_000_000)));
             }
             return;
