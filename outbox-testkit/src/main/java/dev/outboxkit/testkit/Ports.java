@@ -55,7 +55,9 @@ public final class Ports {
     /** The first ephemeral port of this machine (Linux), or 32768 (the Linux default) where that cannot be read. */
     private static int ephemeralRangeStart() {
         try {
-            String range = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/sys/net/ipv4/ip_local_port_range"));
+            // not Files.readString: on this procfs file (size 0) it returned only the first character with Java 17
+            String range = java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/sys/net/ipv4/ip_local_port_range"))
+                    .get(0);
             return Integer.parseInt(range.trim().split("\\s+")[0]);
         } catch (IOException | RuntimeException e) {
             return 32_768;

@@ -54,8 +54,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>On PostgreSQL 17 logical slots created with {@code failover => true} are copied to the standby
  * ({@code sync_replication_slots} there, {@code synchronized_standby_slots} naming the standby's physical slot on the
- * primary) and survive a promotion; PostgreSQL 15 has no such copies. Not thread-safe across operations: one test
- * thread drives failovers while any number of others read and write.
+ * primary) and survive a promotion; PostgreSQL 15 has no such copies. Operations run one at a time (they are
+ * synchronized); accessors and the URLs may be used from any thread, by any number of writers meanwhile.
  */
 public final class ReplicatedPostgres extends TestPostgres {
 
