@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxkit.core.Relay;
 import dev.outboxkit.core.internal.ConnectionPools;
 import dev.outboxkit.core.internal.DatabaseAtStart;
+import dev.outboxkit.core.internal.PoolerCheck;
 import dev.outboxkit.core.MissingGrantsException;
 import dev.outboxkit.core.internal.KafkaReachability;
 import dev.outboxkit.core.internal.LeaseTable;
@@ -117,6 +118,7 @@ public final class Supervisor implements AutoCloseable {
         firstContact = contact;
         try {
             contact.await(pool);
+            PoolerCheck.requireDirect(pool, "the " + settings.logPrefix(), settings.jdbcUrl());
         } catch (IllegalStateException e) {
             throw refusedToStart(e);
         }
