@@ -25,7 +25,7 @@ class RetentionScheduleTest {
 
     /** When a session last tried the retention lock (microseconds since the epoch; 0 for never). */
     private static final String LAST_LOCK_TRY = "SELECT coalesce(max((extract(epoch FROM query_start) * 1000000)::bigint), 0)"
-            + " FROM pg_stat_activity WHERE query LIKE 'SELECT pg_try_advisory_lock(hashtext(''outboxkit.retention'')%'";
+            + " FROM pg_stat_activity WHERE query LIKE 'SELECT pg_try_advisory_xact_lock(hashtext(''outboxkit.retention'')%'";
 
     private static void expiredDeadLetter(DataSource ds) throws Exception {
         Sql.exec(ds, "INSERT INTO outbox_dead_letter (id, seq, aggregate_type, aggregate_id, event_type, payload, headers,"
