@@ -45,7 +45,8 @@ import org.postgresql.PGConnection;
  * The writer and idempotency keys through a real PgBouncer in transaction pooling mode, with the one pgjdbc setting it
  * needs ({@code prepareThreshold=0}): several threads share two server sessions, every write mode commits exactly the
  * events of committed transactions, and a key's work runs once however many retries race. Without the setting, two
- * clients that take turns on one server session collide on pgjdbc's statement names.
+ * clients that take turns on one server session collide on pgjdbc's statement names; and pgjdbc's
+ * {@code setTransactionIsolation}, session-level, reaches other clients.
  */
 @ExtendWith(OutboxTestkitExtension.class)
 class ThroughPgBouncerTest {
@@ -202,6 +203,45 @@ class ThroughPgBouncerTest {
                     .hasMessageContaining("already exists")
                     .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("42P05"));
         }
+    }
+
+    /**
+     * What the README says to avoid: pgjdbc's {@code setTransactionIsolation} runs {@code SET SESSION CHARACTERISTICS}
+     * on whichever server session is free, which transaction pooling then hands to other clients; {@code SET TRANSACTION}
+     * as a transaction's first statement stays in that transaction. One server session for the pool makes it
+     * deterministic.
+     */
+    @Test
+    void setTransactionIsolationLeaksToOtherClientsSetTransactionDoesNot() throws Exception {
+        try (PgBouncer bouncer = PgBouncer.builder(db.server()).poolMode(PoolMode.TRANSACTION).poolSize(1).build();
+             HikariDataSource pool = pool(bouncer, "?prepareThreshold=0", 2);
+             Connection a = pool.getConnection();
+             Connection b = pool.getConnection()) {
+            a.setAutoCommit(false);
+            try (Statement s = a.createStatement()) {
+                s.execute("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE");
+            }
+            assertThat(strings(a, "SHOW transaction_isolation")).containsExactly("serializable");
+            a.commit();
+            assertThat(strings(b, "SHOW transaction_isolation")).as("SET TRANSACTION stays in its transaction")
+                    .containsExactly("read committed");
+
+            a.setAutoCommit(true);
+            a.setTransactionIsolation(Connection.TRANSACTION_SERIALIZABLE);
+            assertThat(strings(b, "SHOW transaction_isolation")).as("setTransactionIsolation reaches another client")
+                    .containsExactly("serializable");
+            a.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+        }
+    }
+
+    private static List<String> strings(Connection c, String sql) throws SQLException {
+        List<String> out = new ArrayList<>();
+        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+            while (rs.next()) {
+                out.add(rs.getString(1));
+            }
+        }
+        return out;
     }
 
     private static void writeAndCommit(Connection c, OutboxWriter writer, int i) throws SQLException {
