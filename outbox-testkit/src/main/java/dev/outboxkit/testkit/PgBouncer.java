@@ -46,9 +46,10 @@ import org.slf4j.LoggerFactory;
  * PgBouncer as skipped, naming the package to install, or fails it where {@code OUTBOXKIT_REQUIRE_TOOLS=true} (CI,
  * whose {@code .ci/run} installs the package).
  *
- * <p>Plain TCP on both sides: it does not sit in front of a {@link LocalPostgres.Builder#secure secure} server. pgjdbc
- * sends {@code extra_float_digits} at login, which PgBouncer 1.18 does not track: it is in
- * {@code ignore_startup_parameters}. Its log (PgBouncer's stderr) is {@link #logFile()}.
+ * <p>Otherwise PgBouncer's defaults: no {@code ignore_startup_parameters} (pgjdbc's login needs none; a URL with
+ * {@code options=…} is refused, "unsupported startup parameter: options", as by a stock PgBouncer 1.18), last released
+ * server session reused first. Plain TCP on both sides: it does not sit in front of a
+ * {@link LocalPostgres.Builder#secure secure} server. Its log (PgBouncer's stderr) is {@link #logFile()}.
  */
 public final class PgBouncer implements AutoCloseable {
 
@@ -255,7 +256,6 @@ public final class PgBouncer implements AutoCloseable {
             settings.put("admin_users", server.adminUser());
             settings.put("default_pool_size", Integer.toString(b.poolSize));
             settings.put("max_client_conn", Integer.toString(b.maxClientConnections));
-            settings.put("ignore_startup_parameters", "extra_float_digits");
             settings.putAll(b.settings);
             StringBuilder ini = new StringBuilder("[databases]\n* = host=" + server.host() + " port=" + server.port() + "\n");
             ini.append("\n[pgbouncer]\n");

@@ -83,23 +83,50 @@ class PgBouncerTest {
     }
 
     @Test
-    void theAdminLogsInWithItsPasswordAndCloseStopsIt() throws Exception {
+    void theAdminLogsInWithItsPassword() throws Exception {
         TestPostgres pg = OutboxTestkit.postgres();
         Assumptions.assumeFalse(pg.adminPassword().isEmpty(), "the suite's server admin " + pg.adminUser()
-                + " has no password (a server that trusts it): it cannot log in through PgBouncer");
+                + " has no password (a server that trusts it, such as the local one): it cannot log in through PgBouncer");
+        try (PgBouncer bouncer = PgBouncer.builder(pg).build();
+             Connection c = connect(bouncer.jdbcUrl("postgres") + "?prepareThreshold=0", pg.adminUser(), pg.adminPassword())) {
+            assertThat(Sql.strings(c, "SELECT current_user")).containsExactly(pg.adminUser());
+        }
+    }
+
+    @Test
+    void closeStopsItAndDeletesItsFiles() throws Exception {
+        TestPostgres pg = OutboxTestkit.postgres();
+        String role = "bouncer_close_" + ProcessHandle.current().pid();
+        pg.createPasswordRole(role, "role-secret", "");
         PgBouncer bouncer = PgBouncer.builder(pg).build();
         int port = bouncer.port();
-        try (Connection c = connect(bouncer.jdbcUrl("postgres") + "?prepareThreshold=0", pg.adminUser(), pg.adminPassword())) {
-            assertThat(Sql.strings(c, "SELECT current_user")).containsExactly(pg.adminUser());
+        Connection open = connect(bouncer.jdbcUrl("postgres") + "?prepareThreshold=0", role, "role-secret");
+        try {
+            assertThat(Sql.strings(open, "SELECT current_user")).containsExactly(role);
         } finally {
             bouncer.close();
         }
+        assertThatThrownBy(() -> Sql.strings(open, "SELECT 1")).as("its client connections are closed")
+                .isInstanceOf(SQLException.class);
+        open.close();
         assertThat(bouncer.logFile()).doesNotExist();
         assertThatThrownBy(() -> {
             try (Socket s = new Socket()) {
                 s.connect(new InetSocketAddress("127.0.0.1", port), 2000);
             }
         }).as("nothing listens on %d after close()", port).isInstanceOf(java.io.IOException.class);
+        try (Connection c = pg.connectAdmin("postgres")) {
+            Sql.exec(c, "DROP ROLE \"" + role + "\"");
+        }
+    }
+
+    @Test
+    void aSecureServerIsRefusedAtBuild() {
+        TestCertificates certs = TestCertificates.create();
+        try (LocalPostgres secure = LocalPostgres.builder().secure(certs).build()) {
+            assertThatThrownBy(() -> PgBouncer.builder(secure).build()).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("plain TCP").hasMessageContaining("takes TLS only");
+        }
     }
 
     @Test
