@@ -208,28 +208,25 @@ public final class PgBouncer implements AutoCloseable {
      * it fails instead.
      */
     public static Path requireInstalled() {
-        Path found = executable();
-        if (found != null) {
-            return found;
-        }
-        String message = "pgbouncer is not installed (not on the PATH, nor in " + String.join(", ", SBIN)
-                + "); install it with: apt-get update && apt-get install -y pgbouncer (.ci/run does)";
-        if (Boolean.parseBoolean(System.getenv("OUTBOXKIT_REQUIRE_TOOLS"))) {
-            throw new AssertionError(message + "; OUTBOXKIT_REQUIRE_TOOLS=true, so this test may not be skipped");
-        }
-        Assumptions.abort(message);
-        throw new AssertionError("unreachable");
-    }
-
-    private static Path executable() {
         List<String> dirs = new ArrayList<>(List.of(System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)));
         dirs.addAll(SBIN);
+        return requireInstalled(dirs, Boolean.parseBoolean(System.getenv("OUTBOXKIT_REQUIRE_TOOLS")));
+    }
+
+    /** {@link #requireInstalled()} looking in {@code dirs}; {@code required}: fail rather than skip. */
+    static Path requireInstalled(List<String> dirs, boolean required) {
         for (String d : dirs) {
             if (!d.isEmpty() && Files.isExecutable(Path.of(d, "pgbouncer"))) {
                 return Path.of(d, "pgbouncer");
             }
         }
-        return null;
+        String message = "pgbouncer is not installed (not on the PATH, nor in " + String.join(", ", SBIN)
+                + "); install it with: apt-get update && apt-get install -y pgbouncer (.ci/run does)";
+        if (required) {
+            throw new AssertionError(message + "; OUTBOXKIT_REQUIRE_TOOLS=true, so this test may not be skipped");
+        }
+        Assumptions.abort(message);
+        throw new AssertionError("unreachable");
     }
 
     private Process start(Builder b, Path executable, int port) {

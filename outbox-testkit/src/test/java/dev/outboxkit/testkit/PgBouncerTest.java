@@ -146,6 +146,17 @@ class PgBouncerTest {
         }
     }
 
+    @Test
+    void withoutPgBouncerATestIsSkippedWithTheFixOrFailsWhereToolsAreRequired(@org.junit.jupiter.api.io.TempDir
+                                                                            java.nio.file.Path empty) {
+        java.util.List<String> nowhere = java.util.List.of(empty.toString());
+        assertThatThrownBy(() -> PgBouncer.requireInstalled(nowhere, false))
+                .isInstanceOf(org.opentest4j.TestAbortedException.class)
+                .hasMessageContaining("pgbouncer is not installed").hasMessageContaining("apt-get install -y pgbouncer");
+        assertThatThrownBy(() -> PgBouncer.requireInstalled(nowhere, true)).isInstanceOf(AssertionError.class)
+                .hasMessageContaining("OUTBOXKIT_REQUIRE_TOOLS=true, so this test may not be skipped");
+    }
+
     private static Connection connect(String url, String user, String password) throws SQLException {
         Properties p = new Properties();
         p.setProperty("user", user);
