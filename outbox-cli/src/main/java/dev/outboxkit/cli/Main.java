@@ -1,5 +1,6 @@
 package dev.outboxkit.cli;
 
+import dev.outboxkit.core.ConnectionPoolerException;
 import dev.outboxkit.core.MissingGrantsException;
 import dev.outboxkit.core.UnsafeConfigurationException;
 import java.io.PrintWriter;
@@ -93,7 +94,8 @@ public final class Main {
                 commandLine.getErr().println("outbox: " + cause.getMessage());
                 return USAGE;
             }
-            if (cause instanceof UnsafeConfigurationException || cause instanceof ConfigurationException) {
+            if (cause instanceof UnsafeConfigurationException || cause instanceof ConfigurationException
+                    || cause instanceof ConnectionPoolerException) {
                 commandLine.getErr().println("outbox: configuration error: " + cause.getMessage());
                 return USAGE;
             }

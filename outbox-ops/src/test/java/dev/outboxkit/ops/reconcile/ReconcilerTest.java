@@ -27,6 +27,7 @@ class ReconcilerTest {
 
     private static final String GROUP = "billing";
 
+    private TestDatabase producerDb;
     private TestDatabase consumerDb;
     private DataSource producer;
     private DataSource consumer;
@@ -35,6 +36,7 @@ class ReconcilerTest {
 
     @BeforeEach
     void cleanPair(TestDatabase db, TestPostgres postgres) throws Exception {
+        producerDb = db;
         consumerDb = postgres.newDatabase();
         producer = db.dataSource();
         consumer = consumerDb.dataSource();
@@ -47,6 +49,41 @@ class ReconcilerTest {
     @AfterEach
     void dropConsumer(TestPostgres postgres) {
         postgres.drop(consumerDb);
+    }
+
+    /**
+     * Through PgBouncer in transaction pooling mode, one server session for the pool: the cursor on the producer and the
+     * temporary table on the consumer each live in one transaction, so two runs in a row both find the anomaly (a
+     * temporary table left on the shared session would make the second fail with "already exists").
+     */
+    @Test
+    void runsThroughTransactionPooling(TestPostgres postgres) throws Exception {
+        UUID victim = ids.get(11);
+        Sql.exec(consumer, "DELETE FROM processed_event WHERE event_id = '" + victim + "'");
+        String role = "reconcile_bouncer_" + producerDb.name();
+        postgres.createPasswordRole(role, "pw", "SUPERUSER");
+        try (dev.outboxkit.testkit.PgBouncer bouncer = dev.outboxkit.testkit.PgBouncer.builder(postgres)
+                     .poolMode(dev.outboxkit.testkit.PgBouncer.PoolMode.TRANSACTION).poolSize(1).build();
+             com.zaxxer.hikari.HikariDataSource pooledProducer = pooled(bouncer.jdbcUrl(producerDb), role);
+             com.zaxxer.hikari.HikariDataSource pooledConsumer = pooled(bouncer.jdbcUrl(consumerDb), role)) {
+            producer = pooledProducer;
+            consumer = pooledConsumer;
+            assertOnly(reconcile(), Finding.Kind.LOST, victim.toString());
+            assertOnly(reconcile(), Finding.Kind.LOST, victim.toString());
+        } finally {
+            producerDb.exec("DROP ROLE \"" + role + "\"");
+        }
+    }
+
+    private static com.zaxxer.hikari.HikariDataSource pooled(String url, String role) {
+        com.zaxxer.hikari.HikariConfig config = new com.zaxxer.hikari.HikariConfig();
+        config.setJdbcUrl(url + "?prepareThreshold=0");
+        config.setUsername(role);
+        config.setPassword("pw");
+        config.setMaximumPoolSize(2);
+        config.setMinimumIdle(0);
+        config.setConnectionTimeout(30_000);
+        return new com.zaxxer.hikari.HikariDataSource(config);
     }
 
     private Report reconcile() throws Exception {

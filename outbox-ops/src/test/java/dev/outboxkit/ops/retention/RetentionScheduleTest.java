@@ -23,9 +23,13 @@ class RetentionScheduleTest {
     private static final String ADVISORY = "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"
             + " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())";
 
-    /** When a session last tried the retention lock (microseconds since the epoch; 0 for never). */
+    /**
+     * When the manual purge's pool last tried the retention lock (microseconds since the epoch; 0 for never): its last
+     * statement is the try, or the ROLLBACK that ends a try that failed.
+     */
     private static final String LAST_LOCK_TRY = "SELECT coalesce(max((extract(epoch FROM query_start) * 1000000)::bigint), 0)"
-            + " FROM pg_stat_activity WHERE query LIKE 'SELECT pg_try_advisory_lock(hashtext(''outboxkit.retention'')%'";
+            + " FROM pg_stat_activity WHERE application_name = 'manual-purge'"
+            + " AND (query LIKE 'SELECT pg_try_advisory_xact_lock(hashtext(''outboxkit.retention'')%' OR query = 'ROLLBACK')";
 
     private static void expiredDeadLetter(DataSource ds) throws Exception {
         Sql.exec(ds, "INSERT INTO outbox_dead_letter (id, seq, aggregate_type, aggregate_id, event_type, payload, headers,"
@@ -106,7 +110,13 @@ class RetentionScheduleTest {
     @Test
     void aManualPurgeWaitsForTheScheduledRoundAndFailsLoudlyWhenItDoesNotEnd(TestDatabase db) throws Exception {
         expiredDeadLetter(db.dataSource());
-        try (HikariDataSource pool = db.newPool(3); Connection sidecar = db.connect()) {
+        com.zaxxer.hikari.HikariConfig config = new com.zaxxer.hikari.HikariConfig();
+        config.setJdbcUrl(db.jdbcUrl());
+        config.setUsername(db.user());
+        config.setPassword(db.password());
+        config.setMaximumPoolSize(3);
+        config.addDataSourceProperty("ApplicationName", "manual-purge");
+        try (HikariDataSource pool = new HikariDataSource(config); Connection sidecar = db.connect()) {
             Retention manual = Retention.builder().producer(pool, "public").deadLetterRetention(Duration.ofDays(30)).build();
             RetentionLock held = RetentionLock.tryAcquire(sidecar, "public"); // a sidecar's round in progress
             assertThat(held).isNotNull();

@@ -14,6 +14,7 @@ import dev.outboxkit.core.internal.DatabaseSilence;
 import dev.outboxkit.core.internal.RoleGrants;
 import dev.outboxkit.core.internal.KafkaReachability;
 import dev.outboxkit.core.internal.OperatorActions;
+import dev.outboxkit.core.internal.PoolerCheck;
 import dev.outboxkit.core.internal.Tracing;
 import dev.outboxkit.relay.poller.internal.BacklogProbe;
 import dev.outboxkit.relay.poller.internal.LeaseManager;
@@ -154,6 +155,7 @@ public final class PollingRelay implements Relay {
                     settings.startTimeout(), () -> stopRequested);
             firstContact = contact;
             contact.await(dataSource);
+            PoolerCheck.requireSessionPerConnection(dataSource, settings.logPrefix(), jdbcUrl());
             checkSchema();
             warnIfPoolTooSmall();
             KafkaReachability.refuseUntrustedBroker(settings.producerConfig(), settings.logPrefix());

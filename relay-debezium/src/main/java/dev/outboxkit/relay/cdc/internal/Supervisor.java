@@ -5,6 +5,7 @@ import dev.outboxkit.core.Relay;
 import dev.outboxkit.core.internal.ConnectionPools;
 import dev.outboxkit.core.internal.DatabaseAtStart;
 import dev.outboxkit.core.internal.FailoverSlots;
+import dev.outboxkit.core.internal.PoolerCheck;
 import dev.outboxkit.core.MissingGrantsException;
 import dev.outboxkit.core.internal.JdbcUrls;
 import dev.outboxkit.core.internal.KafkaReachability;
@@ -123,6 +124,7 @@ public final class Supervisor implements AutoCloseable {
         firstContact = contact;
         try {
             contact.await(pool);
+            PoolerCheck.requireDirect(pool, "the " + settings.logPrefix(), settings.jdbcUrl());
         } catch (IllegalStateException e) {
             throw refusedToStart(e);
         }
