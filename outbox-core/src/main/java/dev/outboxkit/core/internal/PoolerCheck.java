@@ -184,7 +184,7 @@ public final class PoolerCheck {
     }
 
     private static String where(String jdbcUrl) {
-        return jdbcUrl == null ? "the database (its data source)" : DatabaseAtStart.where(jdbcUrl) + " (" + Secret.maskUrl(jdbcUrl) + ")";
+        return jdbcUrl == null ? "the database (its data source)" : JdbcUrls.where(jdbcUrl) + " (" + Secret.maskUrl(jdbcUrl) + ")";
     }
 
     /** The backend pid pgjdbc was given at login, or null when the connection is not pgjdbc's. */
