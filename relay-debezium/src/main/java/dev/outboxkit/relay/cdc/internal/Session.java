@@ -221,6 +221,31 @@ final class Session {
             }
         } catch (SQLException | RuntimeException e) {
             log.warn("could not renew lease {}: {}", lease.leaseKey(), e.toString());
+            databaseError(e);
+        }
+    }
+
+    /** SQLSTATEs of a server that stops (fast or immediate shutdown), ended this session, or cannot take connections now. */
+    private static final java.util.Set<String> SERVER_STOPPING = java.util.Set.of("57P01", "57P02", "57P03");
+
+    /**
+     * A failure of one of the relay's database calls. When it says the server is shutting down (or ended this
+     * session's connections), the session ends at once: PostgreSQL's clean shutdown waits until every logical
+     * walsender's client confirmed all it was sent, and this relay confirms only positions it could store in that same
+     * database, so an open replication connection would hold a planned switchover back for {@code wal_sender_timeout}.
+     * The next session streams from whichever server is primary once one answers.
+     */
+    void databaseError(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof SQLException sql && SERVER_STOPPING.contains(sql.getSQLState())) {
+                if (enginePolling() && error == null) {
+                    fail(new SlotMovedException("the database server is stopping or ended this relay's sessions ("
+                            + sql.getMessage().trim() + ", SQLSTATE " + sql.getSQLState() + "): the relay closes its "
+                            + "replication connection at once, so the server's walsender ends and a shutdown is not held "
+                            + "up; it streams again once a primary answers"));
+                }
+                return;
+            }
         }
     }
 
@@ -464,6 +489,7 @@ final class Session {
             log.warn("offset write refused: {}", e.getMessage());
         } else {
             log.warn("offset write failed (retried at the next flush): {}", e.toString());
+            databaseError(e);
         }
     }
 

@@ -154,6 +154,10 @@ final class SlotMonitor implements Runnable {
         } catch (SQLException | RuntimeException e) {
             lastError = e.getClass().getSimpleName() + ": " + e.getMessage();
             log.debug("slot metrics could not be read: {}", e.toString());
+            Session s = activeSession.get();
+            if (s != null) {
+                s.databaseError(e);
+            }
         }
     }
 }
