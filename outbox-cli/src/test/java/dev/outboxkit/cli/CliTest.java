@@ -93,6 +93,43 @@ class CliTest {
         assertThat(r.err()).contains("--config").contains("/nonexistent/outbox.properties");
     }
 
+    /**
+     * {@code outbox status} shows each WAL relay slot as the relay recorded it and as the server holds it: here a slot
+     * the relay created again after a failover (the record as the relay writes it) that this server does not have.
+     */
+    @Test
+    void statusShowsTheWalRelaysSlotsAndWhatAFailoverDidToThem(TestDatabase db) throws Exception {
+        db.exec("INSERT INTO outbox_cdc_slot (slot_name, base_lsn, created_by, system_identifier, timeline, server_address, "
+                + "recreated_at, recreated_reason) VALUES ('orders_slot', '0/1', 'relay-1', 7716290811191562322, 2, "
+                + "'db2:5432', now(), 'replication slot orders_slot is missing on db2:5432 (system 7716290811191562322, "
+                + "timeline 2); the relay last streamed it on db1:5432')");
+        Map<String, String> env = Map.of("OUTBOX_JDBC_URL", db.jdbcUrl(), "OUTBOX_USER", db.user(), "OUTBOX_PASSWORD", db.password());
+
+        CliRun text = CliRun.run(env, "status");
+        assertThat(text.exitCode()).as(text.all()).isZero();
+        assertThat(text.out()).contains("WAL relay slots               1")
+                .contains("orders_slot                  missing on this server, last streamed on db2:5432 (system "
+                        + "7716290811191562322, timeline 2)")
+                .contains("failover: ")
+                .contains("created again at ").contains("the relay last streamed it on db1:5432");
+
+        CliRun json = CliRun.run(env, "status", "--json");
+        assertThat(json.out()).contains("\"walRelaySlots\" : [").contains("\"slot\" : \"orders_slot\"")
+                .contains("\"present\" : false").contains("\"lastServer\" : \"db2:5432 (system 7716290811191562322, "
+                        + "timeline 2)\"");
+
+        // a role with the documented status grants only: the rest of status, and which grant shows the slots
+        String role = "status_only_" + db.name();
+        db.server().createPasswordRole(role, "pw-" + role, "");
+        db.exec("GRANT USAGE ON SCHEMA public TO " + role,
+                "GRANT SELECT ON outbox_event, outbox_dead_letter, outbox_relay_lease TO " + role);
+        CliRun limited = CliRun.run(Map.of("OUTBOX_JDBC_URL", db.jdbcUrl(), "OUTBOX_USER", role,
+                "OUTBOX_PASSWORD", "pw-" + role), "status");
+        assertThat(limited.exitCode()).as(limited.all()).isZero();
+        assertThat(limited.out()).contains("backlog (unpublished events)")
+                .contains("WAL relay slots               not shown: GRANT SELECT ON ").contains("outbox_cdc_slot");
+    }
+
     @Test
     void statusAndDeadLettersOperateOnParkedRows(TestDatabase db) throws Exception {
         try (Connection c = db.connect(); Statement s = c.createStatement()) {

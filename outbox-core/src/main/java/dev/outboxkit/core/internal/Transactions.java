@@ -19,19 +19,32 @@ public final class Transactions {
     private Transactions() {
     }
 
-    /** {@code work} on {@code c} in one transaction; its value once committed. */
+    /**
+     * {@code work} on {@code c} in one transaction; its value once committed. When it fails, the failure is what
+     * the caller gets: a rollback or a reset of auto-commit that fails as well (a broken connection) is only added to it
+     * as suppressed, so the cause (a server shutting down, say) is not hidden behind "connection is closed".
+     */
     public static <T> T inTransaction(Connection c, Work<T> work) throws SQLException {
         boolean autoCommit = c.getAutoCommit();
         c.setAutoCommit(false);
+        T value;
         try {
-            T value = work.run(c);
+            value = work.run(c);
             c.commit();
-            return value;
         } catch (SQLException | RuntimeException e) {
-            c.rollback();
+            try {
+                c.rollback();
+            } catch (SQLException rollback) {
+                e.addSuppressed(rollback);
+            }
+            try {
+                c.setAutoCommit(autoCommit);
+            } catch (SQLException reset) {
+                e.addSuppressed(reset);
+            }
             throw e;
-        } finally {
-            c.setAutoCommit(autoCommit);
         }
+        c.setAutoCommit(autoCommit);
+        return value;
     }
 }

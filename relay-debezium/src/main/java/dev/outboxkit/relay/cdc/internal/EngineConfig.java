@@ -17,7 +17,11 @@ final class EngineConfig {
     private EngineConfig() {
     }
 
-    /** @param target the one host Debezium connects to this session (a multi-host URL resolved: {@link JdbcTarget#at}) */
+    /**
+     * @param target         the one host Debezium connects to this session (a multi-host URL resolved: {@link JdbcTarget#at})
+     * @param storeContextId the session's key: of its offset store ({@link PostgresOffsetStore}) and its sockets
+     *                       ({@link DebeziumSockets})
+     */
     static Properties properties(CdcSettings s, JdbcTarget target, String storeContextId) {
         Properties p = new Properties();
         p.setProperty("name", "outboxkit-cdc-" + s.slotName());
@@ -45,6 +49,10 @@ final class EngineConfig {
         for (Map.Entry<String, String> option : target.driverOptions().entrySet()) {
             p.setProperty("database." + option.getKey(), option.getValue());
         }
+        // Every socket of Debezium's connections through DebeziumSockets, so a session that ends on a broken database
+        // connection cuts its replication connection at once (a server's clean shutdown would wait for it otherwise).
+        p.setProperty("database.socketFactory", DebeziumSockets.class.getName());
+        p.setProperty("database.socketFactoryArg", storeContextId);
         p.setProperty("topic.prefix", TOPIC_PREFIX);
         p.setProperty("topic.heartbeat.prefix", HEARTBEAT_TOPIC_PREFIX);
 

@@ -51,6 +51,8 @@ final class RowSink implements AutoCloseable {
     private final AtomicLong unseenAtFirstDelete = new AtomicLong();
     private final Thread deleter;
     private volatile boolean closed;
+    /** Told of every failed delete but a fenced one (the session ends on a broken database connection). */
+    private volatile Consumer<Throwable> onDatabaseError = e -> { };
 
     RowSink(DataSource dataSource, CdcSettings settings, LeaseKeeper lease, LongSupplier fence, Consumer<Throwable> onFenced,
             CdcMetrics metrics) {
@@ -75,6 +77,12 @@ final class RowSink implements AutoCloseable {
         if (settings.deleteAfterPublish()) {
             deleter.start();
         }
+    }
+
+    /** Who is told of a failed delete (it is retried meanwhile): the session, which ends on a broken connection. */
+    RowSink onDatabaseError(Consumer<Throwable> listener) {
+        this.onDatabaseError = listener;
+        return this;
     }
 
     /** Parks rows a pass over the table read (so visible): {@link #park(List, long[])} with nothing to wait for. */
@@ -223,6 +231,7 @@ final class RowSink implements AutoCloseable {
                         }
                         log.warn("deleting {} published rows from {} failed ({}); retrying in {} ms", all.length,
                                 settings.outboxTable(), e.toString(), backoffMillis);
+                        onDatabaseError.accept(e);
                         TimeUnit.MILLISECONDS.sleep(backoffMillis);
                         backoffMillis = Math.min(backoffMillis * 2, 5_000);
                     }

@@ -123,6 +123,8 @@ final class Session {
     private boolean checksAfterFirstPass;
     private ScheduledFuture<?> renewer;
     private volatile EngineRunner engine;
+    /** The key of this session's Debezium sockets ({@link DebeziumSockets}); null before the engine is configured. */
+    private volatile String socketsKey;
     /** When this session started its engine (System.nanoTime): readiness counts only the slot monitor's later looks. */
     private volatile long engineStartNanos;
 
@@ -225,28 +227,37 @@ final class Session {
         }
     }
 
-    /** SQLSTATEs of a server that stops (fast or immediate shutdown), ended this session, or cannot take connections now. */
-    private static final java.util.Set<String> SERVER_STOPPING = java.util.Set.of("57P01", "57P02", "57P03");
-
     /**
-     * A failure of one of the relay's database calls. When it says the server is shutting down (or ended this
-     * session's connections), the session ends at once: PostgreSQL's clean shutdown waits until every logical
-     * walsender's client confirmed all it was sent, and this relay confirms only positions it could store in that same
-     * database, so an open replication connection would hold a planned switchover back for {@code wal_sender_timeout}.
-     * The next session streams from whichever server is primary once one answers.
+     * A failure of one of the relay's own database calls (an offset write, a renewal, a delete, a look at the slot).
+     * When the connection itself broke or the server refused it (SQLSTATE class 08, or 57P01-57P03: shutting down,
+     * restarting, ended the session) while Debezium streams, the session ends at once. Positions can no longer be
+     * stored then, and PostgreSQL's clean shutdown waits until every logical walsender's client confirmed all it was
+     * sent, which this relay does only for positions it stored in that same database: an open replication connection
+     * would hold a planned switchover back for {@code wal_sender_timeout}. The next session streams from whichever
+     * server is primary once one answers.
      */
     void databaseError(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof SQLException sql && SERVER_STOPPING.contains(sql.getSQLState())) {
+            if (t instanceof SQLException sql && connectionLost(sql.getSQLState())) {
                 if (enginePolling() && error == null) {
-                    fail(new SlotMovedException("the database server is stopping or ended this relay's sessions ("
-                            + sql.getMessage().trim() + ", SQLSTATE " + sql.getSQLState() + "): the relay closes its "
-                            + "replication connection at once, so the server's walsender ends and a shutdown is not held "
-                            + "up; it streams again once a primary answers"));
+                    fail(new SlotMovedException("the relay's database connection broke (" + sql.getMessage().trim()
+                            + ", SQLSTATE " + sql.getSQLState() + "): it closes its replication connection at once, so "
+                            + "the server's walsender ends and a shutdown or switchover is not held up, and streams again "
+                            + "once a primary answers"));
+                    String key = socketsKey;
+                    if (key != null) {
+                        DebeziumSockets.cut(key); // Debezium's own close would wait for the walsender (DebeziumSockets)
+                    }
                 }
                 return;
             }
         }
+    }
+
+    /** A connection exception (class 08) or the server stopping, ending the session, or refusing connections now. */
+    private static boolean connectionLost(String sqlState) {
+        return sqlState != null && (sqlState.startsWith("08") || sqlState.equals("57P01") || sqlState.equals("57P02")
+                || sqlState.equals("57P03"));
     }
 
     /**
@@ -495,7 +506,8 @@ final class Session {
 
     End run() {
         String storeId = null;
-        RowSink sink = new RowSink(pool, settings, lease, () -> fence, e -> lost = true, metrics);
+        RowSink sink = new RowSink(pool, settings, lease, () -> fence, e -> lost = true, metrics)
+                .onDatabaseError(this::databaseError);
         // A producer stopped by a failed record in the last session is replaced: everything it held is sent again.
         producers.renew();
         Flusher flusher = new Flusher(producers::producer);
@@ -570,6 +582,8 @@ final class Session {
                     settings.maxInFlight(), bridge && drained != null, this::walOnlyEvent);
             storeId = PostgresOffsetStore.register(new PostgresOffsetStore.Context(state, () -> fence,
                     this::checkBeforeRead, this::onWriteFailure));
+            DebeziumSockets.register(storeId);
+            socketsKey = storeId;
             String offsets = storeId;
             CompletableFuture<EngineRunner> starting = new CompletableFuture<>();
             Runnable start = () -> {
@@ -654,6 +668,7 @@ final class Session {
             engine = null;
             if (storeId != null) {
                 PostgresOffsetStore.unregister(storeId);
+                DebeziumSockets.unregister(storeId);
             }
             sink.close();
             flusher.stop();
