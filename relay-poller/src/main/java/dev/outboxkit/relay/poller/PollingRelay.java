@@ -182,7 +182,8 @@ public final class PollingRelay implements Relay {
             probes.scheduleWithFixedDelay(probe::age, 0, 2, TimeUnit.SECONDS);
             probes.scheduleWithFixedDelay(probe::count, 0, 10, TimeUnit.SECONDS);
 
-            kafka = new KafkaReachability(settings.producerConfig(), "outbox-poll-kafka-probe", metrics.kafkaReachable());
+            kafka = new KafkaReachability(settings.producerConfig(), settings.logPrefix(), "outbox-poll-kafka-probe", metrics,
+                    settings.route());
             kafka.start();
 
             List<Thread> threads = new ArrayList<>();

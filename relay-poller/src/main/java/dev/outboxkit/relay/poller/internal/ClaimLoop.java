@@ -84,7 +84,7 @@ public final class ClaimLoop implements Runnable {
         this.sliced = sliced && settings.pipelineClaims();
         String suffix = threadSuffix(settings, loop);
         this.producers = new StopOnFailure(producers, settings.logPrefix()
-                + (suffix.isEmpty() ? "" : " (claim loop " + loop + ")"));
+                + (suffix.isEmpty() ? "" : " (claim loop " + loop + ")"), metrics.kafkaWrites);
         this.records = new TracedRecords(settings.route(), settings.tracing());
         this.metrics = metrics;
         this.waker = waker;
