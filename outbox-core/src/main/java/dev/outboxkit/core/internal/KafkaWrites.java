@@ -56,6 +56,8 @@ public final class KafkaWrites {
     /** When the current wait without an acknowledgement began (System.nanoTime), or 0 before any write. */
     private volatile long quietSinceNanos;
     private volatile boolean refusedSinceAck;
+    /** When Kafka last acknowledged a write (System.nanoTime), or 0. */
+    private volatile long lastAckNanos;
     private volatile String lastRefusal;
     private final Set<String> topics = ConcurrentHashMap.newKeySet();
     private final Queue<String> newTopics = new ConcurrentLinkedQueue<>();
@@ -113,7 +115,9 @@ public final class KafkaWrites {
     private void answer(Throwable error) {
         if (error == null) {
             refusedSinceAck = false;
-            quietSinceNanos = nanos.getAsLong(); // acknowledgements flow: whatever still waits is judged from here
+            long now = nanos.getAsLong();
+            lastAckNanos = now;
+            quietSinceNanos = now; // acknowledgements flow: whatever still waits is judged from here
         } else if (PublishFailures.outcome(error) != PublishFailure.POISON) {
             lastRefusal = PublishFailures.classify(error).describe();
             refusedSinceAck = true;
@@ -146,6 +150,12 @@ public final class KafkaWrites {
         return "Kafka accepts no writes now: it has acknowledged none of this client's " + what + " for "
                 + silence.toSeconds() + " s (" + n + " waiting" + (refusal == null ? "" : "; last refusal: " + refusal)
                 + ")";
+    }
+
+    /** Whether Kafka acknowledged a write after {@code nanos} (System.nanoTime). */
+    public boolean acknowledgedSince(long nanos) {
+        long at = lastAckNanos;
+        return at != 0 && at - nanos > 0;
     }
 
     /** Writes handed over and not answered yet. */

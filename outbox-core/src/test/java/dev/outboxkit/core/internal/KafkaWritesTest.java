@@ -89,6 +89,18 @@ class KafkaWritesTest {
     }
 
     @Test
+    void itKnowsWhetherKafkaAcknowledgedAWriteSinceAMoment() {
+        long before = now.get();
+        assertThat(writes.acknowledgedSince(before)).isFalse();
+        pass(Duration.ofMillis(1));
+        writes.handedOver("t").answered(new NotEnoughReplicasException("below min.insync.replicas"));
+        assertThat(writes.acknowledgedSince(before)).isFalse();
+        writes.handedOver("t").answered(null);
+        assertThat(writes.acknowledgedSince(before)).isTrue();
+        assertThat(writes.acknowledgedSince(now.get())).isFalse();
+    }
+
+    @Test
     void eachWriteCountsOnceAndAnAbandonedOneOnlyStopsWaiting() {
         KafkaWrites.Pending w = writes.handedOver(null);
         w.abandoned();

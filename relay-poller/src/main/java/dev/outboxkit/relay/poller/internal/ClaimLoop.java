@@ -129,6 +129,11 @@ public final class ClaimLoop implements Runnable {
         return status.databaseTroubleSinceNanos;
     }
 
+    /** Whether the last batch Kafka did not take whole failed in a way that needs an operator. */
+    public boolean kafkaNeedsOperator() {
+        return status.kafkaNeedsOperator;
+    }
+
     public String lastError() {
         return status.lastError;
     }
