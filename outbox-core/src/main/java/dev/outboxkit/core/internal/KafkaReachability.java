@@ -196,8 +196,19 @@ public final class KafkaReachability implements AutoCloseable {
         }
     }
 
-    /** After an answer: durability of topics not checked yet, and while writes wait, why. */
+    /**
+     * After an answer: durability of topics not checked yet (on more than one broker: a single broker is a
+     * development cluster, replication factor 1 is all it has), and while writes wait, why.
+     */
     private void topics(Admin admin, int brokers) {
+        toCheck.addAll(writes.newTopics());
+        if (brokers > 1) {
+            checkDurability(admin, brokers);
+        }
+        diagnosis = writes.silence().compareTo(DIAGNOSE_AFTER) >= 0 ? replication.diagnose(admin, writes.topics()) : null;
+    }
+
+    private void checkDurability(Admin admin, int brokers) {
         if (!routeChecked) {
             try {
                 toCheck.addAll(replication.routeTopics(admin, route));
@@ -209,12 +220,10 @@ public final class KafkaReachability implements AutoCloseable {
                 log.debug("could not list the topics of route {} to check their durability: {}", route, e.toString());
             }
         }
-        toCheck.addAll(writes.newTopics());
         if (!toCheck.isEmpty()) {
             replication.checkDurability(admin, brokers, List.copyOf(toCheck));
-            toCheck.removeIf(t -> brokers <= 1 || replication.checked(t));
+            toCheck.removeIf(replication::checked);
         }
-        diagnosis = writes.silence().compareTo(DIAGNOSE_AFTER) >= 0 ? replication.diagnose(admin, writes.topics()) : null;
     }
 
     private void reachable() {
