@@ -22,6 +22,9 @@ public enum RelayMetric {
             "From the event's created_at to Kafka's acknowledgement of its record"),
     KAFKA_REACHABLE("outbox.relay.kafka.reachable", Kind.GAUGE, "", Relays.BOTH,
             "1 while Kafka answers the relay's reachability probe (describeCluster), else 0 (the relay is not ready)"),
+    KAFKA_ACK_SILENCE("outbox.relay.kafka.ack_silence", Kind.GAUGE, "seconds", Relays.BOTH,
+            "How long Kafka has acknowledged none of the records waiting for it (0 while acknowledgements flow or "
+                    + "nothing waits); from 5 s the relay is not ready"),
     FENCE_REJECTIONS("outbox.relay.fence.rejections", Kind.COUNTER, "", Relays.BOTH,
             "Claims, commits, renewals or offset writes refused because this instance no longer held the lease"),
     TAKEOVERS("outbox.relay.takeovers", Kind.COUNTER, "", Relays.BOTH,

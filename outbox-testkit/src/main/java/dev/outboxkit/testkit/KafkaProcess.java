@@ -26,7 +26,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A real KRaft Kafka node (broker and controller in one) in a child JVM, which a test can
+ * A real KRaft Kafka node (broker and controller in one; in a {@link KafkaProcessCluster} with dedicated
+ * controllers, a broker or a controller alone) in a child JVM, which a test can
  * {@link #kill9() SIGKILL}, {@link #pause() SIGSTOP} / {@link #resume() SIGCONT} and
  * {@link #start() start again} on the same ports and data directory: the broker failures of a
  * production cluster, which an in-JVM broker cannot show. About 5–15 s to start on a small
@@ -60,6 +61,10 @@ public final class KafkaProcess extends TestKafka {
 
     private static final Logger log = LoggerFactory.getLogger(KafkaProcess.class);
 
+    static final String COMBINED = "broker,controller";
+    static final String BROKER = "broker";
+    static final String CONTROLLER = "controller";
+
     private final String name;
     private final int nodeId;
     private final int port;
@@ -72,9 +77,12 @@ public final class KafkaProcess extends TestKafka {
     private final Path configFile;
     private final List<String> jvmOptions;
     private final Duration startupTimeout;
+    /** {@code process.roles}: {@code broker,controller} (default), {@code broker} or {@code controller}. */
+    private final String roles;
     private volatile JavaProcess process;
 
     private KafkaProcess(Builder b, int clusterSize, String voters, String clusterId) {
+        this.roles = b.roles;
         this.name = b.name != null ? b.name : "kafka-" + b.nodeId;
         this.nodeId = b.nodeId;
         this.port = b.port > 0 ? b.port : Ports.free();
@@ -116,6 +124,7 @@ public final class KafkaProcess extends TestKafka {
         private final Map<String, String> config = new LinkedHashMap<>();
         private final List<String> jvmOptions = new ArrayList<>();
         private Duration startupTimeout = Duration.ofSeconds(120);
+        private String roles = COMBINED;
 
         private Builder() {
         }
@@ -190,6 +199,12 @@ public final class KafkaProcess extends TestKafka {
             return this;
         }
 
+        /** {@code process.roles}: {@link #COMBINED}, {@link #BROKER} or {@link #CONTROLLER}. */
+        Builder roles(String roles) {
+            this.roles = roles;
+            return this;
+        }
+
         private static int checkPort(String what, int port) {
             if (port < 0 || port > 65535) {
                 throw new IllegalArgumentException(what + " must be between 0 and 65535, got " + port);
@@ -218,15 +233,19 @@ public final class KafkaProcess extends TestKafka {
     private void writeConfig(Map<String, String> overrides, int clusterSize, String voters) throws IOException {
         int replicas = Math.min(clusterSize, 3);
         Map<String, String> c = new LinkedHashMap<>();
-        c.put("process.roles", "broker,controller");
+        c.put("process.roles", roles);
         c.put("node.id", Integer.toString(nodeId));
         c.put("controller.quorum.voters", voters);
         c.put("controller.listener.names", "CONTROLLER");
-        c.put("listeners", "EXTERNAL://127.0.0.1:" + port + ",INTERNAL://127.0.0.1:" + internalPort
-                + ",CONTROLLER://127.0.0.1:" + controllerPort);
-        c.put("advertised.listeners", "EXTERNAL://" + advertisedHost + ":" + advertisedPort + ",INTERNAL://127.0.0.1:" + internalPort);
+        String brokerListeners = "EXTERNAL://127.0.0.1:" + port + ",INTERNAL://127.0.0.1:" + internalPort;
+        String controllerListener = "CONTROLLER://127.0.0.1:" + controllerPort;
+        c.put("listeners", roles.equals(BROKER) ? brokerListeners
+                : roles.equals(CONTROLLER) ? controllerListener : brokerListeners + "," + controllerListener);
+        if (!roles.equals(CONTROLLER)) {
+            c.put("advertised.listeners", "EXTERNAL://" + advertisedHost + ":" + advertisedPort + ",INTERNAL://127.0.0.1:" + internalPort);
+            c.put("inter.broker.listener.name", "INTERNAL");
+        }
         c.put("listener.security.protocol.map", "EXTERNAL:PLAINTEXT,INTERNAL:PLAINTEXT,CONTROLLER:PLAINTEXT");
-        c.put("inter.broker.listener.name", "INTERNAL");
         c.put("log.dirs", dataDir.resolve("logs").toString());
         c.put("num.partitions", "4");
         c.put("default.replication.factor", Integer.toString(replicas));
@@ -277,11 +296,22 @@ public final class KafkaProcess extends TestKafka {
         process = JavaProcess.start(name, kafka.Kafka.class, List.of(configFile.toString()), options, Map.of());
     }
 
-    /** Waits until the node lists itself among the cluster's live brokers, asked on its INTERNAL listener. */
+    /**
+     * Waits until the node lists itself among the cluster's live brokers, asked on its INTERNAL listener; a dedicated
+     * controller, until its controller listener accepts connections (the brokers' readiness then shows the quorum).
+     */
     void awaitReady() {
         long begin = System.nanoTime();
         long deadline = begin + startupTimeout.toNanos();
         JavaProcess child = process;
+        if (roles.equals(CONTROLLER)) {
+            while (!acceptsConnections(controllerPort)) {
+                checkAlive(child, deadline);
+                sleep(100);
+            }
+            log.info("{} listening in {} ms", describe(), (System.nanoTime() - begin) / 1_000_000);
+            return;
+        }
         while (!acceptsConnections(internalPort)) {
             checkAlive(child, deadline);
             sleep(100);
@@ -418,7 +448,10 @@ public final class KafkaProcess extends TestKafka {
 
     @Override
     public String describe() {
-        return "Kafka node " + nodeId + " in child process " + name + " at 127.0.0.1:" + port
+        if (roles.equals(CONTROLLER)) {
+            return "Kafka controller " + nodeId + " in child process " + name + " at 127.0.0.1:" + controllerPort;
+        }
+        return "Kafka " + (roles.equals(BROKER) ? "broker " : "node ") + nodeId + " in child process " + name + " at 127.0.0.1:" + port
                 + (advertisedPort != port || !"127.0.0.1".equals(advertisedHost) ? " (advertised " + bootstrapServers() + ")" : "");
     }
 

@@ -28,15 +28,83 @@ import org.slf4j.LoggerFactory;
  * {@code transaction.state.log.min.isr} {@code min(n, 2)}. An in-JVM alternative that starts
  * faster but cannot be SIGKILLed is {@code new EmbeddedKafka(3)} with
  * {@code brokers().get(id).shutdown()}.
+ *
+ * <p>With combined nodes, losing two of three loses the controller quorum too: nothing can change
+ * leaders or in-sync replicas any more. Managed Kafka runs its controllers apart from the brokers,
+ * so there two brokers down leave a working quorum that shrinks the in-sync replicas below
+ * {@code min.insync.replicas} and refuses acks=all writes. For that, {@link #startWithControllers}
+ * starts brokers and dedicated controllers as separate child JVMs.
  */
 public final class KafkaProcessCluster extends TestKafka {
 
     private static final Logger log = LoggerFactory.getLogger(KafkaProcessCluster.class);
 
     private final Map<Integer, KafkaProcess> nodes;
+    /** Dedicated controllers (none with combined nodes), by id. */
+    private final Map<Integer, KafkaProcess> controllers = new LinkedHashMap<>();
 
     private KafkaProcessCluster(Map<Integer, KafkaProcess> nodes) {
         this.nodes = nodes;
+    }
+
+    /**
+     * Formats and starts {@code brokers} broker-only nodes (ids 1..brokers) and {@code controllers} dedicated
+     * controllers (ids 101..100+controllers, the quorum's voters), each in its own child JVM, with
+     * {@code config} over the defaults on every node, and waits until every broker serves. Cluster-wide defaults
+     * that the controllers apply (for example {@code min.insync.replicas}, {@code default.replication.factor})
+     * belong in {@code config}, which reaches the controllers too. Internal topics get replication factor
+     * {@code min(brokers, 3)}.
+     *
+     * <pre>{@code
+     * try (KafkaProcessCluster kafka = KafkaProcessCluster.startWithControllers(3, 1,
+     *         Map.of("min.insync.replicas", "2"))) {
+     *     kafka.broker(2).pause();
+     *     kafka.broker(3).pause(); // the controller fences both: in-sync replicas 1, acks=all refused
+     * }
+     * }</pre>
+     */
+    public static KafkaProcessCluster startWithControllers(int brokers, int controllers, Map<String, String> config) {
+        if (brokers < 1 || brokers > 9) {
+            throw new IllegalArgumentException("brokers must be between 1 and 9, got " + brokers);
+        }
+        if (controllers < 1 || controllers > 5) {
+            throw new IllegalArgumentException("controllers must be between 1 and 5, got " + controllers);
+        }
+        long begin = System.nanoTime();
+        String clusterId = Uuid.randomUuid().toString();
+        Map<Integer, Integer> controllerPorts = new LinkedHashMap<>();
+        for (int i = 1; i <= controllers; i++) {
+            controllerPorts.put(100 + i, Ports.free());
+        }
+        String voters = controllerPorts.entrySet().stream().map(e -> e.getKey() + "@127.0.0.1:" + e.getValue())
+                .collect(Collectors.joining(","));
+        Map<Integer, KafkaProcess> nodes = new LinkedHashMap<>();
+        KafkaProcessCluster cluster = new KafkaProcessCluster(nodes);
+        try {
+            for (Map.Entry<Integer, Integer> c : controllerPorts.entrySet()) {
+                cluster.controllers.put(c.getKey(), KafkaProcess.builder().nodeId(c.getKey()).name("kafka-controller-" + c.getKey())
+                        .controllerPort(c.getValue()).roles(KafkaProcess.CONTROLLER).config(config)
+                        .member(brokers, voters, clusterId));
+            }
+            for (int id = 1; id <= brokers; id++) {
+                nodes.put(id, KafkaProcess.builder().nodeId(id).roles(KafkaProcess.BROKER).config(config)
+                        .member(brokers, voters, clusterId));
+            }
+            cluster.controllers.values().forEach(KafkaProcess::launch);
+            nodes.values().forEach(KafkaProcess::launch);
+            cluster.controllers.values().forEach(KafkaProcess::awaitReady);
+            nodes.values().forEach(KafkaProcess::awaitReady);
+        } catch (RuntimeException e) {
+            cluster.close();
+            throw e;
+        }
+        log.info("{} ready in {} ms", cluster.describe(), (System.nanoTime() - begin) / 1_000_000);
+        return cluster;
+    }
+
+    /** The dedicated controllers ({@link #startWithControllers}), by id; empty with combined nodes. */
+    public List<KafkaProcess> controllers() {
+        return List.copyOf(controllers.values());
     }
 
     /**
@@ -74,7 +142,7 @@ public final class KafkaProcessCluster extends TestKafka {
         return cluster;
     }
 
-    /** The node with this id (1..n). */
+    /** The node (broker, or broker and controller) with this id (1..n). */
     public KafkaProcess broker(int nodeId) {
         KafkaProcess node = nodes.get(nodeId);
         if (node == null) {
@@ -83,7 +151,7 @@ public final class KafkaProcessCluster extends TestKafka {
         return node;
     }
 
-    /** All nodes, by id. */
+    /** All brokers (combined nodes, or broker-only nodes), by id. */
     public List<KafkaProcess> brokers() {
         return List.copyOf(nodes.values());
     }
@@ -96,12 +164,15 @@ public final class KafkaProcessCluster extends TestKafka {
 
     @Override
     public String describe() {
-        return "Kafka cluster of " + nodes.size() + " child-process KRaft nodes at " + bootstrapServers();
+        return controllers.isEmpty() ? "Kafka cluster of " + nodes.size() + " child-process KRaft nodes at " + bootstrapServers()
+                : "Kafka cluster of " + nodes.size() + " child-process brokers at " + bootstrapServers() + " and "
+                + controllers.size() + " dedicated controller" + (controllers.size() == 1 ? "" : "s");
     }
 
     /** Kills every node and deletes the data directories. */
     @Override
     public void close() {
         nodes.values().forEach(KafkaProcess::close);
+        controllers.values().forEach(KafkaProcess::close);
     }
 }

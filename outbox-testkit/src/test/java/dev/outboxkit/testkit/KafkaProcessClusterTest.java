@@ -11,15 +11,74 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.ExecutionException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.NotEnoughReplicasException;
+import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 
-/** Three KRaft nodes in child JVMs; one is SIGKILLed under an acks=all producer. */
+/**
+ * Three KRaft nodes in child JVMs; one is SIGKILLed under an acks=all producer. Three brokers with a dedicated
+ * controller; two are paused and acks=all writes are refused below the cluster-wide min.insync.replicas.
+ */
 class KafkaProcessClusterTest {
+
+    @Test
+    void withADedicatedControllerTwoPausedBrokersOfThreeLeaveAQuorumThatRefusesAcksAllBelowMinInsyncReplicas()
+            throws Exception {
+        try (KafkaProcessCluster kafka = KafkaProcessCluster.startWithControllers(3, 1, Map.of("min.insync.replicas", "2"));
+             Admin admin = Admin.create(Map.of("bootstrap.servers", kafka.bootstrapServers(), "request.timeout.ms", 3_000,
+                     "default.api.timeout.ms", 10_000))) {
+            assertThat(kafka.controllers()).extracting(KafkaProcess::nodeId).containsExactly(101);
+            String topic = TestKafka.uniqueTopic("minisr");
+            kafka.createTopic(topic, 1, (short) 3, Map.of()); // no topic override: the cluster-wide value applies
+            ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+            assertThat(admin.describeConfigs(List.of(resource)).all().get(30, TimeUnit.SECONDS).get(resource)
+                    .get("min.insync.replicas").value()).as("what a broker reports for the topic").isEqualTo("2");
+            try (KafkaProducer<String, String> producer = new KafkaProducer<>(Map.of(
+                    ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
+                    ProducerConfig.ACKS_CONFIG, "all",
+                    ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 60_000,
+                    ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000,
+                    ProducerConfig.RETRIES_CONFIG, 0, // the refusal itself, not the producer's retries of it
+                    ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, false,
+                    ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName(),
+                    ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName()))) {
+                producer.send(new ProducerRecord<>(topic, "k", "before")).get(60, TimeUnit.SECONDS);
+                int leader = partition(admin, topic, 0).leader().id();
+                List<Integer> others = kafka.brokers().stream().map(KafkaProcess::nodeId).filter(id -> id != leader).toList();
+                others.forEach(id -> kafka.broker(id).pause());
+                try {
+                    // the controller fences the paused brokers (session timeout 6 s) and shrinks the ISR to the leader,
+                    // which then refuses acks=all writes (asked through the producer, which talks to the leader only:
+                    // an Admin request may wait on a paused broker)
+                    await("an acks=all write refused below min.insync.replicas").atMost(Duration.ofSeconds(90))
+                            .untilAsserted(() -> assertThat(refusal(producer, topic)).isInstanceOf(NotEnoughReplicasException.class));
+                } finally {
+                    others.forEach(id -> kafka.broker(id).resume());
+                }
+                await("accepted again once the paused brokers are back in sync").atMost(Duration.ofSeconds(120))
+                        .pollInterval(Duration.ofMillis(500)).untilAsserted(() -> assertThat(refusal(producer, topic)).isNull());
+            }
+        }
+    }
+
+    /** What became of one acks=all write: null when acknowledged, else the refusal. */
+    private static Throwable refusal(KafkaProducer<String, String> producer, String topic) throws Exception {
+        try {
+            producer.send(new ProducerRecord<>(topic, "k", "probe")).get(30, TimeUnit.SECONDS);
+            return null;
+        } catch (ExecutionException e) {
+            return e.getCause();
+        }
+    }
 
     @Test
     void anAcksAllProducerKeepsWorkingWithOneOfThreeNodesKilledAndTheNodeRejoins() throws Exception {

@@ -28,7 +28,7 @@ public final class ConsumerLoop implements Runnable {
         this.s = settings;
         this.metrics = metrics;
         Forwarder forwarder = new Forwarder(settings.bootstrapServers(), settings.kafkaProperties(), settings.group(),
-                settings.clientId(), settings.clock());
+                settings.clientId(), settings.clock(), metrics.kafkaWrites);
         Worker worker = new Worker(settings, metrics, forwarder, ownership, state);
         this.pollThread = new PollThread(settings, metrics, forwarder, ownership, state, worker);
     }
@@ -50,6 +50,11 @@ public final class ConsumerLoop implements Runnable {
         state.wakeUpConsumer();
     }
 
+    /**
+     * Live while the poll thread runs. Ready once it polled, while the worker has no trouble (the database) and Kafka
+     * accepts the consumer's writes: not ready while an offset commit or a forwarded record has waited
+     * {@link dev.outboxkit.core.internal.KafkaWrites#SILENCE_LIMIT} with no acknowledgement from Kafka.
+     */
     public Relay.Health health() {
         Throwable f = state.fatal;
         if (f != null) {
@@ -59,8 +64,9 @@ public final class ConsumerLoop implements Runnable {
             return new Relay.Health(false, false, "group " + s.group() + ": not running");
         }
         String t = state.trouble;
-        if (t != null) {
-            return new Relay.Health(true, false, "group " + s.group() + ": " + t);
+        String w = metrics.kafkaWrites.problem(); // offset commits or forwarded records Kafka does not acknowledge
+        if (t != null || w != null) {
+            return new Relay.Health(true, false, "group " + s.group() + ": " + (t == null ? w : w == null ? t : t + "; " + w));
         }
         if (!state.polled) {
             return new Relay.Health(true, false, "group " + s.group() + ": joining");

@@ -1,5 +1,6 @@
 package dev.outboxkit.consumer.internal;
 
+import dev.outboxkit.core.internal.KafkaWrites;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -15,12 +16,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * Not API: public for {@code dev.outboxkit.consumer.DedupeConsumer}.
  *
  * <p>The consumer's meters, all tagged with {@code group}. Instances of one group that share a
- * registry share the counters (they add up) and one lag gauge that sums the lag of every running
- * instance.
+ * registry share the counters (they add up), one lag gauge that sums the lag of every running
+ * instance, and one acknowledgement-silence gauge that shows the longest of theirs.
  */
 public final class ConsumerMetrics implements AutoCloseable {
 
     private static final Map<MeterRegistry, Map<String, Set<AtomicLong>>> LAGS =
+            Collections.synchronizedMap(new WeakHashMap<>());
+    private static final Map<MeterRegistry, Map<String, Set<KafkaWrites>>> SILENCES =
             Collections.synchronizedMap(new WeakHashMap<>());
 
     public final Counter applied;
@@ -31,7 +34,13 @@ public final class ConsumerMetrics implements AutoCloseable {
     public final Timer handler;
     public final Timer inbox;
     public final AtomicLong lag = new AtomicLong();
+    /**
+     * The consumer's writes to Kafka (offset commits, dead-letter and late-arrival records) until answered: its
+     * readiness rule for writes ({@link KafkaWrites}) and the {@code outbox.consumer.kafka.ack_silence} gauge.
+     */
+    public final KafkaWrites kafkaWrites = new KafkaWrites("offset commits and forwarded records");
     private final Set<AtomicLong> groupLags;
+    private final Set<KafkaWrites> groupSilences;
 
     public ConsumerMetrics(MeterRegistry registry, String group) {
         applied = Counter.builder("outbox.consumer.applied").tag("group", group)
@@ -63,6 +72,21 @@ public final class ConsumerMetrics implements AutoCloseable {
             });
             groupLags.add(lag);
         }
+        synchronized (SILENCES) {
+            Map<String, Set<KafkaWrites>> byGroup = SILENCES.computeIfAbsent(registry, r -> new ConcurrentHashMap<>());
+            groupSilences = byGroup.computeIfAbsent(group, g -> {
+                Set<KafkaWrites> writes = ConcurrentHashMap.newKeySet();
+                Gauge.builder("outbox.consumer.kafka.ack_silence", writes,
+                                w -> w.stream().mapToDouble(KafkaWrites::silenceSeconds).max().orElse(0))
+                        .tag("group", group).baseUnit("seconds").strongReference(true)
+                        .description("How long Kafka has acknowledged none of the consumer's waiting writes (offset "
+                                + "commits, forwarded records), longest of this group's running instances; 0 while "
+                                + "acknowledgements flow or nothing waits; from 5 s the instance is not ready")
+                        .register(registry);
+                return writes;
+            });
+            groupSilences.add(kafkaWrites);
+        }
     }
 
     /** This instance stopped: its lag no longer counts. */
@@ -70,5 +94,6 @@ public final class ConsumerMetrics implements AutoCloseable {
     public void close() {
         lag.set(0);
         groupLags.remove(lag);
+        groupSilences.remove(kafkaWrites);
     }
 }

@@ -4,6 +4,7 @@ import dev.outboxkit.consumer.DeadLetterHeaders;
 import dev.outboxkit.core.ProducerSafety;
 import dev.outboxkit.core.PublishFailure;
 import dev.outboxkit.core.Topics;
+import dev.outboxkit.core.internal.KafkaWrites;
 import dev.outboxkit.core.internal.OperatorActions;
 import dev.outboxkit.core.internal.PublishFailures;
 import java.time.Clock;
@@ -38,9 +39,13 @@ final class Forwarder implements AutoCloseable {
     private final String group;
     private final Clock clock;
     private final Duration ackTimeout;
+    private final KafkaWrites writes;
     private KafkaProducer<byte[], byte[]> producer;
 
-    public Forwarder(String bootstrapServers, Map<String, ?> kafkaProperties, String group, String clientId, Clock clock) {
+    /** @param writes where each forwarded record is counted until Kafka answers it (the consumer's readiness) */
+    public Forwarder(String bootstrapServers, Map<String, ?> kafkaProperties, String group, String clientId, Clock clock,
+                     KafkaWrites writes) {
+        this.writes = writes;
         Map<String, Object> overrides = new HashMap<>();
         kafkaProperties.forEach((k, v) -> {
             if (ProducerConfig.configNames().contains(k) && !k.equals(ProducerConfig.CLIENT_ID_CONFIG)
@@ -76,7 +81,7 @@ final class Forwarder implements AutoCloseable {
                     throw new IllegalStateException("cannot forward a record of " + f.record().topic() + " to '" + f.topic()
                             + "': " + problem + "; fix the consumer's deadLetterTopic / lateArrivalPolicy function");
                 }
-                acks.add(producer().send(toRecord(f)));
+                acks.add(send(toRecord(f)));
             }
             long deadline = System.nanoTime() + ackTimeout.toNanos();
             for (Future<RecordMetadata> ack : acks) {
@@ -91,6 +96,16 @@ final class Forwarder implements AutoCloseable {
             throw new ForwardingException("interrupted while waiting for forwarded records' acks", e, PublishFailure.RETRIABLE);
         } catch (org.apache.kafka.common.KafkaException e) {
             throw refused("cannot forward records", e, forwards);
+        }
+    }
+
+    private Future<RecordMetadata> send(ProducerRecord<byte[], byte[]> record) {
+        KafkaWrites.Pending pending = writes.handedOver(record.topic());
+        try {
+            return producer().send(record, (metadata, error) -> pending.answered(error));
+        } catch (RuntimeException e) {
+            pending.abandoned(); // never sent
+            throw e;
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.outboxkit.consumer.internal;
 
+import dev.outboxkit.core.internal.KafkaWrites;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -199,17 +200,24 @@ final class PollThread {
             return;
         }
         for (int attempt = 1; attempt <= 2; attempt++) {
+            // counted while it waits: readiness drops when Kafka takes no commit (the group coordinator's partition of
+            // __consumer_offsets below min.insync.replicas, or without a leader)
+            KafkaWrites.Pending pending = metrics.kafkaWrites.handedOver(null);
             try {
                 consumer.commitSync(offsets);
+                pending.answered(null);
                 ownership.committed(offsets);
                 return;
             } catch (WakeupException e) {
                 // close() woke us up; the flag is cleared now, so commit once more before leaving
                 state.stopping = true;
             } catch (KafkaException e) {
+                pending.answered(e);
                 log.warn("group {}: offset commit of {} partition(s) failed ({}); the events are recorded in processed_event, "
                         + "so redelivered records will be skipped", s.group(), offsets.size(), ApplyFailures.describe(e));
                 return;
+            } finally {
+                pending.abandoned(); // no answer above: a wake-up, or an error that is not Kafka's
             }
         }
     }

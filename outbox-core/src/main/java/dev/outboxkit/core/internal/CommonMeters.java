@@ -8,7 +8,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Not API: the meters both relays register with the same meaning (published, dead-lettered, batch size, commit to
- * acknowledgement, fence rejections, takeovers, Kafka reachable), registered once here from the {@link RelayMetric}
+ * acknowledgement, fence rejections, takeovers, Kafka reachable, Kafka's acknowledgement silence), registered once here from the {@link RelayMetric}
  * catalog; each relay's meter class extends it with its own ({@code RelayMetrics}, {@code CdcMetrics}), so one
  * dashboard serves both.
  */
@@ -28,6 +28,12 @@ public abstract class CommonMeters {
     public final Takeovers takeovers;
     /** The {@code outbox.relay.kafka.reachable} value, which the relay's Kafka probe ({@link KafkaReachability}) sets. */
     public final AtomicLong kafkaReachable = new AtomicLong();
+    /**
+     * The relay's records on their way to Kafka (every producer of the relay counts here, {@link StopOnFailure}):
+     * its readiness rule for writes, read by {@link KafkaReachability}, and the {@code outbox.relay.kafka.ack_silence}
+     * gauge.
+     */
+    public final KafkaWrites kafkaWrites = new KafkaWrites("records");
     /** Where the subclass registers its own meters (same tags). */
     protected final Meters meters;
 
@@ -40,5 +46,6 @@ public abstract class CommonMeters {
         fenceRejections = meters.counter(RelayMetric.FENCE_REJECTIONS);
         takeovers = new Takeovers(meters);
         meters.gauge(RelayMetric.KAFKA_REACHABLE, kafkaReachable, AtomicLong::get);
+        meters.gauge(RelayMetric.KAFKA_ACK_SILENCE, kafkaWrites, KafkaWrites::silenceSeconds);
     }
 }

@@ -1,9 +1,13 @@
 package dev.outboxkit.core.internal;
 
 import dev.outboxkit.core.Relay;
+import dev.outboxkit.core.TopicRoute;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -13,6 +17,7 @@ import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.DescribeClusterOptions;
+import org.apache.kafka.clients.admin.DescribeClusterResult;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.errors.SslAuthenticationException;
 import org.apache.kafka.common.errors.TimeoutException;
@@ -27,6 +32,12 @@ import org.slf4j.LoggerFactory;
  * This asks the cluster itself, with an Admin client of the relay's own producer settings (security included):
  * {@code describeCluster}, which needs no topic ACL, every {@link #HEALTHY_INTERVAL} while it answers and every
  * {@link #UNHEALTHY_INTERVAL} while it does not, so recovery shows within about a second.
+ *
+ * <p>A cluster that answers may still refuse every write (below {@code min.insync.replicas}, a partition without a
+ * leader): {@link #applyTo} also applies the relay's {@link KafkaWrites} rule, and while its records wait without an
+ * acknowledgement the probe adds what the topics' partitions say ({@link TopicReplication#diagnose}) to the detail.
+ * After each answer the probe also checks the durability of the route's topics and of each new topic the relay
+ * writes to ({@link TopicReplication#checkDurability}), off the publishing path.
  */
 public final class KafkaReachability implements AutoCloseable {
 
@@ -42,8 +53,19 @@ public final class KafkaReachability implements AutoCloseable {
      */
     static final Duration START_CHECK_TIMEOUT = Duration.ofSeconds(10);
 
+    /** While records have waited this long without an acknowledgement, the probe reads why (before readiness drops). */
+    static final Duration DIAGNOSE_AFTER = Duration.ofSeconds(1);
+
     private final String bootstrapServers;
     private final Map<String, Object> adminConfig;
+    private final KafkaWrites writes;
+    private final TopicRoute route;
+    private final TopicReplication replication;
+    /** Topics written to whose durability is not checked yet (probe thread only). */
+    private final Set<String> toCheck = new TreeSet<>();
+    private boolean routeChecked;
+    /** Why the waiting records wait, as the last probe read it; null when nothing waits or nothing was found. */
+    private volatile String diagnosis;
     private final ScheduledExecutorService scheduler;
     private volatile Admin admin;
     private static final String NOT_CHECKED = "Kafka not checked yet";
@@ -55,13 +77,20 @@ public final class KafkaReachability implements AutoCloseable {
 
     /**
      * @param producerConfig the relay's checked producer configuration (bootstrap servers, security, client id)
+     * @param who            the relay, for the log (e.g. {@code "poll relay relay-1"})
      * @param threadName     the probe thread's name (a daemon)
-     * @param gauge          set to 1 while Kafka answers, else 0: the relay's {@code KAFKA_REACHABLE} meter reads it
+     * @param meters         the relay's meters: {@code kafkaReachable} is set to 1 while Kafka answers, else 0 (the
+     *                       {@code KAFKA_REACHABLE} meter reads it); {@code kafkaWrites} is the relay's write rule
+     * @param route          the relay's route: its existing topics are checked for durability at the first answer
      */
-    public KafkaReachability(Map<String, Object> producerConfig, String threadName, AtomicLong gauge) {
-        this.gauge = gauge;
+    public KafkaReachability(Map<String, Object> producerConfig, String who, String threadName, CommonMeters meters,
+                             TopicRoute route) {
+        this.gauge = meters.kafkaReachable;
+        this.writes = meters.kafkaWrites;
+        this.route = route;
         this.bootstrapServers = String.valueOf(producerConfig.get(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG));
         this.adminConfig = adminConfig(producerConfig);
+        this.replication = new TopicReplication(who, producerConfig, PROBE_TIMEOUT.toMillis());
         this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, threadName);
             t.setDaemon(true);
@@ -143,9 +172,17 @@ public final class KafkaReachability implements AutoCloseable {
             if (admin == null) {
                 admin = Admin.create(adminConfig);
             }
-            admin.describeCluster(new DescribeClusterOptions().timeoutMs((int) PROBE_TIMEOUT.toMillis()))
-                    .clusterId().get(PROBE_TIMEOUT.toMillis() + 1000, TimeUnit.MILLISECONDS);
+            DescribeClusterResult cluster = admin.describeCluster(
+                    new DescribeClusterOptions().timeoutMs((int) PROBE_TIMEOUT.toMillis()));
+            cluster.clusterId().get(PROBE_TIMEOUT.toMillis() + 1000, TimeUnit.MILLISECONDS);
+            int brokers = cluster.nodes().get(PROBE_TIMEOUT.toMillis() + 1000, TimeUnit.MILLISECONDS).size();
             reachable();
+            try {
+                topics(admin, brokers);
+            } catch (RuntimeException e) {
+                // reading the topics is advice, not reachability: Kafka answered
+                log.debug("could not read the relay's topics' replicas: {}", e.toString());
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return;
@@ -153,8 +190,39 @@ public final class KafkaReachability implements AutoCloseable {
             unreachable(e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e);
         }
         if (!closed) {
-            scheduler.schedule(this::probe, (problem == null ? HEALTHY_INTERVAL : UNHEALTHY_INTERVAL).toMillis(),
+            boolean healthy = problem == null && writes.silence().compareTo(DIAGNOSE_AFTER) < 0;
+            scheduler.schedule(this::probe, (healthy ? HEALTHY_INTERVAL : UNHEALTHY_INTERVAL).toMillis(),
                     TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /**
+     * After an answer: durability of topics not checked yet (on more than one broker: a single broker is a
+     * development cluster, replication factor 1 is all it has), and while writes wait, why.
+     */
+    private void topics(Admin admin, int brokers) {
+        toCheck.addAll(writes.newTopics());
+        if (brokers > 1) {
+            checkDurability(admin, brokers);
+        }
+        diagnosis = writes.silence().compareTo(DIAGNOSE_AFTER) >= 0 ? replication.diagnose(admin, writes.topics()) : null;
+    }
+
+    private void checkDurability(Admin admin, int brokers) {
+        if (!routeChecked) {
+            try {
+                toCheck.addAll(replication.routeTopics(admin, route));
+                routeChecked = true;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            } catch (ExecutionException | java.util.concurrent.TimeoutException | RuntimeException e) {
+                log.debug("could not list the topics of route {} to check their durability: {}", route, e.toString());
+            }
+        }
+        if (!toCheck.isEmpty()) {
+            replication.checkDurability(admin, brokers, List.copyOf(toCheck));
+            toCheck.removeIf(replication::checked);
         }
     }
 
@@ -187,10 +255,20 @@ public final class KafkaReachability implements AutoCloseable {
         return problem;
     }
 
-    /** {@code health} made not ready, with the reason added, while Kafka does not answer; liveness untouched. */
+    /**
+     * {@code health} made not ready, with the reason added, while Kafka does not answer, or while the relay's records
+     * wait and Kafka acknowledged none of them for {@link KafkaWrites#SILENCE_LIMIT} (with what the topics' partitions
+     * say, when the probe could read it); liveness untouched. Reads only what the probe and the sends recorded.
+     */
     public Relay.Health applyTo(Relay.Health health) {
         String p = problem;
-        return p == null ? health : new Relay.Health(health.live(), false, health.detail() + "; " + p);
+        String w = writes.problem();
+        if (p == null && w == null) {
+            return health;
+        }
+        String d = diagnosis;
+        return new Relay.Health(health.live(), false, health.detail() + (p == null ? "" : "; " + p)
+                + (w == null ? "" : "; " + w + (d == null ? "" : "; " + d)));
     }
 
     @Override

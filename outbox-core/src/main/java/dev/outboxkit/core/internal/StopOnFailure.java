@@ -2,9 +2,11 @@ package dev.outboxkit.core.internal;
 
 import dev.outboxkit.core.PublishFailure;
 import java.time.Duration;
+import java.util.concurrent.Future;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.producer.Callback;
 import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,6 +23,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A refusal that is the record's own fault ({@link PublishFailure#POISON}: too large, invalid topic) does not
  * stop the producer: the record is parked and the others go on (G7), as before.
+ *
+ * <p>Every record sent through {@link #send} is counted in the relay's {@link KafkaWrites} until Kafka answers it,
+ * for readiness ("Kafka accepts our writes now").
  */
 public final class StopOnFailure implements AutoCloseable {
 
@@ -28,15 +33,48 @@ public final class StopOnFailure implements AutoCloseable {
 
     private final Supplier<Producer<byte[], byte[]>> factory;
     private final String name;
+    private final KafkaWrites writes;
     private volatile Producer<byte[], byte[]> current;
     /** What stopped {@link #current}; null while it runs. */
     private volatile Throwable stoppedBy;
 
     /** @param name for the log: which relay's producer */
     public StopOnFailure(Supplier<Producer<byte[], byte[]>> factory, String name) {
+        this(factory, name, new KafkaWrites("records"));
+    }
+
+    /** @param writes where sends are counted until answered (the relay's, read by its readiness) */
+    public StopOnFailure(Supplier<Producer<byte[], byte[]>> factory, String name, KafkaWrites writes) {
         this.factory = factory;
         this.name = name;
+        this.writes = writes;
         this.current = factory.get();
+    }
+
+    /** The writes {@link #send} counts. */
+    public KafkaWrites writes() {
+        return writes;
+    }
+
+    /**
+     * {@link TracedRecords#send} of {@code traced} with {@code sentWith}, its callback {@link #guard guarded}, the
+     * record counted in {@link #writes()} until Kafka answers it (or {@code send} throws: never sent).
+     */
+    public Future<RecordMetadata> send(Producer<byte[], byte[]> sentWith, TracedRecords.Traced traced, boolean immediateToo,
+                                       Callback inner) {
+        KafkaWrites.Pending pending = writes.handedOver(traced.record().topic());
+        Callback answered = guard(sentWith, immediateToo, (metadata, error) -> {
+            pending.answered(error);
+            if (inner != null) {
+                inner.onCompletion(metadata, error);
+            }
+        });
+        try {
+            return TracedRecords.send(sentWith, traced, answered);
+        } catch (RuntimeException e) {
+            pending.abandoned();
+            throw e;
+        }
     }
 
     /** The producer in use (possibly stopped: see {@link #stoppedBy()}). */

@@ -13,6 +13,7 @@ import dev.outboxkit.core.internal.DatabaseLogin;
 import dev.outboxkit.core.internal.DatabaseSilence;
 import dev.outboxkit.core.internal.RoleGrants;
 import dev.outboxkit.core.internal.KafkaReachability;
+import dev.outboxkit.core.internal.KafkaWrites;
 import dev.outboxkit.core.internal.OperatorActions;
 import dev.outboxkit.core.internal.PoolerCheck;
 import dev.outboxkit.core.internal.Tracing;
@@ -104,6 +105,8 @@ public final class PollingRelay implements Relay {
     private Thread watcher;
     private ScheduledExecutorService probes;
     private KafkaReachability kafka;
+    /** The relay's records on their way to Kafka (every claim loop's): the shared write rule. */
+    private KafkaWrites kafkaWrites;
 
     private PollingRelay(Builder b, PollerSettings settings, DataSource dataSource, HikariDataSource ownedPool) {
         this.settings = settings;
@@ -165,6 +168,7 @@ public final class PollingRelay implements Relay {
             }
             Waker everyLoop = Waker.all(wakers);
             RelayMetrics metrics = new RelayMetrics(registry, () -> leases == null ? 0 : leases.ownership().size());
+            kafkaWrites = metrics.kafkaWrites;
             leases = new LeaseManager(dataSource, sql, settings, metrics, everyLoop::wake);
             List<ClaimLoop> loops = new ArrayList<>();
             for (int i = 0; i < settings.claimLoops(); i++) {
@@ -184,7 +188,8 @@ public final class PollingRelay implements Relay {
             probes.scheduleWithFixedDelay(probe::age, 0, 2, TimeUnit.SECONDS);
             probes.scheduleWithFixedDelay(probe::count, 0, 10, TimeUnit.SECONDS);
 
-            kafka = new KafkaReachability(settings.producerConfig(), "outbox-poll-kafka-probe", metrics.kafkaReachable());
+            kafka = new KafkaReachability(settings.producerConfig(), settings.logPrefix(), "outbox-poll-kafka-probe", metrics,
+                    settings.route());
             kafka.start();
 
             List<Thread> threads = new ArrayList<>();
@@ -333,8 +338,10 @@ public final class PollingRelay implements Relay {
 
     /**
      * Live: every claim loop and the heartbeat run. Ready: the last heartbeat reached the database
-     * recently (5 s, or the lease if that is shorter), Kafka answers its reachability probe and takes batches, and
-     * the instance either holds partitions or stands by (all partitions are held by others).
+     * recently (5 s, or the lease if that is shorter), Kafka accepts the relay's writes (it answers the reachability
+     * probe, waiting records are acknowledged: {@link KafkaWrites}; a batch it did not take whole counts until it
+     * acknowledges a record again, or until a batch passes when the failure needs an operator), and the instance
+     * either holds partitions or stands by (all partitions are held by others).
      */
     @Override
     public Health health() {
@@ -366,7 +373,11 @@ public final class PollingRelay implements Relay {
                 dbTrouble = loop;
             }
             long since = loop.kafkaTroubleSinceNanos();
-            if (since != 0 && (kafkaTrouble == null || since - kafkaTroubleSince < 0)) {
+            // A batch Kafka did not take whole counts until Kafka acknowledges a record again (a slow careful retry
+            // whose records are acknowledged is no Kafka trouble; the shared write rule judges any silence), or,
+            // when it needs an operator, until a batch passes.
+            boolean troubled = since != 0 && (loop.kafkaNeedsOperator() || !kafkaWrites.acknowledgedSince(since));
+            if (troubled && (kafkaTrouble == null || since - kafkaTroubleSince < 0)) {
                 kafkaTrouble = loop; // the loop in trouble for longest
                 kafkaTroubleSince = since;
             }

@@ -159,14 +159,14 @@ final class Publisher {
                 TracedRecords.Traced traced = records.toRecord(event);
                 topic = traced.record().topic();
                 // send() itself throws for some refusals (a serializer's), and for a closed or interrupted producer
-                futures.add(TracedRecords.send(producer, traced, producers.guard(producer, true, (metadata, error) -> {
+                futures.add(producers.send(producer, traced, true, (metadata, error) -> {
                     if (error == null) {
                         acknowledged(createdAt);
                         attempts.forget(row);
                     } else {
                         counted(row, error); // here, not in settle: a stopped producer may fail the batch before that
                     }
-                })));
+                }));
             } catch (RuntimeException e) {
                 PublishFailures.Classified failure = PublishFailures.classify(e);
                 if (failure.outcome() != PublishFailure.POISON) {

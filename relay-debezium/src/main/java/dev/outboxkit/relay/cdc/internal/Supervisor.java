@@ -148,9 +148,10 @@ public final class Supervisor implements AutoCloseable {
             Session s = session;
             return role == Role.ACTIVE ? s : null;
         });
-        producer = new StopOnFailure(() -> producers.apply(settings.producerConfig()), settings.logPrefix());
-        kafka = new KafkaReachability(settings.producerConfig(), "outboxkit-cdc-kafka-probe-" + settings.slotName(),
-                metrics.kafkaReachable);
+        producer = new StopOnFailure(() -> producers.apply(settings.producerConfig()), settings.logPrefix(),
+                metrics.kafkaWrites);
+        kafka = new KafkaReachability(settings.producerConfig(), settings.logPrefix(),
+                "outboxkit-cdc-kafka-probe-" + settings.slotName(), metrics, settings.route());
         kafka.start();
         scheduler = Executors.newScheduledThreadPool(1, r -> {
             Thread t = new Thread(r, "outboxkit-cdc-monitor-" + settings.slotName());

@@ -192,7 +192,7 @@ final class Batch {
             state[i] = State.IN_FLIGHT;
             try {
                 // A failure inside send() (no metadata) is held back here, per aggregate: it need not stop the producer.
-                Future<RecordMetadata> f = TracedRecords.send(producer, traced, producers.guard(producer, false, callback(i)));
+                Future<RecordMetadata> f = producers.send(producer, traced, false, callback(i));
                 if (f.isDone() && state[i] == State.FAILED && errors[i] instanceof TimeoutException t) {
                     // No metadata for the topic within max.block.ms: the rest of this topic would wait as long.
                     if (deadTopics == null) {

@@ -85,7 +85,7 @@ public final class ClaimLoop implements Runnable {
         this.sliced = sliced && settings.pipelineClaims();
         String suffix = threadSuffix(settings, loop);
         this.producers = new StopOnFailure(producers, settings.logPrefix()
-                + (suffix.isEmpty() ? "" : " (claim loop " + loop + ")"));
+                + (suffix.isEmpty() ? "" : " (claim loop " + loop + ")"), metrics.kafkaWrites);
         this.records = new TracedRecords(settings.route(), settings.tracing());
         this.metrics = metrics;
         this.waker = waker;
@@ -128,6 +128,11 @@ public final class ClaimLoop implements Runnable {
     /** Since when (System.nanoTime) claims or commits fail, or 0. */
     public long databaseTroubleSinceNanos() {
         return status.databaseTroubleSinceNanos;
+    }
+
+    /** Whether the last batch Kafka did not take whole failed in a way that needs an operator. */
+    public boolean kafkaNeedsOperator() {
+        return status.kafkaNeedsOperator;
     }
 
     public String lastError() {

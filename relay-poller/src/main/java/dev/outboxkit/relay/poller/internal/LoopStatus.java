@@ -18,6 +18,8 @@ final class LoopStatus {
     volatile long lastProgressNanos = System.nanoTime();
     /** Since when (System.nanoTime) Kafka has not taken a whole batch, or 0. */
     volatile long kafkaTroubleSinceNanos;
+    /** The last batch Kafka did not take whole failed in a way that needs an operator (authentication, ACLs). */
+    volatile boolean kafkaNeedsOperator;
     /** Since when (System.nanoTime) claims or commits fail, or 0. */
     volatile long databaseTroubleSinceNanos;
     volatile String lastError;

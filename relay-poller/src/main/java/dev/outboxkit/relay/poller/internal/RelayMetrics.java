@@ -74,8 +74,4 @@ public final class RelayMetrics extends CommonMeters {
         oldestAgeMicros.set(age.toNanos() / 1000);
     }
 
-    /** The {@code outbox.relay.kafka.reachable} value, which the relay's Kafka probe sets. */
-    public AtomicLong kafkaReachable() {
-        return kafkaReachable;
-    }
 }

@@ -133,6 +133,7 @@ final class Settlement {
     private void noteKafka(Batch b, int acked, boolean clean) {
         if (clean) {
             status.kafkaTroubleSinceNanos = 0;
+            status.kafkaNeedsOperator = false;
             return;
         }
         if (status.kafkaTroubleSinceNanos == 0) {
@@ -150,6 +151,7 @@ final class Settlement {
         }
         int failed = b.count(Batch.State.FAILED);
         boolean fatal = sample != null && sample.outcome() == PublishFailure.FATAL;
+        status.kafkaNeedsOperator = fatal;
         String reason = sample == null ? null : fatal ? operatorReason(b, sample) : sample.describe();
         status.lastError = "Kafka: " + failed + " of " + b.size() + " records not acknowledged"
                 + (reason == null ? "" : " (" + (fatal ? PublishFailures.OPERATOR_HINT + ": " : "") + reason + ")");
