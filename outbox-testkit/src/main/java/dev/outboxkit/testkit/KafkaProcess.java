@@ -137,7 +137,7 @@ public final class KafkaProcess extends TestKafka {
 
         /** The client ({@code EXTERNAL}) listener's port on 127.0.0.1; 0 (default) picks a free one. */
         public Builder port(int port) {
-            this.port = checkPort("port", port);
+            this.port = Ports.check("port", port);
             return this;
         }
 
@@ -147,7 +147,7 @@ public final class KafkaProcess extends TestKafka {
          */
         public Builder advertisedAddress(String host, int port) {
             this.advertisedHost = Objects.requireNonNull(host, "host");
-            this.advertisedPort = checkPort("advertised port", port);
+            this.advertisedPort = Ports.check("advertised port", port);
             return this;
         }
 
@@ -203,13 +203,6 @@ public final class KafkaProcess extends TestKafka {
         Builder roles(String roles) {
             this.roles = roles;
             return this;
-        }
-
-        private static int checkPort(String what, int port) {
-            if (port < 0 || port > 65535) {
-                throw new IllegalArgumentException(what + " must be between 0 and 65535, got " + port);
-            }
-            return port;
         }
 
         /** Formats the storage, starts the node and waits until it serves. */

@@ -219,10 +219,7 @@ public final class LocalPostgres extends TestPostgres {
 
         /** Port on 127.0.0.1; 0 (default) picks a free one. It stays the same across restarts. */
         public Builder port(int port) {
-            if (port < 0 || port > 65535) {
-                throw new IllegalArgumentException("port must be between 0 and 65535, got " + port);
-            }
-            this.port = port;
+            this.port = Ports.check("port", port);
             return this;
         }
 

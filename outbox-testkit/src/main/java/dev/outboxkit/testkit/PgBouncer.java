@@ -138,10 +138,7 @@ public final class PgBouncer implements AutoCloseable {
 
         /** Port on 127.0.0.1; 0 (default) picks a free one. */
         public Builder port(int port) {
-            if (port < 0 || port > 65535) {
-                throw new IllegalArgumentException("port must be between 0 and 65535, got " + port);
-            }
-            this.port = port;
+            this.port = Ports.check("port", port);
             return this;
         }
 

@@ -85,4 +85,12 @@ public final class Ports {
         }
         throw new IllegalStateException("no loopback port that this JVM has not handed out already, after 100 tries");
     }
+
+    /** {@code port} when it is 0 (pick a free one) or a TCP port; else an error naming {@code what}. */
+    static int check(String what, int port) {
+        if (port < 0 || port > 65535) {
+            throw new IllegalArgumentException(what + " must be between 0 and 65535, got " + port);
+        }
+        return port;
+    }
 }
