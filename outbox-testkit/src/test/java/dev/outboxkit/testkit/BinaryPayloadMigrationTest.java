@@ -62,7 +62,7 @@ class BinaryPayloadMigrationTest {
             long writtenBefore = waitForInserts(inserts, 100);
 
             long start = System.nanoTime();
-            Migrations.Result result = Migrations.migrate(db.dataSource(), "public");
+            Migrations.Result result = Migrations.migrate(db.dataSource(), "public", "10");
             long migrationMs = (System.nanoTime() - start) / 1_000_000;
             long writtenDuring = inserts.get() - writtenBefore;
             waitForInserts(inserts, inserts.get() + 100);
