@@ -339,8 +339,8 @@ public final class PollingRelay implements Relay {
     /**
      * Live: every claim loop and the heartbeat run. Ready: the last heartbeat reached the database
      * recently (5 s, or the lease if that is shorter), Kafka accepts the relay's writes (it answers the reachability
-     * probe, waiting records are acknowledged: {@link KafkaWrites}; a batch it did not take whole counts until it
-     * acknowledges a record again, or until a batch passes when the failure needs an operator), and the instance
+     * probe, waiting records are acknowledged: {@link KafkaWrites}; a batch whose records it refused counts until a
+     * batch passes, one whose records it only did not answer in time until it acknowledges a record again), and the instance
      * either holds partitions or stands by (all partitions are held by others).
      */
     @Override
@@ -373,10 +373,12 @@ public final class PollingRelay implements Relay {
                 dbTrouble = loop;
             }
             long since = loop.kafkaTroubleSinceNanos();
-            // A batch Kafka did not take whole counts until Kafka acknowledges a record again (a slow careful retry
-            // whose records are acknowledged is no Kafka trouble; the shared write rule judges any silence), or,
-            // when it needs an operator, until a batch passes.
-            boolean troubled = since != 0 && (loop.kafkaNeedsOperator() || !kafkaWrites.acknowledgedSince(since));
+            // A batch Kafka did not take whole counts until a batch passes when Kafka refused records of it (an error,
+            // retriable or one that needs an operator); when its records were only not answered in time, until Kafka
+            // acknowledges a record again (a slow careful retry whose records are acknowledged is no Kafka trouble;
+            // the shared write rule judges any silence).
+            boolean troubled = since != 0 && (loop.kafkaNeedsOperator() || loop.kafkaRefused()
+                    || !kafkaWrites.acknowledgedSince(since));
             if (troubled && (kafkaTrouble == null || since - kafkaTroubleSince < 0)) {
                 kafkaTrouble = loop; // the loop in trouble for longest
                 kafkaTroubleSince = since;

@@ -135,6 +135,11 @@ public final class ClaimLoop implements Runnable {
         return status.kafkaNeedsOperator;
     }
 
+    /** Whether Kafka answered records of the last batch it did not take whole with an error (not merely late). */
+    public boolean kafkaRefused() {
+        return status.kafkaRefused;
+    }
+
     public String lastError() {
         return status.lastError;
     }

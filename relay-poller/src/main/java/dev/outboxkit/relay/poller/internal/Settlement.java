@@ -134,6 +134,7 @@ final class Settlement {
         if (clean) {
             status.kafkaTroubleSinceNanos = 0;
             status.kafkaNeedsOperator = false;
+            status.kafkaRefused = false;
             return;
         }
         if (status.kafkaTroubleSinceNanos == 0) {
@@ -152,6 +153,7 @@ final class Settlement {
         int failed = b.count(Batch.State.FAILED);
         boolean fatal = sample != null && sample.outcome() == PublishFailure.FATAL;
         status.kafkaNeedsOperator = fatal;
+        status.kafkaRefused = failed > 0;
         String reason = sample == null ? null : fatal ? operatorReason(b, sample) : sample.describe();
         status.lastError = "Kafka: " + failed + " of " + b.size() + " records not acknowledged"
                 + (reason == null ? "" : " (" + (fatal ? PublishFailures.OPERATOR_HINT + ": " : "") + reason + ")");
