@@ -70,7 +70,7 @@ import org.slf4j.LoggerFactory;
  * topic with replication factor 1 or min.insync.replicas 1 on this multi-broker cluster, none for RF 3 / min ISR 2.
  *
  * <p>Figures are printed as {@code MIN ISR …} lines. {@code -Doutboxkit.minisr.cycles=N} repeats the freeze N times per
- * relay (default 2).
+ * relay (default 1 in the suite; the figures in docs/reliability.md come from 2 per run).
  */
 @ExtendWith(OutboxTestkitExtension.class)
 class MinInsyncReplicasTest {
@@ -81,7 +81,7 @@ class MinInsyncReplicasTest {
     private static final Duration FREEZE = Duration.ofSeconds(15);
     private static final Duration NOT_READY_WITHIN = Duration.ofSeconds(10);
     private static final Duration READY_AGAIN_WITHIN = Duration.ofSeconds(5);
-    private static final int CYCLES = Integer.getInteger("outboxkit.minisr.cycles", 2);
+    private static final int CYCLES = Integer.getInteger("outboxkit.minisr.cycles", 1);
     private static final Map<String, String> DURABLE = Map.of("min.insync.replicas", "2");
 
     private static KafkaProcessCluster kafka;
