@@ -45,8 +45,8 @@ final class CdcMetrics extends CommonMeters {
         meters.gauge(RelayMetric.OLDEST_UNACKED_AGE, oldestUnackedMicros, m -> age(m.get()));
         meters.gauge(RelayMetric.ACTIVE, active, AtomicLong::get);
         meters.gauge(RelayMetric.SLOT_FAILOVER_READY, failoverReady, AtomicLong::get);
-        for (String reason : new String[] {"missing", "invalidated", "ahead"}) {
-            slotRecreated.put(reason, meters.counter(RelayMetric.SLOT_RECREATED, Tags.of("reason", reason)));
+        for (Session.SlotLoss loss : Session.SlotLoss.values()) {
+            slotRecreated.put(loss.tag, meters.counter(RelayMetric.SLOT_RECREATED, Tags.of("reason", loss.tag)));
         }
     }
 

@@ -317,9 +317,9 @@ final class Session {
         }
         walOnlySeen = record.walOnlySeen() != null;
         boolean serverChanged = server.changedFrom(record.systemIdentifier(), record.timeline());
-        String lost;
+        SlotLoss lost;
         if (slot == null) {
-            lost = "missing";
+            lost = SlotLoss.MISSING;
         } else {
             guard.requireKind(c, slot);
             // The slot moves only when the relay fast-forwards it (to base_lsn, recorded first) or confirms a
@@ -327,7 +327,7 @@ final class Session {
             // transaction after a fast-forward may even point before base_lsn: its changes began earlier.)
             long expected = Math.max(record.baseLsn(), stored != null ? stored.flushLsn() : -1);
             if (slot.invalidated()) {
-                lost = "invalidated";
+                lost = SlotLoss.INVALIDATED;
             } else if (slot.confirmedFlush() > expected) {
                 if (!serverChanged) {
                     throw new CdcStartupException("replication slot " + name + " has confirmed WAL up to "
@@ -335,7 +335,7 @@ final class Session {
                             + ": someone else advanced or re-created the slot, so events between them may never be streamed. "
                             + guard.recoveryAdvice());
                 }
-                lost = "ahead";
+                lost = SlotLoss.AHEAD;
             } else {
                 lost = null;
             }
@@ -388,14 +388,30 @@ final class Session {
         return null;
     }
 
-    private String describeLoss(String lost, StateTables.SlotRecord record, SlotGuard.SlotState slot,
+    /** How a slot the relay streamed before can no longer be used as it is; the tag is the metric's {@code reason}. */
+    enum SlotLoss {
+        /** Dropped, or a promoted standby without it. */
+        MISSING("missing"),
+        /** PostgreSQL removed WAL it needed ({@code max_slot_wal_keep_size}). */
+        INVALIDATED("invalidated"),
+        /** After a server change, a copy past the stored offset (an asynchronous copy on a promoted standby). */
+        AHEAD("ahead");
+
+        final String tag;
+
+        SlotLoss(String tag) {
+            this.tag = tag;
+        }
+    }
+
+    private String describeLoss(SlotLoss lost, StateTables.SlotRecord record, SlotGuard.SlotState slot,
                                 StateTables.StoredOffset stored, boolean serverChanged) {
         String where = "replication slot " + settings.slotName() + " ";
         String state = switch (lost) {
-            case "missing" -> "is missing on " + server.describe();
-            case "invalidated" -> "was invalidated by PostgreSQL on " + server.describe() + " (wal_status=" + slot.walStatus()
+            case MISSING -> "is missing on " + server.describe();
+            case INVALIDATED -> "was invalidated by PostgreSQL on " + server.describe() + " (wal_status=" + slot.walStatus()
                     + (slot.invalidationReason() == null ? "" : ", reason " + slot.invalidationReason()) + ")";
-            default -> "on " + server.describe() + " has confirmed WAL up to " + Lsns.format(slot.confirmedFlush())
+            case AHEAD -> "on " + server.describe() + " has confirmed WAL up to " + Lsns.format(slot.confirmedFlush())
                     + ", past the relay's stored offset" + (stored == null ? "" : " at " + Lsns.format(stored.flushLsn()));
         };
         return where + state + (serverChanged
@@ -405,21 +421,21 @@ final class Session {
     }
 
     /** Creates the slot again (or adopts a copy ahead of the stored offset) after {@code what}: a first start from here. */
-    private boolean recreate(Connection c, String lost, String what, SlotGuard.SlotState slot) throws SQLException {
+    private boolean recreate(Connection c, SlotLoss lost, String what, SlotGuard.SlotState slot) throws SQLException {
         long lsn;
-        if (lost.equals("ahead")) {
+        if (lost == SlotLoss.AHEAD) {
             lsn = slot.confirmedFlush();
         } else {
-            if (lost.equals("invalidated")) {
+            if (lost == SlotLoss.INVALIDATED) {
                 guard.dropSlot(c);
             }
             lsn = guard.createSlot(c, server);
         }
         state.recordRecreated(c, fence, lsn, server, what);
-        metrics.slotRecreated(lost).increment();
+        metrics.slotRecreated(lost.tag).increment();
         log.warn("{}. {} it at {}: with deleteAfterPublish every unpublished event is still a row in {}, and the relay "
                         + "publishes those rows before it streams, so nothing is lost and nobody needs to act{}", what,
-                lost.equals("ahead") ? "Adopted" : "Created", Lsns.format(lsn), settings.outboxTable(),
+                lost == SlotLoss.AHEAD ? "Adopted" : "Created", Lsns.format(lsn), settings.outboxTable(),
                 !server.hasFailoverSlots() ? " (before PostgreSQL 17 a standby keeps no logical slot)"
                         : settings.failoverSlot() ? "" : " (failoverSlot = false: a promoted standby keeps no copy)");
         return true;
