@@ -60,10 +60,14 @@ public final class FailoverSlots {
                 : new State(READY, primarySide.detail() + "; synced on " + String.join(", ", copies.keySet()));
     }
 
-    /** Whether the standby {@code c} is connected to holds a synced copy of {@code slotName} (PostgreSQL 17+). */
+    /**
+     * Whether the standby {@code c} is connected to holds a synced, persistent copy of {@code slotName} (PostgreSQL 17+).
+     * A copy still temporary (the standby lacks the WAL from the slot's restart position on) would not survive a
+     * promotion.
+     */
     public static boolean syncedOnStandby(Connection c, String slotName) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT coalesce((to_jsonb(s) ->> 'synced')::boolean, false) "
-                + "FROM pg_replication_slots s WHERE slot_name = ? AND pg_is_in_recovery()")) {
+                + "AND NOT temporary FROM pg_replication_slots s WHERE slot_name = ? AND pg_is_in_recovery()")) {
             ps.setString(1, slotName);
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() && rs.getBoolean(1);
