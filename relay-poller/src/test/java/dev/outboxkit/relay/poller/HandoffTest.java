@@ -75,13 +75,60 @@ class HandoffTest {
         assertThat(stopGaps).as("worst delay across each graceful stop").allSatisfy(g -> assertThat(g).isLessThan(MAX_GAP_MILLIS));
     }
 
+    /**
+     * A release the database missed (here refused by a trigger; in production a failover mid-handoff) is given back
+     * at the next heartbeat that reaches it: the joining instance gets its share long before the leases (60 s) would
+     * expire. Before, it waited for the expiry.
+     */
+    @Test
+    void aReleaseTheDatabaseMissedIsGivenBackAtTheNextHeartbeat(TestDatabase db, TestKafka kafka) throws Exception {
+        String topic = TestKafka.uniqueTopic("poll-missed-release");
+        kafka.createTopic(topic, 1);
+        Duration lease = Duration.ofSeconds(60);
+        db.execute("""
+                CREATE FUNCTION refuse_release() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                  IF OLD.holder = 'missed-a' THEN RAISE EXCEPTION 'release refused by the test'; END IF;
+                  RETURN OLD;
+                END $$""");
+        List<PollingRelay> running = new ArrayList<>();
+        try {
+            running.add(start(db, kafka, topic, "missed-a", lease));
+            awaitShared(db, running);
+            db.execute("CREATE TRIGGER refuse_release BEFORE DELETE ON outbox_relay_lease FOR EACH ROW "
+                    + "EXECUTE FUNCTION refuse_release()");
+            running.add(start(db, kafka, topic, "missed-b", lease));
+            // a gives up half its partitions, and the database keeps its leases
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20)).untilAsserted(() -> {
+                assertThat(running.get(0).health().detail()).contains("holding 32/64");
+                assertThat(RelayLeases.partitionsByHolder(db)).containsEntry("missed-a", 64);
+            });
+            db.execute("DROP TRIGGER refuse_release ON outbox_relay_lease");
+            long dropped = System.nanoTime();
+            awaitShared(db, running);
+            assertThat(Duration.ofNanos(System.nanoTime() - dropped)).as("b's share, after the release went through")
+                    .isLessThan(Duration.ofSeconds(20));
+        } finally {
+            running.forEach(PollingRelay::close);
+            db.execute("DROP TRIGGER IF EXISTS refuse_release ON outbox_relay_lease");
+        }
+    }
+
     private static PollingRelay start(TestDatabase db, TestKafka kafka, String topic, String id) {
-        PollingRelay relay = PollingRelay.builder()
+        return start(db, kafka, topic, id, null);
+    }
+
+    /** {@code lease}: null for the default. */
+    private static PollingRelay start(TestDatabase db, TestKafka kafka, String topic, String id, Duration lease) {
+        PollingRelay.Builder builder = PollingRelay.builder()
                 .jdbcUrl(db.jdbcUrl()).user(db.user()).password(Secret.of(db.password()))
                 .bootstrapServers(kafka.bootstrapServers())
                 .route(TopicRoute.of(topic))
-                .instanceId(id)
-                .build();
+                .instanceId(id);
+        if (lease != null) {
+            builder.leaseDuration(lease);
+        }
+        PollingRelay relay = builder.build();
         relay.start();
         return relay;
     }

@@ -60,6 +60,8 @@ public final class LeaseManager {
     private volatile int liveMembers;
     private volatile boolean partitionMismatch;
     private volatile boolean stopped;
+    /** Leases given up whose release the database missed, by partition, with their fences (guarded by this object). */
+    private final Map<Integer, Long> unreleased = new HashMap<>();
     /** When the watcher last heard a release announced (System.nanoTime), 0 before: for the takeover's log. */
     private volatile long releaseHeardNanos;
     /** When partitions were last gained (System.nanoTime), 0 before: the claim loops log their first batch after it. */
@@ -165,6 +167,7 @@ public final class LeaseManager {
                 List<Member> members = members(c);
                 lastHeartbeatNanos = System.nanoTime();
                 lastError = null;
+                giveBackUnreleased(c);
                 rebalance(c, members, alive);
             }
         } catch (SQLException | RuntimeException e) {
@@ -390,6 +393,11 @@ public final class LeaseManager {
             ownership = ownership.without(give.keySet());
         }
         metrics.rebalanced();
+        giveBack(c, give, why);
+    }
+
+    /** Deletes leases this instance no longer claims under; fenced, so a lease taken since is left alone. */
+    private void giveBack(Connection c, Map<Integer, Long> give, String why) throws SQLException {
         int[] parts = give.keySet().stream().mapToInt(Integer::intValue).toArray();
         long[] fences = new long[parts.length];
         for (int i = 0; i < parts.length; i++) {
@@ -402,9 +410,23 @@ public final class LeaseManager {
             log.info("{}: released {} ({}); holding {}", settings.logPrefix(), describe(give), why, ownership);
         } catch (SQLException e) {
             Jdbc.rollbackQuietly(c);
-            log.warn("{}: could not release {} ({}); they expire by themselves after {}", settings.logPrefix(),
-                    give.keySet(), e.getMessage(), settings.timing().lease());
+            // the database went away mid-handoff (a failover): the next heartbeat that reaches it gives them back, so
+            // the instance they go to waits for that rather than for the lease to expire
+            unreleased.putAll(give);
+            log.warn("{}: could not release {} ({}); given back at the next heartbeat that reaches the database, or "
+                    + "they expire by themselves after {}", settings.logPrefix(), give.keySet(), e.getMessage(),
+                    settings.timing().lease());
         }
+    }
+
+    /** Leases a release could not give back (guarded by this object's lock). */
+    private void giveBackUnreleased(Connection c) throws SQLException {
+        if (unreleased.isEmpty()) {
+            return;
+        }
+        Map<Integer, Long> again = new HashMap<>(unreleased);
+        unreleased.clear();
+        giveBack(c, again, "a release the database missed");
     }
 
     /**
