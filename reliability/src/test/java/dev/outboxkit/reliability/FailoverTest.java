@@ -221,16 +221,50 @@ class FailoverTest {
     record Resume(String what, long faultMillis, long promotedMillis, long resumeMillis, long probeMillis,
                   long outageMillis) {
 
-        /** The first change to not ready of any relay after the fault, in ms after it; -1 when none showed one. */
+        /**
+         * The first change to not ready after the fault of a relay that was ready when it began, in ms after it; -1
+         * when none was ready then or none showed the change (an instance still starting up from the previous
+         * promotion would otherwise count its next one).
+         */
         long notReadyMillis(List<List<Harness.Readiness>> relays) {
-            return relays.stream().flatMap(List::stream).filter(r -> !r.ready() && r.epochMillis() >= faultMillis)
+            return relays.stream().filter(changes -> readyAt(changes, faultMillis)).flatMap(List::stream)
+                    .filter(r -> !r.ready() && r.epochMillis() >= faultMillis)
                     .mapToLong(r -> r.epochMillis() - faultMillis).min().orElse(-1);
         }
 
-        /** The first change to ready of any relay after the promotion, in ms after it; -1 when none showed one. */
+        private static boolean readyAt(List<Harness.Readiness> changes, long epochMillis) {
+            boolean ready = false;
+            for (Harness.Readiness r : changes) {
+                if (r.epochMillis() >= epochMillis) {
+                    break;
+                }
+                ready = r.ready();
+            }
+            return ready;
+        }
+
+        /**
+         * The first change back to ready of a relay not ready at the fault or after it, in ms after the promotion (0
+         * when it came before the promotion command returned: the server takes writes a moment before); -1 when none
+         * showed one.
+         */
         long readyMillis(List<List<Harness.Readiness>> relays) {
-            return relays.stream().flatMap(List::stream).filter(r -> r.ready() && r.epochMillis() >= promotedMillis)
-                    .mapToLong(r -> r.epochMillis() - promotedMillis).min().orElse(-1);
+            long first = Long.MAX_VALUE;
+            for (List<Harness.Readiness> changes : relays) {
+                boolean down = !readyAt(changes, faultMillis); // an instance still starting counts as gone down
+                for (Harness.Readiness r : changes) {
+                    if (r.epochMillis() < faultMillis) {
+                        continue;
+                    }
+                    if (!r.ready()) {
+                        down = true;
+                    } else if (down) {
+                        first = Math.min(first, r.epochMillis());
+                        break;
+                    }
+                }
+            }
+            return first == Long.MAX_VALUE ? -1 : Math.max(0, first - promotedMillis);
         }
     }
 
@@ -318,7 +352,9 @@ class FailoverTest {
                 .append(PROMOTION_DELAY.toSeconds()).append(" s later, the old primary rejoined as the new standby; each ")
                 .append("steady scenario ends with a planned switchover. *Resume*: from the end of the promotion to the ")
                 .append("first record appended to the topic; *new event*: to the record of an event committed right after ")
-                .append("the promotion; readiness from the relays' own health (first change of any instance).\n\n");
+                .append("the promotion; readiness from the relays' own health, polled every 50 ms (the first instance ")
+                .append("to change; *not ready* counts only an instance ready when the fault began, *ready* one not ready ")
+                .append("at or after it).\n\n");
         out.append("| relay | PostgreSQL | URL | promotions | resume p50 / max (ms) | new event p50 / max (ms) | ")
                 .append("publishing stopped, fault to first record, p50 / max (ms) | ")
                 .append("duplicates | lost | order violations | slot created again (times) |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
@@ -338,7 +374,7 @@ class FailoverTest {
                     .append(m.relay().equals("poll") ? "–" : Long.toString(m.recreatedSlots())).append(" |\n");
         }
         out.append("\n## Each promotion\n\n| relay | PostgreSQL | URL | what | resume (ms) | new event (ms) | fault to first ")
-                .append("record (ms) | not ready after the fault (ms) | ready after the promotion (ms) |\n")
+                .append("record (ms) | not ready after the fault (ms; of an instance ready at the fault) | ready after the promotion (ms) |\n")
                 .append("|---|---|---|---|---|---|---|---|---|\n");
         for (Measured m : MEASURED) {
             for (int i = 0; i < m.resumes().size(); i++) {
