@@ -377,8 +377,7 @@ public final class PollingRelay implements Relay {
             // retriable or one that needs an operator); when its records were only not answered in time, until Kafka
             // acknowledges a record again (a slow careful retry whose records are acknowledged is no Kafka trouble;
             // the shared write rule judges any silence).
-            boolean troubled = since != 0 && (loop.kafkaNeedsOperator() || loop.kafkaRefused()
-                    || !kafkaWrites.acknowledgedSince(since));
+            boolean troubled = since != 0 && (loop.kafkaRefused() || !kafkaWrites.acknowledgedSince(since));
             if (troubled && (kafkaTrouble == null || since - kafkaTroubleSince < 0)) {
                 kafkaTrouble = loop; // the loop in trouble for longest
                 kafkaTroubleSince = since;

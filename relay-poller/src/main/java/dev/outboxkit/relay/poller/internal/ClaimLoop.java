@@ -130,11 +130,6 @@ public final class ClaimLoop implements Runnable {
         return status.databaseTroubleSinceNanos;
     }
 
-    /** Whether the last batch Kafka did not take whole failed in a way that needs an operator. */
-    public boolean kafkaNeedsOperator() {
-        return status.kafkaNeedsOperator;
-    }
-
     /** Whether Kafka answered records of the last batch it did not take whole with an error (not merely late). */
     public boolean kafkaRefused() {
         return status.kafkaRefused;

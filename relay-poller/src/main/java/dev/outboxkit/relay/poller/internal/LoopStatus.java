@@ -18,8 +18,6 @@ final class LoopStatus {
     volatile long lastProgressNanos = System.nanoTime();
     /** Since when (System.nanoTime) Kafka has not taken a whole batch, or 0. */
     volatile long kafkaTroubleSinceNanos;
-    /** The last batch Kafka did not take whole failed in a way that needs an operator (authentication, ACLs). */
-    volatile boolean kafkaNeedsOperator;
     /** Kafka answered records of the last batch it did not take whole with an error (rather than not in time). */
     volatile boolean kafkaRefused;
     /** Since when (System.nanoTime) claims or commits fail, or 0. */

@@ -133,7 +133,6 @@ final class Settlement {
     private void noteKafka(Batch b, int acked, boolean clean) {
         if (clean) {
             status.kafkaTroubleSinceNanos = 0;
-            status.kafkaNeedsOperator = false;
             status.kafkaRefused = false;
             return;
         }
@@ -152,7 +151,6 @@ final class Settlement {
         }
         int failed = b.count(Batch.State.FAILED);
         boolean fatal = sample != null && sample.outcome() == PublishFailure.FATAL;
-        status.kafkaNeedsOperator = fatal;
         status.kafkaRefused = failed > 0;
         String reason = sample == null ? null : fatal ? operatorReason(b, sample) : sample.describe();
         status.lastError = "Kafka: " + failed + " of " + b.size() + " records not acknowledged"
