@@ -23,11 +23,11 @@ public final class MetricCatalog {
     public static final Metric KAFKA_PRODUCE_CEILING_EPS = Metric.of("kafka_produce_ceiling_eps", "events/s",
             "Kafka alone: one producer with the relays' settings (ProducerSafety) sending the records KafkaRecords makes from backlog rows, acks counted");
     public static final Metric POLLER_DRAIN_EPS = Metric.of("poller_drain_eps", "events/s",
-            "polling relay with its defaults (two claim loops) draining the same backlog into Kafka, every ack waited for").atLeast(100_000);
+            "polling relay with its defaults (two claim loops) draining the same backlog into Kafka, every ack waited for");
     public static final Metric POLLER_VS_PG_CEILING = Metric.of("poller_vs_pg_ceiling", "ratio",
             "poller_drain_eps ÷ pg_drain_ceiling_eps, same repeat").atLeast(0.8); // issue 30 item 4's target
     public static final Metric CDC_DRAIN_EPS = Metric.of("cdc_drain_eps", "events/s",
-            "WAL relay (Debezium Embedded, pgoutput) streaming the backlog into Kafka").atLeast(50_000);
+            "WAL relay (Debezium Embedded, pgoutput) streaming the backlog into Kafka");
     public static final Metric DEBEZIUM_CEILING_EPS = Metric.of("debezium_ceiling_eps", "events/s",
             "Debezium Embedded alone: the WAL relay's connector settings, a handler that only marks records processed (no decoding, no Kafka)");
     public static final Metric CDC_VS_DEBEZIUM_CEILING = Metric.of("cdc_vs_debezium_ceiling", "ratio",
@@ -35,13 +35,13 @@ public final class MetricCatalog {
     public static final Metric STOCK_DEBEZIUM_EPS = Metric.of("stock_debezium_eps", "events/s",
             "stock pipeline: Debezium Embedded + EventRouter SMT + JSON converter + send-and-wait, as Debezium's docs show it");
     public static final Metric CDC_VS_STOCK_DEBEZIUM = Metric.of("cdc_vs_stock_debezium", "ratio",
-            "cdc_drain_eps ÷ stock_debezium_eps, same repeat").atLeast(3);
+            "cdc_drain_eps ÷ stock_debezium_eps, same repeat");
     public static final Metric WRITER_TAX_RATIO = Metric.of("writer_tax_ratio", "ratio",
             "transfers/s with one outbox event ÷ without, 8 clients, same repeat").atLeast(0.85);
     public static final Metric CONSUMER_DEDUPE_RATIO = Metric.of("consumer_dedupe_ratio", "ratio",
             "consumer events/s with the inbox ÷ the same handler without it, same repeat").atLeast(0.85);
     public static final Metric CONSUMER_EPS = Metric.of("consumer_eps", "events/s",
-            "idempotent consumer with a one-row-update handler, inbox on").atLeast(30_000);
+            "idempotent consumer with a one-row-update handler, inbox on");
     public static final Metric POLLER_P50_MS_AT_200 = latency("poller", "p50", 200);
     public static final Metric POLLER_P99_MS_AT_200 = latency("poller", "p99", 200).atMost(10);
     public static final Metric CDC_P50_MS_AT_200 = latency("cdc", "p50", 200);
