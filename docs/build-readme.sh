@@ -2,8 +2,10 @@
 # Regenerates the generated sections of the Markdown docs, between their start and end markers, from the option
 # definitions (`outbox config-reference`): the sidecar's configuration reference in outbox-cli/README.md (from
 # outbox-cli/target/outbox.jar) and the options of dev and demo in outbox-dev-tools/README.md (from the dev-tools jar).
-# Everything else in the READMEs is hand-written.
-# Run after ./mvnw -B -DskipTests -pl outbox-dev-tools -am package (it needs both jars).
+# Then renders every figure marked <!--fig:SOURCE#KEY-->…<!--/fig--> on the reference pages from its source
+# (benchmarks/results/latest.json, MetricCatalog's targets; evidence figures are only checked), with the benchmarks
+# module's Figures. Everything else in the READMEs is hand-written; ReferencePagesTest fails when a page differs.
+# Run after ./mvnw -B -DskipTests -pl outbox-dev-tools,benchmarks -am package (it needs the jars and classes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start='<!-- config-reference:start'
@@ -24,9 +26,10 @@ regenerate() {
   echo "$file: configuration reference regenerated"
 }
 
-for jar in outbox-cli/target/outbox.jar outbox-dev-tools/target/outbox-dev-tools.jar; do
-  [ -f "$jar" ] || { echo "missing $jar: build it first with ./mvnw -B -DskipTests -pl outbox-dev-tools -am package" >&2; exit 1; }
+for built in outbox-cli/target/outbox.jar outbox-dev-tools/target/outbox-dev-tools.jar benchmarks/target/classpath.txt; do
+  [ -f "$built" ] || { echo "missing $built: build first with ./mvnw -B -DskipTests -pl outbox-dev-tools,benchmarks -am package" >&2; exit 1; }
 done
 regenerate outbox-cli/README.md "$(java -jar outbox-cli/target/outbox.jar config-reference)"
 full=$(java -jar outbox-dev-tools/target/outbox-dev-tools.jar config-reference)
 regenerate outbox-dev-tools/README.md "$(echo "$full" | head -n 2; echo "$full" | grep -E '^\| `outbox (dev|demo)[ `]')"
+java -cp "benchmarks/target/classes:$(cat benchmarks/target/classpath.txt)" dev.outboxkit.benchmarks.docs.Figures --write
