@@ -32,7 +32,8 @@ import java.util.regex.Pattern;
  *   <li>{@code target}: the target {@link MetricCatalog} defines for the key, for example {@code ≥ 0.8} or
  *       {@code ≤ 25 ms}.</li>
  *   <li>Any other file (an evidence report): checked, not rendered. The key is a label, and some line of the source
- *       must hold both the label and the figure's text.</li>
+ *       must hold the label's words in their order and the figure's text (a label never holds {@code |}, which
+ *       would split a Markdown table's cell).</li>
  * </ul>
  *
  * Markdown renders the comments invisibly, so a reader sees only the figure.
@@ -71,10 +72,18 @@ public final class Figures {
         List<Marker> found = new ArrayList<>();
         Matcher m = MARKER.matcher(content);
         while (m.find()) {
+            if (quoted(content, m)) {
+                continue;
+            }
             int line = 1 + (int) content.substring(0, m.start()).chars().filter(c -> c == '\n').count();
             found.add(new Marker(m.group(1).strip(), m.group(2).strip(), m.group(3), line));
         }
         return found;
+    }
+
+    /** A marker shown as an example, in inline code ({@code `<!--fig:…-->…<!--/fig-->`}), is not a figure. */
+    private static boolean quoted(String content, Matcher m) {
+        return m.start() > 0 && content.charAt(m.start() - 1) == '`';
     }
 
     /** {@code content} with every renderable figure replaced by what its source says now. */
@@ -82,6 +91,9 @@ public final class Figures {
         Matcher m = MARKER.matcher(content);
         StringBuilder out = new StringBuilder();
         while (m.find()) {
+            if (quoted(content, m)) {
+                continue;
+            }
             Marker marker = new Marker(m.group(1).strip(), m.group(2).strip(), m.group(3), 0);
             String text;
             try {
@@ -108,15 +120,28 @@ public final class Figures {
                                 + "': run docs/build-readme.sh to render the figures again");
                     }
                 } else if (lines(marker.source()).stream()
-                        .noneMatch(l -> l.contains(marker.key()) && l.contains(marker.text()))) {
+                        .noneMatch(l -> holdsInOrder(l, marker.key()) && l.contains(marker.text()))) {
                     problems.add(marker.where(page) + ": no line of " + marker.source() + " holds both '"
-                            + marker.key() + "' and '" + marker.text() + "'");
+                            + marker.key() + "' (its words in order) and '" + marker.text() + "'");
                 }
             } catch (IllegalArgumentException | UncheckedIOException e) {
                 problems.add(marker.where(page) + ": " + e.getMessage());
             }
         }
         return problems;
+    }
+
+    /** Whether {@code line} holds the words of {@code label} in their order (a table row: "poll 17 multi-host ×5"). */
+    static boolean holdsInOrder(String line, String label) {
+        int from = 0;
+        for (String word : label.strip().split("\\s+")) {
+            int at = line.indexOf(word, from);
+            if (at < 0) {
+                return false;
+            }
+            from = at + word.length();
+        }
+        return true;
     }
 
     /** The text the marker's source gives, or empty for a source that is only checked. */

@@ -52,9 +52,19 @@ class FiguresTest {
         Figures figures = figures();
         assertThat(figures.problems("p.md", "<!--fig:evidence.md#resume-->0.38–0.91 s<!--/fig-->")).isEmpty();
         assertThat(figures.problems("p.md", "<!--fig:evidence.md#resume-->7 s<!--/fig-->"))
-                .singleElement().asString().contains("no line of evidence.md holds both 'resume' and '7 s'");
+                .singleElement().asString().contains("no line of evidence.md holds both 'resume'", "and '7 s'");
+        assertThat(figures.problems("p.md", "<!--fig:evidence.md#resume crash-->0.38–0.91 s<!--/fig-->")).isEmpty();
+        assertThat(figures.problems("p.md", "<!--fig:evidence.md#crash resume-->0.38–0.91 s<!--/fig-->")).hasSize(1);
         assertThat(figures.render("<!--fig:evidence.md#resume-->0.38–0.91 s<!--/fig-->"))
                 .isEqualTo("<!--fig:evidence.md#resume-->0.38–0.91 s<!--/fig-->");
+    }
+
+    @Test
+    void aMarkerInInlineCodeIsAnExampleNotAFigure() throws Exception {
+        String page = "write `<!--fig:results/run.json#drain_eps-->…<!--/fig-->` and run the tool";
+        assertThat(Figures.markers(page)).isEmpty();
+        assertThat(figures().render(page)).isEqualTo(page);
+        assertThat(figures().problems("p.md", page)).isEmpty();
     }
 
     @Test
