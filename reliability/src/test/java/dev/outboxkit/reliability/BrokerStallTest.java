@@ -23,7 +23,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The polling relay waits a third of its lease: 5 s with the default 15 s lease used here, so N = 3 s is short
  * and N = 8 s long. The WAL relay waits the producer's {@code delivery.timeout.ms} (120 s): 8 s is short. The
- * counts are printed ({@code BROKER STALL …}) and recorded in README G2.
+ * counts are printed ({@code BROKER STALL …}) and recorded in docs/evidence/ (docs/reliability.md#broker-stall links them).
  */
 class BrokerStallTest {
 

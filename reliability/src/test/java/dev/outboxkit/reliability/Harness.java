@@ -146,7 +146,7 @@ final class Harness implements AutoCloseable {
                 .topics(List.of(topic))
                 .dataSource(consumerPool)
                 .batchHandler((connection, events) -> {
-                    // one statement per batch (arrays), not a JDBC batch: see the finding in docs/reliability.md
+                    // one statement per batch (arrays), not a JDBC batch: see docs/evidence/reliability-findings-20261201.md
                     UUID[] ids = new UUID[events.size()];
                     String[] aggregates = new String[events.size()];
                     for (int i = 0; i < ids.length; i++) {

@@ -70,7 +70,7 @@ import org.slf4j.LoggerFactory;
  * topic with replication factor 1 or min.insync.replicas 1 on this multi-broker cluster, none for RF 3 / min ISR 2.
  *
  * <p>Figures are printed as {@code MIN ISR …} lines. {@code -Doutboxkit.minisr.cycles=N} repeats the freeze N times per
- * relay (default 1 in the suite; the figures in docs/reliability.md come from 2 per run).
+ * relay (default 1 in the suite; the figures in docs/evidence/reliability-min-insync-replicas-20261206.md come from 2 per run).
  */
 @ExtendWith(OutboxTestkitExtension.class)
 class MinInsyncReplicasTest {

@@ -49,7 +49,7 @@ class HandoffTest {
      * Well below the lease (15 s): the standby took over on the release, not at expiry. Not the 250 ms target, which
      * a quiet machine meets: on the shared, loaded machine (load 20-50) every commit and every Kafka acknowledgement
      * costs tens of milliseconds, and the gap (the stop point, the release, the successor's checks and its first pass
-     * over the table) was 0.3-1.6 s (docs/reliability.md). Debezium's start is no longer part of it.
+     * over the table) was 0.3-1.6 s (docs/evidence/reliability-handoff-20261202.md). Debezium's start is no longer part of it.
      */
     private static final long MAX_GAP_MILLIS = 5_000;
 
@@ -113,7 +113,7 @@ class HandoffTest {
         // No ERROR at all, Debezium's included: its async engine, closed while its polling thread was about to hand over
         // a batch, used to submit it to its terminated processing pool and log "Engine has failed with"
         // (RejectedExecutionException), about once in 60 hand-overs; the handler now holds that thread past the stop
-        // point until the close (docs/reliability.md, "Debezium's close while changes flow").
+        // point until the close (docs/evidence/reliability-findings-20261201.md, "Debezium's close while changes flow").
         assertThat(events.stream().filter(e -> e.getLevel().isGreaterOrEqual(Level.ERROR))
                 .filter(e -> e.getLoggerName().startsWith("dev.outboxkit") || e.getLoggerName().startsWith("io.debezium"))
                 .map(e -> e.getLoggerName() + ": " + e.getFormattedMessage()))

@@ -96,7 +96,7 @@ class LargeTransactionTest {
         Thread side = new Thread(() -> {
             try {
                 // meant to land while the big transaction is written; not synchronised, as the single-statement
-                // cases cannot be paused half-way (docs/reliability.md, "Waits that were a bet on time")
+                // cases cannot be paused half-way (docs/evidence/reliability-cpu-load-20261202.md, "Waits that were a bet on time")
                 Thread.sleep(300);
                 OutboxRows.insertCommitted(db, List.of(new OutboxRows.Row(sideId, "order", "side", "Side", topic, "{}", "{}")));
                 history.committed(sideId, "side", 0);
