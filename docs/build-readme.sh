@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Regenerates the generated sections of the Markdown docs, between their start and end markers, from the option
 # definitions (`outbox config-reference`): the sidecar's configuration reference in outbox-cli/README.md (from
-# outbox-cli/target/outbox.jar) and the options of dev and demo in outbox-dev-tools/README.md (from the dev-tools jar).
-# Everything else in the READMEs is hand-written.
+# outbox-cli/target/outbox.jar), the options of dev and demo in outbox-dev-tools/README.md (from the dev-tools jar)
+# and each relay's option table in relay-poller/README.md and relay-debezium/README.md
+# (`outbox config-reference --relay-readme poll|cdc`). Everything else in the READMEs is hand-written;
+# GeneratedReferencesTest (outbox-cli) and DevToolsReadmeTest fail when a generated section is stale.
 # Run after ./mvnw -B -DskipTests -pl outbox-dev-tools -am package (it needs both jars).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,5 +30,6 @@ for jar in outbox-cli/target/outbox.jar outbox-dev-tools/target/outbox-dev-tools
   [ -f "$jar" ] || { echo "missing $jar: build it first with ./mvnw -B -DskipTests -pl outbox-dev-tools -am package" >&2; exit 1; }
 done
 regenerate outbox-cli/README.md "$(java -jar outbox-cli/target/outbox.jar config-reference)"
-full=$(java -jar outbox-dev-tools/target/outbox-dev-tools.jar config-reference)
-regenerate outbox-dev-tools/README.md "$(echo "$full" | head -n 2; echo "$full" | grep -E '^\| `outbox (dev|demo)[ `]')"
+regenerate relay-poller/README.md "$(java -jar outbox-cli/target/outbox.jar config-reference --relay-readme poll)"
+regenerate relay-debezium/README.md "$(java -jar outbox-cli/target/outbox.jar config-reference --relay-readme cdc)"
+regenerate outbox-dev-tools/README.md "$(java -jar outbox-dev-tools/target/outbox-dev-tools.jar config-reference dev demo)"
