@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Regenerates the generated sections of the Markdown docs, between their start and end markers, from the option
 # definitions (`outbox config-reference`): the sidecar's configuration reference in outbox-cli/README.md (from
-# outbox-cli/target/outbox.jar) and the options of dev and demo in outbox-dev-tools/README.md (from the dev-tools jar).
-# Then renders every figure marked <!--fig:SOURCE#KEY-->…<!--/fig--> on the reference pages from its source
-# (benchmarks/results/latest.json, MetricCatalog's targets; evidence figures are only checked), with the benchmarks
-# module's Figures. Everything else in the READMEs is hand-written; ReferencePagesTest fails when a page differs.
+# outbox-cli/target/outbox.jar), the options of dev and demo in outbox-dev-tools/README.md (from the dev-tools jar)
+# and each relay's option table in relay-poller/README.md and relay-debezium/README.md
+# (`outbox config-reference --relay-readme poll|cdc`); GeneratedReferencesTest (outbox-cli) and DevToolsReadmeTest
+# fail when a generated section is stale. Then renders every figure marked <!--fig:SOURCE#KEY-->…<!--/fig--> on the
+# reference pages from its source (benchmarks/results/latest.json, MetricCatalog's targets; evidence figures are
+# only checked) with the benchmarks module's Figures; ReferencePagesTest fails when a figure differs.
+# Everything else in the docs is hand-written.
 # Run after ./mvnw -B -DskipTests -pl outbox-dev-tools,benchmarks -am package (it needs the jars and classes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +33,7 @@ for built in outbox-cli/target/outbox.jar outbox-dev-tools/target/outbox-dev-too
   [ -f "$built" ] || { echo "missing $built: build first with ./mvnw -B -DskipTests -pl outbox-dev-tools,benchmarks -am package" >&2; exit 1; }
 done
 regenerate outbox-cli/README.md "$(java -jar outbox-cli/target/outbox.jar config-reference)"
-full=$(java -jar outbox-dev-tools/target/outbox-dev-tools.jar config-reference)
-regenerate outbox-dev-tools/README.md "$(echo "$full" | head -n 2; echo "$full" | grep -E '^\| `outbox (dev|demo)[ `]')"
+regenerate relay-poller/README.md "$(java -jar outbox-cli/target/outbox.jar config-reference --relay-readme poll)"
+regenerate relay-debezium/README.md "$(java -jar outbox-cli/target/outbox.jar config-reference --relay-readme cdc)"
+regenerate outbox-dev-tools/README.md "$(java -jar outbox-dev-tools/target/outbox-dev-tools.jar config-reference dev demo)"
 java -cp "benchmarks/target/classes:$(cat benchmarks/target/classpath.txt)" dev.outboxkit.benchmarks.docs.Figures --write

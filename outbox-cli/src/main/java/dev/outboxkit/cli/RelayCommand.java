@@ -364,6 +364,7 @@ final class RelayCommand {
         CommandLine.Model.OptionSpec.Builder b = CommandLine.Model.OptionSpec.builder(flag(option))
                 .type(option.type())
                 .paramLabel(paramLabel(option))
+                .userObject(option) // the configuration reference reads its group from the definition
                 .description(literal(option.description()))
                 .converters(text -> {
                     try {

@@ -168,29 +168,4 @@ class CliTest {
         CliRun after = CliRun.run(env, "status", "--json");
         assertThat(after.out()).contains("\"backlog\" : 2").contains("\"deadLetters\" : 0");
     }
-
-    @Test
-    void theReadmesConfigurationReferenceMatchesTheOptionDefinitions() throws Exception {
-        // outbox-cli/README.md (this module's folder is the tests' working directory)
-        String readme = Files.readString(Path.of("README.md"));
-        String start = "<!-- config-reference:start";
-        String end = "<!-- config-reference:end -->";
-        int from = readme.indexOf(start);
-        int to = readme.indexOf(end);
-        assertThat(from).as("outbox-cli/README.md has no line starting with '%s'", start).isNotNegative();
-        assertThat(to).as("outbox-cli/README.md has no '%s' after the start marker", end).isGreaterThan(from);
-        String copy = readme.substring(readme.indexOf('\n', from) + 1, to);
-        String reference = CliRun.run(Map.of(), "config-reference").out();
-        assertThat(copy.strip())
-                .as("the configuration reference in outbox-cli/README.md is stale: run"
-                        + " ./mvnw -B -DskipTests -pl outbox-cli -am package && docs/build-readme.sh")
-                .isEqualTo(reference.strip());
-    }
-
-    @Test
-    void configReferenceListsEveryOptionWithItsVariable() {
-        CliRun r = CliRun.run(Map.of(), "config-reference");
-        assertThat(r.out()).contains("| `outbox migrate` | `--jdbc-url` | `OUTBOX_JDBC_URL` |")
-                .contains("`--schema` | `OUTBOX_SCHEMA` | `public`");
-    }
 }

@@ -14,7 +14,8 @@ import java.util.stream.Collectors;
  * it: the CLI's flag ({@code --lease-duration}), environment variable ({@code OUTBOX_LEASE_DURATION}) and config-file
  * key ({@code lease-duration=}), the Spring Boot property ({@code outboxkit.relay.options.lease-duration}) and the generated
  * configuration reference. The definitions are constants of {@link RelayOptions} (settings both relays share),
- * {@code PollerOptions} and {@code CdcOptions}.
+ * {@code PollerOptions} and {@code CdcOptions}. Every definition states its {@link Importance}: references list the
+ * essentials first, then the tuning settings, then the rest.
  *
  * <p>Immutable and thread-safe.
  *
@@ -22,7 +23,32 @@ import java.util.stream.Collectors;
  */
 public final class RelayOption<T> {
 
+    /**
+     * How much a deployment needs a setting; references list the groups in this order. Each definition names its
+     * group (there is no default), so a new option has to choose one.
+     */
+    public enum Importance {
+        /** What every deployment sets or decides: which schema, slot and topics, how instances share the work. */
+        ESSENTIAL("essential"),
+        /** Throughput, latency and resources (batch sizes, loops, delays, bounds in flight): change after measuring. */
+        TUNING("tuning"),
+        /** Behaviour switches and timeouts whose defaults suit nearly every deployment. */
+        RARELY_NEEDED("rarely needed");
+
+        private final String label;
+
+        Importance(String label) {
+            this.label = label;
+        }
+
+        /** The group's name in references: {@code essential}, {@code tuning}, {@code rarely needed}. */
+        public String label() {
+            return label;
+        }
+    }
+
     private final String name;
+    private final Importance importance;
     private final Class<T> type;
     private final T defaultValue;
     private final String defaultText;
@@ -32,10 +58,11 @@ public final class RelayOption<T> {
     private final Function<T, String> problem;
     private final String accepted;
 
-    private RelayOption(String name, Class<T> type, T defaultValue, String defaultText, String doc,
-                        Function<String, T> parser, Function<T, String> formatter, Function<T, String> problem,
-                        String accepted) {
+    private RelayOption(String name, Importance importance, Class<T> type, T defaultValue, String defaultText,
+                        String doc, Function<String, T> parser, Function<T, String> formatter,
+                        Function<T, String> problem, String accepted) {
         this.name = Objects.requireNonNull(name);
+        this.importance = Objects.requireNonNull(importance, name + ": importance");
         this.type = Objects.requireNonNull(type);
         this.defaultValue = defaultValue;
         this.defaultText = defaultText;
@@ -59,6 +86,11 @@ public final class RelayOption<T> {
         return name.replaceAll("([a-z0-9])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT);
     }
 
+    /** Its group in references: essential, tuning or rarely needed. */
+    public Importance importance() {
+        return importance;
+    }
+
     public Class<T> type() {
         return type;
     }
@@ -73,7 +105,10 @@ public final class RelayOption<T> {
         return defaultValue != null ? format(defaultValue) : defaultText == null ? "" : defaultText;
     }
 
-    /** What the setting does, in one or two sentences. */
+    /**
+     * What the setting does, in one or two sentences, with no measured figures (those are in docs/performance.md,
+     * which the text may point to).
+     */
     public String doc() {
         return doc;
     }
@@ -137,16 +172,19 @@ public final class RelayOption<T> {
     // Factories, one per kind of value, for the catalogs (RelayOptions, PollerOptions, CdcOptions).
 
     /** A duration setting, from {@code min} to {@code max}. */
-    public static RelayOption<Duration> duration(String name, Duration defaultValue, Duration min, Duration max, String doc) {
-        return new RelayOption<>(name, Duration.class, defaultValue, null, doc, Duration::parse, Duration::toString,
+    public static RelayOption<Duration> duration(String name, Importance importance, Duration defaultValue, Duration min,
+                                                 Duration max, String doc) {
+        return new RelayOption<>(name, importance, Duration.class, defaultValue, null, doc, Duration::parse,
+                Duration::toString,
                 d -> d.compareTo(min) < 0 || d.compareTo(max) > 0
                         ? name + " must be between " + min + " and " + max + ", got " + d : null,
                 "an ISO-8601 duration from " + min + " to " + max);
     }
 
     /** A whole-number setting, from {@code min} to {@code max}. */
-    public static RelayOption<Integer> integer(String name, int defaultValue, int min, int max, String doc) {
-        return integer(name, defaultValue, null, min, max, doc);
+    public static RelayOption<Integer> integer(String name, Importance importance, int defaultValue, int min, int max,
+                                               String doc) {
+        return integer(name, importance, defaultValue, null, min, max, doc);
     }
 
     /**
@@ -154,51 +192,57 @@ public final class RelayOption<T> {
      * other settings when it is not set ({@code computedDefault} says how, for references). Unset, it is absent from
      * text configuration too, so only a value the user gives is checked against the other settings.
      */
-    public static RelayOption<Integer> computedInteger(String name, String computedDefault, int min, int max, String doc) {
-        return integer(name, null, Objects.requireNonNull(computedDefault), min, max, doc);
+    public static RelayOption<Integer> computedInteger(String name, Importance importance, String computedDefault,
+                                                       int min, int max, String doc) {
+        return integer(name, importance, null, Objects.requireNonNull(computedDefault), min, max, doc);
     }
 
-    private static RelayOption<Integer> integer(String name, Integer defaultValue, String defaultText, int min, int max,
-                                                String doc) {
-        return new RelayOption<>(name, Integer.class, defaultValue, defaultText, doc, Integer::valueOf, String::valueOf,
+    private static RelayOption<Integer> integer(String name, Importance importance, Integer defaultValue,
+                                                String defaultText, int min, int max, String doc) {
+        return new RelayOption<>(name, importance, Integer.class, defaultValue, defaultText, doc, Integer::valueOf,
+                String::valueOf,
                 n -> n < min || n > max ? name + " must be between " + min + " and " + max + ", got " + n : null,
                 min + " to " + max);
     }
 
     /** A yes/no setting ({@code true}/{@code false}, also {@code yes}/{@code no}, {@code on}/{@code off}). */
-    public static RelayOption<Boolean> flag(String name, boolean defaultValue, String doc) {
-        return new RelayOption<>(name, Boolean.class, defaultValue, null, doc, RelayOption::parseBoolean,
+    public static RelayOption<Boolean> flag(String name, Importance importance, boolean defaultValue, String doc) {
+        return new RelayOption<>(name, importance, Boolean.class, defaultValue, null, doc, RelayOption::parseBoolean,
                 String::valueOf, b -> null, "true or false");
     }
 
     /** One of an enum's constants (text: its name, case-insensitive, dashes for underscores). */
-    public static <E extends Enum<E>> RelayOption<E> choice(String name, Class<E> type, E defaultValue, String doc) {
+    public static <E extends Enum<E>> RelayOption<E> choice(String name, Importance importance, Class<E> type,
+                                                           E defaultValue, String doc) {
         String names = Arrays.stream(type.getEnumConstants()).map(Enum::name).collect(Collectors.joining(", "));
-        return new RelayOption<>(name, type, defaultValue, null, doc,
+        return new RelayOption<>(name, importance, type, defaultValue, null, doc,
                 s -> Enum.valueOf(type, s.toUpperCase(Locale.ROOT).replace('-', '_')), Enum::name, e -> null, names);
     }
 
     /** A PostgreSQL identifier ({@link Identifiers#requireValid}). */
-    public static RelayOption<String> identifier(String name, String defaultValue, String doc) {
-        return new RelayOption<>(name, String.class, defaultValue, null, doc, s -> s, s -> s,
+    public static RelayOption<String> identifier(String name, Importance importance, String defaultValue, String doc) {
+        return new RelayOption<>(name, importance, String.class, defaultValue, null, doc, s -> s, s -> s,
                 s -> problemOf(() -> Identifiers.requireValid(name, s)), Identifiers.RULE);
     }
 
     /** An instance name ({@link Identifiers#requireInstanceId}); without a value one is computed. */
-    public static RelayOption<String> instanceId(String name, String computedDefault, String doc) {
-        return new RelayOption<>(name, String.class, null, computedDefault, doc, s -> s, s -> s,
+    public static RelayOption<String> instanceId(String name, Importance importance, String computedDefault,
+                                                 String doc) {
+        return new RelayOption<>(name, importance, String.class, null, computedDefault, doc, s -> s, s -> s,
                 s -> problemOf(() -> Identifiers.requireInstanceId(name, s)), Identifiers.INSTANCE_ID_RULE);
     }
 
     /** A topic route template ({@link TopicRoute#of}). */
-    public static RelayOption<TopicRoute> route(String name, String doc) {
-        return new RelayOption<>(name, TopicRoute.class, TopicRoute.defaultRoute(), null, doc, TopicRoute::of,
-                TopicRoute::template, r -> null, "a topic name in which ${aggregateType} and ${eventType} are filled in");
+    public static RelayOption<TopicRoute> route(String name, Importance importance, String doc) {
+        return new RelayOption<>(name, importance, TopicRoute.class, TopicRoute.defaultRoute(), null, doc,
+                TopicRoute::of, TopicRoute::template, r -> null,
+                "a topic name in which ${aggregateType} and ${eventType} are filled in");
     }
 
     /** A CloudEvents source template ({@link TopicRoute#checkSource}). */
-    public static RelayOption<String> cloudEventsSource(String name, String defaultValue, String doc) {
-        return new RelayOption<>(name, String.class, defaultValue, null, doc, s -> s, s -> s,
+    public static RelayOption<String> cloudEventsSource(String name, Importance importance, String defaultValue,
+                                                        String doc) {
+        return new RelayOption<>(name, importance, String.class, defaultValue, null, doc, s -> s, s -> s,
                 s -> {
                     String problem = problemOf(() -> TopicRoute.checkSource(s));
                     return problem == null ? null : name + ": " + problem;

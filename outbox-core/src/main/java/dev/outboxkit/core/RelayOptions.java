@@ -1,5 +1,8 @@
 package dev.outboxkit.core;
 
+import static dev.outboxkit.core.RelayOption.Importance.ESSENTIAL;
+import static dev.outboxkit.core.RelayOption.Importance.RARELY_NEEDED;
+
 import java.time.Duration;
 import java.util.List;
 
@@ -11,36 +14,38 @@ import java.util.List;
  *
  * <p>Each option's description (the last argument of its definition, {@link RelayOption#description()}) is its one
  * doc: the builder setters link here, and the CLI's {@code --help}, its README table and the Spring Boot metadata
- * print it. Measured figures stay out of it; it links to docs/performance.md instead.
+ * print it. Measured figures stay out of it; it links to docs/performance.md instead. Each definition's second argument
+ * is its group ({@link RelayOption.Importance}).
  */
 public final class RelayOptions {
 
     /** Schema holding the outboxkit tables. */
-    public static final RelayOption<String> SCHEMA = RelayOption.identifier("schema", OutboxTables.DEFAULT_SCHEMA,
-            "PostgreSQL schema holding the outboxkit tables.");
+    public static final RelayOption<String> SCHEMA = RelayOption.identifier("schema", ESSENTIAL,
+            OutboxTables.DEFAULT_SCHEMA, "PostgreSQL schema holding the outboxkit tables.");
 
     /** Topic for rows without their own. */
-    public static final RelayOption<TopicRoute> ROUTE = RelayOption.route("route",
+    public static final RelayOption<TopicRoute> ROUTE = RelayOption.route("route", ESSENTIAL,
             "Topic for rows whose topic column is empty; the same default as Debezium's outbox event router.");
 
     /** How records are laid out: outboxkit's headers or CloudEvents ({@link RecordFormat}). */
-    public static final RelayOption<RecordFormat> RECORD_FORMAT = RelayOption.choice("recordFormat", RecordFormat.class,
-            RecordFormat.OUTBOXKIT, "Record layout: OUTBOXKIT headers (id, eventType, aggregateType, createdAt) or "
-                    + "CLOUDEVENTS (the CloudEvents 1.0 Kafka binding, binary mode: ce_id, ce_source, ce_type, ce_time, "
-                    + "ce_subject, ce_aggregatetype, content-type); for every record of the relay.");
+    public static final RelayOption<RecordFormat> RECORD_FORMAT = RelayOption.choice("recordFormat", RARELY_NEEDED,
+            RecordFormat.class, RecordFormat.OUTBOXKIT, "Layout of every record of the relay: OUTBOXKIT headers (id, "
+                    + "eventType, aggregateType, createdAt) or CLOUDEVENTS (the CloudEvents 1.0 Kafka binding, binary "
+                    + "mode: ce_id, ce_source, ce_type, ce_time, ce_subject, ce_aggregatetype, content-type).");
 
     /**
      * ce_source of CloudEvents records: a URI reference in which {@code ${aggregateType}} and {@code ${eventType}}
      * are filled in.
      */
     public static final RelayOption<String> CLOUD_EVENTS_SOURCE = RelayOption.cloudEventsSource("cloudEventsSource",
-            TopicRoute.DEFAULT_CLOUD_EVENTS_SOURCE, "The ce_source of CLOUDEVENTS records, for example the producing "
-                    + "service's URI; ignored for OUTBOXKIT.");
+            RARELY_NEEDED, TopicRoute.DEFAULT_CLOUD_EVENTS_SOURCE, "The ce_source of CLOUDEVENTS records, for example "
+                    + "the producing service's URI; ignored for OUTBOXKIT.");
 
     /** This instance's name. */
-    public static final RelayOption<String> INSTANCE_ID = RelayOption.instanceId("instanceId",
+    public static final RelayOption<String> INSTANCE_ID = RelayOption.instanceId("instanceId", RARELY_NEEDED,
             "host name, process id and a random suffix",
-            "Name of this instance in the lease table, in outbox_dead_letter.parked_by and in logs.");
+            "Name of this instance in the lease table, in outbox_dead_letter.parked_by and in logs; one per running "
+                    + "process (a process started under the same name takes the earlier one's leases).");
 
     /**
      * How long a lease lasts without renewal. 15 s: leases are renewed every third of it, and the polling relay
@@ -48,14 +53,14 @@ public final class RelayOptions {
      * budget (a remote, replicated cluster under load needs seconds) while a crashed instance's work is taken
      * over within 15 s.
      */
-    public static final RelayOption<Duration> LEASE_DURATION = RelayOption.duration("leaseDuration",
+    public static final RelayOption<Duration> LEASE_DURATION = RelayOption.duration("leaseDuration", ESSENTIAL,
             Duration.ofSeconds(15), Duration.ofSeconds(2), Duration.ofMinutes(10),
             "How long a lease lasts without renewal (renewed every third of it): other instances take over about "
                     + "this long after a crash, and a paused instance can complete nothing once it passed.");
 
     /** Counted failures before a row is parked. */
-    public static final RelayOption<Integer> MAX_ATTEMPTS = RelayOption.integer("maxAttempts", 10, 1, 1000,
-            "A row whose own record Kafka refuses with a retriable error this many times is parked in "
+    public static final RelayOption<Integer> MAX_ATTEMPTS = RelayOption.integer("maxAttempts", RARELY_NEEDED, 10, 1,
+            1000, "A row whose own record Kafka refuses with a retriable error this many times is parked in "
                     + "outbox_dead_letter, so it never holds the rest back. Timeouts (Kafka slow or away), failures "
                     + "that need an operator and failures caused by another record's do not count.");
 
@@ -64,12 +69,12 @@ public final class RelayOptions {
      * failover, or a first TLS and SCRAM login on a loaded node takes seconds to tens of seconds, while an orchestrator
      * should still hear of a wrong address within a minute.
      */
-    public static final RelayOption<Duration> START_TIMEOUT = RelayOption.duration("startTimeout",
+    public static final RelayOption<Duration> START_TIMEOUT = RelayOption.duration("startTimeout", RARELY_NEEDED,
             Duration.ofSeconds(60), Duration.ZERO, Duration.ofMinutes(30),
-            "How long start-up keeps trying a database that does not answer (refused, timed out, starting up), with a "
-                    + "WARN per attempt and not ready meanwhile; then the relay gives up naming what it tried (sidecar: "
-                    + "exit 1). A database that answers no (wrong password, missing grants, an untrusted certificate) "
-                    + "fails at once. PT0S: one attempt.");
+            "How long start-up keeps trying a database that does not answer (refused, timed out, starting up), not "
+                    + "ready meanwhile, before it gives up naming what it tried (sidecar: exit 1); PT0S: one attempt. "
+                    + "A database that answers no (wrong password, missing grants, an untrusted certificate) fails at "
+                    + "once.");
 
     private RelayOptions() {
     }
