@@ -31,6 +31,8 @@ import java.util.regex.Pattern;
  *       printed as the run report prints numbers ({@link Numbers#format}), or with {@code #key:N} N decimals.</li>
  *   <li>{@code target}: the target {@link MetricCatalog} defines for the key, for example {@code ≥ 0.8} or
  *       {@code ≤ 25 ms}.</li>
+ *   <li>{@code docs/soak}: a total over the committed soak reports, such as {@code poll.events} ({@link SoakReports}).
+ *   </li>
  *   <li>Any other file (an evidence report): checked, not rendered. The key is a label, and some line of the source
  *       must hold the label's words in their order and the figure's text (a label never holds {@code |}, which
  *       would split a Markdown table's cell).</li>
@@ -156,6 +158,10 @@ public final class Figures {
         if (marker.source().equals(TARGET)) {
             return Optional.of(target(key));
         }
+        Path source = directory(marker.source());
+        if (Files.isDirectory(source)) {
+            return Optional.of(String.format(Locale.ROOT, "%,d", SoakReports.total(source, key)));
+        }
         if (!marker.source().endsWith(".json")) {
             return Optional.empty();
         }
@@ -205,6 +211,14 @@ public final class Figures {
                 throw new UncheckedIOException("cannot read " + source + ": " + e, e);
             }
         });
+    }
+
+    private Path directory(String source) {
+        Path path = repository.resolve(source).normalize();
+        if (!path.startsWith(repository.normalize())) {
+            throw new IllegalArgumentException("the source " + source + " is not a file of the repository");
+        }
+        return path;
     }
 
     private Path file(String source) {

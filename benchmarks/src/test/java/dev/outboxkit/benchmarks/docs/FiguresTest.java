@@ -60,6 +60,31 @@ class FiguresTest {
     }
 
     @Test
+    void soakTotalsAreSummedOverTheReportsOfTheirRelay() throws Exception {
+        Files.createDirectories(repository.resolve("soak"));
+        Files.writeString(repository.resolve("soak/soak-1-seed7.md"), report("# Soak: randomized faults, seed 7", 239850, 77, false));
+        Files.writeString(repository.resolve("soak/soak-2-seed9.md"), report("# Soak: randomized faults, seed 9, poll relays", 1000000, 23, true));
+        Files.writeString(repository.resolve("soak/soak-3-seed9-cdc.md"), report("# Soak: randomized faults, seed 9, cdc relays", 5, 1, true));
+        Files.writeString(repository.resolve("soak/notes.txt"), "not a report");
+        String page = "<!--fig:soak#poll.events-->?<!--/fig--> events, <!--fig:soak#poll.faults-->?<!--/fig--> faults,"
+                + " <!--fig:soak#poll.reports-->?<!--/fig--> reports, lost <!--fig:soak#poll.lost-->?<!--/fig-->,"
+                + " order <!--fig:soak#poll.order_violations-->?<!--/fig-->; cdc <!--fig:soak#cdc.events-->?<!--/fig-->";
+        assertThat(figures().render(page)).isEqualTo("<!--fig:soak#poll.events-->1,239,850<!--/fig--> events,"
+                + " <!--fig:soak#poll.faults-->100<!--/fig--> faults, <!--fig:soak#poll.reports-->2<!--/fig--> reports,"
+                + " lost <!--fig:soak#poll.lost-->0<!--/fig-->, order <!--fig:soak#poll.order_violations-->3<!--/fig-->;"
+                + " cdc <!--fig:soak#cdc.events-->5<!--/fig-->");
+        assertThat(figures().problems("p.md", "<!--fig:soak#poll.speed-->1<!--/fig-->"))
+                .singleElement().asString().contains("no soak figure 'speed'");
+    }
+
+    private static String report(String title, long events, int faults, boolean publicationOrder) {
+        return title + "\n\n| figure | value |\n|---|---|\n| events committed (intents) | " + events + " |\n| lost | 0 |\n"
+                + "| duplicate effects | 0 |\n| order violations (first applications, per aggregate) | 1 |\n"
+                + (publicationOrder ? "| order violations (first publications in each partition, per aggregate) | 1 |\n" : "")
+                + "\n## Faults injected\n\nseed 7: " + faults + " fault(s) injected and healed {kill9=1}\n";
+    }
+
+    @Test
     void aMarkerInInlineCodeIsAnExampleNotAFigure() throws Exception {
         String page = "write `<!--fig:results/run.json#drain_eps-->…<!--/fig-->` and run the tool";
         assertThat(Figures.markers(page)).isEmpty();
