@@ -5,8 +5,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The keys {@code latest.json} always lists (issue 9), with units, meanings and the targets of
- * the relay, writer and consumer issues; which module each key still waits for; and the ratios
+ * The keys {@code latest.json} always lists, with units, meanings and the targets of
+ * the relays, the writer and the consumer; which module each key still waits for; and the ratios
  * the runner derives from two keys of the same repeat.
  *
  * <p>A key listed here that no registered scenario produces is written as {@code null}, with
@@ -25,7 +25,7 @@ public final class MetricCatalog {
     public static final Metric POLLER_DRAIN_EPS = Metric.of("poller_drain_eps", "events/s",
             "polling relay with its defaults (two claim loops) draining the same backlog into Kafka, every ack waited for");
     public static final Metric POLLER_VS_PG_CEILING = Metric.of("poller_vs_pg_ceiling", "ratio",
-            "poller_drain_eps ÷ pg_drain_ceiling_eps, same repeat").atLeast(0.8); // issue 30 item 4's target
+            "poller_drain_eps ÷ pg_drain_ceiling_eps, same repeat").atLeast(0.8); // the polling relay's drain target
     public static final Metric CDC_DRAIN_EPS = Metric.of("cdc_drain_eps", "events/s",
             "WAL relay (Debezium Embedded, pgoutput) streaming the backlog into Kafka");
     public static final Metric DEBEZIUM_CEILING_EPS = Metric.of("debezium_ceiling_eps", "events/s",
@@ -70,7 +70,7 @@ public final class MetricCatalog {
     public static final Metric CONSUMER_PLAIN_EPS = Metric.of("consumer_plain_eps", "events/s",
             "the consumer's handler without the inbox (the consumer scenario)");
 
-    // Peers side by side (issue 21): the Spring Modulith peer measured like outboxkit, and the same crash for all.
+    // Peers side by side: the Spring Modulith peer measured like outboxkit, and the same crash for all.
     public static final Metric MODULITH_DRAIN_EPS = Metric.of("modulith_drain_eps", "events/s",
             "Spring Modulith (JDBC event publication registry + Kafka externalization) publishing the same backlog:"
                     + " incomplete publications resubmitted, until Kafka holds every event");
@@ -154,9 +154,9 @@ public final class MetricCatalog {
     public static final List<String> FAILOVER_SYSTEMS = List.of("poller", "cdc");
 
     /**
-     * The failover keys of one relay (issue 30): {@code failover_<system>_kill_first_ack_p50_ms} … over the kills
-     * (SIGKILL) and the SIGTERM handoffs of one run, with the issue's targets: the survivor's first acknowledged
-     * record of the killed instance's work within 1 s (polling relay) or 3 s (WAL relay), a SIGTERM handoff's worst
+     * The failover keys of one relay: {@code failover_<system>_kill_first_ack_p50_ms} … over the kills
+     * (SIGKILL) and the SIGTERM handoffs of one run, with their targets: the survivor's first acknowledged
+     * record of the killed instance's work within 1 s (polling relay) or 3 s (CDC relay), a SIGTERM handoff's worst
      * event delay within 250 ms.
      */
     public static List<Metric> failover(String system) {
@@ -253,8 +253,8 @@ public final class MetricCatalog {
 
     /**
      * Why a key has no scenario yet, by key: the extension point for a key added to {@link #REQUIRED}
-     * before its scenario exists (the report then shows the reason instead of a number). Every key
-     * of issue 9 has its scenario now, so this is empty.
+     * before its scenario exists (the report then shows the reason instead of a number). Empty while
+     * every required key has its scenario.
      */
     public static final Map<String, String> PENDING = Map.of();
 

@@ -84,8 +84,8 @@ public record Sizes(Mode mode, int repeats, List<Integer> payloadSizes, int back
     /**
      * JVM options of the publishing child JVMs the crash and failover scenarios start. The smoke's children compile
      * with C1 only: their start-up (class loading and the code that runs once) is what the smoke waits for, and C2's
-     * compilations of it cost CPU that a 2-core CI machine does not have (start to READY 13-20 s instead of
-     * 29-38 s at load 50); they are never measured for speed. The measuring modes keep the JVM's defaults.
+     * compilations of it cost CPU that a 2-core CI machine does not have, which slows their start to READY; they are
+     * never measured for speed. The measuring modes keep the JVM's defaults.
      */
     public List<String> publisherJvmOptions() {
         return mode == Mode.SMOKE ? List.of("-XX:TieredStopAtLevel=1") : List.of();

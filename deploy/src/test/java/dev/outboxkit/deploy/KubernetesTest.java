@@ -31,7 +31,7 @@ class KubernetesTest {
 
     /**
      * The measured resident memory (MB) of a relay, from docs/performance.md: the polling sidecar's RSS, and the
-     * highest "max RSS" of the WAL relay's benchmark rows.
+     * highest "max RSS" of the CDC relay's benchmark rows.
      */
     private static long measuredRssMb(String relay) throws Exception {
         String perf = Files.readString(Path.of("../docs/performance.md"));

@@ -56,7 +56,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * deploy/monitoring against a real Prometheus scraping real sidecars: a polling relay (with the retention schedule), a
- * WAL relay, and an idempotent consumer serving its registry, all under a steady load. Prometheus runs a copy of the
+ * CDC relay, and an idempotent consumer serving its registry, all under a steady load. Prometheus runs a copy of the
  * shipped rules that differs only in {@code for:} (1 s), so expressions are the shipped ones.
  */
 @ExtendWith(OutboxTestkitExtension.class)

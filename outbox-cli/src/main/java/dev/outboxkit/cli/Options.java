@@ -124,7 +124,7 @@ final class Options {
 
         /** The operations API ({@code status}, {@code dead-letters}, {@code replay}) on this schema, over {@code ds}. */
         OutboxAdmin admin(DataSource ds) {
-            return OutboxAdmin.builder().producer(ds, schema).build();
+            return OutboxAdmin.builder().outboxDatabase(ds, schema).build();
         }
     }
 
@@ -227,7 +227,7 @@ final class Options {
         Duration archiveRetention;
 
         /**
-         * Opens what the job needs (a producer pool of three: the sidecar's lock, the job; a consumer
+         * Opens what the job needs (an outbox database pool of three: the sidecar's lock, the job; a consumer
          * pool when --consumer-jdbc-url is set; a Kafka admin when groups are purged) and builds it.
          * Builder refusals are configuration errors (exit 2).
          */
@@ -240,14 +240,14 @@ final class Options {
             db.requireUrl();
             RetentionJob job = new RetentionJob();
             try {
-                job.producer = db.dataSource(poolName, 3);
+                job.outboxDatabase = db.dataSource(poolName, 3);
                 job.consumer = consumerJdbcUrl == null ? null : db.pool(consumerJdbcUrl, poolName + "-consumer", 1);
                 job.admin = adminProps == null ? null : Admin.create(adminProps);
-                Retention.Builder builder = Retention.builder().producer(job.producer, db.schema).intentRetention(intentRetention)
+                Retention.Builder builder = Retention.builder().outboxDatabase(job.outboxDatabase, db.schema).intentRetention(intentRetention)
                         .partitionsAhead(ahead.partitionsAhead).deadLetterRetention(deadLetterRetention)
                         .archiveRetention(archiveRetention).kafkaAdmin(job.admin).meterRegistry(registry);
                 for (String group : groups) {
-                    builder.inbox(job.consumer == null ? job.producer : job.consumer, db.schema, group, processedRetention);
+                    builder.inbox(job.consumer == null ? job.outboxDatabase : job.consumer, db.schema, group, processedRetention);
                 }
                 try {
                     if (idempotencyRetention != null) {
@@ -267,7 +267,7 @@ final class Options {
 
     /** A built Retention with the pools and admin it runs on; closing it closes them. */
     static final class RetentionJob implements AutoCloseable {
-        HikariDataSource producer;
+        HikariDataSource outboxDatabase;
         HikariDataSource consumer;
         Admin admin;
         Retention retention;
@@ -280,8 +280,8 @@ final class Options {
             if (consumer != null) {
                 consumer.close();
             }
-            if (producer != null) {
-                producer.close();
+            if (outboxDatabase != null) {
+                outboxDatabase.close();
             }
         }
     }

@@ -22,7 +22,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 @Command(name = "reconcile", mixinStandardHelpOptions = true, showDefaultValues = true,
-        description = {"Compare the producer's intent ledger with the consumers' effects over a bounded window: lost, "
+        description = {"Compare the outbox database's intent ledger with the consumers' effects over a bounded window: lost, "
                 + "phantom, duplicate, late and unknown-outcome events.",
                 "Exit status 3 when anything is found (for cron or a Kubernetes CronJob), 0 when clean."})
 final class ReconcileCommand implements Callable<Integer> {
@@ -35,7 +35,7 @@ final class ReconcileCommand implements Callable<Integer> {
 
     @Option(names = "--consumer", paramLabel = "NAME=URL", showDefaultValue = CommandLine.Help.Visibility.NEVER,
             description = "A consumer database holding processed_event / external_effect (repeatable); "
-                    + "default: the producer database (--jdbc-url), named local.")
+                    + "default: the outbox database (--jdbc-url), named local.")
     Map<String, String> consumers = new LinkedHashMap<>();
 
     @Option(names = "--consumer-schema", paramLabel = "NAME", converter = Options.SchemaConverter.class,
@@ -75,13 +75,13 @@ final class ReconcileCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         List<HikariDataSource> pools = new ArrayList<>();
         try {
-            HikariDataSource producer = db.dataSource("outbox-reconcile", 2);
-            pools.add(producer);
+            HikariDataSource outboxDatabase = db.dataSource("outbox-reconcile", 2);
+            pools.add(outboxDatabase);
             String schema = consumerSchema == null ? db.schema : consumerSchema;
-            Reconciler.Builder builder = Reconciler.builder().producer(producer, db.schema).lookback(lookback).grace(grace)
+            Reconciler.Builder builder = Reconciler.builder().outboxDatabase(outboxDatabase, db.schema).lookback(lookback).grace(grace)
                     .dedupeWindow(dedupeWindow).batchSize(batchSize).maxFindingsPerKind(maxFindings);
             if (consumers.isEmpty()) {
-                builder.consumer(new ConsumerSource("local", producer, schema, groups, new LinkedHashSet<>(aggregateTypes)));
+                builder.consumer(new ConsumerSource("local", outboxDatabase, schema, groups, new LinkedHashSet<>(aggregateTypes)));
             }
             for (Map.Entry<String, String> e : consumers.entrySet()) {
                 if (!e.getValue().startsWith("jdbc:postgresql:")) {

@@ -50,7 +50,7 @@ final class RelayCommand {
         @Option(names = "--shutdown-deadline", paramLabel = "DURATION", defaultValue = "PT20S",
                 description = "After SIGTERM, exit at the latest this long later, whatever the stop still waits for (a database "
                         + "or Kafka that no longer answers): exit 1, the leases then expire after --lease-duration and the batch "
-                        + "in flight is published again. Caps the WAL relay's --shutdown-timeout too. Keep it below the "
+                        + "in flight is published again. Caps the CDC relay's --shutdown-timeout too. Keep it below the "
                         + "orchestrator's grace period (Kubernetes: 30 s by default).")
         Duration shutdownDeadline;
 
@@ -318,7 +318,7 @@ final class RelayCommand {
     }
 
     @Command(name = "cdc", mixinStandardHelpOptions = true, showDefaultValues = true,
-            description = "The WAL relay: Debezium Embedded reads the outbox table's inserts from a logical replication slot.")
+            description = "The CDC relay: Debezium Embedded reads the outbox table's inserts from a logical replication slot.")
     static final class Cdc extends Sidecar {
         @Override
         String kind() {

@@ -6,7 +6,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxkit.core.MissingGrantsException;
 import dev.outboxkit.ops.admin.OutboxAdmin;
 import dev.outboxkit.ops.admin.Status;
-import dev.outboxkit.ops.admin.WalRelaySlot;
+import dev.outboxkit.ops.admin.CdcRelaySlot;
 import java.io.PrintWriter;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -22,7 +22,7 @@ import picocli.CommandLine.Spec;
 
 @Command(name = "status", mixinStandardHelpOptions = true, showDefaultValues = true,
         description = "Backlog, age of the oldest unpublished event, dead letters, relay leases, replication slots, and the "
-                + "WAL relay's slots: where each was last streamed, whether a promoted standby would keep it.")
+                + "CDC relay's slots: where each was last streamed, whether a promoted standby would keep it.")
 final class StatusCommand implements Callable<Integer> {
 
     @Spec
@@ -37,42 +37,47 @@ final class StatusCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Status status;
-        List<WalRelaySlot> walSlots;
-        String walSlotsNote = null;
+        List<CdcRelaySlot> cdcSlots;
+        String cdcSlotsNote = null;
         try (HikariDataSource ds = db.dataSource("outbox-status", 1)) {
             OutboxAdmin admin = db.admin(ds);
             status = admin.status();
             try {
-                walSlots = admin.walRelaySlots();
+                cdcSlots = admin.cdcRelaySlots();
             } catch (MissingGrantsException e) {
-                walSlots = List.of();
-                walSlotsNote = "not shown: " + String.join("; ", e.grants());
+                cdcSlots = List.of();
+                cdcSlotsNote = "not shown: " + String.join("; ", e.grants());
             } catch (SQLException e) {
                 if (!"42703".equals(e.getSQLState())) {
                     throw e;
                 }
-                walSlots = List.of();
-                walSlotsNote = "not shown: the schema is older than version 11 (run outbox migrate)";
+                cdcSlots = List.of();
+                cdcSlotsNote = "not shown: the schema is older than version 11 (run outbox migrate)";
             }
         }
         PrintWriter out = spec.commandLine().getOut();
         if (json) {
             Map<String, Object> map = asMap(status);
-            map.put("walRelaySlots", walSlots(walSlots));
-            if (walSlotsNote != null) {
-                map.put("walRelaySlotsNote", walSlotsNote);
+            map.put("cdcRelaySlots", cdcSlots(cdcSlots));
+            if (cdcSlotsNote != null) {
+                map.put("cdcRelaySlotsNote", cdcSlotsNote);
+            }
+            // the keys' old names, deprecated: the same values, until 0.2.0
+            map.put("walRelaySlots", map.get("cdcRelaySlots"));
+            if (cdcSlotsNote != null) {
+                map.put("walRelaySlotsNote", cdcSlotsNote);
             }
             out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(map));
         } else {
             print(out, status);
-            print(out, walSlots, walSlotsNote);
+            print(out, cdcSlots, cdcSlotsNote);
         }
         return Main.OK;
     }
 
-    private static List<Map<String, Object>> walSlots(List<WalRelaySlot> slots) {
+    private static List<Map<String, Object>> cdcSlots(List<CdcRelaySlot> slots) {
         List<Map<String, Object>> out = new ArrayList<>();
-        for (WalRelaySlot slot : slots) {
+        for (CdcRelaySlot slot : slots) {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("slot", slot.name());
             m.put("present", slot.present());
@@ -89,9 +94,9 @@ final class StatusCommand implements Callable<Integer> {
         return out;
     }
 
-    private static void print(PrintWriter out, List<WalRelaySlot> slots, String note) {
-        out.printf("WAL relay slots               %s%n", note != null ? note : slots.size());
-        for (WalRelaySlot s : slots) {
+    private static void print(PrintWriter out, List<CdcRelaySlot> slots, String note) {
+        out.printf("CDC relay slots               %s%n", note != null ? note : slots.size());
+        for (CdcRelaySlot s : slots) {
             out.printf("  %-28s %s, last streamed on %s%n", s.name(), !s.present() ? "missing on this server"
                     : s.active() ? "streamed" : "not streamed now", s.lastServer() == null ? "-" : s.lastServer());
             out.printf("  %-28s failover: %s%n", "", s.failoverDetail());

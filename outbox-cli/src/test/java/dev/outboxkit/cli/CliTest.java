@@ -94,11 +94,11 @@ class CliTest {
     }
 
     /**
-     * {@code outbox status} shows each WAL relay slot as the relay recorded it and as the server holds it: here a slot
+     * {@code outbox status} shows each CDC relay slot as the relay recorded it and as the server holds it: here a slot
      * the relay created again after a failover (the record as the relay writes it) that this server does not have.
      */
     @Test
-    void statusShowsTheWalRelaysSlotsAndWhatAFailoverDidToThem(TestDatabase db) throws Exception {
+    void statusShowsTheCdcRelaysSlotsAndWhatAFailoverDidToThem(TestDatabase db) throws Exception {
         db.exec("INSERT INTO outbox_cdc_slot (slot_name, base_lsn, created_by, system_identifier, timeline, server_address, "
                 + "recreated_at, recreated_reason) VALUES ('orders_slot', '0/1', 'relay-1', 7716290811191562322, 2, "
                 + "'db2:5432', now(), 'replication slot orders_slot is missing on db2:5432 (system 7716290811191562322, "
@@ -107,16 +107,19 @@ class CliTest {
 
         CliRun text = CliRun.run(env, "status");
         assertThat(text.exitCode()).as(text.all()).isZero();
-        assertThat(text.out()).contains("WAL relay slots               1")
+        assertThat(text.out()).contains("CDC relay slots               1")
                 .contains("orders_slot                  missing on this server, last streamed on db2:5432 (system "
                         + "7716290811191562322, timeline 2)")
                 .contains("failover: ")
                 .contains("created again at ").contains("the relay last streamed it on db1:5432");
 
         CliRun json = CliRun.run(env, "status", "--json");
-        assertThat(json.out()).contains("\"walRelaySlots\" : [").contains("\"slot\" : \"orders_slot\"")
+        assertThat(json.out()).contains("\"cdcRelaySlots\" : [").contains("\"slot\" : \"orders_slot\"")
                 .contains("\"present\" : false").contains("\"lastServer\" : \"db2:5432 (system 7716290811191562322, "
                         + "timeline 2)\"");
+        // the deprecated key, until 0.2.0: the same list under its old name
+        Map<?, ?> parsed = new com.fasterxml.jackson.databind.ObjectMapper().readValue(json.out(), Map.class);
+        assertThat(parsed.get("walRelaySlots")).isEqualTo(parsed.get("cdcRelaySlots"));
 
         // a role with the documented status grants only: the rest of status, and which grant shows the slots
         String role = "status_only_" + db.name();
@@ -127,7 +130,7 @@ class CliTest {
                 "OUTBOX_PASSWORD", "pw-" + role), "status");
         assertThat(limited.exitCode()).as(limited.all()).isZero();
         assertThat(limited.out()).contains("backlog (unpublished events)")
-                .contains("WAL relay slots               not shown: GRANT SELECT ON ").contains("outbox_cdc_slot");
+                .contains("CDC relay slots               not shown: GRANT SELECT ON ").contains("outbox_cdc_slot");
     }
 
     @Test

@@ -62,7 +62,7 @@ class ConnectionFormsTest {
 
     @BeforeAll
     static void passwordRole(TestPostgres postgres) {
-        // REPLICATION for the WAL relay's slot; the poller does not need it, and one role keeps the table simple
+        // REPLICATION for the CDC relay's slot; the poller does not need it, and one role keeps the table simple
         postgres.createPasswordRole(ROLE, PASSWORD, "REPLICATION");
     }
 

@@ -119,7 +119,7 @@ class DeadLetterRetryTest {
             }
             s.execute("DELETE FROM outbox_event");
             before = db.count("SELECT last_value FROM " + identitySequence(c));
-            // seq 2: a row the poller parked; seq 0: a logical decoding message the WAL relay parked (no row).
+            // seq 2: a row the poller parked; seq 0: a logical decoding message the CDC relay parked (no row).
             s.execute("INSERT INTO outbox_dead_letter (id, seq, aggregate_type, aggregate_id, event_type, payload, headers, "
                     + "created_at, error_class, error_message, attempts, parked_by) VALUES "
                     + "('" + kept + "', 2, 'account', 'k', 'Opened', '{}', '{}', now(), 'E', 'm', 1, 'relay-1'), "

@@ -33,13 +33,13 @@ class DocumentedGrantsReadmeTest {
     @Test
     void everyModuleReadmeListsWhatItsRolesAreChecked() throws IOException {
         assertListed("relay-poller/README.md", DocumentedGrants.pollingRelay());
-        assertListed("relay-debezium/README.md", DocumentedGrants.walRelay(true));
+        assertListed("relay-debezium/README.md", DocumentedGrants.cdcRelay(true));
         assertListed("consumer-dedupe/README.md", DocumentedGrants.consumer());
         assertListed("outbox-writer/README.md", DocumentedGrants.writer(true), DocumentedGrants.writer(false),
                 DocumentedGrants.idempotencyKeys());
         assertListed("outbox-cli/README.md", DocumentedGrants.status(), DocumentedGrants.deadLettersList(),
                 DocumentedGrants.deadLettersDiscard(), DocumentedGrants.deadLettersRetry(), DocumentedGrants.replay());
-        assertListed("outbox-ops/README.md", DocumentedGrants.reconcileProducer(), DocumentedGrants.reconcileConsumer("db"),
+        assertListed("outbox-ops/README.md", DocumentedGrants.reconcileOutboxDatabase(), DocumentedGrants.reconcileConsumer("db"),
                 DocumentedGrants.purge("owner"), DocumentedGrants.purgeInbox());
     }
 

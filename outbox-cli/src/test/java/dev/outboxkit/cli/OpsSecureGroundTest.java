@@ -83,7 +83,7 @@ class OpsSecureGroundTest {
         producer.exec("DELETE FROM outbox_event"); // published
         consumer.exec("INSERT INTO processed_event (consumer_group, event_id, processed_at) SELECT 'billing', id::uuid,"
                 + " now() - interval '59 minutes' FROM unnest(ARRAY['" + String.join("','", ids) + "']) AS u(id)");
-        String role = role(producer, "ops_reconcile", DocumentedGrants.reconcileProducer());
+        String role = role(producer, "ops_reconcile", DocumentedGrants.reconcileOutboxDatabase());
         grant(consumer, role, DocumentedGrants.reconcileConsumer(consumer.name()));
         String[] reconcile = {"reconcile", "--consumer", "billing-svc=" + consumer.jdbcUrl(), "--group", "billing", "--grace", "PT1M"};
 

@@ -37,7 +37,7 @@ class RelayOptionsTest {
     }
 
     @Test
-    void everyWalRelaySettingIsASidecarOptionWithTheLibrarysDefaultAndDoc() {
+    void everyCdcRelaySettingIsASidecarOptionWithTheLibrarysDefaultAndDoc() {
         assertMatches(relay("cdc"), CdcRelay.builder().options());
     }
 

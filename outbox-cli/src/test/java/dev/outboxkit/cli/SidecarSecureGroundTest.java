@@ -126,8 +126,8 @@ class SidecarSecureGroundTest {
             s.execute("CREATE ROLE " + role + " LOGIN " + (relay.equals("cdc") ? "REPLICATION " : "") + "PASSWORD '"
                     + password + "'");
             if (relay.equals("cdc")) {
-                DocumentedGrants.walRelay(s, role, true);
-                DocumentedGrants.walPublication(s);
+                DocumentedGrants.cdcRelay(s, role, true);
+                DocumentedGrants.cdcPublication(s);
             } else {
                 DocumentedGrants.pollingRelay(s, role);
             }

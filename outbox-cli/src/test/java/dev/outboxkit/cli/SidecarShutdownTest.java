@@ -78,7 +78,7 @@ class SidecarShutdownTest {
                 kafka.createTopic(prefix + ".order", 2);
                 TcpFaultProxy pgProxy = TcpFaultProxy.start("shutdown-pg-" + relay, db.server().host(), db.server().port());
                 pgProxies.put(relay, pgProxy);
-                // A lease longer than the whole stop (BOUND): with 5 s, the WAL relay once lost its lease to the cut-off
+                // A lease longer than the whole stop (BOUND): with 5 s, the CDC relay once lost its lease to the cut-off
                 // database during the stop, stood by and exited 0 in 3 s (nothing left to hand over), so the test raced
                 // the lease's expiry instead of showing the stop deadline.
                 List<String> args = new ArrayList<>(List.of("relay", relay, "--http-port", "0", "--lease-duration", "PT60S",
@@ -97,7 +97,7 @@ class SidecarShutdownTest {
                 TestDatabase db = dbs.get(e.getKey());
                 SidecarRetentionTest.write(db, new History(), 20);
                 await().atMost(WAIT).until(() -> db.count("SELECT count(*) FROM outbox_event") == 0);
-                // Ready: the WAL relay streams. The table empties already in its start-up drain, before Debezium
+                // Ready: the CDC relay streams. The table empties already in its start-up drain, before Debezium
                 // starts; cut off then, Debezium's start fails at once and the stop has nothing left to hang on (it
                 // once exited 0 after 14 s at load 22, racing the deadline this test shows).
                 int port = ports.get(e.getKey());

@@ -2,7 +2,7 @@ package dev.outboxkit.core;
 
 /**
  * A relay refused to start because its database connections pass through a connection pooler (PgBouncer and the like)
- * it cannot run on: the polling relay refuses transaction and statement pooling, the WAL relay any pooler. Found right
+ * it cannot run on: the polling relay refuses transaction and statement pooling, the CDC relay any pooler. Found right
  * after its first contact with the database, before it took a lease or published anything. The message says what was
  * detected, at which address, what would break and the setting that fixes it. Not retriable: the sidecar exits 2
  * (a configuration error).

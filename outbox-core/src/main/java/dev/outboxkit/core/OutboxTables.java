@@ -26,11 +26,11 @@ public final class OutboxTables {
     public static final String FENCE_SEQUENCE = "outbox_fence_seq";
     /** The polling relays' membership (who is alive, for the partition split). */
     public static final String RELAY_MEMBER = "outbox_relay_member";
-    /** The WAL relay's Debezium offsets, committed after Kafka acknowledged. */
+    /** The CDC relay's Debezium offsets, committed after Kafka acknowledged. */
     public static final String CDC_OFFSET = "outbox_cdc_offset";
-    /** The replication slots the WAL relay streams from (a slot gone or moved past its offset stops the relay). */
+    /** The replication slots the CDC relay streams from (a slot gone or moved past its offset stops the relay). */
     public static final String CDC_SLOT = "outbox_cdc_slot";
-    /** The WAL relay's heartbeat rows (so an idle outbox does not pin WAL). */
+    /** The CDC relay's heartbeat rows (so an idle outbox does not pin WAL). */
     public static final String CDC_HEARTBEAT = "outbox_cdc_heartbeat";
     /** The intent ledger (outbox-ops; partitioned by day). */
     public static final String INTENT = "outbox_intent";

@@ -6,7 +6,7 @@ import java.util.Set;
 
 /**
  * The catalog of the relays' meters (Micrometer names; Prometheus adds {@code _total}, {@code _seconds} and the base
- * unit as usual: {@code outbox_relay_published_total}, {@code outbox_relay_backlog_rows}). Every meter is tagged {@code relay=poll} or {@code relay=cdc}; the WAL relay's also carry
+ * unit as usual: {@code outbox_relay_published_total}, {@code outbox_relay_backlog_rows}). Every meter is tagged {@code relay=poll} or {@code relay=cdc}; the CDC relay's also carry
  * {@code slot}. Both relays register their meters from this list, so a name means the same in both and a dashboard or
  * alert can be checked against it.
  */

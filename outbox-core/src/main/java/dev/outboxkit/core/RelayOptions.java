@@ -8,7 +8,7 @@ import java.util.List;
 
 /**
  * The settings both relays share, each defined once (see {@link RelayOption}). The polling relay's own are in
- * {@code PollerOptions}, the WAL relay's in {@code CdcOptions}. The database connection ({@code jdbcUrl},
+ * {@code PollerOptions}, the CDC relay's in {@code CdcOptions}. The database connection ({@code jdbcUrl},
  * {@code user}, {@code password}) and {@code bootstrapServers} are not options of this kind: every outboxkit command
  * takes them, not only the relays, and they have no default.
  *

@@ -1,15 +1,16 @@
 package dev.outboxkit.ops;
 
 import dev.outboxkit.core.OutboxTables;
-import dev.outboxkit.ops.internal.ProducerSettings;
+import dev.outboxkit.ops.internal.OpsSettings;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
 import javax.sql.DataSource;
 
 /**
  * The settings that {@link dev.outboxkit.ops.reconcile.Reconciler.Builder} and
- * {@link dev.outboxkit.ops.retention.Retention.Builder} share, declared once: the producer's database and schema,
- * the clock and the meter registry. Each tool's class Javadoc says what it reads from the producer's schema, what
+ * {@link dev.outboxkit.ops.retention.Retention.Builder} share, declared once: the outbox database (the one holding the outbox
+ * tables) and its schema, the clock and the meter registry. Each tool's class Javadoc says what it reads from that
+ * schema, what
  * its clock decides and which meters it registers. ({@link dev.outboxkit.ops.admin.OutboxAdmin.Builder} takes the
  * database and a clock but registers no meters, so it does not extend this.)
  *
@@ -21,9 +22,9 @@ import javax.sql.DataSource;
 public abstract class OpsBuilder<B extends OpsBuilder<B>> {
 
     /**
-     * What {@link #resolveProducer()} checked: the producer's database, its tables, the clock and the registry.
+     * What {@link #resolveSettings()} checked: the outbox database, its tables, the clock and the registry.
      *
-     * @param dataSource the producer's database
+     * @param dataSource the outbox database
      * @param tables     its tables, in the validated schema
      * @param clock      the tool's clock
      * @param registry   where the tool's meters go
@@ -35,19 +36,29 @@ public abstract class OpsBuilder<B extends OpsBuilder<B>> {
         }
     }
 
-    private final ProducerSettings settings = new ProducerSettings();
+    private final OpsSettings settings = new OpsSettings();
 
     /** For the builders of outbox-ops. */
     protected OpsBuilder() {
     }
 
     /**
-     * The producer's database and the schema holding its tables (default {@value OutboxTables#DEFAULT_SCHEMA}).
-     * Required.
+     * The outbox database (the one the writer writes the outbox tables in) and the schema holding its tables
+     * (default {@value OutboxTables#DEFAULT_SCHEMA}). Required.
      */
-    public final B producer(DataSource dataSource, String schema) {
-        settings.producer(dataSource, schema);
+    public final B outboxDatabase(DataSource dataSource, String schema) {
+        settings.outboxDatabase(dataSource, schema);
         return self();
+    }
+
+    /**
+     * The old name of {@link #outboxDatabase(DataSource, String)}, which it calls.
+     *
+     * @deprecated use {@link #outboxDatabase(DataSource, String)}; removed in 0.2.0
+     */
+    @Deprecated(since = "0.1.0", forRemoval = true)
+    public final B producer(DataSource dataSource, String schema) {
+        return outboxDatabase(dataSource, schema);
     }
 
     /**
@@ -71,8 +82,18 @@ public abstract class OpsBuilder<B extends OpsBuilder<B>> {
      * @throws IllegalArgumentException when the DataSource is missing or the schema is not a legal identifier (the
      *                                  message names the setting)
      */
-    protected final Resolved resolveProducer() {
+    protected final Resolved resolveSettings() {
         return settings.resolve();
+    }
+
+    /**
+     * The old name of {@link #resolveSettings()}, which it calls.
+     *
+     * @deprecated use {@link #resolveSettings()}; removed in 0.2.0
+     */
+    @Deprecated(since = "0.1.0", forRemoval = true)
+    protected final Resolved resolveProducer() {
+        return resolveSettings();
     }
 
     @SuppressWarnings("unchecked")

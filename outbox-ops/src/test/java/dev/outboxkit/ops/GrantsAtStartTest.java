@@ -47,7 +47,7 @@ class GrantsAtStartTest {
     }
 
     private static OutboxAdmin admin(DataSource role) {
-        return OutboxAdmin.builder().producer(role, "public").build();
+        return OutboxAdmin.builder().outboxDatabase(role, "public").build();
     }
 
     @Test
@@ -68,14 +68,14 @@ class GrantsAtStartTest {
     @Test
     void reconcileOnBothSides() throws Exception {
         new IntentLedger(db.dataSource(), "public").enable();
-        GrantsAtStart.eachMissingGrantIsNamed(db, prefix("rcp"), DocumentedGrants.reconcileProducer(),
-                "outbox reconcile (producer side, schema public)", role -> reconcile(role, db.dataSource()));
+        GrantsAtStart.eachMissingGrantIsNamed(db, prefix("rcp"), DocumentedGrants.reconcileOutboxDatabase(),
+                "outbox reconcile (outbox database, schema public)", role -> reconcile(role, db.dataSource()));
         GrantsAtStart.eachMissingGrantIsNamed(db, prefix("rcc"), DocumentedGrants.reconcileConsumer(db.name()),
                 "outbox reconcile (consumer svc, schema public)", role -> reconcile(db.dataSource(), role));
     }
 
     private static void reconcile(DataSource producer, DataSource consumer) throws Exception {
-        Reconciler.builder().producer(producer, "public")
+        Reconciler.builder().outboxDatabase(producer, "public")
                 .consumer(new ConsumerSource("svc", consumer, "public", List.of("billing"))).build().run();
     }
 
@@ -88,7 +88,7 @@ class GrantsAtStartTest {
                 + " EXECUTE format('ALTER TABLE %I OWNER TO " + owner + "', t); END LOOP; END $$");
         try {
             GrantsAtStart.eachMissingGrantIsNamed(db, prefix("pu"), DocumentedGrants.purge(owner), "outbox purge (schema public)",
-                    role -> Retention.builder().producer(role, "public").deadLetterRetention(Duration.ofDays(30)).build().purge(false));
+                    role -> Retention.builder().outboxDatabase(role, "public").deadLetterRetention(Duration.ofDays(30)).build().purge(false));
         } finally {
             db.exec("REASSIGN OWNED BY " + owner + " TO CURRENT_USER", "DROP ROLE " + owner);
         }
@@ -98,7 +98,7 @@ class GrantsAtStartTest {
                 AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 1000, AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 1000))) {
             GrantsAtStart.eachMissingGrantIsNamed(db, prefix("pi"), DocumentedGrants.purgeInbox(),
                     "outbox purge (processed_event of group billing, schema public)", role -> {
-                        Retention retention = Retention.builder().producer(db.dataSource(), "public")
+                        Retention retention = Retention.builder().outboxDatabase(db.dataSource(), "public")
                                 .inbox(role, "public", "billing", Duration.ofDays(7)).kafkaAdmin(kafka).build();
                         try {
                             retention.purge(false);

@@ -3,7 +3,7 @@ package dev.outboxkit.spring;
 import dev.outboxkit.core.Relay;
 import dev.outboxkit.relay.cdc.CdcRelay;
 
-/** Builds the WAL relay from {@code outboxkit.relay.*} (loaded only when relay-debezium is present). */
+/** Builds the CDC relay from {@code outboxkit.relay.*} (loaded only when relay-debezium is present). */
 final class CdcRelays {
 
     private CdcRelays() {

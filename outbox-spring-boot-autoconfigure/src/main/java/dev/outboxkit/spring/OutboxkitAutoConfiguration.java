@@ -350,7 +350,7 @@ public class OutboxkitAutoConfiguration {
         @org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint(OutboxkitEndpoint.class)
         OutboxkitEndpoint outboxkitEndpoint(DataSource dataSource, OutboxkitProperties properties) {
             return new OutboxkitEndpoint(dev.outboxkit.ops.admin.OutboxAdmin.builder()
-                    .producer(dataSource, properties.getSchema()).build());
+                    .outboxDatabase(dataSource, properties.getSchema()).build());
         }
     }
 

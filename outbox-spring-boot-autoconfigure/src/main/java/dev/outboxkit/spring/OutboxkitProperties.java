@@ -75,7 +75,7 @@ public class OutboxkitProperties {
     /** The writer behind SpringOutboxWriter. */
     public static class Writer {
 
-        /** How events are recorded: KEEP (rows in outbox_event), INSERT_AND_DELETE or LOGICAL_MESSAGE (WAL relay only). */
+        /** How events are recorded: KEEP (rows in outbox_event), INSERT_AND_DELETE or LOGICAL_MESSAGE (CDC relay only). */
         private WriteMode mode = WriteMode.KEEP;
 
         /** Largest payload accepted, in bytes of UTF-8 JSON; keep it in step with the relay's Kafka max.request.size. */
@@ -285,7 +285,7 @@ public class OutboxkitProperties {
     /** A relay inside the application. */
     public static class Relay {
 
-        /** none: no relay here (run `outbox relay` as a sidecar); poll: the polling relay; cdc: the WAL relay (needs relay-debezium). */
+        /** none: no relay here (run `outbox relay` as a sidecar); poll: the polling relay; cdc: the CDC relay (needs relay-debezium). */
         private RelayMode mode = RelayMode.NONE;
 
         /** Kafka bootstrap servers of the relay. Default: spring.kafka.bootstrap-servers. */
@@ -361,7 +361,7 @@ public class OutboxkitProperties {
         NONE,
         /** The polling relay (relay-poller). */
         POLL,
-        /** The WAL relay on Debezium Embedded (relay-debezium). */
+        /** The CDC relay on Debezium Embedded (relay-debezium). */
         CDC
     }
 }

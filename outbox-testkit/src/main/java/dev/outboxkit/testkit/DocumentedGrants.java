@@ -32,12 +32,22 @@ public final class DocumentedGrants {
 
     /**
      * relay-debezium/README.md, "Least-privilege role": the REPLICATION attribute (not applied by
-     * {@link #walRelay(Statement, String, boolean)}: the caller creates the role with it) and the table grants;
+     * {@link #cdcRelay(Statement, String, boolean)}: the caller creates the role with it) and the table grants;
      * DELETE on the outbox only with {@code deleteAfterPublish}. The publication is an administrator's:
-     * {@link #walPublication}.
+     * {@link #cdcPublication}.
      */
+    public static List<Grant> cdcRelay(boolean deleteAfterPublish) {
+        return of(RoleGrants.cdcRelay(SCHEMA, deleteAfterPublish));
+    }
+
+    /**
+     * The old name of {@link #cdcRelay(boolean)}, which it calls.
+     *
+     * @deprecated use {@link #cdcRelay(boolean)}; removed in 0.2.0
+     */
+    @Deprecated(since = "0.1.0", forRemoval = true)
     public static List<Grant> walRelay(boolean deleteAfterPublish) {
-        return of(RoleGrants.walRelay(SCHEMA, deleteAfterPublish));
+        return cdcRelay(deleteAfterPublish);
     }
 
     /** consumer-dedupe/README.md, "Least privilege" (plus, for its caller to add, what the handler needs). */
@@ -80,9 +90,19 @@ public final class DocumentedGrants {
         return of(RoleGrants.replay(SCHEMA));
     }
 
-    /** outbox-ops/README.md, "Least-privilege grants": {@code outbox reconcile}, producer side. */
+    /** outbox-ops/README.md, "Least-privilege grants": {@code outbox reconcile}, on the outbox database. */
+    public static List<Grant> reconcileOutboxDatabase() {
+        return of(RoleGrants.reconcileOutboxDatabase(SCHEMA));
+    }
+
+    /**
+     * The old name of {@link #reconcileOutboxDatabase()}, which it calls.
+     *
+     * @deprecated use {@link #reconcileOutboxDatabase()}; removed in 0.2.0
+     */
+    @Deprecated(since = "0.1.0", forRemoval = true)
     public static List<Grant> reconcileProducer() {
-        return of(RoleGrants.reconcileProducer(SCHEMA));
+        return reconcileOutboxDatabase();
     }
 
     /** outbox-ops/README.md, "Least-privilege grants": {@code outbox reconcile}, consumer side in {@code database}. */
@@ -91,7 +111,7 @@ public final class DocumentedGrants {
     }
 
     /**
-     * outbox-ops/README.md, "Least-privilege grants": {@code outbox purge} with dead-letter retention, on the producer
+     * outbox-ops/README.md, "Least-privilege grants": {@code outbox purge} with dead-letter retention, on the outbox
      * database: membership in {@code intentOwner}, the role owning {@code outbox_intent} and its partitions, and CREATE
      * on the schema (new day partitions).
      */
@@ -136,14 +156,34 @@ public final class DocumentedGrants {
         apply(s, role, pollingRelay());
     }
 
-    /** Runs {@link #walRelay(boolean)}'s grants for {@code role} (not REPLICATION: create the role with it). */
-    public static void walRelay(Statement s, String role, boolean deleteAfterPublish) throws SQLException {
-        apply(s, role, walRelay(deleteAfterPublish).stream().filter(g -> !g.kind().equals("ROLE")).toList());
+    /** Runs {@link #cdcRelay(boolean)}'s grants for {@code role} (not REPLICATION: create the role with it). */
+    public static void cdcRelay(Statement s, String role, boolean deleteAfterPublish) throws SQLException {
+        apply(s, role, cdcRelay(deleteAfterPublish).stream().filter(g -> !g.kind().equals("ROLE")).toList());
     }
 
-    /** The publication the WAL relay streams, created by an administrator as relay-debezium/README.md says. */
-    public static void walPublication(Statement s) throws SQLException {
+    /**
+     * The old name of {@link #cdcRelay(Statement, String, boolean)}, which it calls.
+     *
+     * @deprecated use {@link #cdcRelay(Statement, String, boolean)}; removed in 0.2.0
+     */
+    @Deprecated(since = "0.1.0", forRemoval = true)
+    public static void walRelay(Statement s, String role, boolean deleteAfterPublish) throws SQLException {
+        cdcRelay(s, role, deleteAfterPublish);
+    }
+
+    /** The publication the CDC relay streams, created by an administrator as relay-debezium/README.md says. */
+    public static void cdcPublication(Statement s) throws SQLException {
         s.execute("CREATE PUBLICATION outboxkit_pub FOR TABLE outbox_event, outbox_cdc_heartbeat WITH (publish = 'insert')");
+    }
+
+    /**
+     * The old name of {@link #cdcPublication(Statement)}, which it calls.
+     *
+     * @deprecated use {@link #cdcPublication(Statement)}; removed in 0.2.0
+     */
+    @Deprecated(since = "0.1.0", forRemoval = true)
+    public static void walPublication(Statement s) throws SQLException {
+        cdcPublication(s);
     }
 
     /** Runs {@link #consumer()} for {@code role}. */

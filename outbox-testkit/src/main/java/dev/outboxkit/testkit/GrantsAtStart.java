@@ -8,7 +8,7 @@ import javax.sql.DataSource;
 import org.postgresql.ds.PGSimpleDataSource;
 
 /**
- * The check every {@code GrantsAtStartTest} makes of a component that checks its grants at start (issue 26, item 5):
+ * The check every {@code GrantsAtStartTest} makes of a component that checks its grants at start:
  * with each documented grant revoked in turn, the component refuses with a {@link MissingGrantsException} naming
  * exactly the statement that gives it back; with all of them it runs. Roles are made and dropped here, one at a time,
  * on {@code db}'s server (no pool: a plain data source per role).

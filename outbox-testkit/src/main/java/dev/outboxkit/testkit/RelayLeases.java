@@ -13,12 +13,12 @@ import java.util.Optional;
 /**
  * The relays' leases as a test reads them from the lease table ({@link OutboxTables#RELAY_LEASE}): who holds a unit of
  * work, with which fencing token, since and until when. A failover test asks, for example, whether a standby took the
- * WAL relay's lease only once it had expired, or how many of the polling relay's partitions each instance holds.
+ * CDC relay's lease only once it had expired, or how many of the polling relay's partitions each instance holds.
  *
  * <pre>{@code
- * Timestamp expiresAt = RelayLeases.held(db, RelayLeases.walRelayKey(slot)).expiresAt();
+ * Timestamp expiresAt = RelayLeases.held(db, RelayLeases.cdcRelayKey(slot)).expiresAt();
  * // ... cut the holder off, wait for the standby ...
- * assertThat(RelayLeases.held(db, RelayLeases.walRelayKey(slot)).acquiredAt()).isAfterOrEqualTo(expiresAt);
+ * assertThat(RelayLeases.held(db, RelayLeases.cdcRelayKey(slot)).acquiredAt()).isAfterOrEqualTo(expiresAt);
  * assertThat(RelayLeases.partitionsByHolder(db)).containsEntry("b", 64);   // all 64 polling partitions
  * }</pre>
  *
@@ -40,9 +40,19 @@ public final class RelayLeases {
     private RelayLeases() {
     }
 
-    /** The key of the WAL relay's lease on replication slot {@code slot}: {@code cdc/<slot>}. */
-    public static String walRelayKey(String slot) {
+    /** The key of the CDC relay's lease on replication slot {@code slot}: {@code cdc/<slot>}. */
+    public static String cdcRelayKey(String slot) {
         return "cdc/" + slot;
+    }
+
+    /**
+     * The old name of {@link #cdcRelayKey(String)}, which it calls.
+     *
+     * @deprecated use {@link #cdcRelayKey(String)}; removed in 0.2.0
+     */
+    @Deprecated(since = "0.1.0", forRemoval = true)
+    public static String walRelayKey(String slot) {
+        return cdcRelayKey(slot);
     }
 
     /** The lease {@code key} as it is now, live or expired; empty when no instance holds or held it. */

@@ -46,7 +46,7 @@ import org.slf4j.LoggerFactory;
  * node's name) and {@code primary_slot_name}.
  *
  * <p><b>Synchronous commit without a standby.</b> The primary names its standby in
- * {@code synchronous_standby_names} (never {@code '*'}, which also matches a WAL relay's logical walsender), so a
+ * {@code synchronous_standby_names} (never {@code '*'}, which also matches a CDC relay's logical walsender), so a
  * COMMIT returns only once the standby has flushed it. While the set has no standby (after a promotion, until
  * {@link #rejoin()}), the primary accepts commits alone: a promoted node starts with no synchronous standby and
  * {@link #rejoin()} names the rejoined one again once it streams — the non-strict synchronous mode of Patroni. A

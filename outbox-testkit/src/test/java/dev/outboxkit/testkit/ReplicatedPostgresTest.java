@@ -224,7 +224,7 @@ class ReplicatedPostgresTest {
 
     /**
      * PostgreSQL 17 copies a logical slot made with {@code failover => true} to the standby, where it survives the
-     * promotion with its position; 15 copies no logical slot, so a WAL relay's slot is gone after a failover.
+     * promotion with its position; 15 copies no logical slot, so a CDC relay's slot is gone after a failover.
      */
     @ParameterizedTest(name = "{0} binaries")
     @ValueSource(strings = {"embedded", "machine"})

@@ -36,7 +36,7 @@ class TestHelpersTest {
 
     @Test
     void relayLeasesReadTheLeaseTable(TestDatabase db) throws Exception {
-        assertThat(RelayLeases.find(db, RelayLeases.walRelayKey("s1"))).isEmpty();
+        assertThat(RelayLeases.find(db, RelayLeases.cdcRelayKey("s1"))).isEmpty();
         assertThatThrownBy(() -> RelayLeases.held(db, "cdc/s1")).isInstanceOf(AssertionError.class)
                 .hasMessageContaining("lease cdc/s1 held");
         db.exec("INSERT INTO outbox_relay_lease (lease_key, holder, fence, acquired_at, expires_at) VALUES "
@@ -45,14 +45,14 @@ class TestHelpersTest {
                         + "('poll/0', 'a', 1, now() + interval '1 minute'), ('poll/1', 'a', 2, now() + interval '1 minute'), "
                         + "('poll/2', 'b', 3, now() + interval '1 minute'), ('poll/3', 'c', 4, now() - interval '1 second')");
 
-        RelayLeases.Lease wal = RelayLeases.held(db, RelayLeases.walRelayKey("s1"));
+        RelayLeases.Lease wal = RelayLeases.held(db, RelayLeases.cdcRelayKey("s1"));
         assertThat(wal.key()).isEqualTo("cdc/s1");
         assertThat(wal.holder()).isEqualTo("a");
         assertThat(wal.fence()).isEqualTo(7);
         assertThat(wal.live()).isTrue();
         assertThat(wal.acquiredAt()).isBefore(wal.expiresAt());
         assertThat(RelayLeases.find(db, "poll/3")).hasValueSatisfying(l -> assertThat(l.live()).isFalse());
-        // the WAL relay's lease and the expired partition do not count
+        // the CDC relay's lease and the expired partition do not count
         assertThat(RelayLeases.partitionsByHolder(db)).containsOnly(
                 java.util.Map.entry("a", 2), java.util.Map.entry("b", 1));
     }

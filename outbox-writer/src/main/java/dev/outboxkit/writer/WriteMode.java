@@ -8,14 +8,14 @@ package dev.outboxkit.writer;
  *   <tr><th>mode</th><th>what a transaction writes</th><th>relays that can publish it</th>
  *       <th>if the replication slot is lost</th></tr>
  *   <tr><td>{@link #KEEP} (default)</td><td>rows in {@code outbox_event}; a relay deletes or marks
- *       them after Kafka acknowledged them</td><td>polling relay and WAL relay</td>
- *       <td>nothing is lost: the polling relay drains what the WAL relay missed</td></tr>
+ *       them after Kafka acknowledged them</td><td>polling relay and CDC relay</td>
+ *       <td>nothing is lost: the polling relay drains what the CDC relay missed</td></tr>
  *   <tr><td>{@link #INSERT_AND_DELETE}</td><td>rows inserted and deleted again in the same
- *       transaction: the table stays empty, the WAL keeps the inserts</td><td>WAL relay only</td>
+ *       transaction: the table stays empty, the WAL keeps the inserts</td><td>CDC relay only</td>
  *       <td>unpublished events are lost</td></tr>
  *   <tr><td>{@link #LOGICAL_MESSAGE}</td><td>one transactional logical decoding message per event
  *       ({@code pg_logical_emit_message}, prefix and body in
- *       {@link dev.outboxkit.core.LogicalMessages}); no table at all</td><td>WAL relay only</td>
+ *       {@link dev.outboxkit.core.LogicalMessages}); no table at all</td><td>CDC relay only</td>
  *       <td>unpublished events are lost</td></tr>
  * </table>
  *

@@ -49,7 +49,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * (magic byte 0, 4-byte schema id, Avro binary of a {@link GenericRecord}), next to a JSON event; a
  * relay publishes them from real PostgreSQL to real Kafka; a {@link DedupeConsumer} handler decodes them
  * from {@link InboxEvent#payloadBytes()} by {@link InboxEvent#contentType()}. Every relay path: the
- * polling relay, the WAL relay from the table, the WAL relay from the writer's logical decoding messages.
+ * polling relay, the CDC relay from the table, the CDC relay from the writer's logical decoding messages.
  */
 @ExtendWith(OutboxTestkitExtension.class)
 class BinaryPayloadsTest {

@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
  * up and sends it again after each), and every aggregate stays in order.
  *
  * <p>The polling relay waits a third of its lease: 5 s with the default 15 s lease used here, so N = 3 s is short
- * and N = 8 s long. The WAL relay waits the producer's {@code delivery.timeout.ms} (120 s): 8 s is short. The
+ * and N = 8 s long. The CDC relay waits the producer's {@code delivery.timeout.ms} (120 s): 8 s is short. The
  * counts are printed ({@code BROKER STALL …}) and recorded in docs/evidence/ (docs/reliability.md#broker-stall links them).
  */
 class BrokerStallTest {
@@ -37,7 +37,7 @@ class BrokerStallTest {
         try (Harness p = new Harness("broker-stall-" + kind.label(), 1, kind, Map.of(), LEASE)) {
             p.startWriters(2, Duration.ofMillis(20));
             List<String> figures = new ArrayList<>();
-            // The WAL relay's 3 s stall says nothing its 8 s one does not (both far below its 120 s): only the latter.
+            // The CDC relay's 3 s stall says nothing its 8 s one does not (both far below its 120 s): only the latter.
             List<Duration> stalls = kind.cdc() ? List.of(Duration.ofSeconds(8)) : List.of(Duration.ofSeconds(3), Duration.ofSeconds(8));
             for (Duration stall : stalls) {
                 // A steady flow, everything committed so far published: copies counted from here on are the stall's.

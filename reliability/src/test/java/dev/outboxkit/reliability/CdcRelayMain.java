@@ -9,7 +9,7 @@ import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 
 /**
- * The WAL relay ({@link CdcRelay}) in a child JVM of the reliability suite (kill -9, SIGSTOP), running
+ * The CDC relay ({@link CdcRelay}) in a child JVM of the reliability suite (kill -9, SIGSTOP), running
  * as the least-privileged replication role it is given. Runs until SIGTERM, which closes it gracefully.
  *
  * <p>Arguments: jdbcUrl user bootstrapServers topic instanceId leaseMillis slot deleteAfterPublish.

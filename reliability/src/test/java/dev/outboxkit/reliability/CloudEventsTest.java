@@ -35,7 +35,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * CloudEvents records end to end, on real PostgreSQL and Kafka: the same rows (same ids, same created_at) in two
- * databases, one published by the polling relay (format set through the builder), the other by the WAL relay
+ * databases, one published by the polling relay (format set through the builder), the other by the CDC relay
  * (format set as text options, as the CLI and Spring Boot set it). Both relays' records are byte for byte the same,
  * every one reads back through the CloudEvents SDK's Kafka reader, the row whose source cannot be a URI is parked
  * by both with the same reason, and a DedupeConsumer reading both topics applies each event once, in order.

@@ -269,7 +269,7 @@ class FailoverTest {
     }
 
     /**
-     * With the WAL relay on PostgreSQL 17 a failover keeps the slot only once the standby holds a synced copy: right
+     * With the CDC relay on PostgreSQL 17 a failover keeps the slot only once the standby holds a synced copy: right
      * after a rejoin that takes a running-transactions record past the standby's start (one is logged here rather than
      * waited for). Before 17 there is nothing to wait for: the relay creates the slot again.
      */
@@ -395,7 +395,7 @@ class FailoverTest {
         log.info("failover report written to {}", file.toAbsolutePath());
     }
 
-    /** How often the WAL relays created their slot again (or adopted a copy): each time they say so once, at WARN. */
+    /** How often the CDC relays created their slot again (or adopted a copy): each time they say so once, at WARN. */
     private static long slotsCreatedAgain(Harness h) {
         return h.relayProcesses().stream().mapToLong(p -> p.output().lines()
                 .filter(l -> l.contains(". Created it at ") || l.contains(". Adopted it at ")).count()).sum();

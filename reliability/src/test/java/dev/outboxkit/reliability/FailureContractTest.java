@@ -283,7 +283,7 @@ class FailureContractTest {
      * A retriable failure of one record's own that never clears (issue 26, item 7): with nothing else to publish,
      * so no other acknowledgement tells the relay that Kafka works, both relays park the row after exactly
      * {@code maxAttempts} refusals, with the failure's class and that count, and publish what is around it; the
-     * WAL relay no longer replays it for ever while it holds the slot. A timeout that never clears is Kafka away, not
+     * CDC relay no longer replays it for ever while it holds the slot. A timeout that never clears is Kafka away, not
      * the record: it is retried past {@code maxAttempts}, never parked, and published once Kafka is back.
      */
     @ParameterizedTest

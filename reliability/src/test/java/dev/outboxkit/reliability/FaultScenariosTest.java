@@ -20,8 +20,8 @@ import org.junit.jupiter.params.provider.EnumSource;
  * Issue 8's scenarios that the module suites do not already cover, end to end (writers →
  * relay in a child JVM → Kafka → dedupe consumer → effect table), each checked with
  * {@link History} after heal and drain. The PostgreSQL crash and the network faults run once with
- * the polling relay and once with the WAL relay; kill -9 and SIGSTOP past the lease run with the
- * WAL relay (the polling relay's are in its own suite). The checker's figures are printed per
+ * the polling relay and once with the CDC relay; kill -9 and SIGSTOP past the lease run with the
+ * CDC relay (the polling relay's are in its own suite). The checker's figures are printed per
  * scenario ({@code RELIABILITY <scenario>: …}).
  */
 class FaultScenariosTest {
@@ -74,19 +74,19 @@ class FaultScenariosTest {
             awaitProgress(p, "after the PostgreSQL reset");
 
             if (kind.cdc()) {
-                await("WAL relay streaming and ready before the Kafka blackhole").atMost(Duration.ofMinutes(2)).until(p::relayReady);
+                await("CDC relay streaming and ready before the Kafka blackhole").atMost(Duration.ofMinutes(2)).until(p::relayReady);
             }
             p.env.kafkaProxy.blackhole();
             if (kind.cdc()) {
-                // Kafka acknowledges nothing while events wait: past twice the lease the WAL relay must not look ready.
-                await("WAL relay not ready while Kafka is unreachable").atMost(Duration.ofSeconds(30)).until(() -> !p.relayReady());
+                // Kafka acknowledges nothing while events wait: past twice the lease the CDC relay must not look ready.
+                await("CDC relay not ready while Kafka is unreachable").atMost(Duration.ofSeconds(30)).until(() -> !p.relayReady());
             } else {
                 Harness.sleep(Duration.ofSeconds(8)); // the fault's duration: longer than the relay's lease
             }
             p.env.kafkaProxy.heal();
             awaitProgress(p, "after the Kafka blackhole");
             if (kind.cdc()) {
-                await("WAL relay ready again once Kafka answers").atMost(Duration.ofMinutes(2)).until(p::relayReady);
+                await("CDC relay ready again once Kafka answers").atMost(Duration.ofMinutes(2)).until(p::relayReady);
             }
             p.env.kafkaProxy.reset();
             awaitProgress(p, "after the Kafka reset");
@@ -130,7 +130,7 @@ class FaultScenariosTest {
     }
 
     /**
-     * The active WAL relay is killed with SIGKILL while it streams under four writers, and started again
+     * The active CDC relay is killed with SIGKILL while it streams under four writers, and started again
      * (a new instance id: it waits for the dead one's lease to expire); twice in the WAL-only mode, where
      * every event after the stored offset must come back from the slot through Debezium's resume (in the
      * default mode the restart drains the table first).
@@ -156,7 +156,7 @@ class FaultScenariosTest {
     }
 
     /**
-     * Two WAL relays on one slot. The active one is frozen with SIGSTOP past its lease (its sockets stay
+     * Two CDC relays on one slot. The active one is frozen with SIGSTOP past its lease (its sockets stay
      * open, as in a long GC pause); the standby takes over (new fencing token, ends the frozen one's
      * walsender) and streams. Then the frozen one resumes: its late offset writes are refused, it steps
      * down to standby, and the stored offset stays the new holder's.

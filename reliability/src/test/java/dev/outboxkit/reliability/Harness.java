@@ -46,7 +46,7 @@ import org.slf4j.LoggerFactory;
 /**
  * The one end-to-end harness of the suite. Writers commit events through {@link OutboxWriter}
  * (recording {@link History#committed}, {@link History#inDoubt} or {@link History#rolledBack});
- * relays of one {@link RelayKind} (polling relays, or WAL relays on one replication slot) run in
+ * relays of one {@link RelayKind} (polling relays, or CDC relays on one replication slot) run in
  * child JVMs (killable, pausable) and reach PostgreSQL and Kafka through the environment's fault
  * proxies; a {@link DedupeConsumer} applies every new event by inserting
  * a row into {@code reliability_effect}. Relays, consumer and writers each run as a
@@ -63,7 +63,7 @@ final class Harness implements AutoCloseable {
 
     final String name;
     final RelayKind kind;
-    /** The WAL relays' replication slot (server-wide, so one per scenario); null for polling relays. */
+    /** The CDC relays' replication slot (server-wide, so one per scenario); null for polling relays. */
     final String slot;
     final Environment env;
     /** Where the database lives and how relays reach it: {@link #env} unless the scenario brought its own. */
@@ -190,8 +190,8 @@ final class Harness implements AutoCloseable {
             s.execute("CREATE TABLE reliability_effect (n bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "
                     + "event_id uuid NOT NULL, aggregate_id text NOT NULL)");
             if (kind.cdc()) {
-                DocumentedGrants.walRelay(s, relayRole, kind == RelayKind.CDC);
-                DocumentedGrants.walPublication(s);
+                DocumentedGrants.cdcRelay(s, relayRole, kind == RelayKind.CDC);
+                DocumentedGrants.cdcPublication(s);
             } else {
                 DocumentedGrants.pollingRelay(s, relayRole);
             }
@@ -234,7 +234,7 @@ final class Harness implements AutoCloseable {
         relays.put(target, p);
     }
 
-    /** The WAL relay ({@code relay-1}, ...) whose instance holds the lease {@code cdc/<slot>} now, or null. */
+    /** The CDC relay ({@code relay-1}, ...) whose instance holds the lease {@code cdc/<slot>} now, or null. */
     String activeCdcRelay() throws SQLException {
         try (Connection c = db.connect(); PreparedStatement ps = c.prepareStatement(
                 "SELECT holder FROM outbox_relay_lease WHERE lease_key = ? AND expires_at > now()")) {
@@ -245,7 +245,7 @@ final class Harness implements AutoCloseable {
         }
     }
 
-    /** The WAL relays' lease: its fencing token and holder (instance id). */
+    /** The CDC relays' lease: its fencing token and holder (instance id). */
     record LeaseState(long fence, String holder) {
     }
 
@@ -259,7 +259,7 @@ final class Harness implements AutoCloseable {
         }
     }
 
-    /** The fencing token and writer of the WAL relays' stored offset. */
+    /** The fencing token and writer of the CDC relays' stored offset. */
     LeaseState cdcOffsetWriter() throws SQLException {
         try (Connection c = db.connect(); PreparedStatement ps = c.prepareStatement(
                 "SELECT fence, updated_by FROM outbox_cdc_offset WHERE slot_name = ? ORDER BY updated_at DESC LIMIT 1")) {
@@ -270,7 +270,7 @@ final class Harness implements AutoCloseable {
         }
     }
 
-    /** Fails at once when a relay stopped for good (a WAL relay's start-up check, e.g. a missing grant). */
+    /** Fails at once when a relay stopped for good (a CDC relay's start-up check, e.g. a missing grant). */
     private void assertNoRelayFailed() {
         synchronized (allRelayProcesses) {
             for (JavaProcess p : allRelayProcesses) {
@@ -282,7 +282,7 @@ final class Harness implements AutoCloseable {
         }
     }
 
-    /** True when the newest relay process's last readiness line is READY (a WAL relay prints READY / NOT READY on change). */
+    /** True when the newest relay process's last readiness line is READY (a CDC relay prints READY / NOT READY on change). */
     boolean relayReady() {
         JavaProcess newest;
         synchronized (allRelayProcesses) {

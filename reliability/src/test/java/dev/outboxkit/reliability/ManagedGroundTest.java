@@ -54,7 +54,7 @@ import org.junit.jupiter.api.TestInstance;
  * Everything over the ground managed services give (issue 26, items 3 and 4): a Kafka broker that takes only
  * SASL_SSL (SCRAM-SHA-512 for the relays, PLAIN for the consumer, as Confluent Cloud) with ACLs enforced and no
  * ACL meaning no access, and a PostgreSQL that takes only TLS with {@code sslmode=verify-full} and SCRAM passwords.
- * The writer, the polling relay, the WAL relay and consumer-dedupe (its dead-letter producer and its retention
+ * The writer, the polling relay, the CDC relay and consumer-dedupe (its dead-letter producer and its retention
  * admin client included) each run as their own principal holding exactly the ACLs of docs/managed-services.md and
  * as their own role holding exactly the grants of their README. One broker and one server for the class.
  */
@@ -79,7 +79,7 @@ class ManagedGroundTest {
         pg = ground.postgres();
         appPassword = ground.password(ManagedRoles.Role.WRITER);
         pollPassword = ground.password(ManagedRoles.Role.POLLING_RELAY);
-        cdcPassword = ground.password(ManagedRoles.Role.WAL_RELAY);
+        cdcPassword = ground.password(ManagedRoles.Role.CDC_RELAY);
         consumerPassword = ground.password(ManagedRoles.Role.CONSUMER);
     }
 
@@ -230,12 +230,12 @@ class ManagedGroundTest {
     }
 
     /**
-     * The WAL relay and the consumer, each its own principal and role: G1, G3 (first publications and first
+     * The CDC relay and the consumer, each its own principal and role: G1, G3 (first publications and first
      * applications of each aggregate in commit order), G4, G5 (a rolled-back transaction's rows are in the WAL but
      * never published) and G7 (the oversized record parked with Kafka's reason, the events behind it published).
      */
     @Test
-    void walRelayAndConsumerKeepTheGuaranteesWithExactlyTheDocumentedRights() throws Exception {
+    void cdcRelayAndConsumerKeepTheGuaranteesWithExactlyTheDocumentedRights() throws Exception {
         String topic = TestKafka.uniqueTopic("secure-cdc");
         kafka.createTopic(topic, 2);
         String small = smallTopic(topic);
@@ -256,7 +256,7 @@ class ManagedGroundTest {
             await("the oversized record parked").atMost(Duration.ofSeconds(60))
                     .until(() -> db.count("SELECT count(*) FROM outbox_dead_letter") == 1);
             assertParkedOversized(db, written);
-            checkScenario(db, history, topic, written, "WAL relay");
+            checkScenario(db, history, topic, written, "CDC relay");
             // its status can still say "starting Debezium" for a moment after the first events went out
             await("ready").atMost(Duration.ofSeconds(10)).until(() -> relay.health().ready());
             assertReady(consumer.health());
@@ -295,7 +295,7 @@ class ManagedGroundTest {
     }
 
     @Test
-    void withoutWriteTheWalRelayPublishesNothingParksNothingAndResumesOnceGranted() throws Exception {
+    void withoutWriteTheCdcRelayPublishesNothingParksNothingAndResumesOnceGranted() throws Exception {
         String topic = TestKafka.uniqueTopic("secure-cdc-acl");
         Map<String, Object> relayKafka = principalWithoutWrite("cdc-nowrite", topic);
         TestDatabase db = database();
@@ -313,7 +313,7 @@ class ManagedGroundTest {
             long resumedMs = (System.nanoTime() - granted) / 1_000_000;
             assertThat(db.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
             await("ready again").atMost(Duration.ofSeconds(10)).until(() -> relay.health().ready());
-            System.out.println("SECURE WAL relay without WRITE: \"" + detail + "\"; published " + resumedMs
+            System.out.println("SECURE CDC relay without WRITE: \"" + detail + "\"; published " + resumedMs
                     + " ms after the grant");
         } finally {
             db.dropReplicationSlot("secure_slot_acl");
@@ -355,7 +355,7 @@ class ManagedGroundTest {
         try (CdcRelay relay = CdcRelay.builder().jdbcUrl(db.jdbcUrl()).user("cdc_relay").password(Secret.of(cdcPassword))
                 .bootstrapServers(kafka.bootstrapServers()).producerOverrides(security).route(TopicRoute.of(topic))
                 .slotName("secure_slot_tls").deleteAfterPublish(false).build()) {
-            assertThatThrownBy(relay::start).hasMessageContaining("the WAL relay on slot secure_slot_tls")
+            assertThatThrownBy(relay::start).hasMessageContaining("the CDC relay on slot secure_slot_tls")
                     .hasMessageContainingAll(named);
         }
         Map<String, Object> consumerSecurity = new java.util.HashMap<>(
@@ -461,7 +461,7 @@ class ManagedGroundTest {
                 .instanceId("instance-of-" + instance);
     }
 
-    /** A WAL relay as role cdc_relay, started; returns once its slot exists (events written from then on are seen). */
+    /** A CDC relay as role cdc_relay, started; returns once its slot exists (events written from then on are seen). */
     private CdcRelay cdcRelay(TestDatabase db, String slot, Map<String, Object> kafkaSecurity, String topic) {
         CdcRelay relay = CdcRelay.builder().jdbcUrl(db.jdbcUrl()).user("cdc_relay").password(Secret.of(cdcPassword))
                 .bootstrapServers(kafka.bootstrapServers()).producerOverrides(kafkaSecurity).route(TopicRoute.of(topic))

@@ -26,7 +26,7 @@ final class ManagedRoles implements AutoCloseable {
     enum Role {
         WRITER("app_role", ""),
         POLLING_RELAY("poll_relay", ""),
-        WAL_RELAY("cdc_relay", "REPLICATION "),
+        CDC_RELAY("cdc_relay", "REPLICATION "),
         CONSUMER("consumer_role", "");
 
         /** The role's name in PostgreSQL. */
@@ -43,9 +43,9 @@ final class ManagedRoles implements AutoCloseable {
             switch (this) {
                 case WRITER -> DocumentedGrants.writer(s, role, false);
                 case POLLING_RELAY -> DocumentedGrants.pollingRelay(s, role);
-                case WAL_RELAY -> {
-                    DocumentedGrants.walRelay(s, role, false);
-                    DocumentedGrants.walPublication(s);
+                case CDC_RELAY -> {
+                    DocumentedGrants.cdcRelay(s, role, false);
+                    DocumentedGrants.cdcPublication(s);
                 }
                 case CONSUMER -> DocumentedGrants.consumer(s, role);
             }
@@ -101,7 +101,7 @@ final class ManagedRoles implements AutoCloseable {
 
     /**
      * A database of the test's own (the relays take every row of theirs): {@code statements} (the test's own tables
-     * and their grants) run first, then the grants of each role created, in {@link Role} order (the WAL relay's with
+     * and their grants) run first, then the grants of each role created, in {@link Role} order (the CDC relay's with
      * its publication).
      */
     TestDatabase newDatabase(String... statements) throws SQLException {

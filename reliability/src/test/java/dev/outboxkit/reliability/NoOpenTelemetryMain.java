@@ -21,7 +21,7 @@ import org.postgresql.ds.PGSimpleDataSource;
 
 /**
  * A child JVM without OpenTelemetry on its class path ({@link TracingEndToEndTest}): the writer writes, the
- * polling relay publishes, the consumer applies, and a WAL relay is built; none may need an OpenTelemetry class.
+ * polling relay publishes, the consumer applies, and a CDC relay is built; none may need an OpenTelemetry class.
  * Prints {@code NO-OTEL OK} and exits 0, or fails with the error.
  *
  * <p>Arguments: jdbc URL, user, password, bootstrap servers, topic.

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
  * The randomized mode: a seeded {@link FaultSchedule} mixing relay kill -9, relay SIGSTOP (past
  * the lease at times), blackholes and resets between the relays and PostgreSQL / Kafka, and
  * PostgreSQL crashes, against two relays, writers and the dedupe consumer. The relays are polling
- * relays by default; {@code -Dreliability.relay=cdc} runs two WAL relays on one slot instead (one
+ * relays by default; {@code -Dreliability.relay=cdc} runs two CDC relays on one slot instead (one
  * streams, one stands by), {@code cdc-wal} the same in the WAL-only mode ({@link RelayKind}).
  *
  * <p>CI runs 60 s with seed 42 (polling relays). The soak is the same test, longer, and writes a report:
@@ -109,8 +109,8 @@ class RandomizedFaultsTest {
                 .append(kind == RelayKind.CDC_WAL ? "in INSERT_AND_DELETE mode" : "in KEEP mode, role with INSERT only")
                 .append(") → 2 ").append(switch (kind) {
                     case POLL -> "polling relays";
-                    case CDC -> "WAL relays (Debezium, deleteAfterPublish, one slot: one streams, one stands by)";
-                    case CDC_WAL -> "WAL relays (Debezium, WAL-only mode, one slot: one streams, one stands by)";
+                    case CDC -> "CDC relays (Debezium, deleteAfterPublish, one slot: one streams, one stands by)";
+                    case CDC_WAL -> "CDC relays (Debezium, WAL-only mode, one slot: one streams, one stands by)";
                 }).append(" in child JVMs (least-privileged role, lease ").append(Harness.RELAY_LEASE.toSeconds())
                 .append(" s, through fault proxies to PostgreSQL 17 and a Kafka node) → DedupeConsumer → effect table.\n\n");
         md.append("## Result\n\n| figure | value |\n|---|---|\n");

@@ -10,12 +10,12 @@ enum RelayKind {
     /** The polling relay ({@code relay-poller}, {@link PollRelayMain}); the writer keeps rows. */
     POLL,
     /**
-     * The WAL relay ({@code relay-debezium}, {@link CdcRelayMain}) in its default mode: the writer keeps
+     * The CDC relay ({@code relay-debezium}, {@link CdcRelayMain}) in its default mode: the writer keeps
      * rows, the relay deletes them after Kafka acknowledged them ({@code deleteAfterPublish(true)}).
      */
     CDC,
     /**
-     * The WAL relay with {@code deleteAfterPublish(false)} and the writer's {@code INSERT_AND_DELETE}
+     * The CDC relay with {@code deleteAfterPublish(false)} and the writer's {@code INSERT_AND_DELETE}
      * mode: the WAL is the only copy of an event until Kafka has it, so every event goes through
      * Debezium's decoding and its resume from the stored offset.
      */

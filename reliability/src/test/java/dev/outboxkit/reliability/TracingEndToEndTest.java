@@ -46,7 +46,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 /**
  * One trace from the request to the consumer's effect (issue 18), on the testkit's real PostgreSQL and Kafka:
  * a request span writes one event to a database drained by the polling relay and one to a database streamed
- * by the WAL relay; the consumer's handler runs under a process span whose parent is the publish span whose
+ * by the CDC relay; the consumer's handler runs under a process span whose parent is the publish span whose
  * parent is the request. A redelivered record is marked duplicate and gets no handler span; a dead-lettered
  * record keeps its context on the .dlq record; a row the relay parks gets an error span with the reason.
  */
@@ -77,7 +77,7 @@ class TracingEndToEndTest {
             OutboxWriter writer = OutboxWriter.builder().build();
             Relay poller = PollingRelay.builder().dataSource(polled.dataSource()).bootstrapServers(kafka.bootstrapServers())
                     .route(TopicRoute.of(pollTopic)).instanceId("trace-poll").tracing(otel).build();
-            Relay walRelay = CdcRelay.builder().jdbcUrl(streamed.jdbcUrl()).user(streamed.user())
+            Relay cdcRelay = CdcRelay.builder().jdbcUrl(streamed.jdbcUrl()).user(streamed.user())
                     .password(Secret.of(streamed.password())).slotName(slot).bootstrapServers(kafka.bootstrapServers())
                     .route(TopicRoute.of(walTopic)).instanceId("trace-wal").leaseDuration(Duration.ofSeconds(10))
                     .heartbeatInterval(Duration.ofSeconds(1)).offsetFlushInterval(Duration.ofMillis(200))
@@ -99,7 +99,7 @@ class TracingEndToEndTest {
                     .tracing(otel).build();
             try {
                 poller.start();
-                walRelay.start();
+                cdcRelay.start();
                 consumer.start();
 
                 Span request = app.spanBuilder("POST /accounts").setSpanKind(SpanKind.SERVER).startSpan();
@@ -178,7 +178,7 @@ class TracingEndToEndTest {
                 assertThat(parked.getAttributes().get(AttributeKey.booleanKey("outboxkit.parked"))).isTrue();
             } finally {
                 consumer.close();
-                walRelay.close();
+                cdcRelay.close();
                 poller.close();
                 streamed.dropReplicationSlot(slot);
             }

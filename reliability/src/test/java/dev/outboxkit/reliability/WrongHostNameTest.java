@@ -54,11 +54,11 @@ class WrongHostNameTest {
         try (java.net.ServerSocket probe = new java.net.ServerSocket(0, 1, otherName); Socket s = new Socket()) {
             s.connect(new InetSocketAddress(otherName, probe.getLocalPort()), 5_000); // fails loudly where it does not route
         }
-        ground = ManagedRoles.start(Map.of(), List.of(ManagedRoles.Role.POLLING_RELAY, ManagedRoles.Role.WAL_RELAY));
+        ground = ManagedRoles.start(Map.of(), List.of(ManagedRoles.Role.POLLING_RELAY, ManagedRoles.Role.CDC_RELAY));
         kafka = ground.kafka();
         pg = ground.postgres();
         pollPassword = ground.password(ManagedRoles.Role.POLLING_RELAY);
-        cdcPassword = ground.password(ManagedRoles.Role.WAL_RELAY);
+        cdcPassword = ground.password(ManagedRoles.Role.CDC_RELAY);
     }
 
     @AfterAll
@@ -98,9 +98,9 @@ class WrongHostNameTest {
             try (CdcRelay relay = CdcRelay.builder().jdbcUrl(db.jdbcUrl()).user("cdc_relay").password(Secret.of(cdcPassword))
                     .bootstrapServers(byOtherName.address()).producerOverrides(security).route(TopicRoute.of(topic))
                     .slotName("wrong_host_slot").deleteAfterPublish(false).startTimeout(START_TIMEOUT).build()) {
-                assertThatThrownBy(relay::start).hasMessageContaining("the WAL relay on slot wrong_host_slot cannot start")
+                assertThatThrownBy(relay::start).hasMessageContaining("the CDC relay on slot wrong_host_slot cannot start")
                         .hasMessageContainingAll(named)
-                        .satisfies(e -> System.out.println("WAL relay, broker by a name not in its certificate: "
+                        .satisfies(e -> System.out.println("CDC relay, broker by a name not in its certificate: "
                                 + e.getMessage()));
             }
         }
@@ -131,7 +131,7 @@ class WrongHostNameTest {
                     .bootstrapServers(kafka.bootstrapServers()).slotName("wrong_db_host_slot").startTimeout(START_TIMEOUT)
                     .build()) {
                 long began = System.nanoTime();
-                assertThatThrownBy(relay::start).hasMessageContaining("the WAL relay on slot wrong_db_host_slot cannot start")
+                assertThatThrownBy(relay::start).hasMessageContaining("the CDC relay on slot wrong_db_host_slot cannot start")
                         .hasMessageContainingAll(named).hasMessageNotContaining(cdcPassword);
                 assertThat(Duration.ofNanos(System.nanoTime() - began)).isLessThan(AT_ONCE);
             }
@@ -158,7 +158,7 @@ class WrongHostNameTest {
                 .password(Secret.of("not-the-password")).bootstrapServers(kafka.bootstrapServers())
                 .slotName("wrong_password_slot").startTimeout(START_TIMEOUT).build()) {
             long began = System.nanoTime();
-            assertThatThrownBy(relay::start).hasMessageContaining("the WAL relay on slot wrong_password_slot: the database")
+            assertThatThrownBy(relay::start).hasMessageContaining("the CDC relay on slot wrong_password_slot: the database")
                     .hasMessageContaining("SQLSTATE 28P01");
             assertThat(Duration.ofNanos(System.nanoTime() - began)).isLessThan(AT_ONCE);
         }

@@ -36,7 +36,7 @@ public final class Charts {
         m.put("PostgreSQL claim/delete ceiling", MetricCatalog.PG_DRAIN_CEILING_EPS);
         m.put("Kafka producer ceiling", MetricCatalog.KAFKA_PRODUCE_CEILING_EPS);
         m.put("polling relay", MetricCatalog.POLLER_DRAIN_EPS);
-        m.put("WAL relay", MetricCatalog.CDC_DRAIN_EPS);
+        m.put("CDC relay", MetricCatalog.CDC_DRAIN_EPS);
         m.put("stock Debezium", MetricCatalog.STOCK_DEBEZIUM_EPS);
         m.put("Spring Modulith", MetricCatalog.MODULITH_DRAIN_EPS);
         m.put("consumer (inbox)", MetricCatalog.CONSUMER_EPS);

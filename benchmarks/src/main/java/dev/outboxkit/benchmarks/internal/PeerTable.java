@@ -12,8 +12,8 @@ import java.util.List;
  */
 final class PeerTable {
 
-    /** Columns: outboxkit's polling relay, its WAL relay, stock Debezium, Spring Modulith. */
-    private static final List<String> SYSTEMS = List.of("outboxkit polling relay", "outboxkit WAL relay",
+    /** Columns: outboxkit's polling relay, its CDC relay, stock Debezium, Spring Modulith. */
+    private static final List<String> SYSTEMS = List.of("outboxkit polling relay", "outboxkit CDC relay",
             "stock Debezium (EventRouter)", "Spring Modulith (JDBC registry + Kafka)");
 
     /** One measurement: its label and the key per column (null: no counterpart). */

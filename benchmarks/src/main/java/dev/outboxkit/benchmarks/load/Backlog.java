@@ -40,7 +40,7 @@ public final class Backlog {
 
     /**
      * Writes {@code n} rows of {@code payloadBytes} with one COPY, in one transaction, and nothing
-     * else: for a WAL relay that streams the rows as they commit (no vacuum or checkpoint after).
+     * else: for a CDC relay that streams the rows as they commit (no vacuum or checkpoint after).
      */
     public static void copy(TestDatabase db, String schema, int n, int payloadBytes) throws SQLException {
         copyLines(db, "COPY " + Identifiers.qualified(schema, "outbox_event")

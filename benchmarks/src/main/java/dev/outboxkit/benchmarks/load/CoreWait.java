@@ -16,7 +16,7 @@ import java.util.function.Function;
  * How long runnable threads waited for a core, from Linux's per-task scheduler statistics: {@code schedstat} under
  * {@code /proc/<pid>/task/<tid>/} holds a task's time on a CPU and its time runnable on a run queue, in nanoseconds.
  * On a saturated machine a thread's work takes its CPU time plus that wait, which CPU time alone cannot show: this
- * tells a slow relay from a starved one (issue 30 item 5: the polling relay's send phases that took 115–415 ms).
+ * tells a slow relay from a starved one.
  */
 final class CoreWait {
 

@@ -27,7 +27,7 @@ import java.util.stream.Collectors;
 /**
  * CPU time (user + system) spent on one machine between two snapshots, split by who spent it, so a drain's
  * events/s comes with what each event cost the embedded PostgreSQL server, the in-JVM Kafka broker and the system
- * under test (issue 17: the measurement that bounds a target). Linux only: {@code /proc} and {@code getconf}.
+ * under test (the measurement that bounds a target). Linux only: {@code /proc} and {@code getconf}.
  *
  * <ul>
  *   <li>{@link Part#POSTGRES}: the postmaster and every process whose parent it is (backends, walsender,

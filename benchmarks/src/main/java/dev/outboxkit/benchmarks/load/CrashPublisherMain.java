@@ -24,7 +24,7 @@ import org.slf4j.LoggerFactory;
  * {@code system=modulith}: the Spring Modulith peer, its {@code @Transactional} service doing both.
  * Arguments {@code key=value}: system, jdbcUrl, user, password, bootstrap, topic, slot (cdc), write, and optionally
  * instanceId (the relay's name in the lease table; the failover scenario starts several, each its own).
- * Prints {@code READY} once publishing (for the WAL relay: once its slot streams).
+ * Prints {@code READY} once publishing (for the CDC relay: once its slot streams).
  */
 public final class CrashPublisherMain {
 

@@ -19,7 +19,7 @@ import java.util.function.Predicate;
 
 /**
  * What the PostgreSQL server was doing while a latency phase ran, so that a slow phase is explained with evidence
- * and not guessed (issue 30 item 5). Every {@value #PERIOD_MS} ms, on connections of its own: from
+ * and not guessed. Every {@value #PERIOD_MS} ms, on connections of its own: from
  * {@code pg_stat_activity} (the whole cluster) the relay's running statement (its age and wait event) and its open
  * transaction's age, the autovacuum workers and what they vacuum (in any database), the checkpointer's wait event
  * (anything but {@code CheckpointerMain} means a checkpoint is being written), the other sessions running a
@@ -30,7 +30,7 @@ import java.util.function.Predicate;
 public final class DbSampler implements AutoCloseable {
 
     static final int PERIOD_MS = 100;
-    /** A second whose worst commit→ack is above this is "slow" in the report (issue 30's p99 target). */
+    /** A second whose worst commit→ack is above this is "slow" in the report. */
     static final double SLOW_MS = 50;
     /**
      * An xmin horizon older than this many transactions keeps deleted outbox rows from being vacuumed or their

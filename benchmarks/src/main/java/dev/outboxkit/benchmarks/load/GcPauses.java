@@ -13,7 +13,7 @@ import javax.management.NotificationListener;
 import javax.management.openmbean.CompositeData;
 
 /**
- * The garbage collections of this JVM while a latency phase runs (issue 30 item 5). In the benchmark the Kafka broker,
+ * The garbage collections of this JVM while a latency phase runs. In the benchmark the Kafka broker,
  * the writers, the relay and the consumer that sees the records share this JVM, so a pause stops all of them at once:
  * an artefact of the harness as far as the broker, writers and consumer are concerned. Each collection the JVM reports
  * (for G1: young and mixed pauses, full collections; not the remark and cleanup pauses of a concurrent cycle) is kept

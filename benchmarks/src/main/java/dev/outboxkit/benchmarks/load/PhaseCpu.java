@@ -14,7 +14,7 @@ import java.util.stream.Collectors;
 /**
  * Where the machine's CPU went during one latency phase, by who spent it ({@link CpuBudget}, with this JVM's client
  * threads split by name into the writers, the relay and the consumer). A latency phase has no events-per-second
- * budget to meet; what its evidence needs is whether the machine had CPU left, and who took it (issue 30 item 5).
+ * budget to meet; what its evidence needs is whether the machine had CPU left, and who took it.
  */
 public final class PhaseCpu {
 

@@ -62,7 +62,7 @@ public final class Relays {
     }
 
     /**
-     * A WAL relay with its defaults (table drained at start-up, then the WAL; rows deleted after
+     * A CDC relay with its defaults (table drained at start-up, then the WAL; rows deleted after
      * publishing) and a slot name no other run uses; drop the slot with {@code TestDatabase.dropReplicationSlot}
      * after closing it, or the benchmark database cannot be dropped.
      */

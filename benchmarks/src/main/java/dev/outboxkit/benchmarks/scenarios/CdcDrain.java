@@ -12,7 +12,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 
 /**
- * {@code cdc_drain_eps}: the WAL relay ({@link CdcRelay}, default settings) streaming a backlog
+ * {@code cdc_drain_eps}: the CDC relay ({@link CdcRelay}, default settings) streaming a backlog
  * from the WAL into Kafka. The relay starts on an empty table and becomes ready; then the backlog
  * is written with one COPY (one transaction, so logical decoding hands it over at its commit); the
  * clock runs from that commit until the relay's {@code outbox.relay.published} counter reaches
@@ -33,11 +33,11 @@ public final class CdcDrain extends BacklogDrain {
         CdcRelay relay = Relays.cdc(db, context.kafka().bootstrapServers(), TopicRoute.of(topic), registry);
         try {
             relay.start();
-            Await.until("WAL relay ready", () -> relay.health().ready(), Duration.ofMinutes(2), 20,
+            Await.until("CDC relay ready", () -> relay.health().ready(), Duration.ofMinutes(2), 20,
                     () -> failure(relay));
             Backlog.copy(db, SCHEMA, backlog, context.payloadBytes());
             clock.start();
-            Await.until("WAL relay streaming " + backlog + " rows", () -> Relays.published(registry) >= backlog,
+            Await.until("CDC relay streaming " + backlog + " rows", () -> Relays.published(registry) >= backlog,
                     drainTimeout(backlog), 5, () -> failure(relay));
             clock.stop();
         } finally {

@@ -11,7 +11,7 @@ import dev.outboxkit.testkit.TestDatabase;
 import java.time.Duration;
 
 /**
- * {@code debezium_ceiling_eps}: Debezium Embedded alone ({@link DebeziumAlone}: the WAL relay's own connector
+ * {@code debezium_ceiling_eps}: Debezium Embedded alone ({@link DebeziumAlone}: the CDC relay's own connector
  * settings and slot set-up, a handler that only marks records processed) streaming the same backlog as
  * {@link CdcDrain}, on the same clock: from the COPY's commit until Debezium handed over every row. The WAL
  * relay's drain is reported as a ratio of it ({@code cdc_vs_debezium_ceiling}).

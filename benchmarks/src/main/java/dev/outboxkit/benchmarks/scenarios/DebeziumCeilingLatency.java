@@ -21,8 +21,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * {@code debezium_ceiling_p50_ms_at_<rate>}, {@code debezium_ceiling_p99_ms_at_<rate>}: the floor of the WAL
  * relay's latency on the database side — commit→hand-over of Debezium Embedded alone ({@link DebeziumAlone}: the
  * relay's connector settings, a handler that only notes each row's event id), open loop at the same rates, writers
- * and inserts as {@link RelayLatency} measures the WAL relay with. No Kafka: the "ack" is the moment Debezium hands
- * the change record to the handler. What the WAL relay adds over it is its decoding, the Kafka hop
+ * and inserts as {@link RelayLatency} measures the CDC relay with. No Kafka: the "ack" is the moment Debezium hands
+ * the change record to the handler. What the CDC relay adds over it is its decoding, the Kafka hop
  * ({@code kafka_p99_ms_at_<rate>}) and its deletes.
  */
 public final class DebeziumCeilingLatency implements Scenario {

@@ -42,9 +42,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * {@code failover_<relay>_…} (issue 30): what a failure of the relay instance that holds the work costs, for both
+ * {@code failover_<relay>_…}: what a failure of the relay instance that holds the work costs, for both
  * relays with their defaults (lease 15 s), each instance a child JVM ({@link CrashPublisherMain} without writing), so
- * a kill is a real SIGKILL. The polling relay runs as two instances sharing the partitions, the WAL relay as an active
+ * a kill is a real SIGKILL. The polling relay runs as two instances sharing the partitions, the CDC relay as an active
  * instance and a standby on one slot. One writer in the benchmark JVM commits one event per transaction at a steady
  * {@value #RATE} events/s throughout. Then, alternately, the instance holding the work (the most {@code poll/<n>}
  * leases, or the {@code cdc/<slot>} lease) gets SIGKILL or SIGTERM, and a new instance is started before the next
@@ -218,7 +218,7 @@ public final class Failover implements Scenario {
 
     /**
      * Waits until the work is spread over live instances only (the polling relay: every live instance holds
-     * partitions and no partition is held by a gone one; the WAL relay: a live instance holds the slot) and Kafka
+     * partitions and no partition is held by a gone one; the CDC relay: a live instance holds the slot) and Kafka
      * has every event committed before the wait began.
      */
     private static void awaitSteady(TestDatabase db, String system, String slot, Map<String, JavaProcess> alive,
@@ -245,7 +245,7 @@ public final class Failover implements Scenario {
         return null;
     }
 
-    /** Leases held per holder: {@code poll/<n>} for the polling relay, {@code cdc/<slot>} for the WAL relay. */
+    /** Leases held per holder: {@code poll/<n>} for the polling relay, {@code cdc/<slot>} for the CDC relay. */
     private static Map<String, Integer> leases(TestDatabase db, String system, String slot) throws Exception {
         Map<String, Integer> held = new HashMap<>();
         try (Connection c = db.connect(); PreparedStatement s = c.prepareStatement(
@@ -270,7 +270,7 @@ public final class Failover implements Scenario {
 
     /**
      * The aggregates whose events {@code holder} publishes: for the polling relay those of its partitions (the
-     * partition of an aggregate as the relay computes it, {@code PollerSql.partitionOf}), for the WAL relay all.
+     * partition of an aggregate as the relay computes it, {@code PollerSql.partitionOf}), for the CDC relay all.
      */
     private static Set<String> work(TestDatabase db, String system, String holder) throws Exception {
         Set<String> aggregates = new HashSet<>();

@@ -55,8 +55,8 @@ public final class PgDrainCeiling extends BacklogDrain {
     /**
      * The claim-and-delete statement: the batch size is its one parameter. Its shape is the polling relay's
      * ({@code seq = ANY (ARRAY(candidates))}: the candidates computed once, each row then found by its key), so the
-     * ceiling is what PostgreSQL gives the best statement we know, not the textbook {@code seq IN (candidates)} that
-     * the relay outran (issue 30 item 5: up to 1.77 × this ceiling with the old shape here).
+     * ceiling is what PostgreSQL gives the best statement we know, not the textbook {@code seq IN (candidates)}, which
+     * the relay outruns.
      */
     static String claimSql(String schema) {
         String table = Identifiers.qualified(schema, "outbox_event");

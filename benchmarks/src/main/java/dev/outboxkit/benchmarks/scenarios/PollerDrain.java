@@ -14,8 +14,8 @@ import java.sql.Connection;
 import java.util.function.UnaryOperator;
 
 /**
- * {@code poller_drain_eps}: the polling relay ({@link PollingRelay}, default settings: two claim loops since issue 30
- * item 4; {@link PollerLoops} compares 1, 2 and 4) draining the same pre-filled backlog as {@link PgDrainCeiling} into Kafka. The clock runs from {@code start()}
+ * {@code poller_drain_eps}: the polling relay ({@link PollingRelay}, default settings: two claim loops;
+ * {@link PollerLoops} compares 1, 2 and 4) draining the same pre-filled backlog as {@link PgDrainCeiling} into Kafka. The clock runs from {@code start()}
  * until the table is empty — a row leaves the table only in the commit after Kafka acknowledged it —
  * and the relay's {@code outbox.relay.published} counter must then account for every row.
  * The runner divides it by {@code pg_drain_ceiling_eps} of the same repeat ({@code poller_vs_pg_ceiling}).

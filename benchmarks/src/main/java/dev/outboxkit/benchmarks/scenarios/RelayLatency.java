@@ -136,7 +136,7 @@ public final class RelayLatency implements Scenario {
     private LatencyProfile measure(BenchContext context, TestDatabase db, String topic, int rate,
                                    OpenLoopDriver.TargetFactory targets, EventIdReader ids) throws Exception {
         LatencyTracker tracker = new LatencyTracker();
-        // What the server did meanwhile (issue 30 item 5): the relays name their sessions outboxkit-poll / -cdc…;
+        // What the server did meanwhile: the relays name their sessions outboxkit-poll / -cdc…;
         // the Spring Modulith peer does not name its own, so there every session of its database counts
         try (DbSampler server = DbSampler.start(context.postgres(), db, system == Kind.MODULITH ? "" : "outboxkit");
              KafkaAckObserver acks = KafkaAckObserver.start(context.kafka().bootstrapServers(), List.of(topic), tracker,

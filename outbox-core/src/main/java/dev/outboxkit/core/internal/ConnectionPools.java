@@ -9,7 +9,7 @@ import java.time.Duration;
 /**
  * Not API: shared by the relays and the CLI.
  *
- * <p>The one way outboxkit opens a HikariCP pool of its own, so the polling relay, the WAL relay and the CLI
+ * <p>The one way outboxkit opens a HikariCP pool of its own, so the polling relay, the CDC relay and the CLI
  * wait as long for a connection, name their sessions the same way and never print a password.
  */
 public final class ConnectionPools {

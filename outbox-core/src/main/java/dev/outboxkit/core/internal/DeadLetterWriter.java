@@ -12,10 +12,10 @@ import java.util.UUID;
 
 /**
  * Not API: parks events in {@code outbox_dead_letter}, the one statement both relays use. It runs on the
- * caller's connection and inside the caller's transaction (the polling relay's claim, the WAL relay's fenced
+ * caller's connection and inside the caller's transaction (the polling relay's claim, the CDC relay's fenced
  * transaction), so a parked event and the removal of its row commit together or not at all.
  *
- * <p>Parking an id that is parked already (the WAL relay streaming the same change again after a crash, a
+ * <p>Parking an id that is parked already (the CDC relay streaming the same change again after a crash, a
  * retried event refused again before its old dead letter was removed) keeps one dead letter: the newest
  * reason, {@code seq} and {@code parked_by}, and the attempts of both added up. The relay's role therefore
  * needs {@code SELECT, INSERT, UPDATE} on the table.
@@ -23,7 +23,7 @@ import java.util.UUID;
 public final class DeadLetterWriter {
 
     /**
-     * One event to park. Missing text columns are stored as {@code unknown} (an event the WAL relay could not
+     * One event to park. Missing text columns are stored as {@code unknown} (an event the CDC relay could not
      * even decode is still kept), a missing payload as JSON {@code null}, missing headers as {@code {}}, a
      * missing {@code createdAt} as the time of parking.
      *

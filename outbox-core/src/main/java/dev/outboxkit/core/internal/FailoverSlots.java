@@ -8,7 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Not API: shared by the WAL relay (metrics, health) and {@code outbox status}.
+ * Not API: shared by the CDC relay (metrics, health) and {@code outbox status}.
  *
  * <p>Whether a standby promoted now would have a logical slot, as far as the primary can tell. PostgreSQL 17 and later
  * copy a <em>failover</em> slot to standbys that run {@code sync_replication_slots = on}; the primary's

@@ -14,8 +14,8 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Not API: the PostgreSQL privileges one component needs on the outboxkit tables, checked at its start (issue 26,
- * item 5) so that a missing grant stops it at once with the statements to run, instead of failing later, mid-batch,
+ * Not API: the PostgreSQL privileges one component needs on the outboxkit tables, checked at its start
+ * so that a missing grant stops it at once with the statements to run, instead of failing later, mid-batch,
  * with "permission denied". Each component declares exactly what its README's least-privilege section lists.
  *
  * <p>Checked with the {@code has_*_privilege} functions for {@code current_user}, so owners, superusers and

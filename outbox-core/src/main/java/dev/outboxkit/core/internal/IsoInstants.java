@@ -4,11 +4,11 @@ import java.time.Instant;
 import java.time.format.DateTimeParseException;
 
 /**
- * Not API: public for the WAL relay and the consumer.
+ * Not API: public for the CDC relay and the consumer.
  *
  * <p>ISO-8601 instants with an offset ({@code 2024-05-06T07:08:09.123456Z}, {@code ...+02:00}), as the relays write
  * {@code createdAt} and as Debezium and PostgreSQL's JSON render {@code timestamptz}, to an {@link Instant} with every
- * fractional digit. The WAL relay parses one per row and the consumer one per record, so the common shapes take a
+ * fractional digit. The CDC relay parses one per row and the consumer one per record, so the common shapes take a
  * hand-written path (the general parser costs more than the rest of decoding a record); anything else goes through
  * {@link Instant#parse} (which also takes RFC 3339's leap second and any offset).
  */

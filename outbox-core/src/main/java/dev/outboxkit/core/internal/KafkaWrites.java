@@ -28,7 +28,7 @@ import java.util.function.LongSupplier;
  * <p>A refusal (an error answer that is not the record's own fault) does not restart the clock: a client that
  * fails and retries without an acknowledgement in between is judged from the first write after its last
  * acknowledgement. Between a refusal and its retry nothing waits, so nothing is judged: the relays' own rules cover
- * that gap (a WAL relay restarting its session, a polling relay's failed batch). A record Kafka refuses for good
+ * that gap (a CDC relay restarting its session, a polling relay's failed batch). A record Kafka refuses for good
  * ({@link PublishFailure#POISON}: too large, invalid topic) is an answer, not a refusal of writes.
  *
  * <p>Every write is counted once by {@link #handedOver} and answered once through its {@link Pending}. It also keeps

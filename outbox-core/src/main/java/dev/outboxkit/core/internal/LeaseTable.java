@@ -17,7 +17,7 @@ import java.util.Set;
 
 /**
  * Not API: every statement on {@code outbox_relay_lease} and {@code outbox_fence_seq}, for both relays (the poller's
- * {@code poll/<partition>} leases and the WAL relay's {@code cdc/<slot>} lease). Each method runs in the caller's
+ * {@code poll/<partition>} leases and the CDC relay's {@code cdc/<slot>} lease). Each method runs in the caller's
  * transaction on the caller's connection; expiry is judged by the database clock, so instances need no synchronised
  * clocks. Table names are validated and quoted; every value is a bind parameter.
  *

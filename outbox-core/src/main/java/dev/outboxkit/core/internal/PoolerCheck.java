@@ -18,7 +18,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Whether a relay's connections reach PostgreSQL through a connection pooler, and in which pooling mode, checked
  * right after its first contact with the database. The relays need what only a session of their own gives: a
- * session-level advisory lock says an instance is alive, LISTEN wakes it up, and the WAL relay streams over a
+ * session-level advisory lock says an instance is alive, LISTEN wakes it up, and the CDC relay streams over a
  * replication connection. Behind transaction (or statement) pooling the server session that holds the lock is handed
  * to other clients between transactions, so the lock no longer says anything about this instance.
  *
@@ -149,9 +149,9 @@ public final class PoolerCheck {
     }
 
     /**
-     * The WAL relay's check: refuses any pooler.
+     * The CDC relay's check: refuses any pooler.
      *
-     * @param who     the relay as messages name it ({@code "the WAL relay (slot outbox)"})
+     * @param who     the relay as messages name it ({@code "the CDC relay (slot outbox)"})
      * @param jdbcUrl the URL it connects with (masked in the message)
      * @throws ConnectionPoolerException when its connections pass through a pooler, in any mode
      * @throws IllegalStateException     when the check itself fails on the database
@@ -163,7 +163,7 @@ public final class PoolerCheck {
         }
         String mode = found.pooling() == Pooling.SESSION ? "session pooling mode" : "transaction (or statement) pooling mode";
         throw new ConnectionPoolerException(who + " cannot start: its connections to " + where(jdbcUrl) + " go through a "
-                + "connection pooler in " + mode + " (" + found.evidence() + "). The WAL relay streams the outbox over a "
+                + "connection pooler in " + mode + " (" + found.evidence() + "). The CDC relay streams the outbox over a "
                 + "replication connection to the same address, which a pooler does not carry (PgBouncer refuses it: "
                 + "\"unsupported startup parameter: replication\")"
                 + (found.pooling() == Pooling.TRANSACTION ? ", and its session-level liveness lock would stay on server "

@@ -16,12 +16,10 @@ import org.slf4j.LoggerFactory;
  * Not API: public for the relays.
  *
  * <p>Makes an idle producer ready to publish at once, without sending a record: what a relay that waits to take work
- * over (the WAL relay's standby) does while it waits, so its first records after a takeover do not pay for it.
- * Measured on the failover benchmark's handoffs: the standby's first 26-60 records took 200-540 ms to be
- * acknowledged, against a few milliseconds for a producer that had published before, and in an isolated test a
- * producer's first send to a topic returned after 290-1,230 ms (the compression codec's first use alone 340-630 ms,
- * at load 10-14): the codec's classes and native library are loaded on the first batch, the topic's metadata is
- * fetched by the first send to it (blocking that send), and so on.
+ * over (the CDC relay's standby) does while it waits, so its first records after a takeover do not pay for it.
+ * A producer that has never published pays on its first records for what it does only once: the codec's classes
+ * and native library are loaded on the first batch, the topic's metadata is fetched by the first send to it
+ * (blocking that send), and so on; those records wait far longer for their acknowledgements than later ones.
  */
 public final class ProducerWarmup {
 

@@ -41,7 +41,7 @@ public final class RoleGrants {
      * relay-debezium/README.md, "Least-privilege role": the table grants and REPLICATION; DELETE on the outbox only when
      * the relay deletes rows after publishing them. The publication is an administrator's (or created by the relay).
      */
-    public static Grants walRelay(String schema, boolean deleteAfterPublish) {
+    public static Grants cdcRelay(String schema, boolean deleteAfterPublish) {
         return Grants.in(schema)
                 .table(OutboxTables.OUTBOX_EVENT, deleteAfterPublish ? new String[] {"SELECT", "DELETE"} : new String[] {"SELECT"})
                 .table(OutboxTables.DEAD_LETTER, "SELECT", "INSERT", "UPDATE")
@@ -80,8 +80,8 @@ public final class RoleGrants {
                 .table(OutboxTables.RELAY_LEASE, "SELECT");
     }
 
-    /** outbox-cli/README.md, "Dead letters": the WAL relay slots {@code outbox status} shows when it may. */
-    public static Grants walRelaySlots(String schema) {
+    /** outbox-cli/README.md, "Dead letters": the CDC relay slots {@code outbox status} shows when it may. */
+    public static Grants cdcRelaySlots(String schema) {
         return Grants.in(schema).table(OutboxTables.CDC_SLOT, "SELECT");
     }
 
@@ -106,8 +106,8 @@ public final class RoleGrants {
         return Grants.in(schema).table(OutboxTables.OUTBOX_EVENT, "SELECT", "UPDATE").table(OutboxTables.DEAD_LETTER, "SELECT");
     }
 
-    /** outbox-ops/README.md, "Least-privilege grants": {@code outbox reconcile}, producer side. */
-    public static Grants reconcileProducer(String schema) {
+    /** outbox-ops/README.md, "Least-privilege grants": {@code outbox reconcile}, on the outbox database. */
+    public static Grants reconcileOutboxDatabase(String schema) {
         return Grants.in(schema).table(OutboxTables.INTENT, "SELECT").table(OutboxTables.OUTBOX_EVENT, "SELECT")
                 .table(OutboxTables.DEAD_LETTER, "SELECT").table(OutboxTables.IDEMPOTENCY_KEY, "SELECT");
     }

@@ -13,7 +13,7 @@ import java.util.function.Function;
 
 /**
  * Not API: the part of a relay's configuration that both relays share, extended by the polling relay's
- * {@code PollerSettings} and the WAL relay's {@code CdcSettings}.
+ * {@code PollerSettings} and the CDC relay's {@code CdcSettings}.
  *
  * <p>Reads the shared options ({@link RelayOptions}) by name and owns what is derived from them: the lease's timing
  * ({@link #timing()}, the one place the lease option becomes durations), the tables and the producer configuration.

@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** The one ISO-8601 instant parser of the WAL relay ({@code created_at}) and the consumer ({@code createdAt}). */
+/** The one ISO-8601 instant parser of the CDC relay ({@code created_at}) and the consumer ({@code createdAt}). */
 class IsoInstantsTest {
 
     @ParameterizedTest

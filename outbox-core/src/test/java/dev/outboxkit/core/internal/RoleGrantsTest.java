@@ -41,11 +41,11 @@ class RoleGrantsTest {
     }
 
     @Test
-    void theWalRelayNeedsReplicationAndTheReconcilerATemporaryTable() {
-        assertThat(RoleGrants.walRelay("public", false).privileges())
+    void theCdcRelayNeedsReplicationAndTheReconcilerATemporaryTable() {
+        assertThat(RoleGrants.cdcRelay("public", false).privileges())
                 .contains(new Privilege("USAGE", "SEQUENCE", "outbox_fence_seq"), new Privilege("REPLICATION", "ROLE", ""))
                 .doesNotContain(new Privilege("DELETE", "TABLE", "outbox_event"));
-        assertThat(RoleGrants.walRelay("public", true).privileges()).contains(new Privilege("DELETE", "TABLE", "outbox_event"));
+        assertThat(RoleGrants.cdcRelay("public", true).privileges()).contains(new Privilege("DELETE", "TABLE", "outbox_event"));
         assertThat(RoleGrants.reconcileConsumer("public").privileges()).last()
                 .isEqualTo(new Privilege("TEMPORARY", "DATABASE", ""));
     }

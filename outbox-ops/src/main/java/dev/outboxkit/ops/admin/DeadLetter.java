@@ -9,7 +9,7 @@ import java.util.UUID;
  *
  * @param id            the event id
  * @param seq           its {@code seq} in {@code outbox_event} (a retry puts it back there); 0 for a logical
- *                      decoding message the WAL relay parked (it gets a new seq)
+ *                      decoding message the CDC relay parked (it gets a new seq)
  * @param parkedBy      the relay instance that parked it
  * @param errorClass    the Kafka exception's class
  * @param errorMessage  its message

@@ -6,7 +6,7 @@ import dev.outboxkit.core.internal.GrantsOnce;
 import dev.outboxkit.core.internal.RoleGrants;
 import dev.outboxkit.core.internal.Transactions;
 import dev.outboxkit.ops.OpsBuilder;
-import dev.outboxkit.ops.internal.ProducerSettings;
+import dev.outboxkit.ops.internal.OpsSettings;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -33,7 +33,7 @@ import org.slf4j.LoggerFactory;
  * {@code outbox dead-letters} and {@code outbox replay} do, for an admin page, an Actuator endpoint or a script.
  *
  * <pre>{@code
- * OutboxAdmin admin = OutboxAdmin.builder().producer(ordersDs, "public").build();
+ * OutboxAdmin admin = OutboxAdmin.builder().outboxDatabase(ordersDs, "public").build();
  * Status s = admin.status();                                   // backlog, oldest age, leases, dead letters, slots
  * DeadLetterPage page = admin.deadLetters(DeadLetterFilter.all().withErrorClass("RecordTooLargeException"), 50, null);
  * admin.retryDeadLetters(DeadLetterFilter.ids(page.items().get(0).id()), "alice@ops");
@@ -49,9 +49,9 @@ import org.slf4j.LoggerFactory;
  *       ({@code OVERRIDING SYSTEM VALUE}): the polling relay publishes in seq order, so under {@code HOLD_AGGREGATE}
  *       the retried event goes out before the events of its aggregate that waited behind it. Reusing the seq cannot
  *       collide with another event ({@code seq} is an identity column and a relay removes the row when it parks it);
- *       if a row with that seq or id is there all the same (a copy inserted by hand, or a WAL relay that keeps its
+ *       if a row with that seq or id is there all the same (a copy inserted by hand, or a CDC relay that keeps its
  *       rows), nothing is moved and {@link DeadLetterConflictException} names the key. A dead letter without a row
- *       ({@code seq} 0: the WAL relay parked a logical decoding message) gets a new seq.</li>
+ *       ({@code seq} 0: the CDC relay parked a logical decoding message) gets a new seq.</li>
  *   <li><b>discard</b> deletes the rows for good.</li>
  *   <li><b>replay</b> clears {@code published_at} (and {@code attempts}) of rows a {@code MARK}-mode relay kept, so
  *       the relay sends them again under their original ids; consumer-dedupe skips those already applied. Rows a
@@ -103,7 +103,7 @@ public final class OutboxAdmin {
         this.clock = p.clock();
         String schema = p.schema();
         this.statusGrants = new GrantsOnce(RoleGrants.status(schema), "outbox status");
-        this.slotGrants = new GrantsOnce(RoleGrants.walRelaySlots(schema), "outbox status (WAL relay slots)");
+        this.slotGrants = new GrantsOnce(RoleGrants.cdcRelaySlots(schema), "outbox status (CDC relay slots)");
         this.readGrants = new GrantsOnce(RoleGrants.deadLettersList(schema), "outbox dead-letters list");
         this.retryGrants = new GrantsOnce(RoleGrants.deadLettersRetry(schema), "outbox dead-letters retry");
         this.discardGrants = new GrantsOnce(RoleGrants.deadLettersDiscard(schema), "outbox dead-letters discard");
@@ -167,13 +167,13 @@ public final class OutboxAdmin {
     }
 
     /**
-     * The slots of the WAL relays of this schema ({@code outbox_cdc_slot}), with what the server holds of each now and
+     * The slots of the CDC relays of this schema ({@code outbox_cdc_slot}), with what the server holds of each now and
      * whether a promoted standby would keep it. Needs {@code SELECT} on {@code outbox_cdc_slot}.
      *
      * @throws dev.outboxkit.core.MissingGrantsException naming the grant when the role lacks it
      */
-    public List<WalRelaySlot> walRelaySlots() throws SQLException {
-        List<WalRelaySlot> out = new ArrayList<>();
+    public List<CdcRelaySlot> cdcRelaySlots() throws SQLException {
+        List<CdcRelaySlot> out = new ArrayList<>();
         try (Connection c = connection(slotGrants); PreparedStatement ps = c.prepareStatement("SELECT r.slot_name, "
                 + "s.slot_name IS NOT NULL, coalesce(s.active, false), r.server_address, r.timeline, r.system_identifier, "
                 + "r.recreated_at, r.recreated_reason, r.wal_only_seen_at, r.wal_only_seen FROM "
@@ -187,7 +187,7 @@ public final class OutboxAdmin {
                     String lastServer = address == null ? null : address + " (system " + (rs.wasNull() ? "unknown" : system)
                             + ", timeline " + rs.getInt(5) + ")";
                     FailoverSlots.State failover = FailoverSlots.of(c, name);
-                    out.add(new WalRelaySlot(name, rs.getBoolean(2), rs.getBoolean(3), lastServer, failover.code(),
+                    out.add(new CdcRelaySlot(name, rs.getBoolean(2), rs.getBoolean(3), lastServer, failover.code(),
                             failover.detail(), instant(rs.getTimestamp(7)), rs.getString(8), instant(rs.getTimestamp(9)),
                             rs.getString(10)));
                 }
@@ -196,6 +196,17 @@ public final class OutboxAdmin {
             throw described(e);
         }
         return out;
+    }
+
+    /**
+     * The old name of {@link #cdcRelaySlots()}: the same slots, as {@link WalRelaySlot}s.
+     *
+     * @throws dev.outboxkit.core.MissingGrantsException naming the grant when the role lacks it
+     * @deprecated use {@link #cdcRelaySlots()}; removed in 0.2.0
+     */
+    @Deprecated(since = "0.1.0", forRemoval = true)
+    public List<WalRelaySlot> walRelaySlots() throws SQLException {
+        return cdcRelaySlots().stream().map(WalRelaySlot::of).toList();
     }
 
     private static List<Status.ReplicationSlot> replicationSlots(Statement s) throws SQLException {
@@ -441,7 +452,7 @@ public final class OutboxAdmin {
         String what = schemaExists ? "schema '" + tables.schema() + "' does not hold the outboxkit tables"
                 : "schema '" + tables.schema() + "' does not exist in this database";
         throw new IllegalStateException(what + ": name the schema that holds them (--schema, outboxkit.schema, the"
-                + " builder's producer(dataSource, schema)), or create them there with 'outbox migrate --schema "
+                + " builder's outboxDatabase(dataSource, schema)), or create them there with 'outbox migrate --schema "
                 + tables.schema() + "' (Migrations.migrate in Java)", e);
     }
 
@@ -502,23 +513,33 @@ public final class OutboxAdmin {
 
     /** Configuration; {@link #build()} validates it. */
     public static final class Builder {
-        private final ProducerSettings producer = new ProducerSettings();
+        private final OpsSettings settings = new OpsSettings();
 
         private Builder() {
         }
 
         /**
-         * The outbox's database and the schema holding its tables (default {@value OutboxTables#DEFAULT_SCHEMA}).
+         * The outbox database and the schema holding its tables (default {@value OutboxTables#DEFAULT_SCHEMA}).
          * Required. A pool of one or two connections is plenty: each operation uses one connection at a time.
          */
-        public Builder producer(DataSource dataSource, String schema) {
-            producer.producer(dataSource, schema);
+        public Builder outboxDatabase(DataSource dataSource, String schema) {
+            settings.outboxDatabase(dataSource, schema);
             return this;
+        }
+
+        /**
+         * The old name of {@link #outboxDatabase(DataSource, String)}, which it calls.
+         *
+         * @deprecated use {@link #outboxDatabase(DataSource, String)}; removed in 0.2.0
+         */
+        @Deprecated(since = "0.1.0", forRemoval = true)
+        public Builder producer(DataSource dataSource, String schema) {
+            return outboxDatabase(dataSource, schema);
         }
 
         /** The clock that ends an open replay range ({@link ReplaySelection#createdBetween} with no end). Default UTC. */
         public Builder clock(Clock clock) {
-            producer.clock(clock);
+            settings.clock(clock);
             return this;
         }
 
@@ -526,7 +547,7 @@ public final class OutboxAdmin {
          * @throws IllegalArgumentException when the DataSource is missing or the schema is not a legal identifier
          */
         public OutboxAdmin build() {
-            return new OutboxAdmin(producer.resolve());
+            return new OutboxAdmin(settings.resolve());
         }
     }
 }

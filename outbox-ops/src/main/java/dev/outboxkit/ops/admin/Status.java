@@ -38,7 +38,7 @@ public record Status(String schema, long backlog, Duration oldestUnpublishedAge,
     }
 
     /**
-     * A relay lease (a partition of the polling relay, or the WAL relay's slot).
+     * A relay lease (a partition of the polling relay, or the CDC relay's slot).
      *
      * @param key       the lease key
      * @param holder    the instance that holds or last held it

@@ -3,26 +3,27 @@ package dev.outboxkit.ops.admin;
 import java.time.Instant;
 
 /**
- * A WAL relay's replication slot, as the relay recorded it ({@code outbox_cdc_slot}) and as the server holds it now.
+ * The old name of {@link CdcRelaySlot}, with the same components; {@link OutboxAdmin#walRelaySlots()} returns it.
  *
- * @param name            the slot
- * @param present         the slot exists on the server read (after a failover before PostgreSQL 17 it does not,
- *                        until the relay creates it again)
- * @param active          a walsender streams it now
- * @param lastServer      where the relay last streamed it: {@code host:port (system S, timeline T)}; null before the
- *                        relay recorded one
- * @param failoverReady   whether a standby promoted now would have the slot, as far as the primary can tell: 1 yes,
- *                        0 no, -1 the server keeps no logical slot on standbys (before PostgreSQL 17); the relay's
- *                        {@code outbox.relay.cdc.slot_failover_ready}
- * @param failoverDetail  why, in one line
- * @param recreatedAt     when the relay last created the slot again (or adopted the copy a failover left); null: never
- * @param recreatedReason what it found then, in one line
- * @param walOnlySeenAt   when the relay, running with {@code deleteAfterPublish}, first streamed an event that had no
- *                        row in {@code outbox_event}; from then on it never fast-forwards the slot and stops rather than
- *                        create it again; null: never
- * @param walOnlySeen     what that event was
+ * @param name            see {@link CdcRelaySlot#name()}
+ * @param present         see {@link CdcRelaySlot#present()}
+ * @param active          see {@link CdcRelaySlot#active()}
+ * @param lastServer      see {@link CdcRelaySlot#lastServer()}
+ * @param failoverReady   see {@link CdcRelaySlot#failoverReady()}
+ * @param failoverDetail  see {@link CdcRelaySlot#failoverDetail()}
+ * @param recreatedAt     see {@link CdcRelaySlot#recreatedAt()}
+ * @param recreatedReason see {@link CdcRelaySlot#recreatedReason()}
+ * @param walOnlySeenAt   see {@link CdcRelaySlot#walOnlySeenAt()}
+ * @param walOnlySeen     see {@link CdcRelaySlot#walOnlySeen()}
+ * @deprecated use {@link CdcRelaySlot} and {@link OutboxAdmin#cdcRelaySlots()}; removed in 0.2.0
  */
+@Deprecated(since = "0.1.0", forRemoval = true)
 public record WalRelaySlot(String name, boolean present, boolean active, String lastServer, int failoverReady,
                            String failoverDetail, Instant recreatedAt, String recreatedReason, Instant walOnlySeenAt,
                            String walOnlySeen) {
+
+    static WalRelaySlot of(CdcRelaySlot s) {
+        return new WalRelaySlot(s.name(), s.present(), s.active(), s.lastServer(), s.failoverReady(), s.failoverDetail(),
+                s.recreatedAt(), s.recreatedReason(), s.walOnlySeenAt(), s.walOnlySeen());
+    }
 }

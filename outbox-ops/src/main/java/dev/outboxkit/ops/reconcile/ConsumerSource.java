@@ -11,7 +11,7 @@ import javax.sql.DataSource;
  * {@code external_effect}, and the consumer groups to check there.
  *
  * @param name       a label for reports (for example the service name)
- * @param dataSource the consumer's database (may be the producer's)
+ * @param dataSource the consumer's database (may be the outbox database)
  * @param schema     validated identifier
  * @param groups     consumer groups (values of {@code processed_event.consumer_group}); at least one
  * @param aggregateTypes the aggregate types these groups consume (intents of other types are not

@@ -6,7 +6,7 @@ import java.util.Objects;
  * One anomaly found by {@link Reconciler}.
  *
  * @param kind    what was found
- * @param where   which side: {@code producer}, or {@code <consumer>/<group>} (external effects:
+ * @param where   which side: {@code producer} (the outbox database), or {@code <consumer>/<group>} (external effects:
  *                {@code <consumer>})
  * @param subject what it is about: an event id, {@code <effect>/<event id>} or {@code <scope>/<key>}
  * @param detail  one line for a person (ages, states); never a payload

@@ -29,7 +29,7 @@ import org.slf4j.LoggerFactory;
  * The intent ledger {@code outbox_intent}: switching its triggers on and off, creating day
  * partitions ahead, and dropping expired ones whole. Day partitions are named
  * {@code outbox_intent_pYYYYMMDD} (UTC days); rows for a day without a partition land in
- * {@code outbox_intent_default}, so a producer never fails because of the ledger.
+ * {@code outbox_intent_default}, so a writer's insert never fails because of the ledger.
  */
 public final class IntentLedger {
 

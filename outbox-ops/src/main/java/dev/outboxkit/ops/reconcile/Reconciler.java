@@ -29,12 +29,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Compares the producer's intent ledger ({@code outbox_intent}) with the effects recorded by
+ * Compares the outbox database's intent ledger ({@code outbox_intent}) with the effects recorded by
  * consumer groups ({@code processed_event}, {@code external_effect}), possibly in other databases,
  * over a bounded window, and reports what no idempotency window prevents:
  * {@link Finding.Kind lost, phantom, duplicate, late and unknown-outcome} events.
  *
- * <p>How: the intents created in {@code [now - lookback, now)} are streamed from the producer
+ * <p>How: the intents created in {@code [now - lookback, now)} are streamed from the outbox database
  * in batches of {@code batchSize} into a temporary table on each consumer database, then each
  * check is one set-based query there. Effects without an intent in the window are looked up by
  * id in the whole ledger before they are called phantom, so a consumer draining an old backlog
@@ -42,7 +42,7 @@ import org.slf4j.LoggerFactory;
  *
  * <pre>{@code
  * Report r = Reconciler.builder()
- *         .producer(producerDs, "public")
+ *         .outboxDatabase(ordersDs, "public")
  *         .consumer(new ConsumerSource("billing", billingDs, "public", List.of("billing")))
  *         .build()
  *         .run();
@@ -59,7 +59,7 @@ public final class Reconciler {
 
     private static final Logger log = LoggerFactory.getLogger(Reconciler.class);
 
-    private final DataSource producer;
+    private final DataSource outboxDatabase;
     private final String schema;
     private final List<ConsumerSource> consumers;
     private final Duration lookback;
@@ -74,7 +74,7 @@ public final class Reconciler {
     private final OutboxTables tables;
 
     private Reconciler(Builder b, OpsBuilder.Resolved p) {
-        this.producer = p.dataSource();
+        this.outboxDatabase = p.dataSource();
         this.schema = p.schema();
         this.tables = p.tables();
         this.consumers = List.copyOf(b.consumers);
@@ -105,7 +105,7 @@ public final class Reconciler {
      * Runs one reconciliation.
      *
      * @throws MissingGrantsException before anything is read, when a role lacks a privilege outbox-ops/README.md lists
-     *                                for reconcile (producer or consumer side), with the statements to run
+     *                                for reconcile (outbox or consumer database), with the statements to run
      * @throws IllegalStateException when the intent ledger's trigger is disabled
      * @throws SQLException on database errors (nothing is written anywhere)
      */
@@ -115,7 +115,7 @@ public final class Reconciler {
         Instant until = clock.instant();
         Instant since = until.minus(lookback);
         Run run = new Run(since, until);
-        if (!new IntentLedger(producer, schema).enabled()) {
+        if (!new IntentLedger(outboxDatabase, schema).enabled()) {
             throw new IllegalStateException("the intent ledger is disabled in schema " + schema
                     + ": every effect would look like a phantom; switch it on with outbox intents enable"
                     + " (IntentLedger.enable()) and reconcile once it covers the lookback window");
@@ -135,8 +135,8 @@ public final class Reconciler {
 
     /** Every database's privileges before any work: one round trip each (a run reads for minutes, so once per run). */
     private void requireGrants() throws SQLException {
-        try (Connection c = producer.getConnection()) {
-            RoleGrants.reconcileProducer(schema).require(c, "outbox reconcile (producer side, schema " + schema + ")");
+        try (Connection c = outboxDatabase.getConnection()) {
+            RoleGrants.reconcileOutboxDatabase(schema).require(c, "outbox reconcile (outbox database, schema " + schema + ")");
         }
         for (ConsumerSource consumer : consumers) {
             try (Connection c = consumer.dataSource().getConnection()) {
@@ -171,7 +171,7 @@ public final class Reconciler {
         String sql = "SELECT scope, idem_key, locked_until, count(*) OVER () FROM "
                 + tables.idempotencyKey()
                 + " WHERE state = 'in_progress' AND locked_until < ? ORDER BY locked_until LIMIT " + maxFindingsPerKind;
-        try (Connection c = producer.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+        try (Connection c = outboxDatabase.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setTimestamp(1, Timestamp.from(run.until));
             try (ResultSet rs = ps.executeQuery()) {
                 boolean first = true;
@@ -209,7 +209,7 @@ public final class Reconciler {
         }
     }
 
-    /** Streams the window's intents from the producer into a temporary table on {@code c}. */
+    /** Streams the window's intents from the outbox database into a temporary table on {@code c}. */
     private long loadIntents(Connection c, ConsumerSource consumer, Run run) throws SQLException {
         try (Statement s = c.createStatement()) {
             s.execute("CREATE TEMP TABLE outbox_reconcile_intent (event_id uuid PRIMARY KEY, created_at timestamptz NOT NULL)"
@@ -219,7 +219,7 @@ public final class Reconciler {
         String select = "SELECT event_id, created_at FROM " + tables.intent()
                 + " WHERE created_at >= ? AND created_at < ?"
                 + (consumer.aggregateTypes().isEmpty() ? "" : " AND aggregate_type = ANY (?)");
-        try (Connection p = producer.getConnection();
+        try (Connection p = outboxDatabase.getConnection();
              PreparedStatement insert = c.prepareStatement("INSERT INTO outbox_reconcile_intent"
                      + " SELECT * FROM unnest(?::uuid[], ?::timestamptz[]) ON CONFLICT DO NOTHING")) {
             boolean autoCommit = p.getAutoCommit();
@@ -299,7 +299,7 @@ public final class Reconciler {
     /** Whether lost intents are still waiting in the outbox or parked as dead letters: stuck rather than lost. */
     private Map<UUID, String> outboxState(java.util.Collection<UUID> ids) throws SQLException {
         Map<UUID, String> state = new HashMap<>();
-        try (Connection p = producer.getConnection();
+        try (Connection p = outboxDatabase.getConnection();
              PreparedStatement ps = p.prepareStatement("SELECT id, published_at IS NULL FROM "
                      + tables.outboxEvent() + " WHERE id = ANY (?)");
              PreparedStatement ledger = p.prepareStatement("SELECT event_id, max(published_at) FROM "
@@ -392,7 +392,7 @@ public final class Reconciler {
             return;
         }
         Map<UUID, Instant> known = new HashMap<>();
-        try (Connection p = producer.getConnection();
+        try (Connection p = outboxDatabase.getConnection();
              PreparedStatement ps = p.prepareStatement("SELECT event_id, min(created_at) FROM "
                      + tables.intent() + " WHERE event_id = ANY (?) GROUP BY event_id")) {
             ps.setArray(1, p.createArrayOf("uuid", candidates.keySet().toArray()));
@@ -459,7 +459,7 @@ public final class Reconciler {
     }
 
     /**
-     * Configuration; {@link #build()} validates it. The producer's database and schema ({@link #producer}, required)
+     * Configuration; {@link #build()} validates it. The outbox database and schema ({@link #outboxDatabase}, required)
      * hold {@code outbox_intent}, {@code outbox_event} and {@code idempotency_key}; the {@link #clock}'s now ends the
      * reconciled window; the {@link #meterRegistry} receives the {@code outbox.reconcile.*} meters.
      */
@@ -511,7 +511,7 @@ public final class Reconciler {
         }
 
         public Reconciler build() {
-            Resolved resolved = resolveProducer();
+            Resolved resolved = resolveSettings();
             if (consumers.isEmpty()) {
                 throw new IllegalArgumentException("at least one consumer is required");
             }

@@ -80,7 +80,7 @@ public final class Retention {
         }
     }
 
-    private final DataSource producer;
+    private final DataSource outboxDatabase;
     private final String schema;
     private final Duration intentRetention;
     private final int partitionsAhead;
@@ -95,12 +95,12 @@ public final class Retention {
     private final Map<String, Counter> purged = new LinkedHashMap<>();
 
     private final OutboxTables tables;
-    /** The producer database's privileges for what is configured, then each inbox database's: checked once each. */
+    /** The outbox database's privileges for what is configured, then each inbox database's: checked once each. */
     private final List<GrantsOnce> grants = new ArrayList<>();
     private final List<DataSource> grantsOn = new ArrayList<>();
 
     private Retention(Builder b, OpsBuilder.Resolved p) {
-        this.producer = p.dataSource();
+        this.outboxDatabase = p.dataSource();
         this.schema = p.schema();
         this.tables = p.tables();
         this.intentRetention = b.intentRetention;
@@ -128,7 +128,7 @@ public final class Retention {
                     : RoleGrants.Purged.IDEMPOTENCY_KEYS);
         }
         grants.add(new GrantsOnce(RoleGrants.purge(schema, configured), "outbox purge (schema " + schema + ")"));
-        grantsOn.add(producer);
+        grantsOn.add(outboxDatabase);
         for (Inbox inbox : inboxes) {
             grants.add(new GrantsOnce(RoleGrants.purgeInbox(inbox.schema()),
                     "outbox purge (processed_event of group " + inbox.group() + ", schema " + inbox.schema() + ")"));
@@ -153,8 +153,8 @@ public final class Retention {
         return new Builder();
     }
 
-    DataSource producer() {
-        return producer;
+    DataSource outboxDatabase() {
+        return outboxDatabase;
     }
 
     String schema() {
@@ -173,12 +173,12 @@ public final class Retention {
      * {@link #purge purge(false)} under the schema's retention lock, the one every relay sidecar's
      * {@link RetentionSchedule} takes, so a manual or cron purge never runs beside a scheduled round:
      * waits up to {@code wait} for a round running elsewhere to end. Needs two connections of the
-     * producer DataSource (the lock's and the job's).
+     * outbox database's DataSource (the lock's and the job's).
      *
      * @throws IllegalStateException when another session still held the lock after {@code wait}
      */
     public Result purgeExclusively(Duration wait) throws SQLException, InterruptedException {
-        try (Connection c = producer.getConnection(); RetentionLock lock = RetentionLock.acquire(c, schema, wait)) {
+        try (Connection c = outboxDatabase.getConnection(); RetentionLock lock = RetentionLock.acquire(c, schema, wait)) {
             if (lock == null) {
                 throw new IllegalStateException("another instance is running retention on schema " + schema + " (a relay"
                         + " sidecar's --retention-interval schedule or another 'outbox purge'); waited " + wait
@@ -197,7 +197,7 @@ public final class Retention {
     public Result purge(boolean dryRun) throws SQLException {
         requireGrants();
         Instant now = clock.instant();
-        IntentLedger ledger = new IntentLedger(producer, schema);
+        IntentLedger ledger = new IntentLedger(outboxDatabase, schema);
         int created = dryRun ? 0 : ledger.createPartitions(now.atZone(ZoneOffset.UTC).toLocalDate(), partitionsAhead);
         IntentLedger.Purge intents = ledger.purge(now.minus(intentRetention), dryRun);
         Map<String, InboxRetention.Result> processed = new LinkedHashMap<>();
@@ -209,11 +209,11 @@ public final class Retention {
         }
         long keys = -1;
         if (idempotencyKeys != null && !dryRun) {
-            keys = idempotencyKeys.purgeExpired(producer);
+            keys = idempotencyKeys.purgeExpired(outboxDatabase);
         }
         long deadLetters = deadLetterRetention == null ? 0 : deadLetters(now.minus(deadLetterRetention), dryRun);
         // The outbox archive: rows a MARK-mode relay kept after publishing them (unpublished rows are never touched).
-        long archived = archiveRetention == null ? 0 : ChunkedDelete.olderThan(producer,
+        long archived = archiveRetention == null ? 0 : ChunkedDelete.olderThan(outboxDatabase,
                 tables.outboxEvent(), "id", "published_at", now.minus(archiveRetention), dryRun);
         if (!dryRun) {
             count("archived_events", archived);
@@ -227,12 +227,12 @@ public final class Retention {
     }
 
     private long deadLetters(Instant cutoff, boolean dryRun) throws SQLException {
-        return ChunkedDelete.olderThan(producer, tables.deadLetter(), "id", "parked_at",
+        return ChunkedDelete.olderThan(outboxDatabase, tables.deadLetter(), "id", "parked_at",
                 cutoff, dryRun);
     }
 
     /**
-     * Configuration; {@link #build()} validates it. The producer's database and schema ({@link #producer}, required)
+     * Configuration; {@link #build()} validates it. The outbox database and schema ({@link #outboxDatabase}, required)
      * hold the intent ledger, the dead letters and the idempotency keys; the {@link #clock} decides which rows are
      * older than their retention; the {@link #meterRegistry} receives {@code outbox.retention.purged}.
      */
@@ -295,7 +295,7 @@ public final class Retention {
         }
 
         public Retention build() {
-            Resolved resolved = resolveProducer();
+            Resolved resolved = resolveSettings();
             Checks.requirePositive("intentRetention", intentRetention);
             if (intentRetention.compareTo(Duration.ofDays(1)) < 0) {
                 throw new IllegalArgumentException("intentRetention must be at least 1 day (partitions are days), got "

@@ -23,7 +23,7 @@ import org.slf4j.LoggerFactory;
  * <p>
  * Several instances run side by side against one schema; only one runs a round at a time: a
  * round starts by trying the schema's retention lock (the one {@code outbox purge} takes too; on
- * a connection of the job's producer pool, held for the round) and an instance that does not get
+ * a connection of the job's outbox database pool, held for the round) and an instance that does not get
  * it skips the round quietly (DEBUG). If that connection dies the server releases the lock and
  * another instance may start a round while the first one's last statement finishes: harmless,
  * since every step of a purge is idempotent and chunked — the lock saves work and noise, safety
@@ -110,7 +110,7 @@ public final class RetentionSchedule implements AutoCloseable {
     public Outcome runOnce() {
         String schema = retention.schema();
         long t0 = System.nanoTime();
-        try (Connection c = retention.producer().getConnection(); RetentionLock lock = RetentionLock.tryAcquire(c, schema)) {
+        try (Connection c = retention.outboxDatabase().getConnection(); RetentionLock lock = RetentionLock.tryAcquire(c, schema)) {
             if (lock == null) {
                 skipped.increment();
                 log.debug("retention on schema {}: another instance runs this round", schema);
@@ -220,7 +220,7 @@ public final class RetentionSchedule implements AutoCloseable {
         }
 
         /**
-         * The job to run. Required. Its producer DataSource also serves the lock: give its pool at
+         * The job to run. Required. Its outbox database DataSource also serves the lock: give its pool at
          * least two connections (the lock's and the job's).
          */
         public Builder retention(Retention retention) {

@@ -33,7 +33,7 @@ class OutboxAdminTest {
     @Test
     void statusCountsTheBacklogByTopicTheDeadLettersAndTheLeases(TestDatabase db) throws Exception {
         DataSource ds = db.dataSource();
-        OutboxAdmin admin = OutboxAdmin.builder().producer(ds, "public").build();
+        OutboxAdmin admin = OutboxAdmin.builder().outboxDatabase(ds, "public").build();
         Status empty = admin.status();
         assertThat(empty.backlog()).isZero();
         assertThat(empty.oldestUnpublishedAge()).isNull();
@@ -80,7 +80,7 @@ class OutboxAdminTest {
                     i == 4 ? "org.apache.kafka.common.errors.InvalidTopicException" : "org.apache.kafka.common.errors.RecordTooLargeException",
                     T0.plusSeconds(i));
         }
-        OutboxAdmin admin = OutboxAdmin.builder().producer(db.dataSource(), "public").build();
+        OutboxAdmin admin = OutboxAdmin.builder().outboxDatabase(db.dataSource(), "public").build();
 
         List<UUID> seen = new ArrayList<>();
         DeadLetterPage page = admin.deadLetters(DeadLetterFilter.all(), 2, null);
@@ -136,7 +136,7 @@ class OutboxAdminTest {
         parkDeadLetter(db, id(30), 2, "account", "Opened", "E", T0);
         parkDeadLetter(db, id(31), 0, "account", "Opened", "E", T0.plusSeconds(1));  // a parked logical message
         parkDeadLetter(db, id(32), 3, "order", "Placed", "E", T0.plusSeconds(2));
-        OutboxAdmin admin = OutboxAdmin.builder().producer(db.dataSource(), "public").build();
+        OutboxAdmin admin = OutboxAdmin.builder().outboxDatabase(db.dataSource(), "public").build();
 
         DeadLetterChange one = admin.retryDeadLetters(DeadLetterFilter.ids(id(30), id(99)), "alice@test");
         assertThat(one.action()).isEqualTo(DeadLetterChange.Action.RETRY);
@@ -169,7 +169,7 @@ class OutboxAdminTest {
     void discardDeletesOnlyTheMatchingRows(TestDatabase db) throws Exception {
         parkDeadLetter(db, id(40), 4, "account", "Opened", "E", T0);
         parkDeadLetter(db, id(41), 5, "order", "Placed", "E", T0);
-        OutboxAdmin admin = OutboxAdmin.builder().producer(db.dataSource(), "public").build();
+        OutboxAdmin admin = OutboxAdmin.builder().outboxDatabase(db.dataSource(), "public").build();
 
         DeadLetterChange gone = admin.discardDeadLetters(DeadLetterFilter.ids(id(41), id(98)), "topic deleted", "bob@test");
         assertThat(gone.action()).isEqualTo(DeadLetterChange.Action.DISCARD);
@@ -192,7 +192,7 @@ class OutboxAdminTest {
                 + "('" + id(52) + "', 'account', 'a3', 'Opened', '{}', '2026-11-29T11:00:00Z', NULL, 0)");
         parkDeadLetter(db, id(53), 9, "account", "Opened", "E", T0);
         // the clock ends an open range: 2026-11-29T12:00Z
-        OutboxAdmin admin = OutboxAdmin.builder().producer(db.dataSource(), "public")
+        OutboxAdmin admin = OutboxAdmin.builder().outboxDatabase(db.dataSource(), "public")
                 .clock(Clock.fixed(Instant.parse("2026-11-29T12:00:00Z"), ZoneOffset.UTC)).build();
 
         ReplayResult dry = admin.replay(ReplaySelection.createdBetween(Instant.parse("2026-11-29T00:00:00Z"), null), true, "carol@test");
@@ -221,18 +221,18 @@ class OutboxAdminTest {
 
     @Test
     void aWrongSchemaIsRefusedNamingTheSchemaAndTheFix(TestDatabase db) throws Exception {
-        assertThatThrownBy(() -> OutboxAdmin.builder().producer(db.dataSource(), "public; drop table x").build())
+        assertThatThrownBy(() -> OutboxAdmin.builder().outboxDatabase(db.dataSource(), "public; drop table x").build())
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("schema").hasMessageContaining("not a legal identifier");
         assertThatThrownBy(() -> OutboxAdmin.builder().build())
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("dataSource is required");
 
-        OutboxAdmin missing = OutboxAdmin.builder().producer(db.dataSource(), "no_such_schema").build();
+        OutboxAdmin missing = OutboxAdmin.builder().outboxDatabase(db.dataSource(), "no_such_schema").build();
         assertThatThrownBy(missing::status).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("schema 'no_such_schema' does not exist")
                 .hasMessageContaining("outbox migrate --schema no_such_schema");
 
         db.exec("CREATE SCHEMA empty_one");
-        OutboxAdmin empty = OutboxAdmin.builder().producer(db.dataSource(), "empty_one").build();
+        OutboxAdmin empty = OutboxAdmin.builder().outboxDatabase(db.dataSource(), "empty_one").build();
         for (ThrowingCall call : List.<ThrowingCall>of(empty::status, () -> empty.deadLetters(DeadLetterFilter.all(), 10, null),
                 () -> empty.retryDeadLetters(DeadLetterFilter.all(), "op"), () -> empty.discardDeadLetters(DeadLetterFilter.all(), null, "op"),
                 () -> empty.replay(ReplaySelection.ids(List.of(id(1))), false, "op"))) {
@@ -241,7 +241,7 @@ class OutboxAdminTest {
                     .hasMessageContaining("outbox migrate --schema empty_one");
         }
         // the tables in public are untouched and the pool still works
-        assertThat(OutboxAdmin.builder().producer(db.dataSource(), "public").build().status().backlog()).isZero();
+        assertThat(OutboxAdmin.builder().outboxDatabase(db.dataSource(), "public").build().status().backlog()).isZero();
     }
 
     @Test
@@ -250,7 +250,7 @@ class OutboxAdminTest {
         db.exec("INSERT INTO outbox_event (seq, id, aggregate_type, aggregate_id, event_type, payload) OVERRIDING SYSTEM VALUE "
                 + "VALUES (7, '" + id(61) + "', 'account', 'c', 'Opened', '{}')");
         try (var pool = db.newPool(1)) {
-            OutboxAdmin admin = OutboxAdmin.builder().producer(pool, "public").build();
+            OutboxAdmin admin = OutboxAdmin.builder().outboxDatabase(pool, "public").build();
             assertThatThrownBy(() -> admin.retryDeadLetters(DeadLetterFilter.ids(id(60)), "op"))
                     .isInstanceOf(DeadLetterConflictException.class);
             // the one connection went back with autocommit restored: a later operation sees the row still parked

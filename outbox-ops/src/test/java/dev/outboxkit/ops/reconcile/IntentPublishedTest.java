@@ -135,7 +135,7 @@ class IntentPublishedTest {
         Sql.exec(ds, "DELETE FROM outbox_event WHERE id = '018f3a5e-7b2c-7d11-8a00-00000000000a'"); // a relay forgot it
         Sql.exec(ds, "ALTER TABLE outbox_event DISABLE TRIGGER outbox_intent_forgotten");
         Sql.exec(ds, "DELETE FROM outbox_event"); // gone without a recorded publication
-        Report r = Reconciler.builder().producer(ds, "public")
+        Report r = Reconciler.builder().outboxDatabase(ds, "public")
                 .consumer(new ConsumerSource("svc", ds, "public", java.util.List.of("billing")))
                 .grace(Duration.ofMinutes(1)).build().run();
         Map<String, String> details = new java.util.HashMap<>();

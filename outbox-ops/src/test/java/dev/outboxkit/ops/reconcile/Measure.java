@@ -59,7 +59,7 @@ public final class Measure {
         Sql.exec(consumer, "ANALYZE processed_event");
         System.out.printf("filled %d effects in %d ms%n", rows, (System.nanoTime() - t0) / 1_000_000);
         for (int run = 1; run <= 2; run++) {
-            Report r = Reconciler.builder().producer(producer, "public")
+            Report r = Reconciler.builder().outboxDatabase(producer, "public")
                     .consumer(new ConsumerSource("svc", consumer, "public", List.of("billing")))
                     .lookback(Duration.ofHours(2)).build().run();
             System.out.printf("reconcile run %d: %d intents vs %d effects, two databases: %d ms, findings %s%n", run,

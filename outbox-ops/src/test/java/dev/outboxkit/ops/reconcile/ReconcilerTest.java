@@ -88,7 +88,7 @@ class ReconcilerTest {
 
     private Report reconcile() throws Exception {
         return Reconciler.builder()
-                .producer(producer, "public")
+                .outboxDatabase(producer, "public")
                 .consumer(new ConsumerSource("svc", consumer, "public", List.of(GROUP)))
                 .grace(Duration.ofMinutes(5))
                 .dedupeWindow(Duration.ofDays(7))
@@ -186,7 +186,7 @@ class ReconcilerTest {
     void effectLaterThanTheWindowWithinTheLookbackIsALateArrival() throws Exception {
         List<UUID> slow = Anomalies.publish(producer, 1, Instant.now().minus(3, ChronoUnit.HOURS));
         Anomalies.apply(consumer, GROUP, slow, Instant.now().minusSeconds(30));
-        Report r = Reconciler.builder().producer(producer, "public")
+        Report r = Reconciler.builder().outboxDatabase(producer, "public")
                 .consumer(new ConsumerSource("svc", consumer, "public", List.of(GROUP)))
                 .dedupeWindow(Duration.ofHours(2)).build().run();
         assertOnly(r, Finding.Kind.LATE_ARRIVAL, slow.get(0).toString());
@@ -209,7 +209,7 @@ class ReconcilerTest {
         Sql.exec(producer, "DELETE FROM outbox_event");
         Report all = reconcile();
         assertThat(all.counts()).containsEntry(Finding.Kind.LOST, 1L);
-        Report orders = Reconciler.builder().producer(producer, "public")
+        Report orders = Reconciler.builder().outboxDatabase(producer, "public")
                 .consumer(new ConsumerSource("svc", consumer, "public", List.of(GROUP), java.util.Set.of("order")))
                 .build().run();
         assertThat(orders.findings()).isEmpty();
@@ -223,10 +223,10 @@ class ReconcilerTest {
 
     @Test
     void builderNamesTheSetting() {
-        assertThatThrownBy(() -> Reconciler.builder().producer(producer, "public")
+        assertThatThrownBy(() -> Reconciler.builder().outboxDatabase(producer, "public")
                 .consumer(new ConsumerSource("svc", consumer, "public", List.of(GROUP))).batchSize(0).build())
                 .hasMessageContaining("batchSize");
-        assertThatThrownBy(() -> Reconciler.builder().producer(producer, "public")
+        assertThatThrownBy(() -> Reconciler.builder().outboxDatabase(producer, "public")
                 .consumer(new ConsumerSource("svc", consumer, "public", List.of(GROUP)))
                 .grace(Duration.ofDays(2)).build())
                 .hasMessageContaining("grace");

@@ -38,7 +38,7 @@ class RetentionScheduleTest {
     }
 
     private static RetentionSchedule schedule(DataSource ds, SimpleMeterRegistry registry) {
-        return RetentionSchedule.builder().interval(Duration.ofSeconds(1)).retention(Retention.builder().producer(ds, "public")
+        return RetentionSchedule.builder().interval(Duration.ofSeconds(1)).retention(Retention.builder().outboxDatabase(ds, "public")
                 .deadLetterRetention(Duration.ofDays(30)).meterRegistry(registry).build()).build();
     }
 
@@ -101,7 +101,7 @@ class RetentionScheduleTest {
 
     @Test
     void builderRefusesAMissingJobOrATooShortInterval(TestDatabase db) {
-        Retention retention = Retention.builder().producer(db.dataSource(), "public").build();
+        Retention retention = Retention.builder().outboxDatabase(db.dataSource(), "public").build();
         assertThatThrownBy(() -> RetentionSchedule.builder().interval(Duration.ofHours(1)).build()).hasMessageContaining("retention");
         assertThatThrownBy(() -> RetentionSchedule.builder().retention(retention).interval(Duration.ofMillis(10)).build())
                 .hasMessageContaining("interval must be at least 1 second");
@@ -117,7 +117,7 @@ class RetentionScheduleTest {
         config.setMaximumPoolSize(3);
         config.addDataSourceProperty("ApplicationName", "manual-purge");
         try (HikariDataSource pool = new HikariDataSource(config); Connection sidecar = db.connect()) {
-            Retention manual = Retention.builder().producer(pool, "public").deadLetterRetention(Duration.ofDays(30)).build();
+            Retention manual = Retention.builder().outboxDatabase(pool, "public").deadLetterRetention(Duration.ofDays(30)).build();
             RetentionLock held = RetentionLock.tryAcquire(sidecar, "public"); // a sidecar's round in progress
             assertThat(held).isNotNull();
             try (Connection other = pool.getConnection()) {

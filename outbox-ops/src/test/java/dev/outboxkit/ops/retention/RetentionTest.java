@@ -43,7 +43,7 @@ class RetentionTest {
         Anomalies.publish(ds, 6, Instant.now().minusSeconds(60));
         assertThat(Sql.count(ds, "SELECT count(*) FROM outbox_intent_p" + today().minusDays(19).toString().replace("-", ""))).isEqualTo(30);
 
-        Retention retention = Retention.builder().producer(ds, "public").intentRetention(Duration.ofDays(8)).build();
+        Retention retention = Retention.builder().outboxDatabase(ds, "public").intentRetention(Duration.ofDays(8)).build();
         Retention.Result dry = retention.purge(true);
         assertThat(dry.intents().dropped()).hasSize(5);
         assertThat(dry.intents().defaultRowsDeleted()).isEqualTo(4);
@@ -116,7 +116,7 @@ class RetentionTest {
                     + " VALUES ('billing', gen_random_uuid(), now() - interval '10 days')"); // no coordinates
             Sql.exec(ds, "INSERT INTO processed_event (consumer_group, event_id, processed_at, topic, kafka_partition, kafka_offset)"
                     + " VALUES ('billing', gen_random_uuid(), now(), '" + topic + "', 0, 1)"); // inside the window
-            Retention retention = Retention.builder().producer(ds, "public")
+            Retention retention = Retention.builder().outboxDatabase(ds, "public")
                     .inbox(ds, "public", "billing", Duration.ofDays(7)).kafkaAdmin(admin).build();
 
             InboxRetention.Result dry = retention.purge(true).processedEvents().get("billing");
@@ -141,10 +141,10 @@ class RetentionTest {
         Sql.exec(ds, "INSERT INTO idempotency_key (scope, idem_key, request_hash, state, response_status, created_at, completed_at)"
                 + " VALUES ('p', 'old', '\\x00', 'completed', 200, now() - interval '3 days', now() - interval '3 days'),"
                 + "        ('p', 'new', '\\x00', 'completed', 200, now(), now())");
-        assertThat(Retention.builder().producer(ds, "public").build().purge(false).deadLetters()).isZero();
+        assertThat(Retention.builder().outboxDatabase(ds, "public").build().purge(false).deadLetters()).isZero();
         assertThat(Sql.count(ds, "SELECT count(*) FROM outbox_dead_letter")).isEqualTo(10);
 
-        Retention.Result r = Retention.builder().producer(ds, "public").deadLetterRetention(Duration.ofDays(7).plusHours(12))
+        Retention.Result r = Retention.builder().outboxDatabase(ds, "public").deadLetterRetention(Duration.ofDays(7).plusHours(12))
                 .idempotencyKeys(IdempotencyKeys.builder().retention(Duration.ofDays(1)).build()).build().purge(false);
         assertThat(r.deadLetters()).isEqualTo(3);
         assertThat(r.idempotencyKeys()).isEqualTo(1);
@@ -154,10 +154,10 @@ class RetentionTest {
 
     @Test
     void builderRefusesUnsafeSettings(TestDatabase db) {
-        assertThatThrownBy(() -> Retention.builder().producer(db.dataSource(), "public")
+        assertThatThrownBy(() -> Retention.builder().outboxDatabase(db.dataSource(), "public")
                 .inbox(db.dataSource(), "public", "g", Duration.ofDays(1)).build())
                 .hasMessageContaining("kafkaAdmin");
-        assertThatThrownBy(() -> Retention.builder().producer(db.dataSource(), "public").intentRetention(Duration.ofHours(3)).build())
+        assertThatThrownBy(() -> Retention.builder().outboxDatabase(db.dataSource(), "public").intentRetention(Duration.ofHours(3)).build())
                 .hasMessageContaining("intentRetention");
     }
 }

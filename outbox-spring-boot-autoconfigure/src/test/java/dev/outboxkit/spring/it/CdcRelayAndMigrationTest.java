@@ -32,7 +32,7 @@ import org.springframework.transaction.support.TransactionTemplate;
 class CdcRelayAndMigrationTest {
 
     @Test
-    void theEmptyDatabaseIsMigratedAndTheWalRelayPublishesAndStopsWithTheContext() {
+    void theEmptyDatabaseIsMigratedAndTheCdcRelayPublishesAndStopsWithTheContext() {
         TestDatabase db = TestApplication.withLedger(OutboxTestkit.postgres().newEmptyDatabase());
         TestKafka kafka = OutboxTestkit.kafka();
         String topic = Projection.TOPIC;   // the route's topic for aggregate type "transfer"

@@ -34,7 +34,7 @@ import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * Issue 26, item 3: the in-app polling relay and the in-app WAL relay of a booted Spring context over the ground
+ * Issue 26, item 3: the in-app polling relay and the in-app CDC relay of a booted Spring context over the ground
  * managed services give — Kafka only over SASL_SSL (SCRAM-SHA-512, a PEM truststore of the run's CA, ACLs enforced)
  * and PostgreSQL only over TLS with {@code sslmode=verify-full} and SCRAM — with exactly the documented least
  * privileges: the application's role may INSERT into {@code outbox_event}, the relay's role holds relay-poller's (or
@@ -58,9 +58,9 @@ class SecureGroundRelayTest {
         publishesWithTheDocumentedLeastPrivileges("poll");
     }
 
-    /** The WAL relay: a REPLICATION role with relay-debezium's grants, the publication made by an administrator. */
+    /** The CDC relay: a REPLICATION role with relay-debezium's grants, the publication made by an administrator. */
     @Test
-    void theInAppWalRelayPublishesOverSaslSslAndVerifyFullWithTheDocumentedLeastPrivileges() throws Exception {
+    void theInAppCdcRelayPublishesOverSaslSslAndVerifyFullWithTheDocumentedLeastPrivileges() throws Exception {
         publishesWithTheDocumentedLeastPrivileges("cdc");
     }
 
@@ -84,8 +84,8 @@ class SecureGroundRelayTest {
             DocumentedGrants.writer(s, mode + "_app", false);
             if (mode.equals("cdc")) {
                 s.execute("CREATE ROLE " + relayRole + " LOGIN REPLICATION PASSWORD '" + relayPassword + "'");
-                DocumentedGrants.walRelay(s, relayRole, true);
-                DocumentedGrants.walPublication(s);
+                DocumentedGrants.cdcRelay(s, relayRole, true);
+                DocumentedGrants.cdcPublication(s);
             } else {
                 s.execute("CREATE ROLE " + relayRole + " LOGIN PASSWORD '" + relayPassword + "'");
                 DocumentedGrants.pollingRelay(s, relayRole);

@@ -9,7 +9,7 @@ import java.time.Duration;
 import java.util.List;
 
 /**
- * The WAL relay's own settings, each defined once (see {@link RelayOption}); the builder methods of
+ * The CDC relay's own settings, each defined once (see {@link RelayOption}); the builder methods of
  * {@link CdcRelay.Builder} with the same names set them. The settings both relays share are in
  * {@link dev.outboxkit.core.RelayOptions}. Each option's description is its one doc (see there).
  */
@@ -75,7 +75,7 @@ public final class CdcOptions {
     private CdcOptions() {
     }
 
-    /** The WAL relay's own settings, in reference order. */
+    /** The CDC relay's own settings, in reference order. */
     public static List<RelayOption<?>> all() {
         return List.of(SLOT_NAME, PUBLICATION_NAME, DELETE_AFTER_PUBLISH, FAILOVER_SLOT, HEARTBEAT_INTERVAL, OFFSET_FLUSH_INTERVAL,
                 MAX_BATCH_SIZE, MAX_IN_FLIGHT, POLL_INTERVAL, SHUTDOWN_TIMEOUT);

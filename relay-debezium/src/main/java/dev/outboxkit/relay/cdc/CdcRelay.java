@@ -16,7 +16,7 @@ import java.util.function.Function;
 import org.apache.kafka.clients.producer.Producer;
 
 /**
- * The WAL relay: reads the outbox table's inserts (and the writer's logical decoding messages) from a
+ * The CDC relay: reads the outbox table's inserts (and the writer's logical decoding messages) from a
  * PostgreSQL replication slot through Debezium Embedded ({@code pgoutput}), and publishes each event
  * as exactly the Kafka record the polling relay would publish ({@code dev.outboxkit.core.KafkaRecords}).
  *

@@ -17,7 +17,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A WAL relay in a process of its own, for the tests that kill it (and for the benchmark). Arguments
+ * A CDC relay in a process of its own, for the tests that kill it (and for the benchmark). Arguments
  * are {@code key=value}: jdbcUrl, user, password, bootstrap, slot, instance, deleteAfterPublish, lease
  * (ms), flush (ms), heartbeat (ms), route. It prints {@code READY} once streaming (or {@code STANDBY}),
  * {@code PUBLISHED <n>} every 100 ms when the count changed, and {@code CLOSED} after a graceful stop

@@ -43,12 +43,12 @@ final class CdcTestSupport {
 
     /** The lease of the test's slot, which must exist: its holder, fencing token, acquired and expiry times. */
     static RelayLeases.Lease lease(TestDatabase db) throws SQLException {
-        return RelayLeases.held(db, RelayLeases.walRelayKey(slotFor(db)));
+        return RelayLeases.held(db, RelayLeases.cdcRelayKey(slotFor(db)));
     }
 
     /** The instance holding (or last holding) the lease of the test's slot; empty when none ever did. */
     static String leaseHolder(TestDatabase db) throws SQLException {
-        return RelayLeases.find(db, RelayLeases.walRelayKey(slotFor(db))).map(RelayLeases.Lease::holder).orElse("");
+        return RelayLeases.find(db, RelayLeases.cdcRelayKey(slotFor(db))).map(RelayLeases.Lease::holder).orElse("");
     }
 
     /**
@@ -125,7 +125,7 @@ final class CdcTestSupport {
     }
 
     /**
-     * Waits until no WAL relay's Debezium engine is left running in this JVM, so that a test reading the whole JVM's
+     * Waits until no CDC relay's Debezium engine is left running in this JVM, so that a test reading the whole JVM's
      * log sees its own relay only: a relay closed while its database is cut off (CutOffCloseTest) leaves its engine
      * behind by design, and that engine logs ERRORs when it next reaches the closed pool, seconds later, in whichever
      * test runs then (it once failed CleanStopTest in CI that way, and HandoffTest in a module run). CutOffCloseTest
@@ -137,7 +137,7 @@ final class CdcTestSupport {
                 .until(CdcTestSupport::enginesRunning, List::isEmpty);
     }
 
-    /** The live threads of WAL relays' Debezium engines in this JVM, by name. */
+    /** The live threads of CDC relays' Debezium engines in this JVM, by name. */
     static List<String> enginesRunning() {
         return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive).map(Thread::getName)
                 .filter(n -> n.startsWith("outboxkit-cdc-engine-") || n.startsWith("debezium-postgresconnector-"))

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.slf4j.LoggerFactory;
 
 /**
- * Issue 26, item 7: a clean stop of a WAL relay on a slot it just created logs no ERROR and no stack
+ * Issue 26, item 7: a clean stop of a CDC relay on a slot it just created logs no ERROR and no stack
  * trace. The stop used to interrupt Debezium's polling thread while it read the offsets (to confirm the
  * flushed position to the slot), and Kafka Connect's offset reader logged that as an ERROR.
  */
@@ -46,7 +46,7 @@ class CleanStopTest {
                 relay.start(); // creates the slot; the stop lands before or while its first session starts
             }
             // close() right after start() once returned at once and left the relay running (it logged after the stop)
-            assertThat(RelayLeases.find(db, RelayLeases.walRelayKey(CdcTestSupport.slotFor(db))).filter(RelayLeases.Lease::live))
+            assertThat(RelayLeases.find(db, RelayLeases.cdcRelayKey(CdcTestSupport.slotFor(db))).filter(RelayLeases.Lease::live))
                     .as("the lease is given back by the stop").isEmpty();
         }, db);
         assertNoErrorAndNoStackTrace(logged);

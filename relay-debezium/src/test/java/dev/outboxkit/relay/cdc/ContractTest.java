@@ -31,7 +31,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * The contract: whatever path an event takes through the WAL relay (the start-up drain, the WAL stream,
+ * The contract: whatever path an event takes through the CDC relay (the start-up drain, the WAL stream,
  * or a logical decoding message of the writer's emit-message mode), its Kafka record is byte for byte
  * {@code KafkaRecords.toRecord(OutboxEvent.fromRow(...))} of the row as SQL reads it back
  * ({@code payload::text}, {@code headers::text}, {@code payload_bytes}) — the exact mapping the polling

@@ -6,7 +6,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The WAL relay runs without Kafka Connect's REST stack and plugin scanning, which this module's pom excludes under
+ * The CDC relay runs without Kafka Connect's REST stack and plugin scanning, which this module's pom excludes under
  * debezium-embedded: so every test of this module proves that the relay never needs them. Fails if one of them comes
  * back on the class path (a new Debezium or Kafka version, another dependency bringing it).
  */

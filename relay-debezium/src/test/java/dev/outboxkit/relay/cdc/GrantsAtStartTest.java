@@ -28,7 +28,7 @@ class GrantsAtStartTest {
 
     @Test
     void eachMissingGrantStopsTheStartWithTheStatementToRun(TestDatabase db) throws Exception {
-        List<Grant> grants = DocumentedGrants.walRelay(true);
+        List<Grant> grants = DocumentedGrants.cdcRelay(true);
         db.exec("REVOKE USAGE ON SCHEMA public FROM PUBLIC"); // PUBLIC holds it by default: then it is never missing
         int n = 0;
         for (Grant missing : grants) {
@@ -40,7 +40,7 @@ class GrantsAtStartTest {
                 MissingGrantsException e = catchThrowableOfType(MissingGrantsException.class, relay::start);
                 assertThat(e).as("start without " + missing).isNotNull();
                 assertThat(e.grants()).as("without " + missing).containsExactly(expected);
-                assertThat(e.getMessage()).contains("the WAL relay on slot " + slot(db), expected);
+                assertThat(e.getMessage()).contains("the CDC relay on slot " + slot(db), expected);
                 assertThat(relay.health().ready()).isFalse();
             } finally {
                 Grant.dropRole(db, role);
@@ -51,7 +51,7 @@ class GrantsAtStartTest {
     @Test
     void theDocumentedGrantsAreEnoughToStream(TestDatabase db, TestKafka kafka) throws Exception {
         String role = "cdc_" + db.name() + "_all";
-        Grant.roleWith(db, "public", role, "pw", DocumentedGrants.walRelay(true), null);
+        Grant.roleWith(db, "public", role, "pw", DocumentedGrants.cdcRelay(true), null);
         db.exec("CREATE PUBLICATION outboxkit_pub FOR TABLE public.outbox_event, public.outbox_cdc_heartbeat "
                 + "WITH (publish = 'insert')");
         String topic = "grants-" + db.name();

@@ -32,7 +32,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.slf4j.LoggerFactory;
 
 /**
- * A graceful stop (what SIGTERM does) of the active WAL relay hands the slot to the standby at once: an
+ * A graceful stop (what SIGTERM does) of the active CDC relay hands the slot to the standby at once: an
  * active and a standby under a steady writer, the active one is closed, and the worst delay (Kafka record timestamp
  * minus createdAt) of the events created meanwhile is bounded. A new standby then starts and the next handoff follows.
  * The default lease (15 s) keeps expiry out of it. Before, the standby found out at its next look (every 200 ms); now

@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * Issue 26, item 6: an idle WAL relay streaming its slot is not ready within 10 s when Kafka cannot be reached, says
+ * Issue 26, item 6: an idle CDC relay streaming its slot is not ready within 10 s when Kafka cannot be reached, says
  * why, stays live, and is ready again within 2 s of the broker's return.
  */
 @ExtendWith(OutboxTestkitExtension.class)
@@ -25,7 +25,7 @@ class ReadinessTest {
             relay.start();
             Duration notReady = Readiness.untilNotReady(relay::health, "Kafka not reachable at 127.0.0.1:9: ",
                     Readiness.NOT_READY_WITHIN);
-            System.out.println("WAL relay, wrong broker address: not ready after " + notReady.toMillis() + " ms: "
+            System.out.println("CDC relay, wrong broker address: not ready after " + notReady.toMillis() + " ms: "
                     + relay.health().detail());
             assertThat(relay.health().live()).isTrue();
         } finally {
@@ -42,7 +42,7 @@ class ReadinessTest {
                 Readiness.untilReady(relay::health, Duration.ofSeconds(90));
                 Readiness.Outage outage = Readiness.outage(relay::health, broker::shutdown, "Kafka not reachable at ",
                         broker::startup);
-                System.out.println("WAL relay, broker stopped and started: " + outage);
+                System.out.println("CDC relay, broker stopped and started: " + outage);
             }
         } finally {
             CdcTestSupport.dropSlot(db);

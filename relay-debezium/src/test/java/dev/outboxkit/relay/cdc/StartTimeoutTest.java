@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * Issue 26: the WAL relay waits for a database that does not answer at start exactly as the polling relay does (the
+ * Issue 26: the CDC relay waits for a database that does not answer at start exactly as the polling relay does (the
  * one rule of {@code DatabaseAtStart}): not ready meanwhile with the reason, streaming once it answers, and a clear
  * error naming what was tried once {@code startTimeout} passed.
  */
@@ -35,9 +35,9 @@ class StartTimeoutTest {
             // not ready, live, naming the proxy's address, the start not returned: checked by startWaiting
             Readiness.WaitingStart start = Readiness.startWaiting(relay, "does not answer yet (attempt ", pg.address(),
                     Duration.ofSeconds(60));
-            System.out.println("WAL relay, database down at start: " + start.health().detail());
+            System.out.println("CDC relay, database down at start: " + start.health().detail());
             Readiness.Restored back = start.afterRestore(pg::heal, Duration.ofSeconds(90), Duration.ofSeconds(90));
-            System.out.println("WAL relay, database back: " + back);
+            System.out.println("CDC relay, database back: " + back);
             UUID id;
             try (Connection c = db.connect()) {
                 id = OutboxRows.insert(c, "order", "o-1", "{\"n\": 1}");
@@ -55,11 +55,11 @@ class StartTimeoutTest {
              CdcRelay relay = CdcTestSupport.relay(db, kafka).jdbcUrl(db.jdbcUrlVia(pg.host(), pg.port()))
                      .startTimeout(Duration.ofSeconds(3)).build()) {
             assertThatThrownBy(relay::start).isInstanceOf(IllegalStateException.class)
-                    .hasMessageContaining("the WAL relay on slot " + CdcTestSupport.slotFor(db) + " cannot reach the "
+                    .hasMessageContaining("the CDC relay on slot " + CdcTestSupport.slotFor(db) + " cannot reach the "
                             + "database at " + pg.address() + "/" + db.name())
                     .hasMessageContaining("(startTimeout PT3S) failed, the last with")
                     .hasMessageNotContaining(db.password())
-                    .satisfies(e -> System.out.println("WAL relay, database away past startTimeout PT3S: " + e.getMessage()));
+                    .satisfies(e -> System.out.println("CDC relay, database away past startTimeout PT3S: " + e.getMessage()));
             assertThat(relay.role()).isEqualTo(CdcRelay.Role.FAILED);
             assertThat(relay.health().detail()).contains("cannot reach the database");
         }

@@ -17,7 +17,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * The WAL relay behind a real PgBouncer is refused at start in every pool mode, before it took a lease or made a slot:
+ * The CDC relay behind a real PgBouncer is refused at start in every pool mode, before it took a lease or made a slot:
  * its replication connection cannot pass through the pooler (PgBouncer 1.18 answers "unsupported startup parameter:
  * replication"), so the message says to connect it to PostgreSQL directly.
  */
@@ -30,7 +30,7 @@ class ThroughPgBouncerTest {
     @EnumSource(PoolMode.class)
     void everyPoolModeIsRefusedAtStartNamingTheFix(PoolMode mode, TestDatabase db, TestKafka kafka) throws Exception {
         String role = "cdc_bouncer_" + mode.name().toLowerCase() + "_" + db.name();
-        Grant.roleWith(db, "public", role, PASSWORD, DocumentedGrants.walRelay(true), null);
+        Grant.roleWith(db, "public", role, PASSWORD, DocumentedGrants.cdcRelay(true), null);
         try (PgBouncer bouncer = PgBouncer.builder(db.server()).poolMode(mode).build();
              CdcRelay relay = CdcTestSupport.relay(db, kafka).jdbcUrl(bouncer.jdbcUrl(db) + "?prepareThreshold=0")
                      .user(role).password(Secret.of(PASSWORD)).build()) {
@@ -38,7 +38,7 @@ class ThroughPgBouncerTest {
             assertThat(e).as(mode + ": start() is refused").isNotNull();
             String modeWords = mode == PoolMode.SESSION ? "session pooling mode" : "transaction (or statement) pooling mode";
             assertThat(e.getMessage())
-                    .startsWith("the WAL relay on slot " + CdcTestSupport.slotFor(db) + " cannot start: its connections to "
+                    .startsWith("the CDC relay on slot " + CdcTestSupport.slotFor(db) + " cannot start: its connections to "
                             + "127.0.0.1:" + bouncer.port() + "/" + db.name() + " (jdbc:postgresql://127.0.0.1:"
                             + bouncer.port() + "/" + db.name() + "?prepareThreshold=0) go through a connection pooler in "
                             + modeWords)

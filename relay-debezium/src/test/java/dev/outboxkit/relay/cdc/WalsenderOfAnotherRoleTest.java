@@ -37,7 +37,7 @@ class WalsenderOfAnotherRoleTest {
     @Test
     void aWalsenderTheRoleMayNotEndIsWaitedForWithOneWarning(TestDatabase db, TestKafka kafka) throws Exception {
         String role = "cdc_" + db.name() + "_lp";
-        Grant.roleWith(db, "public", role, "pw", DocumentedGrants.walRelay(true), null);
+        Grant.roleWith(db, "public", role, "pw", DocumentedGrants.cdcRelay(true), null);
         db.exec("CREATE PUBLICATION outboxkit_pub FOR TABLE public.outbox_event, public.outbox_cdc_heartbeat "
                 + "WITH (publish = 'insert')");
         String slot = CdcTestSupport.slotFor(db);

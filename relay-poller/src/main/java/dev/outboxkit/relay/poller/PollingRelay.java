@@ -501,7 +501,7 @@ public final class PollingRelay implements Relay {
      * Configuration of a {@link PollingRelay}. Every setting has a default except the database
      * ({@link #dataSource} or {@link #jdbcUrl}) and {@link #bootstrapServers}. {@link #build()}
      * validates everything and names the setting it refuses. The database, Kafka, route, instance, lease and
-     * clock settings are shared with the WAL relay ({@link RelayBuilder}); for this relay {@code jdbcUrl} is the
+     * clock settings are shared with the CDC relay ({@link RelayBuilder}); for this relay {@code jdbcUrl} is the
      * alternative to {@link #dataSource}: the relay then opens (and closes) its own small HikariCP pool, with
      * {@code user} (required unless the URL has {@code user=}) and {@code password}. Each option setter sets the
      * {@link PollerOptions} or {@link dev.outboxkit.core.RelayOptions} definition of the same name, whose description is its one doc.

@@ -10,7 +10,7 @@ import io.micrometer.core.instrument.Tags;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The WAL relay's meters, tagged {@code relay=cdc} and {@code slot}, registered from the {@link RelayMetric} catalog:
+ * The CDC relay's meters, tagged {@code relay=cdc} and {@code slot}, registered from the {@link RelayMetric} catalog:
  * those it shares with the polling relay in {@link CommonMeters}, its own here; the {@code outbox.relay.cdc.*} gauges
  * are the WAL guardrails.
  */

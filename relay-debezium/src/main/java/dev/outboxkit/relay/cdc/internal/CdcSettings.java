@@ -18,7 +18,7 @@ import java.util.function.Function;
 /**
  * Not API: public for {@code dev.outboxkit.relay.cdc.CdcRelay} (and the benchmarks' {@link DebeziumAlone}).
  *
- * <p>The validated, immutable configuration of one WAL relay, read by name from its option catalog by {@link #of}:
+ * <p>The validated, immutable configuration of one CDC relay, read by name from its option catalog by {@link #of}:
  * the shared options and what derives from them ({@link SharedSettings}: the lease's timing, the tables, the producer
  * configuration), then {@link CdcOptions} and what derives from them (the lease key, the log prefix). Each option's
  * meaning and range are documented once, on the option.
@@ -44,8 +44,8 @@ public final class CdcSettings extends SharedSettings {
     private CdcSettings(OptionValues options, DatabaseLogin login, String instanceId,
                         Function<Map<String, ?>, Map<String, Object>> producerConfig, TopicRoute route,
                         MeterRegistry meterRegistry, Clock clock, Tracing tracing) {
-        // the WAL relay adds no producer defaults of its own: the safety defaults and the user's overrides
-        super(options, instanceId, "WAL relay on slot " + options.get(CdcOptions.SLOT_NAME), producerConfig,
+        // the CDC relay adds no producer defaults of its own: the safety defaults and the user's overrides
+        super(options, instanceId, "CDC relay on slot " + options.get(CdcOptions.SLOT_NAME), producerConfig,
                 timing -> Map.of(), route, clock, tracing);
         this.login = Objects.requireNonNull(login, "login");
         this.slotName = options.get(CdcOptions.SLOT_NAME);
@@ -62,7 +62,7 @@ public final class CdcSettings extends SharedSettings {
     }
 
     /**
-     * The configuration of a WAL relay.
+     * The configuration of a CDC relay.
      *
      * @param options        the builder's option values (set or default, each checked by its option)
      * @param login          the resolved login: the URL without user= and password=, user and password

@@ -28,7 +28,7 @@ import org.apache.kafka.connect.source.SourceRecord;
 /**
  * Not API: for the benchmarks' {@code debezium_ceiling_eps}.
  *
- * <p>Debezium Embedded with exactly the WAL relay's connector settings ({@link EngineConfig}) and a handler
+ * <p>Debezium Embedded with exactly the CDC relay's connector settings ({@link EngineConfig}) and a handler
  * that only marks each record processed: no decoding of ours, no Kafka, offsets in memory. What the relay
  * drains is measured as a ratio of this, the most Debezium itself delivers on the same machine and backlog.
  */
@@ -65,7 +65,7 @@ public final class DebeziumAlone implements AutoCloseable {
 
     /**
      * Creates the relay's publication and slot when missing (as the relay would) and starts streaming with the
-     * WAL relay's default settings ({@link CdcOptions}, {@link RelayOptions}).
+     * CDC relay's default settings ({@link CdcOptions}, {@link RelayOptions}).
      */
     public static DebeziumAlone start(String jdbcUrl, String user, Secret password, String slotName) throws SQLException {
         return start(jdbcUrl, user, password, slotName, null);

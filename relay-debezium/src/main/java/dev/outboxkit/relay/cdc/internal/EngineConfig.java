@@ -18,7 +18,7 @@ final class EngineConfig {
     }
 
     /**
-     * @param target         the one host Debezium connects to this session (a multi-host URL resolved: {@link JdbcTarget#at})
+     * @param target         the one host Debezium connects to in the current session (a multi-host URL resolved: {@link JdbcTarget#at})
      * @param storeContextId the session's key: of its offset store ({@link PostgresOffsetStore}) and its sockets
      *                       ({@link DebeziumSockets})
      */

@@ -53,7 +53,7 @@ final class LeaseKeeper {
         this.table = new LeaseTable(settings.schema());
         this.takeovers = takeovers;
         this.liveness = new Liveness(dataSource, settings.schema(), leaseKey, instanceId,
-                "WAL relay " + instanceId + " on slot " + settings.slotName(), duration);
+                "CDC relay " + instanceId + " on slot " + settings.slotName(), duration);
     }
 
     String leaseKey() {

@@ -89,8 +89,8 @@ public final class PostgresOffsetStore implements OffsetBackingStore {
     /**
      * The read runs on the store's thread; the future it returns does not give up on an interrupt. Debezium's
      * Postgres task reads the offsets on its polling thread to confirm the flushed position to the slot
-     * ({@code performCommit}), and a stop cancels that thread with an interrupt: Kafka Connect's reader then
-     * logged the interrupted wait as an ERROR with a stack trace, on a stop that lost nothing (issue 26). An
+     * ({@code performCommit}), and a stop cancels that thread with an interrupt: Kafka Connect's reader
+     * logs the interrupted wait as an ERROR with a stack trace, on a stop that loses nothing. An
      * interrupt cannot abort the query anyway, so the wait ends with the read (one short query) and the
      * interrupt stays set for the caller's next blocking step.
      */

@@ -30,7 +30,7 @@ import org.apache.kafka.clients.producer.RecordMetadata;
  * anything else ({@link PublishFailure#RETRIABLE}, {@link PublishFailure#FATAL}) fails the whole batch with a
  * {@link PublishFailedException}, nothing of it is marked done, and the relay retries from its last offset.
  * Such a failure also stops the producer at once ({@link StopOnFailure}), so no later record of the same
- * partition is written before the failed one is published again (issue 30). A row whose own record failed
+ * partition is written before the failed one is published again. A row whose own record failed
  * {@code maxAttempts} times in a way that {@link PublishFailures#isAttempt counts} ({@link RowAttempts}) is parked
  * instead of being sent again, with its last failure, as the polling relay does.
  */

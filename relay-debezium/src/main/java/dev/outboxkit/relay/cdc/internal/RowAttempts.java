@@ -5,10 +5,10 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * The counted failures of rows that Kafka keeps refusing ({@link PublishFailures#isAttempt}), so that the WAL relay
+ * The counted failures of rows that Kafka keeps refusing ({@link PublishFailures#isAttempt}), so that the CDC relay
  * parks a row after {@code maxAttempts} as the polling relay does, instead of replaying it for ever while it holds
  * the slot and everything behind it. The polling relay keeps the count in the row ({@code outbox_event.attempts});
- * the WAL relay streams rows it never updates, so the count lives here, for the life of the relay instance, across
+ * the CDC relay streams rows it never updates, so the count lives here, for the life of the relay instance, across
  * its sessions (each failure ends a session and the stream is replayed from the stored offset). A restart of the
  * process starts counting again: at worst {@code maxAttempts} more tries before the row is parked.
  *

@@ -46,7 +46,7 @@ import org.slf4j.LoggerFactory;
  *       acknowledged, every acknowledged row's delete committed), so its publications precede ours.</li>
  * </ul>
  * A takeover of a lease handed over (given back at the predecessor's stop point) publishes its first pass before the
- * slot's checks ({@link #prepare}): a pass reads the table, not the slot, under this session's lease (its
+ * slot's checks ({@link #prepare}): a pass reads the table, not the slot, under the session's lease (its
  * deletes fenced as always), so nothing above depends on the slot at that point. The checks follow at once and still
  * refuse to stream from a slot that could skip events; a slot they create (no record of it: nobody streamed it) exists
  * only after that first pass's snapshot, but every row committed in between is in the table, and a second pass, in a
@@ -74,9 +74,9 @@ final class Session {
     static final Duration BRIDGE_PASS_INTERVAL = Duration.ofMillis(50);
 
     /**
-     * The longest the passes bridge Debezium's start: past it the stream alone publishes, as before the bridge. Debezium
-     * streams within a few seconds of its start normally; on a machine at load 50-60 its start took 20-40 s with the
-     * passes running (and did not finish within 2 min twice, with passes back to back), so the bridge must not be open-ended.
+     * The longest the passes bridge Debezium's start: past it the stream alone publishes. Debezium streams within a
+     * few seconds of its start normally, but on a saturated machine its start can take far longer with the passes
+     * running beside it, so the bridge must not be open-ended.
      */
     static final Duration BRIDGE_MAX = Duration.ofSeconds(5);
 
@@ -110,7 +110,7 @@ final class Session {
     volatile RuntimeException error;
     volatile String phase = "checking slot and publication";
     private boolean firstStart;
-    /** The server this session streams from (a multi-host URL resolved to the primary): set by {@link #check}. */
+    /** The server the session streams from (a multi-host URL resolved to the primary): set by {@link #check}. */
     private volatile Server server;
     /** {@link #target} on {@link #server}'s one host: what Debezium connects to. */
     private JdbcTarget streamTarget;
@@ -123,9 +123,9 @@ final class Session {
     private boolean checksAfterFirstPass;
     private ScheduledFuture<?> renewer;
     private volatile EngineRunner engine;
-    /** The key of this session's Debezium sockets ({@link DebeziumSockets}); null before the engine is configured. */
+    /** The key of the session's Debezium sockets ({@link DebeziumSockets}); null before the engine is configured. */
     private volatile String socketsKey;
-    /** When this session started its engine (System.nanoTime): readiness counts only the slot monitor's later looks. */
+    /** When the session started its engine (System.nanoTime): readiness counts only the slot monitor's later looks. */
     private volatile long engineStartNanos;
 
     final long startedNanos = System.nanoTime();
@@ -261,7 +261,7 @@ final class Session {
     }
 
     /**
-     * The server {@code c} reached is the one this session streams from: with a URL that names every node
+     * The server {@code c} reached is the one the session streams from: with a URL that names every node
      * ({@code targetServerType=primary}) the relay's pool connects to whichever is primary now, and Debezium is sent
      * there too.
      */
@@ -272,7 +272,7 @@ final class Session {
         }
     }
 
-    /** The server this session streams from; null before its checks. */
+    /** The server the session streams from; null before its checks. */
     Server server() {
         return server;
     }
@@ -458,7 +458,7 @@ final class Session {
 
     /**
      * The offset store's check before Debezium reads offsets (also on its own task restarts, after a lost connection):
-     * the pool must still reach the server this session streams from (else the primary moved: the next session goes
+     * the pool must still reach the server the session streams from (else the primary moved: the next session goes
      * there), and the slot must still be usable.
      */
     void checkBeforeRead() {
@@ -476,7 +476,7 @@ final class Session {
 
     /**
      * Throws {@link SlotMovedException} when {@code c} (a connection of the relay's pool, which follows the primary of a
-     * multi-host URL) reached another server than this session streams from: the primary moved.
+     * multi-host URL) reached another server than the session streams from: the primary moved.
      */
     void requireSameServer(Connection c) throws SQLException {
         Server streaming = server;
@@ -890,13 +890,13 @@ final class Session {
             // successor: it fast-forwards the slot past what its drain covered.
             if (sink.flush(Duration.ofSeconds(30))) {
                 releaseLease();
-                log.info("WAL relay {}: handed over {} ms after the stop began (stop point, last deletes, release); "
+                log.info("CDC relay {}: handed over {} ms after the stop began (stop point, last deletes, release); "
                         + "closing Debezium's engine", settings.instanceId(), (System.nanoTime() - began) / 1_000_000);
             }
         }
         // At the stop point the handler ended Debezium's polling: its engine is closing itself meanwhile, uninterrupted
         // (StreamHandler#endPolling); without a stop point the close below interrupts it (the WARN above said so).
-        log.info("WAL relay {}: {}", settings.instanceId(), reached
+        log.info("CDC relay {}: {}", settings.instanceId(), reached
                 ? "Debezium's polling ended at the stop point; waiting for its engine to close itself"
                 : "closing Debezium's engine without a stop point");
         runner.close();

@@ -91,7 +91,7 @@ final class SlotGuard {
      * holds what relay-debezium/README.md lists for it: the least-privilege grants, and REPLICATION.
      */
     void requireGrants(Connection c) throws SQLException {
-        RoleGrants.walRelay(settings.schema(), settings.deleteAfterPublish()).require(c, "the " + settings.logPrefix());
+        RoleGrants.cdcRelay(settings.schema(), settings.deleteAfterPublish()).require(c, "the " + settings.logPrefix());
     }
 
     /**

@@ -36,7 +36,7 @@ final class SlotMonitor implements Runnable {
     private final Supplier<Session> activeSession;
     /**
      * When the last look that found the slot with a walsender began (System.nanoTime), or 0 when the last look found
-     * none: a look from before this session's engine started may have seen the predecessor's walsender.
+     * none: a look from before the current session's engine started may have seen the predecessor's walsender.
      */
     private volatile long streamedLookNanos;
     private volatile long lastReadNanos;

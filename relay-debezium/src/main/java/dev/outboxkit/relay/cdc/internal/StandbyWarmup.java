@@ -18,12 +18,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A standby keeps its producer ready to publish (issue 30, item 3): a takeover's first records went out through a
- * producer that had never published, and waited 200-540 ms for their acknowledgements in the failover benchmark's
- * handoffs, most of the gap. While standing by, on its own thread, it warms the producer's compression codec once,
- * loads the classes of the sending path ({@link ProducerWarmup#classes}) and fetches the metadata of the topics the rows now in the outbox table route to (a sample of the newest; again every
- * {@link #REFRESH}, so the producer never drops them as idle, and every {@link #RETRY} while the table had no row to
- * learn a topic from). It sends nothing, takes no lock and writes nothing: a standby stays harmless.
+ * A standby keeps its producer ready to publish: otherwise a takeover's first records go out through a producer that
+ * has never published, and their acknowledgements take most of the takeover's gap. While standing by, on its own
+ * thread, it warms the producer's compression codec once, loads the classes of the sending path
+ * ({@link ProducerWarmup#classes}) and fetches the metadata of the topics the rows now in the outbox table route to
+ * (a sample of the newest; again every {@link #REFRESH}, so the producer never drops them as idle, and every
+ * {@link #RETRY} while the table had no row to learn a topic from). It sends nothing, takes no lock and writes nothing: a standby stays harmless.
  */
 final class StandbyWarmup implements Runnable {
 

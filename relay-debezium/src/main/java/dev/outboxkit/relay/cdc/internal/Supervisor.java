@@ -158,7 +158,7 @@ public final class Supervisor implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        log.info("starting WAL relay: {}", settings.describe());
+        log.info("starting CDC relay: {}", settings.describe());
         Session first = null;
         try {
             Optional<LeaseKeeper.Acquired> acquired = lease.tryAcquire();
@@ -185,7 +185,7 @@ public final class Supervisor implements AutoCloseable {
             String why = OperatorActions.database(e, settings.jdbcUrl());
             detail = "cannot reach the database: " + why;
             shutdownResources();
-            throw new IllegalStateException("the WAL relay cannot reach " + JdbcUrls.where(settings.jdbcUrl()) + " (" + why
+            throw new IllegalStateException("the CDC relay cannot reach " + JdbcUrls.where(settings.jdbcUrl()) + " (" + why
                     + "); check jdbcUrl, user and password", e);
         }
         scheduler.scheduleWithFixedDelay(monitor, 0, 2, TimeUnit.SECONDS);
@@ -303,7 +303,7 @@ public final class Supervisor implements AutoCloseable {
                     backoff = 500;
                 }
             } catch (CdcStartupException e) {
-                log.error("the WAL relay stopped: {}", e.getMessage());
+                log.error("the CDC relay stopped: {}", e.getMessage());
                 failure = e;
                 role = Role.FAILED;
                 detail = e.getMessage();

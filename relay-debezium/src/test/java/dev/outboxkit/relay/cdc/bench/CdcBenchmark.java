@@ -35,7 +35,7 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 
 /**
- * Side-by-side benchmark of the WAL relay, in ONE run on the same data (not run by Surefire):
+ * Side-by-side benchmark of the CDC relay, in ONE run on the same data (not run by Surefire):
  * <ol>
  *   <li>WAL backlog drain: {@code rows} events (200-byte payloads) committed while the relay was down,
  *       its slot created beforehand; then the relay in WAL-only mode ({@code deleteAfterPublish=false})

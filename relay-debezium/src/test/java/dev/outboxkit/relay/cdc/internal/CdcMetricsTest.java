@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 class CdcMetricsTest {
 
     @Test
-    void theWalRelayRegistersExactlyTheCatalogsCdcMetersTaggedCdcAndSlot() {
+    void theCdcRelayRegistersExactlyTheCatalogsCdcMetersTaggedCdcAndSlot() {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         new CdcMetrics(registry, "s1");
         assertThat(registry.getMeters().stream().map(m -> m.getId().getName()).distinct().toList())

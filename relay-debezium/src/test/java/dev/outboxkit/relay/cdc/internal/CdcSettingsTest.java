@@ -13,7 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** The WAL relay's configuration, alone: read by option name, and what it derives (no database, no Kafka). */
+/** The CDC relay's configuration, alone: read by option name, and what it derives (no database, no Kafka). */
 class CdcSettingsTest {
 
     private static final DatabaseLogin LOGIN = new DatabaseLogin("jdbc:postgresql://db/shop", "relay", Secret.of("pw"));
@@ -46,7 +46,7 @@ class CdcSettingsTest {
     }
 
     @Test
-    void everyWalRelayAndSharedOptionSetIsTheOneUsed() {
+    void everyCdcRelayAndSharedOptionSetIsTheOneUsed() {
         Map<RelayOption<?>, Object> set = new LinkedHashMap<>();
         set.put(CdcOptions.SLOT_NAME, "billing_slot");
         set.put(CdcOptions.PUBLICATION_NAME, "billing_pub");
@@ -100,7 +100,7 @@ class CdcSettingsTest {
     void logLinesNameTheRelayBySlotAndDescribeMasksTheUrl() {
         CdcSettings s = settings(Map.of(CdcOptions.SLOT_NAME, "shop_slot"));
         assertThat(s.instanceId()).isEqualTo("relay-1");
-        assertThat(s.logPrefix()).isEqualTo("WAL relay on slot shop_slot");
+        assertThat(s.logPrefix()).isEqualTo("CDC relay on slot shop_slot");
         assertThat(s.describe()).contains("slot=shop_slot", "instance=relay-1").doesNotContain("pw");
     }
 }

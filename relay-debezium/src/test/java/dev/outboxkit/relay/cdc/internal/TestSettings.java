@@ -15,7 +15,7 @@ import java.util.Map;
 import java.util.function.Function;
 
 /**
- * The WAL relay's configuration for tests of its internal classes, built by option name as {@code CdcRelay.Builder}
+ * The CDC relay's configuration for tests of its internal classes, built by option name as {@code CdcRelay.Builder}
  * builds it: a short lease and shutdown, small batches, and the options each test sets on top.
  */
 final class TestSettings {

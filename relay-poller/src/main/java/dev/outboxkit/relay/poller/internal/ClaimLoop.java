@@ -42,7 +42,7 @@ public final class ClaimLoop implements Runnable {
     private static final long MAX_DATABASE_BACKOFF_MILLIS = 1_000;
 
     private final PollerSettings settings;
-    /** The producer; the first record Kafka fails stops it, so nothing after it overtakes it (issue 30). */
+    /** The producer; the first record Kafka fails stops it, so nothing after it overtakes it. */
     private final StopOnFailure producers;
     private final TracedRecords records;
     private final RelayMetrics metrics;

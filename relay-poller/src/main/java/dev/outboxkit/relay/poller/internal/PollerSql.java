@@ -31,7 +31,7 @@ public final class PollerSql {
     final String deadLetter;
     final String lease;
     final String member;
-    /** The lease table's statements (shared with the WAL relay). */
+    /** The lease table's statements (shared with the CDC relay). */
     final LeaseTable leases;
     private final int partitions;
 

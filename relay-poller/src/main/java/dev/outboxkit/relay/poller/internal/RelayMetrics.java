@@ -16,7 +16,7 @@ import java.util.function.Supplier;
  * Not API: public for {@code dev.outboxkit.relay.poller.PollingRelay}.
  *
  * <p>The polling relay's meters, tagged {@code relay=poll}, registered from the {@link RelayMetric} catalog: those the
- * WAL relay registers too, with the same meaning, in {@link CommonMeters}, the polling relay's own here.
+ * CDC relay registers too, with the same meaning, in {@link CommonMeters}, the polling relay's own here.
  */
 public final class RelayMetrics extends CommonMeters {
 

@@ -12,19 +12,19 @@ import javax.sql.DataSource;
 /**
  * Not API: public for {@link OpsBuilder} and {@code dev.outboxkit.ops.admin.OutboxAdmin.Builder}.
  *
- * <p>The settings every outbox-ops builder shares, with their one default and one check each: the producer's
- * database and schema (required; schema {@value OutboxTables#DEFAULT_SCHEMA} until set), the clock (UTC) and
+ * <p>The settings every outbox-ops builder shares, with their one default and one check each: the outbox
+ * database (the one holding the outbox tables) and its schema (required; schema {@value OutboxTables#DEFAULT_SCHEMA} until set), the clock (UTC) and
  * the meter registry (a {@code SimpleMeterRegistry}). {@link OpsBuilder} keeps one of these for the
  * reconciliation and retention builders; {@code OutboxAdmin.Builder}, which has no meters, keeps one of its own.
  */
-public final class ProducerSettings {
+public final class OpsSettings {
 
     private DataSource dataSource;
     private String schema = OutboxTables.DEFAULT_SCHEMA;
     private Clock clock = Clock.systemUTC();
     private MeterRegistry registry;
 
-    public void producer(DataSource dataSource, String schema) {
+    public void outboxDatabase(DataSource dataSource, String schema) {
         this.dataSource = dataSource;
         this.schema = schema;
     }
@@ -43,7 +43,7 @@ public final class ProducerSettings {
      */
     public Resolved resolve() {
         if (dataSource == null) {
-            throw new IllegalArgumentException("producer dataSource is required");
+            throw new IllegalArgumentException("outboxDatabase dataSource is required");
         }
         OutboxTables tables = OutboxTables.in(schema);
         Objects.requireNonNull(clock, "clock");
