@@ -6,6 +6,7 @@
 #   benchmarks/run.sh            full run: 3 repeats, 200 B and 1 KB payloads
 #   benchmarks/run.sh --quick    one repeat, short windows (well under 15 minutes on 2 cores)
 #   benchmarks/run.sh --quick --only pg_drain_ceiling,kafka_produce_ceiling
+#   benchmarks/run.sh --charts-only  no run: draws the PNG charts again from benchmarks/results/latest.json
 #
 # MVN_FLAGS adds Maven options (for example MVN_FLAGS=-o to build offline); BENCH_JAVA_OPTS
 # replaces the benchmark JVM's options.
@@ -16,6 +17,9 @@ cd "$(dirname "$0")/.."
 ./mvnw -B -q ${MVN_FLAGS:-} -pl benchmarks -am package -Dmaven.test.skip=true
 
 classpath="benchmarks/target/classes:$(cat benchmarks/target/classpath.txt)"
+if [ "${1:-}" = "--charts-only" ]; then
+  exec java -cp "$classpath" dev.outboxkit.benchmarks.internal.ChartsFromJson benchmarks/results
+fi
 # shellcheck disable=SC2086
 exec java ${BENCH_JAVA_OPTS:--Xms1g -Xmx4g -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:MetaspaceSize=256m} -cp "$classpath" \
   dev.outboxkit.benchmarks.BenchmarkMain --out benchmarks/results "$@"

@@ -94,7 +94,7 @@ class BenchmarkSmokeTest {
                 "`pg_drain_ceiling_eps`");
         assertThat(md.contains("## Not measured in this run")).as("the Markdown lists what was not measured, if anything")
                 .isEqualTo(json.path("missing").size() > 0);
-        assertThat(outputs.charts()).hasSize(4);
+        assertThat(outputs.charts()).hasSize(5);
         assertThat(md).contains("## Peers side by side", "gruelbox", "namastack");
         for (Path chart : outputs.charts()) {
             assertThat(md).contains("](" + chart.getFileName() + ")");

@@ -4,20 +4,28 @@ import dev.outboxkit.benchmarks.LatencyProfile;
 import dev.outboxkit.benchmarks.Metric;
 import dev.outboxkit.benchmarks.MetricCatalog;
 import dev.outboxkit.benchmarks.Sizes;
+import java.awt.Color;
+import java.awt.Graphics2D;
+import java.awt.image.BufferedImage;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import javax.imageio.ImageIO;
 
-/** The report's PNG charts: throughput per system, ratios against their targets, latency percentiles per rate. */
+/**
+ * The report's PNG charts: throughput per system, ratios against their targets, latency percentiles per rate,
+ * events lost after a crash, and the peers side by side (backlog drain and p99 at 200 events/s).
+ */
 public final class Charts {
 
     public static final String THROUGHPUT = "throughput.png";
     public static final String RATIOS = "ratios.png";
     public static final String LATENCY = "latency.png";
     public static final String CRASH = "crash.png";
+    public static final String PEERS = "peers.png";
 
     /** Throughput bars: label → key (the 1 KB series uses the key's {@code _1kb} twin). */
     private static final Map<String, Metric> SYSTEMS = systems();
@@ -29,6 +37,25 @@ public final class Charts {
             List.of("kafka", MetricCatalog.DUAL_WRITE, "poller", "cdc", "modulith");
 
     private Charts() {
+    }
+
+    /** The peers chart's systems: label → the system key of its latency keys (null: no latency scenario). */
+    private static final Map<String, String> PEER_SYSTEMS = peerSystems();
+    /** The peers chart's drain key per label. */
+    private static final Map<String, Metric> PEER_DRAINS = Map.of(
+            "outboxkit polling relay", MetricCatalog.POLLER_DRAIN_EPS,
+            "outboxkit CDC relay", MetricCatalog.CDC_DRAIN_EPS,
+            "stock Debezium outbox router", MetricCatalog.STOCK_DEBEZIUM_EPS,
+            "Spring Modulith", MetricCatalog.MODULITH_DRAIN_EPS);
+    private static final int PEER_RATE = 200;
+
+    private static Map<String, String> peerSystems() {
+        Map<String, String> m = new LinkedHashMap<>();
+        m.put("outboxkit polling relay", "poller");
+        m.put("outboxkit CDC relay", "cdc");
+        m.put("stock Debezium outbox router", null);
+        m.put("Spring Modulith", "modulith");
+        return m;
     }
 
     private static Map<String, Metric> systems() {
@@ -80,7 +107,7 @@ public final class Charts {
                         BarChart.Bar.of("p99", p.p99()), BarChart.Bar.of("p99.9", p.p999()));
                 Row p99 = report.row(LatencyProfile.key(system, "p99", rate));
                 Double target = p99 == null || p99.metric().target() == null ? null : p99.metric().target().bar();
-                latency.add(new BarChart.Group(system + " at " + rate + "/s", bars, target));
+                latency.add(new BarChart.Group(latencyLabel(system) + " at " + rate + "/s", bars, target));
             }
         }
         new BarChart("Latency commit→ack at a fixed offered rate (open loop)", "ms", true)
@@ -89,7 +116,7 @@ public final class Charts {
 
         List<BarChart.Group> crash = new ArrayList<>();
         for (String system : MetricCatalog.CRASH_SYSTEMS) {
-            crash.add(new BarChart.Group(MetricCatalog.systemLabel(system).replaceFirst("^the ", ""), List.of(
+            crash.add(new BarChart.Group(latencyLabel(system), List.of(
                     bar("lost", report.row(system + "_crash_lost")),
                     bar("duplicates", report.row(system + "_crash_duplicates")),
                     bar("order violations", report.row(system + "_crash_order_violations"))), null));
@@ -97,7 +124,55 @@ public final class Charts {
         new BarChart("After kill -9 of the publishing process and a restart (events)", "events", false)
                 .write(crash, List.of("lost", "duplicates", "order violations"), dir.resolve(CRASH));
         written.put(CRASH, "lost and duplicated events after a crash, per system");
+
+        writePeers(report, dir.resolve(PEERS));
+        written.put(PEERS, "the peers side by side: backlog drain and p99 at " + PEER_RATE + " events/s");
         return written;
+    }
+
+    /**
+     * Two panels side by side, each a {@link BarChart} on a log scale (the peers differ by two orders of
+     * magnitude): the backlog drain rate of each peer and its commit→ack p99 at {@value #PEER_RATE} events/s
+     * offered. A peer without the key (stock Debezium has no latency scenario) shows "not measured".
+     */
+    static void writePeers(Report report, Path png) throws IOException {
+        String repeats = report.repeats() + " repeat" + (report.repeats() == 1 ? "" : "s");
+        List<BarChart.Group> drain = new ArrayList<>();
+        List<BarChart.Group> p99 = new ArrayList<>();
+        PEER_SYSTEMS.forEach((label, system) -> {
+            drain.add(new BarChart.Group(label, List.of(bar("drain", report.row(PEER_DRAINS.get(label).key()))), null));
+            Row row = system == null ? null : report.row(LatencyProfile.key(system, "p99", PEER_RATE));
+            p99.add(new BarChart.Group(label, List.of(bar("p99", row)), null));
+        });
+        BufferedImage left = new BarChart("Backlog drain, events/s (higher is better; median of " + repeats + ")",
+                "events/s", true).render(drain, List.of("drain"));
+        BufferedImage right = new BarChart("commit→ack p99 at " + PEER_RATE + " events/s offered, ms (lower is better)",
+                "ms", true).render(p99, List.of("p99"));
+        BufferedImage both = new BufferedImage(left.getWidth() + right.getWidth(), Math.max(left.getHeight(),
+                right.getHeight()), BufferedImage.TYPE_INT_RGB);
+        Graphics2D g = both.createGraphics();
+        try {
+            g.setColor(Color.WHITE);
+            g.fillRect(0, 0, both.getWidth(), both.getHeight());
+            g.drawImage(left, 0, 0, null);
+            g.drawImage(right, left.getWidth(), 0, null);
+        } finally {
+            g.dispose();
+        }
+        if (!ImageIO.write(both, "png", png.toFile())) {
+            throw new IOException("no PNG writer in this JDK");
+        }
+    }
+
+    private static String latencyLabel(String system) {
+        return switch (system) {
+            case "kafka" -> "Kafka alone";
+            case MetricCatalog.DUAL_WRITE -> "dual write";
+            case "poller" -> "polling relay";
+            case "cdc" -> "CDC relay";
+            case "modulith" -> "Spring Modulith";
+            default -> system;
+        };
     }
 
     private static BarChart.Bar bar(String series, Row row) {
