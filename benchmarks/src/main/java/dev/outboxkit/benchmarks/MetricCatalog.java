@@ -27,9 +27,9 @@ public final class MetricCatalog {
     public static final Metric POLLER_VS_PG_CEILING = Metric.of("poller_vs_pg_ceiling", "ratio",
             "poller_drain_eps ÷ pg_drain_ceiling_eps, same repeat").atLeast(0.8); // the polling relay's drain target
     public static final Metric CDC_DRAIN_EPS = Metric.of("cdc_drain_eps", "events/s",
-            "WAL relay (Debezium Embedded, pgoutput) streaming the backlog into Kafka");
+            "CDC relay (Debezium Embedded, pgoutput) streaming the backlog into Kafka");
     public static final Metric DEBEZIUM_CEILING_EPS = Metric.of("debezium_ceiling_eps", "events/s",
-            "Debezium Embedded alone: the WAL relay's connector settings, a handler that only marks records processed (no decoding, no Kafka)");
+            "Debezium Embedded alone: the CDC relay's connector settings, a handler that only marks records processed (no decoding, no Kafka)");
     public static final Metric CDC_VS_DEBEZIUM_CEILING = Metric.of("cdc_vs_debezium_ceiling", "ratio",
             "cdc_drain_eps ÷ debezium_ceiling_eps, same repeat").atLeast(0.9);
     public static final Metric STOCK_DEBEZIUM_EPS = Metric.of("stock_debezium_eps", "events/s",
@@ -210,7 +210,7 @@ public final class MetricCatalog {
     public static String systemLabel(String system) {
         return switch (system) {
             case "poller" -> "the polling relay";
-            case "cdc" -> "the WAL relay";
+            case "cdc" -> "the CDC relay";
             case "modulith" -> "the Spring Modulith peer";
             case DUAL_WRITE -> "a dual write (the writer sends after its commit; no relay)";
             default -> system;

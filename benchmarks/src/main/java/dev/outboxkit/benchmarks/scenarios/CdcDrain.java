@@ -22,7 +22,7 @@ import java.time.Duration;
 public final class CdcDrain extends BacklogDrain {
 
     public CdcDrain() {
-        super("cdc_drain", MetricCatalog.CDC_DRAIN_EPS, "cdc", "the WAL relay's drain");
+        super("cdc_drain", MetricCatalog.CDC_DRAIN_EPS, "cdc", "the CDC relay's drain");
     }
 
     @Override

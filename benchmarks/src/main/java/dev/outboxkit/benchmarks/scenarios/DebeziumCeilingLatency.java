@@ -36,8 +36,8 @@ public final class DebeziumCeilingLatency implements Scenario {
 
     @Override
     public List<Metric> metrics() {
-        return MetricCatalog.latencyFloor(SYSTEM, "commit→hand-over of Debezium Embedded alone (the WAL relay's connector"
-                + " settings, no Kafka)", "the database side of the WAL relay's latency floor");
+        return MetricCatalog.latencyFloor(SYSTEM, "commit→hand-over of Debezium Embedded alone (the CDC relay's connector"
+                + " settings, no Kafka)", "the database side of the CDC relay's latency floor");
     }
 
     @Override
