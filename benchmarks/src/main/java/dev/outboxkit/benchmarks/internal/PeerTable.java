@@ -61,8 +61,8 @@ final class PeerTable {
         }
         md.append("\nThe writer cost of both relays is the one writer's (`writer_tax_ratio`). The crash runs kill the"
                 + " process that writes and publishes (SIGKILL) mid-run, restart it, and compare what committed with"
-                + " what Kafka holds (testkit `History`). Not measured, because the package registry these machines"
-                + " reach does not serve them: **gruelbox transaction-outbox** and **namastack-outbox**.\n");
+                + " what Kafka holds (testkit `History`). Not measured yet: **gruelbox transaction-outbox** and"
+                + " **namastack-outbox**.\n");
         return md.toString();
     }
 
