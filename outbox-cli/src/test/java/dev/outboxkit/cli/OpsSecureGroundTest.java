@@ -21,7 +21,7 @@ import org.apache.kafka.common.resource.ResourceType;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 26, item 3: {@code outbox status | dead-letters | replay | reconcile | purge} over the ground managed services
+ * {@code outbox status | dead-letters | replay | reconcile | purge} over the ground managed services
  * give, PostgreSQL with {@code sslmode=verify-full} (SCRAM passwords only) and, for {@code purge --group}, Kafka over
  * SASL_SSL with a PEM truststore and ACLs enforced. Each command runs as a role holding exactly the grants its README
  * lists ({@link DocumentedGrants}; PUBLIC's defaults revoked so nothing else helps), and {@code purge --group} as a

@@ -13,7 +13,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * Issue 26, item 6: a sidecar started with a wrong broker address answers {@code /health/ready} 503 within 10 s,
+ * A sidecar started with a wrong broker address answers {@code /health/ready} 503 within 10 s,
  * with the reason in the body, though it holds its leases (or streams its slot) and has nothing to publish.
  */
 @ExtendWith(OutboxTestkitExtension.class)

@@ -34,7 +34,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Issue 26, item 3: both sidecars ({@code outbox relay poll} and {@code outbox relay cdc}) over the ground managed
+ * Both sidecars ({@code outbox relay poll} and {@code outbox relay cdc}) over the ground managed
  * services give: Kafka only over SASL_SSL (SCRAM-SHA-512, ACLs enforced), PostgreSQL only over TLS with
  * {@code sslmode=verify-full} and a password; each relay its own principal with WRITE and DESCRIBE on its topic and
  * its own role with exactly its README's grants. The Kafka settings come as {@code kafka.*} keys of the

@@ -26,7 +26,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
 /**
- * Issue 26, item 4: a server reached by a name its certificate does not carry is a configuration error, not an
+ * A server reached by a name its certificate does not carry is a configuration error, not an
  * outage. The ground's certificates name {@code localhost} and {@code 127.0.0.1}; on Linux every {@code 127.x.y.z}
  * reaches this machine, so a plain TCP proxy on {@code 127.0.0.2} gives the broker and PostgreSQL
  * ({@code sslmode=verify-full}) an address their certificates do not name. Both relays refuse to start at once,

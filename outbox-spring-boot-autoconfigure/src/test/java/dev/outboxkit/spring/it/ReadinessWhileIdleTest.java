@@ -9,7 +9,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 26, item 6: {@code /actuator/health/readiness} of an in-app relay with nothing to publish goes DOWN within
+ * {@code /actuator/health/readiness} of an in-app relay with nothing to publish goes DOWN within
  * 10 s of Kafka becoming unreachable, naming it, and UP within 2 s of its return.
  */
 class ReadinessWhileIdleTest extends RelayAppTest {

@@ -16,7 +16,7 @@ import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * Issue 26, item 6: an in-app polling relay started with a wrong broker address and nothing to publish is never
+ * An in-app polling relay started with a wrong broker address and nothing to publish is never
  * ready, and names the address within 10 s of the context's start (the figure the note gives for the Spring relay).
  */
 class ReadinessWrongAddressTest {

@@ -34,7 +34,7 @@ import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * Issue 26, item 3: the in-app polling relay and the in-app CDC relay of a booted Spring context over the ground
+ * The in-app polling relay and the in-app CDC relay of a booted Spring context over the ground
  * managed services give — Kafka only over SASL_SSL (SCRAM-SHA-512, a PEM truststore of the run's CA, ACLs enforced)
  * and PostgreSQL only over TLS with {@code sslmode=verify-full} and SCRAM — with exactly the documented least
  * privileges: the application's role may INSERT into {@code outbox_event}, the relay's role holds relay-poller's (or

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.slf4j.LoggerFactory;
 
 /**
- * Issue 26, item 7: a clean stop of a CDC relay on a slot it just created logs no ERROR and no stack
+ * A clean stop of a CDC relay on a slot it just created logs no ERROR and no stack
  * trace. The stop used to interrupt Debezium's polling thread while it read the offsets (to confirm the
  * flushed position to the slot), and Kafka Connect's offset reader logged that as an ERROR.
  */

@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * Issue 26, item 6: an idle CDC relay streaming its slot is not ready within 10 s when Kafka cannot be reached, says
+ * An idle CDC relay streaming its slot is not ready within 10 s when Kafka cannot be reached, says
  * why, stays live, and is ready again within 2 s of the broker's return.
  */
 @ExtendWith(OutboxTestkitExtension.class)

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * Issue 26: the CDC relay waits for a database that does not answer at start exactly as the polling relay does (the
+ * The CDC relay waits for a database that does not answer at start exactly as the polling relay does (the
  * one rule of {@code DatabaseAtStart}): not ready meanwhile with the reason, streaming once it answers, and a clear
  * error naming what was tried once {@code startTimeout} passed.
  */

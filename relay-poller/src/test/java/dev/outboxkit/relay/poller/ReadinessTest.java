@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * Issue 26, item 6: readiness tells the truth with nothing to publish. An idle relay whose Kafka or database cannot
+ * Readiness tells the truth with nothing to publish. An idle relay whose Kafka or database cannot
  * be reached is not ready within 10 s, says why, stays live, and is ready again within 2 s of the return.
  */
 @ExtendWith(OutboxTestkitExtension.class)

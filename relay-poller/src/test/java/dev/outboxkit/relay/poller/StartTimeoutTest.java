@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * Issue 26: a relay started while its database does not answer keeps trying until {@code startTimeout} (not ready
+ * A relay started while its database does not answer keeps trying until {@code startTimeout} (not ready
  * meanwhile, saying what it waits for), then gives up naming what it tried; a database that answers no fails at
  * once. The database is kept away by a proxy that refuses every connection (as a server that is down does) and
  * brought back by healing it.
