@@ -88,7 +88,7 @@ class SidecarSecureGroundTest {
     }
 
     /**
-     * Issue 26, item 4: a broker certificate of a CA the truststore does not hold is a configuration error. Both
+     * A broker certificate of a CA the truststore does not hold is a configuration error. Both
      * sidecars refuse to start (exit 1 before serving health) naming the bootstrap servers and the CA file; the rows wait.
      */
     @Test
