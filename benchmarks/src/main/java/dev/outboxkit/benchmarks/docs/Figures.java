@@ -158,7 +158,7 @@ public final class Figures {
         if (marker.source().equals(TARGET)) {
             return Optional.of(target(key));
         }
-        Path source = directory(marker.source());
+        Path source = inside(marker.source());
         if (Files.isDirectory(source)) {
             return Optional.of(String.format(Locale.ROOT, "%,d", SoakReports.total(source, key)));
         }
@@ -213,7 +213,8 @@ public final class Figures {
         });
     }
 
-    private Path directory(String source) {
+    /** {@code source} inside the repository (a file or the soak reports' folder). */
+    private Path inside(String source) {
         Path path = repository.resolve(source).normalize();
         if (!path.startsWith(repository.normalize())) {
             throw new IllegalArgumentException("the source " + source + " is not a file of the repository");
@@ -222,8 +223,8 @@ public final class Figures {
     }
 
     private Path file(String source) {
-        Path path = repository.resolve(source).normalize();
-        if (!path.startsWith(repository.normalize()) || !Files.isRegularFile(path)) {
+        Path path = inside(source);
+        if (!Files.isRegularFile(path)) {
             throw new IllegalArgumentException("the source " + source + " is not a file of the repository");
         }
         return path;
