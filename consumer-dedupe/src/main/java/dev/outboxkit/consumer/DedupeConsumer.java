@@ -1,17 +1,17 @@
 package dev.outboxkit.consumer;
 
+import dev.outboxkit.consumer.internal.ApplyFailures;
 import dev.outboxkit.consumer.internal.ConsumerLoop;
 import dev.outboxkit.consumer.internal.ConsumerMetrics;
 import dev.outboxkit.consumer.internal.ConsumerSettings;
-import dev.outboxkit.consumer.internal.ApplyFailures;
-import dev.outboxkit.core.OutboxTables;
-import dev.outboxkit.core.Relay;
 import dev.outboxkit.core.MissingGrantsException;
-import dev.outboxkit.core.UnsafeConfigurationException;
-import dev.outboxkit.core.internal.Grants;
-import dev.outboxkit.core.internal.RoleGrants;
-import dev.outboxkit.core.internal.KafkaReachability;
-import dev.outboxkit.core.internal.Tracing;
+import dev.outboxkit.core.OutboxTables;
+import dev.outboxkit.core.spi.Grants;
+import dev.outboxkit.core.spi.RoleGrants;
+import dev.outboxkit.relay.Relay;
+import dev.outboxkit.relay.UnsafeConfigurationException;
+import dev.outboxkit.runtime.KafkaReachability;
+import dev.outboxkit.runtime.Tracing;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.opentelemetry.api.OpenTelemetry;
 import java.sql.SQLException;

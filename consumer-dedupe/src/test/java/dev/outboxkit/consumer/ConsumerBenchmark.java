@@ -2,9 +2,9 @@ package dev.outboxkit.consumer;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.outboxkit.core.EventIds;
-import dev.outboxkit.core.KafkaRecords;
 import dev.outboxkit.core.OutboxEvent;
 import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.relay.KafkaRecords;
 import dev.outboxkit.testkit.OutboxTestkit;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.testkit.TestKafka;

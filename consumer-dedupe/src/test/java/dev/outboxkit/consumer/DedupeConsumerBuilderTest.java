@@ -3,7 +3,7 @@ package dev.outboxkit.consumer;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.outboxkit.core.UnsafeConfigurationException;
+import dev.outboxkit.relay.UnsafeConfigurationException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;

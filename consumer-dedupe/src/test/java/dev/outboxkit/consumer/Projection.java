@@ -3,9 +3,9 @@ package dev.outboxkit.consumer;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.outboxkit.core.EventIds;
-import dev.outboxkit.core.KafkaRecords;
 import dev.outboxkit.core.OutboxEvent;
 import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.relay.KafkaRecords;
 import dev.outboxkit.testkit.History;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.testkit.TestKafka;

@@ -6,9 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.outboxkit.consumer.internal.RecordDecoder;
 import dev.outboxkit.core.EventIds;
 import dev.outboxkit.core.InvalidEventException;
-import dev.outboxkit.core.KafkaRecords;
 import dev.outboxkit.core.OutboxEvent;
 import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.relay.KafkaRecords;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.Map;
@@ -180,7 +180,7 @@ class RecordDecodingTest {
         java.util.Random random = new java.util.Random(42);
         for (int i = 0; i < 2000; i++) {
             Instant t = Instant.ofEpochSecond(random.nextLong(0, 4_102_444_800L), random.nextInt(1_000_000) * 1_000L);
-            assertThat(createdAt(dev.outboxkit.core.KafkaRecords.formatCreatedAt(t))).isEqualTo(t);
+            assertThat(createdAt(dev.outboxkit.relay.KafkaRecords.formatCreatedAt(t))).isEqualTo(t);
         }
         assertThat(createdAt("2025-01-02T03:04:05Z")).isEqualTo(Instant.parse("2025-01-02T03:04:05Z"));
         assertThat(createdAt("2025-01-02T03:04:05.1Z")).isEqualTo(Instant.parse("2025-01-02T03:04:05.100Z"));

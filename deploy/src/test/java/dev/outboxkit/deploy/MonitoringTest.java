@@ -9,7 +9,7 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import com.sun.net.httpserver.HttpServer;
 import dev.outboxkit.cli.Main;
 import dev.outboxkit.consumer.DedupeConsumer;
-import dev.outboxkit.core.RelayMetric;
+import dev.outboxkit.relay.RelayMetric;
 import dev.outboxkit.testkit.JavaProcess;
 import dev.outboxkit.testkit.KafkaProcess;
 import dev.outboxkit.testkit.OutboxTestkitExtension;

@@ -1,12 +1,12 @@
 package dev.outboxkit.cli;
 
-import static dev.outboxkit.core.RelayOption.Importance.ESSENTIAL;
-import static dev.outboxkit.core.RelayOption.Importance.RARELY_NEEDED;
-import static dev.outboxkit.core.RelayOption.Importance.TUNING;
+import static dev.outboxkit.relay.RelayOption.Importance.ESSENTIAL;
+import static dev.outboxkit.relay.RelayOption.Importance.RARELY_NEEDED;
+import static dev.outboxkit.relay.RelayOption.Importance.TUNING;
 
-import dev.outboxkit.core.RelayOption;
-import dev.outboxkit.core.RelayOption.Importance;
-import dev.outboxkit.core.RelayOptions;
+import dev.outboxkit.relay.RelayOption;
+import dev.outboxkit.relay.RelayOption.Importance;
+import dev.outboxkit.relay.RelayOptions;
 import dev.outboxkit.relay.cdc.CdcRelay;
 import dev.outboxkit.relay.poller.PollingRelay;
 import java.io.PrintWriter;

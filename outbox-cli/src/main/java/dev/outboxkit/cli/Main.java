@@ -1,8 +1,8 @@
 package dev.outboxkit.cli;
 
-import dev.outboxkit.core.ConnectionPoolerException;
 import dev.outboxkit.core.MissingGrantsException;
-import dev.outboxkit.core.UnsafeConfigurationException;
+import dev.outboxkit.relay.ConnectionPoolerException;
+import dev.outboxkit.relay.UnsafeConfigurationException;
 import java.io.PrintWriter;
 import java.util.HashMap;
 import java.util.List;

@@ -1,13 +1,13 @@
 package dev.outboxkit.cli;
 
-import dev.outboxkit.core.Relay;
-import dev.outboxkit.core.RelayBuilder;
-import dev.outboxkit.core.RelayOption;
-import dev.outboxkit.core.RelayOptions;
-import dev.outboxkit.core.internal.DatabaseLogin;
 import dev.outboxkit.ops.retention.RetentionSchedule;
+import dev.outboxkit.relay.Relay;
+import dev.outboxkit.relay.RelayBuilder;
+import dev.outboxkit.relay.RelayOption;
+import dev.outboxkit.relay.RelayOptions;
 import dev.outboxkit.relay.cdc.CdcRelay;
 import dev.outboxkit.relay.poller.PollingRelay;
+import dev.outboxkit.runtime.DatabaseLogin;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.opentelemetry.sdk.OpenTelemetrySdk;

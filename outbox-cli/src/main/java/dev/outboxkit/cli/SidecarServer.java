@@ -2,7 +2,7 @@ package dev.outboxkit.cli;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
-import dev.outboxkit.core.Relay;
+import dev.outboxkit.relay.Relay;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.io.OutputStream;

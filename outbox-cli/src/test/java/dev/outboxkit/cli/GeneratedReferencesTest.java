@@ -2,8 +2,8 @@ package dev.outboxkit.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.outboxkit.core.RelayOption;
-import dev.outboxkit.core.RelayOption.Importance;
+import dev.outboxkit.relay.RelayOption;
+import dev.outboxkit.relay.RelayOption.Importance;
 import dev.outboxkit.relay.cdc.CdcRelay;
 import dev.outboxkit.relay.poller.PollingRelay;
 import java.nio.file.Files;

@@ -3,7 +3,7 @@ package dev.outboxkit.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.outboxkit.core.RelayOptions;
+import dev.outboxkit.relay.RelayOptions;
 import dev.outboxkit.testkit.DocumentedGrants;
 import dev.outboxkit.testkit.JavaProcess;
 import dev.outboxkit.testkit.OutboxTestkit;

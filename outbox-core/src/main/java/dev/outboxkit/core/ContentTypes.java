@@ -1,5 +1,7 @@
 package dev.outboxkit.core;
 
+import dev.outboxkit.core.spi.Checks;
+
 /**
  * The content type of a binary payload (Kafka header {@code content-type}): a media type in the
  * shape RFC 6838 gives it, {@code type/subtype} with optional {@code ; name=value} parameters, for
@@ -30,21 +32,21 @@ public final class ContentTypes {
         int semicolon = contentType.indexOf(';');
         int end = semicolon < 0 ? contentType.length() : semicolon;
         if (slash < 0 || slash > end) {
-            return "content type '" + Identifiers.printable(contentType) + "' has no '/' between type and subtype" + example;
+            return "content type '" + Checks.printable(contentType) + "' has no '/' between type and subtype" + example;
         }
         String nameProblem = nameProblem(contentType.substring(0, slash), "type");
         if (nameProblem == null) {
             nameProblem = nameProblem(contentType.substring(slash + 1, end).stripTrailing(), "subtype");
         }
         if (nameProblem != null) {
-            return "content type '" + Identifiers.printable(contentType) + "': " + nameProblem + example;
+            return "content type '" + Checks.printable(contentType) + "': " + nameProblem + example;
         }
         while (semicolon >= 0) {
             int next = nextSeparator(contentType, semicolon + 1);
             String parameter = contentType.substring(semicolon + 1, next < 0 ? contentType.length() : next).strip();
             String parameterProblem = parameterProblem(parameter);
             if (parameterProblem != null) {
-                return "content type '" + Identifiers.printable(contentType) + "': " + parameterProblem + example;
+                return "content type '" + Checks.printable(contentType) + "': " + parameterProblem + example;
             }
             semicolon = next;
         }
@@ -80,7 +82,7 @@ public final class ContentTypes {
         for (int i = 1; i < name.length(); i++) {
             char c = name.charAt(i);
             if (!isAsciiAlnum(c) && "!#$&-^_.+".indexOf(c) < 0) {
-                return "the " + what + " holds '" + Identifiers.printable(String.valueOf(c))
+                return "the " + what + " holds '" + Checks.printable(String.valueOf(c))
                         + "'; RFC 6838 allows letters, digits and !#$&-^_.+";
             }
         }
@@ -90,30 +92,30 @@ public final class ContentTypes {
     private static String parameterProblem(String parameter) {
         int eq = parameter.indexOf('=');
         if (eq <= 0) {
-            return "parameter '" + Identifiers.printable(parameter) + "' is not name=value";
+            return "parameter '" + Checks.printable(parameter) + "' is not name=value";
         }
         String name = parameter.substring(0, eq);
         String value = parameter.substring(eq + 1);
         for (int i = 0; i < name.length(); i++) {
             if (!isTokenChar(name.charAt(i))) {
-                return "parameter name '" + Identifiers.printable(name) + "' is not a token";
+                return "parameter name '" + Checks.printable(name) + "' is not a token";
             }
         }
         if (value.length() >= 2 && value.charAt(0) == '"' && value.charAt(value.length() - 1) == '"') {
             for (int i = 1; i < value.length() - 1; i++) {
                 char c = value.charAt(i);
                 if (c < 0x20 && c != '\t' || c == 0x7f || c > 0xff) {
-                    return "parameter '" + Identifiers.printable(name) + "' holds a control or non-Latin-1 character";
+                    return "parameter '" + Checks.printable(name) + "' holds a control or non-Latin-1 character";
                 }
             }
             return null;
         }
         if (value.isEmpty()) {
-            return "parameter '" + Identifiers.printable(name) + "' has no value";
+            return "parameter '" + Checks.printable(name) + "' has no value";
         }
         for (int i = 0; i < value.length(); i++) {
             if (!isTokenChar(value.charAt(i))) {
-                return "parameter '" + Identifiers.printable(name) + "' has a value that is neither a token nor quoted";
+                return "parameter '" + Checks.printable(name) + "' has a value that is neither a token nor quoted";
             }
         }
         return null;

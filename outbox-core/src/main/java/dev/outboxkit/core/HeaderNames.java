@@ -1,5 +1,6 @@
 package dev.outboxkit.core;
 
+import dev.outboxkit.core.spi.Checks;
 import java.util.Set;
 
 /** Kafka header names every outboxkit record carries. Users' headers may not reuse them. */
@@ -38,7 +39,7 @@ public final class HeaderNames {
         for (int i = 0; i < name.length(); i++) {
             char c = name.charAt(i);
             if (c < 0x21 || c > 0x7e) {
-                return "header name '" + Identifiers.printable(name) + "' must be printable ASCII without spaces";
+                return "header name '" + Checks.printable(name) + "' must be printable ASCII without spaces";
             }
         }
         return null;

@@ -1,5 +1,6 @@
 package dev.outboxkit.core;
 
+import dev.outboxkit.core.spi.Checks;
 import java.util.Locale;
 import java.util.Set;
 import java.util.regex.Pattern;
@@ -42,7 +43,7 @@ public final class Identifiers {
         if (value == null || value.isBlank() || value.length() > 200
                 || !value.chars().allMatch(ch -> ch > 0x20 && ch < 0x7f)) {
             throw new IllegalArgumentException(what + " must be " + INSTANCE_ID_RULE + ", got '"
-                    + (value == null ? "null" : printable(value)) + "'");
+                    + (value == null ? "null" : Checks.printable(value)) + "'");
         }
         return value;
     }
@@ -56,7 +57,7 @@ public final class Identifiers {
             throw new IllegalArgumentException(what + " must not be empty");
         }
         if (!LEGAL.matcher(value).matches()) {
-            throw new IllegalArgumentException(what + " '" + printable(value) + "' is not a legal identifier: use 1 to 63 "
+            throw new IllegalArgumentException(what + " '" + Checks.printable(value) + "' is not a legal identifier: use 1 to 63 "
                     + "lower-case letters, digits and underscores, starting with a letter or underscore");
         }
         if (RESERVED.contains(value.toLowerCase(Locale.ROOT))) {
@@ -76,15 +77,4 @@ public final class Identifiers {
         return quote("schema", schema) + '.' + quote("table", name);
     }
 
-    static String printable(String value) {
-        StringBuilder out = new StringBuilder();
-        value.codePoints().limit(80).forEach(c -> {
-            if (c < 0x20 || c == 0x7f) {
-                out.append(String.format("\\u%04x", c));
-            } else {
-                out.appendCodePoint(c);
-            }
-        });
-        return value.length() > 80 ? out + "…" : out.toString();
-    }
 }

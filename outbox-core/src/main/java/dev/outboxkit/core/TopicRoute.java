@@ -1,5 +1,6 @@
 package dev.outboxkit.core;
 
+import dev.outboxkit.core.spi.Checks;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.util.Objects;
@@ -78,7 +79,7 @@ public final class TopicRoute {
     public static String checkSource(String sourceTemplate) {
         Objects.requireNonNull(sourceTemplate, "CloudEvents source template");
         String probe = probe("CloudEvents source template", sourceTemplate);
-        String problem = uriProblem(probe);
+        String problem = Checks.uriProblem(probe);
         if (problem != null) {
             throw new IllegalArgumentException("CloudEvents source template '" + sourceTemplate + "' is not a URI "
                     + "reference: " + problem + " (for example /orders or https://orders.example.com/${aggregateType})");
@@ -95,18 +96,6 @@ public final class TopicRoute {
         return probe;
     }
 
-    /** Null when {@code s} is a non-empty URI reference, else why not. */
-    static String uriProblem(String s) {
-        if (s.isEmpty()) {
-            return "it is empty";
-        }
-        try {
-            new URI(s);
-            return null;
-        } catch (URISyntaxException e) {
-            return e.getMessage();
-        }
-    }
 
     public String template() {
         return template;

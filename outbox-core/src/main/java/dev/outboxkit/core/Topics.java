@@ -1,5 +1,6 @@
 package dev.outboxkit.core;
 
+import dev.outboxkit.core.spi.Checks;
 import java.util.regex.Pattern;
 
 /** Kafka's rules for topic names, checked before a record is sent. */
@@ -23,7 +24,7 @@ public final class Topics {
             return "topic name is " + topic.length() + " characters long; Kafka allows at most " + MAX_LENGTH;
         }
         if (!LEGAL.matcher(topic).matches()) {
-            return "topic name '" + Identifiers.printable(topic) + "' has characters Kafka does not allow "
+            return "topic name '" + Checks.printable(topic) + "' has characters Kafka does not allow "
                     + "(only ASCII letters, digits, '.', '_' and '-')";
         }
         return null;

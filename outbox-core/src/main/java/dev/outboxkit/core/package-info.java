@@ -1,6 +1,7 @@
 /**
- * The contract every part shares: the event model, event ids, the Kafka record mapping and header names,
- * identifier validation, and what both relays have in common (options, metrics, failure classes, the
- * {@link dev.outboxkit.core.Relay} lifecycle). Packages named {@code internal} are not API.
+ * The contract every part of outboxkit shares about the data: the event model, event ids, header names and record
+ * formats, topic routes, and the rules for identifiers, topics and tables. It holds no Kafka client and no connection
+ * pool, so the writer a service embeds brings neither. Package {@code spi} holds what outboxkit's own modules share
+ * beyond that; it is not API.
  */
 package dev.outboxkit.core;

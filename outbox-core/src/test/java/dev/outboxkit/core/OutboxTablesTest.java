@@ -28,9 +28,4 @@ class OutboxTablesTest {
         assertThatThrownBy(() -> OutboxTables.in("app").qualified("x\"; drop"))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("table");
     }
-
-    @Test
-    void everyDefaultSchemaIsThisOne() {
-        assertThat(RelayOptions.SCHEMA.defaultValue()).isEqualTo(OutboxTables.DEFAULT_SCHEMA);
-    }
 }

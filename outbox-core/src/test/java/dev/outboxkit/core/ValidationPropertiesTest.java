@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.List;
-import java.util.Map;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.ForAll;
@@ -81,29 +80,6 @@ class ValidationPropertiesTest {
     @Provide
     Arbitrary<Character> illegalChars() {
         return Arbitraries.of(' ', '/', '\\', ':', '*', '?', '"', '<', '>', '|', '\n', 'é', '$', '{', '}', ',');
-    }
-
-    @Test
-    void unsafeProducerOverridesAreRefusedByKey() {
-        assertThatThrownBy(() -> ProducerSafety.producerConfig("b:9092", Map.of("acks", "1")))
-                .isInstanceOf(UnsafeConfigurationException.class).hasMessageContaining("acks=1");
-        assertThatThrownBy(() -> ProducerSafety.producerConfig("b:9092", Map.of("enable.idempotence", "false")))
-                .hasMessageContaining("enable.idempotence");
-        assertThatThrownBy(() -> ProducerSafety.producerConfig("b:9092", Map.of("max.in.flight.requests.per.connection", "6")))
-                .hasMessageContaining("max.in.flight.requests.per.connection");
-        assertThatThrownBy(() -> ProducerSafety.producerConfig("b:9092", Map.of("transactional.id", "x")))
-                .hasMessageContaining("transactional.id");
-        assertThat(ProducerSafety.producerConfig("b:9092", Map.of("acks", "-1", "linger.ms", "1")))
-                .containsEntry("linger.ms", "1").containsEntry("bootstrap.servers", "b:9092");
-    }
-
-    @Test
-    void bothRelaysStartFromOneRequestInFlightAndMayRaiseItToFive() {
-        assertThat(ProducerSafety.defaults()).containsEntry("max.in.flight.requests.per.connection", "1");
-        assertThat(ProducerSafety.producerConfig("b:9092", Map.of()))
-                .containsEntry("max.in.flight.requests.per.connection", "1");
-        assertThat(ProducerSafety.producerConfig("b:9092", Map.of("max.in.flight.requests.per.connection", "5")))
-                .containsEntry("max.in.flight.requests.per.connection", "5");
     }
 
     @Test

@@ -1,6 +1,6 @@
 package dev.outboxkit.spring;
 
-import dev.outboxkit.core.Relay;
+import dev.outboxkit.relay.Relay;
 import dev.outboxkit.relay.cdc.CdcRelay;
 
 /** Builds the CDC relay from {@code outboxkit.relay.*} (loaded only when relay-debezium is present). */

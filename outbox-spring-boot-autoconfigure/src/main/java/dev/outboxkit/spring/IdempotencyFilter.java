@@ -11,8 +11,7 @@ import dev.outboxkit.writer.KeyReusedWithDifferentRequestException;
 import dev.outboxkit.writer.RequestInProgressException;
 import dev.outboxkit.writer.StoredResponse;
 import dev.outboxkit.writer.TerminalFailureException;
-import dev.outboxkit.writer.internal.CanonicalJson;
-import dev.outboxkit.writer.internal.idempotency.IdempotencyEngine;
+import dev.outboxkit.writer.spi.IdempotencyEngine;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
@@ -107,7 +106,7 @@ final class IdempotencyFilter extends OncePerRequestFilter {
         String scope = scope(endpoint.scope(), request.getUserPrincipal());
         IdempotencyEngine.Claim claim;
         try {
-            claim = engine.claim(dataSource, scope, key, CanonicalJson.sha256(canonicalRequest(request, body)));
+            claim = engine.claim(dataSource, scope, key, IdempotencyEngine.requestHash(canonicalRequest(request, body)));
         } catch (IdempotencyException e) {
             problem(response, e.httpStatus(), title(e), e.getMessage(),
                     e instanceof RequestInProgressException inProgress ? inProgress.retryAfter() : null);

@@ -2,10 +2,10 @@ package dev.outboxkit.spring;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.outboxkit.consumer.LateArrivalException;
-import dev.outboxkit.core.InvalidEventException;
 import dev.outboxkit.core.Identifiers;
+import dev.outboxkit.core.InvalidEventException;
 import dev.outboxkit.core.OutboxTables;
-import dev.outboxkit.spring.internal.WriteObserver;
+import dev.outboxkit.spring.spi.WriteObserver;
 import dev.outboxkit.sql.Migrations;
 import dev.outboxkit.writer.IdempotencyKeys;
 import dev.outboxkit.writer.OutboxWriter;
@@ -34,11 +34,11 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
-import org.springframework.boot.web.servlet.FilterRegistrationBean;
-import org.springframework.context.annotation.Bean;
 import org.springframework.boot.sql.init.dependency.AbstractBeansOfTypeDatabaseInitializerDetector;
 import org.springframework.boot.sql.init.dependency.AbstractBeansOfTypeDependsOnDatabaseInitializationDetector;
 import org.springframework.boot.sql.init.dependency.DatabaseInitializationDependencyConfigurer;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.core.env.Environment;

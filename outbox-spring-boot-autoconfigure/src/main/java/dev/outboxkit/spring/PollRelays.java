@@ -1,6 +1,6 @@
 package dev.outboxkit.spring;
 
-import dev.outboxkit.core.Relay;
+import dev.outboxkit.relay.Relay;
 import dev.outboxkit.relay.poller.PollingRelay;
 
 /** Builds the polling relay from {@code outboxkit.relay.*} (loaded only when relay-poller is present). */

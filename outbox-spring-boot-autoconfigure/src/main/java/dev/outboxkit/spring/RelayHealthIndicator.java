@@ -1,6 +1,6 @@
 package dev.outboxkit.spring;
 
-import dev.outboxkit.core.Relay;
+import dev.outboxkit.relay.Relay;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
 

@@ -1,6 +1,6 @@
 package dev.outboxkit.spring;
 
-import dev.outboxkit.core.Relay;
+import dev.outboxkit.relay.Relay;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

@@ -1,9 +1,9 @@
 package dev.outboxkit.spring;
 
 import dev.outboxkit.core.Secret;
-import dev.outboxkit.core.RelayBuilder;
-import dev.outboxkit.core.RelayOption;
-import dev.outboxkit.core.RelayOptions;
+import dev.outboxkit.relay.RelayBuilder;
+import dev.outboxkit.relay.RelayOption;
+import dev.outboxkit.relay.RelayOptions;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.LinkedHashMap;

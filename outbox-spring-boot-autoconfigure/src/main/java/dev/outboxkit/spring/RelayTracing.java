@@ -1,6 +1,6 @@
 package dev.outboxkit.spring;
 
-import dev.outboxkit.core.RelayBuilder;
+import dev.outboxkit.relay.RelayBuilder;
 import io.opentelemetry.api.OpenTelemetry;
 import org.springframework.beans.factory.ObjectProvider;
 

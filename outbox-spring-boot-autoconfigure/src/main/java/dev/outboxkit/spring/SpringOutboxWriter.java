@@ -1,6 +1,6 @@
 package dev.outboxkit.spring;
 
-import dev.outboxkit.spring.internal.WriteObserver;
+import dev.outboxkit.spring.spi.WriteObserver;
 import dev.outboxkit.writer.OutboxMessage;
 import dev.outboxkit.writer.OutboxWriter;
 import java.sql.Connection;

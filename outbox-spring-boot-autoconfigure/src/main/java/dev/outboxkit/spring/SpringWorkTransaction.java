@@ -1,8 +1,8 @@
 package dev.outboxkit.spring;
 
 import dev.outboxkit.writer.CommitOutcomeUnknownException;
-import dev.outboxkit.writer.internal.RoundTrip;
-import dev.outboxkit.writer.internal.idempotency.WorkTransaction;
+import dev.outboxkit.writer.spi.RoundTrip;
+import dev.outboxkit.writer.spi.WorkTransaction;
 import java.sql.Connection;
 import java.sql.SQLException;
 import javax.sql.DataSource;

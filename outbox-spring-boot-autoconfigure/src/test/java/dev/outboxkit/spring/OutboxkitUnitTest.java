@@ -3,7 +3,7 @@ package dev.outboxkit.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.outboxkit.core.Relay;
+import dev.outboxkit.relay.Relay;
 import dev.outboxkit.writer.IdempotencyKeys;
 import dev.outboxkit.writer.OutboxWriter;
 import dev.outboxkit.writer.WriteMode;

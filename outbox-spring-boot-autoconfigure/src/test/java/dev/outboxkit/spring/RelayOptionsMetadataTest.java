@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.outboxkit.core.RelayOption;
-import dev.outboxkit.core.RelayOptions;
+import dev.outboxkit.relay.RelayOption;
+import dev.outboxkit.relay.RelayOptions;
 import dev.outboxkit.relay.cdc.CdcRelay;
 import dev.outboxkit.relay.poller.PollingRelay;
 import java.io.InputStream;

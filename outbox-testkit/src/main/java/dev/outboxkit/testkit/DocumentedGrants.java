@@ -1,10 +1,10 @@
 package dev.outboxkit.testkit;
 
+import dev.outboxkit.core.OutboxTables;
+import dev.outboxkit.core.spi.Grants;
+import dev.outboxkit.core.spi.RoleGrants;
 import java.sql.SQLException;
 import java.sql.Statement;
-import dev.outboxkit.core.OutboxTables;
-import dev.outboxkit.core.internal.Grants;
-import dev.outboxkit.core.internal.RoleGrants;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;

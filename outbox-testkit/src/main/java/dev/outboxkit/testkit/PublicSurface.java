@@ -31,10 +31,12 @@ import java.util.zip.ZipEntry;
 import java.util.zip.ZipFile;
 
 /**
- * Checks a module's public surface: outside packages named {@code internal}, no public or protected
- * member of a public class may name a type from an {@code internal} package (in a parameter, return
- * type, exception, type bound, field, superclass or interface), and every public top-level type in an
- * {@code internal} package says in its class Javadoc that it is "Not API".
+ * Checks a module's public surface: outside the packages that are not API, no public or protected
+ * member of a public class may name a type from one of them (in a parameter, return type, exception,
+ * type bound, field, superclass or interface), and every public top-level type in one of them says in
+ * its class Javadoc that it is "Not API". Not API are packages named {@code internal} (one module's
+ * own), packages named {@code spi} (what outboxkit's modules share) and {@code dev.outboxkit.runtime}
+ * (the runtime the relays and the consumer share).
  *
  * <p>A module's test calls it with one class of the module (to find its compiled classes) and the
  * packages to check, and asserts the result is empty; the lists name each problem.
@@ -70,7 +72,7 @@ public final class PublicSurface {
             for (Path file : files.filter(f -> f.toString().endsWith(".java")).sorted().toList()) {
                 Path relative = sourceRoot.relativize(file);
                 boolean internal = relative.getParent() != null
-                        && Arrays.asList(relative.getParent().toString().split("[/\\\\]")).contains("internal");
+                        && isNotApi(relative.getParent().toString().replace('\\', '.').replace('/', '.'));
                 if (internal && !skip.contains(file.getFileName().toString())
                         && !notedAsNotApi(Files.readString(file, StandardCharsets.UTF_8))) {
                     missing.add(relative.toString().replace('\\', '/'));
@@ -96,7 +98,14 @@ public final class PublicSurface {
     }
 
     private static boolean isInternal(Class<?> type) {
-        return Arrays.asList(type.getPackageName().split("\\.")).contains("internal");
+        return isNotApi(type.getPackageName());
+    }
+
+    /** True for a package users must not rely on: named {@code internal} or {@code spi}, or the shared runtime. */
+    static boolean isNotApi(String packageName) {
+        List<String> segments = Arrays.asList(packageName.split("\\."));
+        return segments.contains("internal") || segments.contains("spi")
+                || packageName.equals("dev.outboxkit.runtime") || packageName.startsWith("dev.outboxkit.runtime.");
     }
 
     /** Public, or protected, all the way out: a user can name it. */

@@ -2,7 +2,7 @@ package dev.outboxkit.testkit;
 
 import static org.awaitility.Awaitility.await;
 
-import dev.outboxkit.core.Relay;
+import dev.outboxkit.relay.Relay;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;

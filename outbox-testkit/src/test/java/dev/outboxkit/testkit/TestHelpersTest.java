@@ -3,7 +3,7 @@ package dev.outboxkit.testkit;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.outboxkit.core.Relay;
+import dev.outboxkit.relay.Relay;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;

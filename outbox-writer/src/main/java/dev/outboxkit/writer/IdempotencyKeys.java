@@ -2,15 +2,15 @@ package dev.outboxkit.writer;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.outboxkit.core.Identifiers;
-import dev.outboxkit.core.internal.RoleGrants;
-import dev.outboxkit.core.internal.GrantsOnce;
+import dev.outboxkit.core.spi.GrantsOnce;
+import dev.outboxkit.core.spi.RoleGrants;
 import dev.outboxkit.writer.internal.CanonicalJson;
-import dev.outboxkit.writer.internal.RoundTrip;
 import dev.outboxkit.writer.internal.WriteFailures;
-import dev.outboxkit.writer.internal.idempotency.IdempotencyEngine;
 import dev.outboxkit.writer.internal.idempotency.IdempotencyMetrics;
 import dev.outboxkit.writer.internal.idempotency.IdempotencyPurge;
-import dev.outboxkit.writer.internal.idempotency.WorkTransaction;
+import dev.outboxkit.writer.spi.IdempotencyEngine;
+import dev.outboxkit.writer.spi.RoundTrip;
+import dev.outboxkit.writer.spi.WorkTransaction;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.sql.Connection;
@@ -76,11 +76,6 @@ public final class IdempotencyKeys {
     public static final int MAX_KEY_LENGTH = 255;
     public static final int MAX_SCOPE_LENGTH = 255;
 
-    static {
-        // The Spring filter (another module) runs on an instance's engine; no public method names internal types.
-        IdempotencyEngine.access(keys -> keys.engine);
-    }
-
     private final String schema;
     private final Duration lease;
     private final Duration retryAfter;
@@ -116,6 +111,19 @@ public final class IdempotencyKeys {
 
     public static Builder builder() {
         return new Builder();
+    }
+
+    /**
+     * The engine behind these keys, for an integration that runs requests on it (the Spring filter), as JDBC's
+     * {@code Wrapper.unwrap}: {@code type} is {@code dev.outboxkit.writer.spi.IdempotencyEngine}, which is not API.
+     *
+     * @throws IllegalArgumentException for any other type
+     */
+    public <T> T unwrap(Class<T> type) {
+        if (type.isInstance(engine)) {
+            return type.cast(engine);
+        }
+        throw new IllegalArgumentException("IdempotencyKeys unwraps to " + IdempotencyEngine.class.getName() + " only, not " + type.getName());
     }
 
     /**

@@ -1,8 +1,8 @@
 package dev.outboxkit.writer;
 
-import dev.outboxkit.writer.internal.WriteFailures;
-import dev.outboxkit.writer.internal.RoundTrip;
 import dev.outboxkit.writer.internal.PreparedEvent;
+import dev.outboxkit.writer.internal.WriteFailures;
+import dev.outboxkit.writer.spi.RoundTrip;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;

@@ -4,19 +4,19 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.outboxkit.core.Identifiers;
-import dev.outboxkit.core.OutboxTables;
 import dev.outboxkit.core.InvalidEventException;
 import dev.outboxkit.core.MissingGrantsException;
-import dev.outboxkit.core.ProducerSafety;
-import dev.outboxkit.core.internal.RoleGrants;
-import dev.outboxkit.core.internal.GrantsOnce;
-import dev.outboxkit.core.internal.Tracing;
+import dev.outboxkit.core.OutboxTables;
+import dev.outboxkit.core.spi.GrantsOnce;
+import dev.outboxkit.core.spi.RecordLimits;
+import dev.outboxkit.core.spi.RoleGrants;
+import dev.outboxkit.core.spi.TraceContext;
 import dev.outboxkit.writer.internal.EventStatements;
-import dev.outboxkit.writer.internal.WriteFailures;
 import dev.outboxkit.writer.internal.JsonChecks;
-import dev.outboxkit.writer.internal.RoundTrip;
 import dev.outboxkit.writer.internal.PreparedEvent;
+import dev.outboxkit.writer.internal.WriteFailures;
 import dev.outboxkit.writer.internal.WriterMetrics;
+import dev.outboxkit.writer.spi.RoundTrip;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -80,7 +80,7 @@ public final class OutboxWriter {
     /** The schema used when none is given: {@link OutboxTables#DEFAULT_SCHEMA}. */
     public static final String DEFAULT_SCHEMA = OutboxTables.DEFAULT_SCHEMA;
     /** 1 MiB: the relays' default Kafka {@code max.request.size}. */
-    public static final int DEFAULT_MAX_PAYLOAD_BYTES = ProducerSafety.DEFAULT_MAX_REQUEST_SIZE;
+    public static final int DEFAULT_MAX_PAYLOAD_BYTES = RecordLimits.DEFAULT_MAX_REQUEST_BYTES;
     /** Events sent per round trip; more events take one more round trip per this many. */
     public static final int EVENTS_PER_ROUND_TRIP = 100;
 
@@ -331,15 +331,15 @@ public final class OutboxWriter {
      * {@code traceparent} of its own (an explicit header wins, with or without a tracestate).
      */
     static Map<String, String> withCurrentTraceContext(Map<String, String> headers) {
-        if (headers.containsKey(Tracing.TRACEPARENT)) {
+        if (headers.containsKey(TraceContext.TRACEPARENT)) {
             return headers;
         }
-        Map<String, String> context = Tracing.currentContextHeaders();
+        Map<String, String> context = TraceContext.currentHeaders();
         if (context.isEmpty()) {
             return headers;
         }
         Map<String, String> out = new LinkedHashMap<>(headers);
-        out.remove(Tracing.TRACESTATE); // a tracestate belongs to its traceparent
+        out.remove(TraceContext.TRACESTATE); // a tracestate belongs to its traceparent
         out.putAll(context);
         return out;
     }

@@ -3,10 +3,10 @@ package dev.outboxkit.writer;
 import static dev.outboxkit.writer.TestSupport.events;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.outboxkit.core.KafkaRecords;
 import dev.outboxkit.core.LogicalMessages;
 import dev.outboxkit.core.OutboxEvent;
 import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.relay.KafkaRecords;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.TestDatabase;
 import java.sql.Connection;

@@ -57,7 +57,7 @@ public final class CdcRelayMain {
                 role = now.name();
                 System.out.println("ROLE " + role);
             }
-            dev.outboxkit.core.Relay.Health health = relay.health();
+            dev.outboxkit.relay.Relay.Health health = relay.health();
             boolean streaming = now == CdcRelay.Role.ACTIVE && health.ready();
             if (streaming != ready) {
                 ready = streaming;

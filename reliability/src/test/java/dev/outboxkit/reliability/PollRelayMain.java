@@ -38,7 +38,7 @@ public final class PollRelayMain {
         System.out.println("RELAY STARTED " + args[4]);
         boolean ready = false;
         while (!stopped.await(50, java.util.concurrent.TimeUnit.MILLISECONDS)) {
-            dev.outboxkit.core.Relay.Health health = relay.health();
+            dev.outboxkit.relay.Relay.Health health = relay.health();
             if (health.ready() != ready) {
                 ready = health.ready();
                 System.out.println((ready ? "READY " : "NOT READY ") + System.currentTimeMillis() + " " + health.detail());

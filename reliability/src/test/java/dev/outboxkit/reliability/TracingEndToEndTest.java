@@ -5,9 +5,9 @@ import static org.awaitility.Awaitility.await;
 
 import dev.outboxkit.consumer.DedupeConsumer;
 import dev.outboxkit.core.InvalidEventException;
-import dev.outboxkit.core.Relay;
 import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.relay.Relay;
 import dev.outboxkit.relay.cdc.CdcRelay;
 import dev.outboxkit.relay.poller.PollingRelay;
 import dev.outboxkit.testkit.JavaProcess;

@@ -3,7 +3,7 @@ package dev.outboxkit.sql;
 import dev.outboxkit.core.Identifiers;
 import dev.outboxkit.core.MissingGrantsException;
 import dev.outboxkit.core.OutboxTables;
-import dev.outboxkit.core.internal.Grants;
+import dev.outboxkit.core.spi.Grants;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

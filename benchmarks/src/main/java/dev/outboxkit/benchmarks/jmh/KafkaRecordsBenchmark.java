@@ -2,9 +2,9 @@ package dev.outboxkit.benchmarks.jmh;
 
 import dev.outboxkit.benchmarks.load.SyntheticEvents;
 import dev.outboxkit.core.EventIds;
-import dev.outboxkit.core.KafkaRecords;
 import dev.outboxkit.core.OutboxEvent;
 import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.relay.KafkaRecords;
 import java.time.Instant;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;

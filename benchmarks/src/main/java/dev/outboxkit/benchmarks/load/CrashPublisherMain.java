@@ -1,8 +1,8 @@
 package dev.outboxkit.benchmarks.load;
 
 import dev.outboxkit.core.EventIds;
-import dev.outboxkit.core.Relay;
 import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.relay.Relay;
 import dev.outboxkit.writer.OutboxMessage;
 import dev.outboxkit.writer.OutboxTransaction;
 import dev.outboxkit.writer.OutboxWriter;

@@ -1,6 +1,6 @@
 package dev.outboxkit.consumer.internal;
 
-import dev.outboxkit.core.Relay;
+import dev.outboxkit.relay.Relay;
 
 /**
  * Not API: public for {@code dev.outboxkit.consumer.DedupeConsumer}.
@@ -53,7 +53,7 @@ public final class ConsumerLoop implements Runnable {
     /**
      * Live while the poll thread runs. Ready once it polled, while the worker has no trouble (the database) and Kafka
      * accepts the consumer's writes: not ready while an offset commit or a forwarded record has waited
-     * {@link dev.outboxkit.core.internal.KafkaWrites#SILENCE_LIMIT} with no acknowledgement from Kafka.
+     * {@link dev.outboxkit.runtime.KafkaWrites#SILENCE_LIMIT} with no acknowledgement from Kafka.
      */
     public Relay.Health health() {
         Throwable f = state.fatal;

@@ -1,6 +1,6 @@
 package dev.outboxkit.consumer.internal;
 
-import dev.outboxkit.core.internal.KafkaWrites;
+import dev.outboxkit.runtime.KafkaWrites;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;

@@ -1,12 +1,12 @@
 package dev.outboxkit.consumer.internal;
 
 import dev.outboxkit.consumer.DeadLetterHeaders;
-import dev.outboxkit.core.ProducerSafety;
-import dev.outboxkit.core.PublishFailure;
 import dev.outboxkit.core.Topics;
-import dev.outboxkit.core.internal.KafkaWrites;
-import dev.outboxkit.core.internal.OperatorActions;
-import dev.outboxkit.core.internal.PublishFailures;
+import dev.outboxkit.relay.ProducerSafety;
+import dev.outboxkit.relay.PublishFailure;
+import dev.outboxkit.runtime.KafkaWrites;
+import dev.outboxkit.runtime.OperatorActions;
+import dev.outboxkit.runtime.PublishFailures;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,6 +1,6 @@
 package dev.outboxkit.consumer.internal;
 
-import dev.outboxkit.core.internal.KafkaWrites;
+import dev.outboxkit.runtime.KafkaWrites;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;

@@ -2,11 +2,11 @@ package dev.outboxkit.consumer.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.outboxkit.consumer.InboxEvent;
-import dev.outboxkit.core.CloudEventsHeaders;
 import dev.outboxkit.core.EventIds;
 import dev.outboxkit.core.HeaderNames;
 import dev.outboxkit.core.InvalidEventException;
-import dev.outboxkit.core.internal.IsoInstants;
+import dev.outboxkit.relay.CloudEventsHeaders;
+import dev.outboxkit.runtime.IsoInstants;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;

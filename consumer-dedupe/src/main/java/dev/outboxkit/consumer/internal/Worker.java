@@ -3,7 +3,7 @@ package dev.outboxkit.consumer.internal;
 import dev.outboxkit.consumer.DeadLetterHeaders;
 import dev.outboxkit.consumer.InboxEvent;
 import dev.outboxkit.consumer.LateArrivalPolicy;
-import dev.outboxkit.core.internal.ProcessSpan;
+import dev.outboxkit.runtime.ProcessSpan;
 import io.micrometer.core.instrument.Timer;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -219,7 +219,7 @@ final class Worker implements Runnable {
                 state.trouble = "cannot forward to " + pending.get(0).forward().topic() + ": " + x.getMessage();
                 log.warn("group {}: {} (attempt {}); the original offsets stay uncommitted, retrying in {} ms{}", s.group(),
                         state.trouble, failures, wait.toMillis(),
-                        x.failure() == dev.outboxkit.core.PublishFailure.RETRIABLE ? ". Does the topic exist?" : "");
+                        x.failure() == dev.outboxkit.relay.PublishFailure.RETRIABLE ? ". Does the topic exist?" : "");
                 ownership.txLock.unlock();
                 try {
                     sleep(wait);

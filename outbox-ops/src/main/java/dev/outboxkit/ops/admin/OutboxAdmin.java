@@ -1,12 +1,12 @@
 package dev.outboxkit.ops.admin;
 
 import dev.outboxkit.core.OutboxTables;
-import dev.outboxkit.core.internal.FailoverSlots;
-import dev.outboxkit.core.internal.GrantsOnce;
-import dev.outboxkit.core.internal.RoleGrants;
-import dev.outboxkit.core.internal.Transactions;
+import dev.outboxkit.core.spi.GrantsOnce;
+import dev.outboxkit.core.spi.RoleGrants;
+import dev.outboxkit.core.spi.Transactions;
 import dev.outboxkit.ops.OpsBuilder;
 import dev.outboxkit.ops.internal.OpsSettings;
+import dev.outboxkit.runtime.FailoverSlots;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

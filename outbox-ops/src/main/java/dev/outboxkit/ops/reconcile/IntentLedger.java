@@ -2,7 +2,7 @@ package dev.outboxkit.ops.reconcile;
 
 import dev.outboxkit.core.Identifiers;
 import dev.outboxkit.core.OutboxTables;
-import dev.outboxkit.core.internal.Transactions;
+import dev.outboxkit.core.spi.Transactions;
 import dev.outboxkit.ops.internal.ChunkedDelete;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

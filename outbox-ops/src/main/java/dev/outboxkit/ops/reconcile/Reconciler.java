@@ -2,9 +2,9 @@ package dev.outboxkit.ops.reconcile;
 
 import dev.outboxkit.core.MissingGrantsException;
 import dev.outboxkit.core.OutboxTables;
-import dev.outboxkit.core.internal.RoleGrants;
-import dev.outboxkit.ops.internal.Checks;
+import dev.outboxkit.core.spi.RoleGrants;
 import dev.outboxkit.ops.OpsBuilder;
+import dev.outboxkit.ops.internal.Checks;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;

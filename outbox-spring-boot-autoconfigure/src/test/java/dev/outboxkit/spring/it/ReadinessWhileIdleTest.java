@@ -2,7 +2,7 @@ package dev.outboxkit.spring.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.outboxkit.core.Relay;
+import dev.outboxkit.relay.Relay;
 import dev.outboxkit.testkit.Readiness;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;

@@ -1,8 +1,8 @@
 package dev.outboxkit.spring.test;
 
-import dev.outboxkit.core.CloudEventsHeaders;
 import dev.outboxkit.core.HeaderNames;
 import dev.outboxkit.core.OutboxEvent;
+import dev.outboxkit.relay.CloudEventsHeaders;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;

@@ -1,8 +1,8 @@
 package dev.outboxkit.spring.test;
 
 import dev.outboxkit.core.OutboxTables;
-import dev.outboxkit.core.RelayOptions;
 import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.relay.RelayOptions;
 import dev.outboxkit.writer.OutboxWriter;
 import dev.outboxkit.writer.WriteMode;
 import java.util.Map;

@@ -2,7 +2,7 @@ package dev.outboxkit.spring.test;
 
 import dev.outboxkit.core.OutboxEvent;
 import dev.outboxkit.core.OutboxTables;
-import dev.outboxkit.spring.internal.WriteObserver;
+import dev.outboxkit.spring.spi.WriteObserver;
 import dev.outboxkit.writer.OutboxMessage;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

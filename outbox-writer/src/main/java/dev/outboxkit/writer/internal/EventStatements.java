@@ -1,9 +1,10 @@
 package dev.outboxkit.writer.internal;
 
 import dev.outboxkit.core.Identifiers;
-import dev.outboxkit.core.OutboxTables;
 import dev.outboxkit.core.LogicalMessages;
+import dev.outboxkit.core.OutboxTables;
 import dev.outboxkit.writer.WriteMode;
+import dev.outboxkit.writer.spi.RoundTrip;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Types;

@@ -10,7 +10,7 @@ import java.util.regex.Pattern;
  */
 public final class Traceparent {
 
-    public static final String HEADER = dev.outboxkit.core.internal.Tracing.TRACEPARENT;
+    public static final String HEADER = dev.outboxkit.core.spi.TraceContext.TRACEPARENT;
     private static final Pattern FORMAT = Pattern.compile("([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?");
     private static final String EXAMPLE = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 

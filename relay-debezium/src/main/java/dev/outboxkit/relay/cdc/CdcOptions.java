@@ -1,17 +1,17 @@
 package dev.outboxkit.relay.cdc;
 
-import static dev.outboxkit.core.RelayOption.Importance.ESSENTIAL;
-import static dev.outboxkit.core.RelayOption.Importance.RARELY_NEEDED;
-import static dev.outboxkit.core.RelayOption.Importance.TUNING;
+import static dev.outboxkit.relay.RelayOption.Importance.ESSENTIAL;
+import static dev.outboxkit.relay.RelayOption.Importance.RARELY_NEEDED;
+import static dev.outboxkit.relay.RelayOption.Importance.TUNING;
 
-import dev.outboxkit.core.RelayOption;
+import dev.outboxkit.relay.RelayOption;
 import java.time.Duration;
 import java.util.List;
 
 /**
  * The CDC relay's own settings, each defined once (see {@link RelayOption}); the builder methods of
  * {@link CdcRelay.Builder} with the same names set them. The settings both relays share are in
- * {@link dev.outboxkit.core.RelayOptions}. Each option's description is its one doc (see there).
+ * {@link dev.outboxkit.relay.RelayOptions}. Each option's description is its one doc (see there).
  */
 public final class CdcOptions {
 

@@ -1,12 +1,12 @@
 package dev.outboxkit.relay.cdc;
 
-import dev.outboxkit.core.Relay;
-import dev.outboxkit.core.RelayBuilder;
-import dev.outboxkit.core.RelayOption;
-import dev.outboxkit.core.internal.DatabaseLogin;
-import dev.outboxkit.core.internal.Tracing;
+import dev.outboxkit.relay.Relay;
+import dev.outboxkit.relay.RelayBuilder;
+import dev.outboxkit.relay.RelayOption;
 import dev.outboxkit.relay.cdc.internal.CdcSettings;
 import dev.outboxkit.relay.cdc.internal.Supervisor;
+import dev.outboxkit.runtime.DatabaseLogin;
+import dev.outboxkit.runtime.Tracing;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
@@ -18,7 +18,7 @@ import org.apache.kafka.clients.producer.Producer;
 /**
  * The CDC relay: reads the outbox table's inserts (and the writer's logical decoding messages) from a
  * PostgreSQL replication slot through Debezium Embedded ({@code pgoutput}), and publishes each event
- * as exactly the Kafka record the polling relay would publish ({@code dev.outboxkit.core.KafkaRecords}).
+ * as exactly the Kafka record the polling relay would publish ({@code dev.outboxkit.relay.KafkaRecords}).
  *
  * <p>Guarantees, and what they rest on:
  * <ul>
@@ -226,7 +226,7 @@ public final class CdcRelay implements Relay {
          * Validates and builds.
          *
          * @throws IllegalArgumentException naming the first bad setting
-         * @throws dev.outboxkit.core.UnsafeConfigurationException for a producer override that weakens a guarantee
+         * @throws dev.outboxkit.relay.UnsafeConfigurationException for a producer override that weakens a guarantee
          */
         public CdcRelay build() {
             require("jdbcUrl", jdbcUrl);

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.outboxkit.core.Secret;
-import dev.outboxkit.core.UnsafeConfigurationException;
+import dev.outboxkit.relay.UnsafeConfigurationException;
 import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;

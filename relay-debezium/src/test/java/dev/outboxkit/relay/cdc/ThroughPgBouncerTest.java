@@ -3,8 +3,8 @@ package dev.outboxkit.relay.cdc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
-import dev.outboxkit.core.ConnectionPoolerException;
 import dev.outboxkit.core.Secret;
+import dev.outboxkit.relay.ConnectionPoolerException;
 import dev.outboxkit.testkit.DocumentedGrants;
 import dev.outboxkit.testkit.Grant;
 import dev.outboxkit.testkit.OutboxTestkitExtension;

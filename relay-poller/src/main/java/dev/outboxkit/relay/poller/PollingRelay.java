@@ -3,29 +3,29 @@ package dev.outboxkit.relay.poller;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxkit.core.Identifiers;
 import dev.outboxkit.core.OutboxTables;
-import dev.outboxkit.core.Relay;
 import dev.outboxkit.core.Secret;
-import dev.outboxkit.core.RelayBuilder;
-import dev.outboxkit.core.RelayOption;
-import dev.outboxkit.core.internal.ConnectionPools;
-import dev.outboxkit.core.internal.DatabaseAtStart;
-import dev.outboxkit.core.internal.DatabaseLogin;
-import dev.outboxkit.core.internal.DatabaseSilence;
-import dev.outboxkit.core.internal.RoleGrants;
-import dev.outboxkit.core.internal.KafkaReachability;
-import dev.outboxkit.core.internal.KafkaWrites;
-import dev.outboxkit.core.internal.OperatorActions;
-import dev.outboxkit.core.internal.PoolerCheck;
-import dev.outboxkit.core.internal.Tracing;
+import dev.outboxkit.core.spi.RoleGrants;
+import dev.outboxkit.relay.Relay;
+import dev.outboxkit.relay.RelayBuilder;
+import dev.outboxkit.relay.RelayOption;
 import dev.outboxkit.relay.poller.internal.BacklogProbe;
+import dev.outboxkit.relay.poller.internal.ClaimLoop;
 import dev.outboxkit.relay.poller.internal.LeaseManager;
 import dev.outboxkit.relay.poller.internal.NotifyListener;
 import dev.outboxkit.relay.poller.internal.Ownership;
-import dev.outboxkit.relay.poller.internal.ClaimLoop;
 import dev.outboxkit.relay.poller.internal.PollerSettings;
 import dev.outboxkit.relay.poller.internal.PollerSql;
 import dev.outboxkit.relay.poller.internal.RelayMetrics;
 import dev.outboxkit.relay.poller.internal.Waker;
+import dev.outboxkit.runtime.ConnectionPools;
+import dev.outboxkit.runtime.DatabaseAtStart;
+import dev.outboxkit.runtime.DatabaseLogin;
+import dev.outboxkit.runtime.DatabaseSilence;
+import dev.outboxkit.runtime.KafkaReachability;
+import dev.outboxkit.runtime.KafkaWrites;
+import dev.outboxkit.runtime.OperatorActions;
+import dev.outboxkit.runtime.PoolerCheck;
+import dev.outboxkit.runtime.Tracing;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.sql.Connection;
@@ -52,7 +52,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>How: it claims a batch of rows with {@code FOR UPDATE SKIP LOCKED} by deleting (or marking)
  * them in a transaction that stays open, sends every record asynchronously through
- * {@link dev.outboxkit.core.KafkaRecords}, waits for every acknowledgement and only then commits.
+ * {@link dev.outboxkit.relay.KafkaRecords}, waits for every acknowledgement and only then commits.
  * A crash before the commit rolls the claim back, so rows are published again (at least once),
  * never lost. A fully acknowledged batch is committed while the next one is claimed.
  *
@@ -504,7 +504,7 @@ public final class PollingRelay implements Relay {
      * clock settings are shared with the CDC relay ({@link RelayBuilder}); for this relay {@code jdbcUrl} is the
      * alternative to {@link #dataSource}: the relay then opens (and closes) its own small HikariCP pool, with
      * {@code user} (required unless the URL has {@code user=}) and {@code password}. Each option setter sets the
-     * {@link PollerOptions} or {@link dev.outboxkit.core.RelayOptions} definition of the same name, whose description is its one doc.
+     * {@link PollerOptions} or {@link dev.outboxkit.relay.RelayOptions} definition of the same name, whose description is its one doc.
      */
     public static final class Builder extends RelayBuilder<Builder> {
 
@@ -586,7 +586,7 @@ public final class PollingRelay implements Relay {
          * Validates and builds (nothing connects yet; {@link PollingRelay#start()} does).
          *
          * @throws IllegalArgumentException naming the setting that is missing or out of range
-         * @throws dev.outboxkit.core.UnsafeConfigurationException for an unsafe producer override
+         * @throws dev.outboxkit.relay.UnsafeConfigurationException for an unsafe producer override
          */
         public PollingRelay build() {
             if ((dataSource == null) == (jdbcUrl == null)) {

@@ -5,10 +5,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.outboxkit.core.HeaderNames;
-import dev.outboxkit.core.KafkaRecords;
 import dev.outboxkit.core.OutboxEvent;
 import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.relay.KafkaRecords;
 import dev.outboxkit.relay.poller.internal.PollerSql;
 import dev.outboxkit.testkit.History;
 import dev.outboxkit.testkit.OutboxRows;

@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import dev.outboxkit.core.internal.PoolerCheck;
-import dev.outboxkit.core.internal.PoolerCheck.Finding;
-import dev.outboxkit.core.internal.PoolerCheck.Pooling;
+import dev.outboxkit.runtime.PoolerCheck;
+import dev.outboxkit.runtime.PoolerCheck.Finding;
+import dev.outboxkit.runtime.PoolerCheck.Pooling;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.PgBouncer;
 import dev.outboxkit.testkit.PgBouncer.PoolMode;

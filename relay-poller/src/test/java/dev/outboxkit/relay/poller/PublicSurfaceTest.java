@@ -17,11 +17,13 @@ class PublicSurfaceTest {
         assertThat(PublicSurface.leaks(PollingRelay.class, PACKAGES)).isEmpty();
     }
 
-    /** outbox-core cannot use the testkit (the testkit builds on it), so its surface is checked here. */
+    /** outbox-core and outbox-runtime cannot use the testkit (the testkit builds on them), so their surfaces are checked here. */
     @Test
-    void outboxCoreLeaksNoInternalTypeAndItsPublicInternalTypesSayNotApi() {
-        assertThat(PublicSurface.leaks(dev.outboxkit.core.RelayOption.class, "dev.outboxkit.core")).isEmpty();
+    void coreAndRuntimeLeakNoInternalTypeAndTheirNotApiTypesSaySo() {
+        assertThat(PublicSurface.leaks(dev.outboxkit.core.OutboxEvent.class, "dev.outboxkit.core")).isEmpty();
+        assertThat(PublicSurface.leaks(dev.outboxkit.relay.RelayOption.class, "dev.outboxkit.relay", "dev.outboxkit.runtime")).isEmpty();
         assertThat(PublicSurface.internalTypesWithoutNotApiNote(Path.of("..", "outbox-core", "src", "main", "java"))).isEmpty();
+        assertThat(PublicSurface.internalTypesWithoutNotApiNote(Path.of("..", "outbox-runtime", "src", "main", "java"))).isEmpty();
     }
 
     @Test

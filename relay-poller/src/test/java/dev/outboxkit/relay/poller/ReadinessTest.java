@@ -2,7 +2,7 @@ package dev.outboxkit.relay.poller;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.outboxkit.core.RelayMetric;
+import dev.outboxkit.relay.RelayMetric;
 import dev.outboxkit.testkit.EmbeddedKafka;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.Readiness;

@@ -3,9 +3,9 @@ package dev.outboxkit.relay.poller;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
-import dev.outboxkit.core.ConnectionPoolerException;
 import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.relay.ConnectionPoolerException;
 import dev.outboxkit.testkit.DocumentedGrants;
 import dev.outboxkit.testkit.Grant;
 import dev.outboxkit.testkit.History;

@@ -1,9 +1,9 @@
 package dev.outboxkit.relay.cdc.internal;
 
-import dev.outboxkit.core.RelayMetric;
-import dev.outboxkit.core.internal.CommonMeters;
-import dev.outboxkit.core.internal.FailoverSlots;
-import dev.outboxkit.core.internal.Meters;
+import dev.outboxkit.relay.RelayMetric;
+import dev.outboxkit.runtime.CommonMeters;
+import dev.outboxkit.runtime.FailoverSlots;
+import dev.outboxkit.runtime.Meters;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;

@@ -1,16 +1,16 @@
 package dev.outboxkit.relay.cdc.internal;
 
 import dev.outboxkit.core.OutboxTables;
-import dev.outboxkit.core.RelayOptions;
 import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.TopicRoute;
-import dev.outboxkit.core.internal.DatabaseLogin;
-import dev.outboxkit.core.internal.OptionValues;
-import dev.outboxkit.core.internal.Tracing;
+import dev.outboxkit.relay.RelayOptions;
 import dev.outboxkit.relay.cdc.CdcOptions;
+import dev.outboxkit.runtime.DatabaseLogin;
+import dev.outboxkit.runtime.OptionValues;
+import dev.outboxkit.runtime.Tracing;
 import io.debezium.engine.DebeziumEngine;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.debezium.engine.RecordChangeEvent;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;

@@ -1,7 +1,7 @@
 package dev.outboxkit.relay.cdc.internal;
 
 import dev.outboxkit.core.Secret;
-import dev.outboxkit.core.internal.JdbcUrls;
+import dev.outboxkit.runtime.JdbcUrls;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;

@@ -1,11 +1,11 @@
 package dev.outboxkit.relay.cdc.internal;
 
-import dev.outboxkit.core.RelayMetric;
-import dev.outboxkit.core.internal.LeaseTable;
-import dev.outboxkit.core.internal.Liveness;
-import dev.outboxkit.core.internal.Meters;
-import dev.outboxkit.core.internal.Takeovers;
-import dev.outboxkit.core.internal.Transactions;
+import dev.outboxkit.core.spi.Transactions;
+import dev.outboxkit.relay.RelayMetric;
+import dev.outboxkit.runtime.LeaseTable;
+import dev.outboxkit.runtime.Liveness;
+import dev.outboxkit.runtime.Meters;
+import dev.outboxkit.runtime.Takeovers;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.sql.Connection;

@@ -2,7 +2,7 @@ package dev.outboxkit.relay.cdc.internal;
 
 import dev.outboxkit.core.InvalidEventException;
 import dev.outboxkit.core.OutboxEvent;
-import dev.outboxkit.core.internal.IsoInstants;
+import dev.outboxkit.runtime.IsoInstants;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.UUID;

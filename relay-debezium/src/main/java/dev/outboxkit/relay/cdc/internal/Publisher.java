@@ -1,13 +1,13 @@
 package dev.outboxkit.relay.cdc.internal;
 
 import dev.outboxkit.core.FencedException;
-import dev.outboxkit.core.KafkaRecords;
 import dev.outboxkit.core.OutboxEvent;
-import dev.outboxkit.core.PublishFailure;
-import dev.outboxkit.core.internal.OperatorActions;
-import dev.outboxkit.core.internal.PublishFailures;
-import dev.outboxkit.core.internal.StopOnFailure;
-import dev.outboxkit.core.internal.TracedRecords;
+import dev.outboxkit.relay.KafkaRecords;
+import dev.outboxkit.relay.PublishFailure;
+import dev.outboxkit.runtime.OperatorActions;
+import dev.outboxkit.runtime.PublishFailures;
+import dev.outboxkit.runtime.StopOnFailure;
+import dev.outboxkit.runtime.TracedRecords;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;

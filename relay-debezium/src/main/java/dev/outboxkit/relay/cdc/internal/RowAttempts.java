@@ -1,6 +1,6 @@
 package dev.outboxkit.relay.cdc.internal;
 
-import dev.outboxkit.core.internal.PublishFailures;
+import dev.outboxkit.runtime.PublishFailures;
 import java.util.LinkedHashMap;
 import java.util.Map;
 

@@ -1,6 +1,6 @@
 package dev.outboxkit.relay.cdc.internal;
 
-import dev.outboxkit.core.internal.DeadLetterWriter;
+import dev.outboxkit.runtime.DeadLetterWriter;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

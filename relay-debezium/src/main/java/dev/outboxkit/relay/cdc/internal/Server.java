@@ -1,6 +1,6 @@
 package dev.outboxkit.relay.cdc.internal;
 
-import dev.outboxkit.core.internal.JdbcUrls;
+import dev.outboxkit.runtime.JdbcUrls;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;

@@ -2,8 +2,8 @@ package dev.outboxkit.relay.cdc.internal;
 
 import dev.outboxkit.core.Identifiers;
 import dev.outboxkit.core.OutboxTables;
+import dev.outboxkit.core.spi.RoleGrants;
 import dev.outboxkit.relay.cdc.CdcStartupException;
-import dev.outboxkit.core.internal.RoleGrants;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

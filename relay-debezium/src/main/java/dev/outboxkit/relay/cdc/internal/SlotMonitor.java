@@ -2,9 +2,9 @@ package dev.outboxkit.relay.cdc.internal;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxkit.relay.cdc.CdcStartupException;
-import dev.outboxkit.core.internal.DatabaseSilence;
-import dev.outboxkit.core.internal.FailoverSlots;
-import dev.outboxkit.core.internal.JdbcUrls;
+import dev.outboxkit.runtime.DatabaseSilence;
+import dev.outboxkit.runtime.FailoverSlots;
+import dev.outboxkit.runtime.JdbcUrls;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;

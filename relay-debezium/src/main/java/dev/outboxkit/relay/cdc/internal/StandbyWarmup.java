@@ -1,11 +1,11 @@
 package dev.outboxkit.relay.cdc.internal;
 
-import dev.outboxkit.core.KafkaRecords;
-import dev.outboxkit.core.internal.DeadLetterWriter;
-import dev.outboxkit.core.internal.Flusher;
-import dev.outboxkit.core.internal.ProducerWarmup;
-import dev.outboxkit.core.internal.StopOnFailure;
-import dev.outboxkit.core.internal.TracedRecords;
+import dev.outboxkit.relay.KafkaRecords;
+import dev.outboxkit.runtime.DeadLetterWriter;
+import dev.outboxkit.runtime.Flusher;
+import dev.outboxkit.runtime.ProducerWarmup;
+import dev.outboxkit.runtime.StopOnFailure;
+import dev.outboxkit.runtime.TracedRecords;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;

@@ -4,12 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import dev.outboxkit.core.internal.DatabaseLogin;
-import dev.outboxkit.relay.cdc.CdcOptions;
 import dev.outboxkit.core.Secret;
-import dev.outboxkit.core.internal.StopOnFailure;
-import dev.outboxkit.core.internal.TracedRecords;
-import dev.outboxkit.core.internal.Tracing;
+import dev.outboxkit.relay.cdc.CdcOptions;
+import dev.outboxkit.runtime.DatabaseLogin;
+import dev.outboxkit.runtime.StopOnFailure;
+import dev.outboxkit.runtime.TracedRecords;
+import dev.outboxkit.runtime.Tracing;
 import io.debezium.engine.DebeziumEngine;
 import io.debezium.engine.RecordChangeEvent;
 import io.debezium.engine.StopEngineException;

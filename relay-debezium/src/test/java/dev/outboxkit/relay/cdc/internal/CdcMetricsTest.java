@@ -2,7 +2,7 @@ package dev.outboxkit.relay.cdc.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.outboxkit.core.RelayMetric;
+import dev.outboxkit.relay.RelayMetric;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;

@@ -3,11 +3,11 @@ package dev.outboxkit.relay.cdc.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.outboxkit.core.RelayOption;
-import dev.outboxkit.core.RelayOptions;
 import dev.outboxkit.core.Secret;
-import dev.outboxkit.core.internal.DatabaseLogin;
+import dev.outboxkit.relay.RelayOption;
+import dev.outboxkit.relay.RelayOptions;
 import dev.outboxkit.relay.cdc.CdcOptions;
+import dev.outboxkit.runtime.DatabaseLogin;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;

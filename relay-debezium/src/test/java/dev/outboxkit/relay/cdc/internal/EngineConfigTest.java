@@ -3,7 +3,7 @@ package dev.outboxkit.relay.cdc.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.outboxkit.core.Secret;
-import dev.outboxkit.core.internal.DatabaseLogin;
+import dev.outboxkit.runtime.DatabaseLogin;
 import java.util.Map;
 import java.util.Properties;
 import org.junit.jupiter.api.Test;

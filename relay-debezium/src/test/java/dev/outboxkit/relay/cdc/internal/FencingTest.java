@@ -3,8 +3,8 @@ package dev.outboxkit.relay.cdc.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.outboxkit.core.internal.DatabaseLogin;
 import dev.outboxkit.core.Secret;
+import dev.outboxkit.runtime.DatabaseLogin;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.TestDatabase;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -75,7 +75,7 @@ class FencingTest {
             OutboxRow row = new OutboxRow(seq, "0191f0a4-1c2b-7d3e-8f40-123456789abc", "order", "1", "E", null, "{}", "{}",
                     "2024-05-06T07:08:09Z");
             assertThatThrownBy(() -> sinkA.park(List.of(new Publisher.DeadLetter(row,
-                    dev.outboxkit.core.internal.PublishFailures.classify(new dev.outboxkit.core.InvalidEventException("y")), 1))))
+                    dev.outboxkit.runtime.PublishFailures.classify(new dev.outboxkit.core.InvalidEventException("y")), 1))))
                     .isInstanceOf(FencedWriteException.class);
             sinkA.deleteLater(new long[] {seq});
             org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> fenced.get() != null);

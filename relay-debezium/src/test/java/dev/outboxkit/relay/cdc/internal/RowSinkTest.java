@@ -5,8 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import dev.outboxkit.core.InvalidEventException;
 import dev.outboxkit.core.Secret;
-import dev.outboxkit.core.internal.DatabaseLogin;
-import dev.outboxkit.core.internal.PublishFailures;
+import dev.outboxkit.runtime.DatabaseLogin;
+import dev.outboxkit.runtime.PublishFailures;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.TestDatabase;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.outboxkit.core.Secret;
-import dev.outboxkit.core.internal.DatabaseLogin;
-import dev.outboxkit.core.internal.StopOnFailure;
+import dev.outboxkit.runtime.DatabaseLogin;
+import dev.outboxkit.runtime.StopOnFailure;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.TestDatabase;
 import java.time.Duration;

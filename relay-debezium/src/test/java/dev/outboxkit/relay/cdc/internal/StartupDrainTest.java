@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.outboxkit.core.Secret;
-import dev.outboxkit.core.internal.DatabaseLogin;
+import dev.outboxkit.runtime.DatabaseLogin;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.TestDatabase;
 import java.sql.Connection;

@@ -1,12 +1,12 @@
 package dev.outboxkit.relay.cdc.internal;
 
-import dev.outboxkit.core.RelayOption;
-import dev.outboxkit.core.RelayOptions;
 import dev.outboxkit.core.TopicRoute;
-import dev.outboxkit.core.internal.DatabaseLogin;
-import dev.outboxkit.core.internal.OptionValues;
-import dev.outboxkit.core.internal.Tracing;
+import dev.outboxkit.relay.RelayOption;
+import dev.outboxkit.relay.RelayOptions;
 import dev.outboxkit.relay.cdc.CdcOptions;
+import dev.outboxkit.runtime.DatabaseLogin;
+import dev.outboxkit.runtime.OptionValues;
+import dev.outboxkit.runtime.Tracing;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Clock;
 import java.time.Duration;

@@ -1,9 +1,9 @@
 package dev.outboxkit.relay.poller.internal;
 
-import dev.outboxkit.core.PublishFailure;
-import dev.outboxkit.core.internal.PublishFailures;
-import dev.outboxkit.core.internal.StopOnFailure;
-import dev.outboxkit.core.internal.TracedRecords;
+import dev.outboxkit.relay.PublishFailure;
+import dev.outboxkit.runtime.PublishFailures;
+import dev.outboxkit.runtime.StopOnFailure;
+import dev.outboxkit.runtime.TracedRecords;
 import java.sql.Connection;
 import java.time.Clock;
 import java.time.Instant;

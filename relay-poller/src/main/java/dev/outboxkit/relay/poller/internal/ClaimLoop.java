@@ -1,9 +1,9 @@
 package dev.outboxkit.relay.poller.internal;
 
-import dev.outboxkit.core.internal.Flusher;
-import dev.outboxkit.core.internal.StopOnFailure;
-import dev.outboxkit.core.internal.TracedRecords;
 import dev.outboxkit.relay.poller.ParkPolicy;
+import dev.outboxkit.runtime.Flusher;
+import dev.outboxkit.runtime.StopOnFailure;
+import dev.outboxkit.runtime.TracedRecords;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.concurrent.ExecutionException;

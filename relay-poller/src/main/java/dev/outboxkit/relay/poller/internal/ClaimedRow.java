@@ -1,8 +1,8 @@
 package dev.outboxkit.relay.poller.internal;
 
 import dev.outboxkit.core.InvalidEventException;
-import dev.outboxkit.core.KafkaRecords;
 import dev.outboxkit.core.OutboxEvent;
+import dev.outboxkit.relay.KafkaRecords;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;

@@ -1,8 +1,8 @@
 package dev.outboxkit.relay.poller.internal;
 
-import dev.outboxkit.core.internal.LeaseTable;
-import dev.outboxkit.core.internal.LeaseTiming;
-import dev.outboxkit.core.internal.Liveness;
+import dev.outboxkit.runtime.LeaseTable;
+import dev.outboxkit.runtime.LeaseTiming;
+import dev.outboxkit.runtime.Liveness;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -1,13 +1,13 @@
 package dev.outboxkit.relay.poller.internal;
 
 import dev.outboxkit.core.TopicRoute;
-import dev.outboxkit.core.internal.LeaseTiming;
-import dev.outboxkit.core.internal.OptionValues;
-import dev.outboxkit.core.internal.SharedSettings;
-import dev.outboxkit.core.internal.Tracing;
 import dev.outboxkit.relay.poller.AfterPublish;
 import dev.outboxkit.relay.poller.ParkPolicy;
 import dev.outboxkit.relay.poller.PollerOptions;
+import dev.outboxkit.runtime.LeaseTiming;
+import dev.outboxkit.runtime.OptionValues;
+import dev.outboxkit.runtime.SharedSettings;
+import dev.outboxkit.runtime.Tracing;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;

@@ -2,9 +2,9 @@ package dev.outboxkit.relay.poller.internal;
 
 import dev.outboxkit.core.Identifiers;
 import dev.outboxkit.core.OutboxTables;
-import dev.outboxkit.core.internal.LeaseTable;
 import dev.outboxkit.relay.poller.AfterPublish;
 import dev.outboxkit.relay.poller.ParkPolicy;
+import dev.outboxkit.runtime.LeaseTable;
 import java.util.ArrayList;
 import java.util.List;
 

@@ -1,10 +1,10 @@
 package dev.outboxkit.relay.poller.internal;
 
-import dev.outboxkit.core.PublishFailure;
-import dev.outboxkit.core.internal.DeadLetterWriter;
-import dev.outboxkit.core.internal.OperatorActions;
-import dev.outboxkit.core.internal.PublishFailures;
+import dev.outboxkit.relay.PublishFailure;
 import dev.outboxkit.relay.poller.AfterPublish;
+import dev.outboxkit.runtime.DeadLetterWriter;
+import dev.outboxkit.runtime.OperatorActions;
+import dev.outboxkit.runtime.PublishFailures;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;

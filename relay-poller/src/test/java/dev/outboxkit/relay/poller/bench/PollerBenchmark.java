@@ -1,11 +1,11 @@
 package dev.outboxkit.relay.poller.bench;
 
 import dev.outboxkit.core.HeaderNames;
-import dev.outboxkit.core.KafkaRecords;
 import dev.outboxkit.core.OutboxEvent;
-import dev.outboxkit.core.ProducerSafety;
 import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.relay.KafkaRecords;
+import dev.outboxkit.relay.ProducerSafety;
 import dev.outboxkit.relay.poller.PollingRelay;
 import dev.outboxkit.testkit.EmbeddedKafka;
 import dev.outboxkit.testkit.OutboxTestkit;

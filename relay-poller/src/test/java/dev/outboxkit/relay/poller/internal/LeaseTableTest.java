@@ -2,7 +2,7 @@ package dev.outboxkit.relay.poller.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.outboxkit.core.internal.LeaseTable;
+import dev.outboxkit.runtime.LeaseTable;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.TestDatabase;
 import java.sql.Connection;

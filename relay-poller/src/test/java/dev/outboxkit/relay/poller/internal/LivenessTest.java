@@ -2,8 +2,8 @@ package dev.outboxkit.relay.poller.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.outboxkit.core.internal.LeaseTable;
-import dev.outboxkit.core.internal.Liveness;
+import dev.outboxkit.runtime.LeaseTable;
+import dev.outboxkit.runtime.Liveness;
 import dev.outboxkit.testkit.LocalPostgres;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.TestDatabase;

@@ -3,14 +3,14 @@ package dev.outboxkit.relay.poller.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.outboxkit.core.RelayOption;
-import dev.outboxkit.core.RelayOptions;
 import dev.outboxkit.core.TopicRoute;
-import dev.outboxkit.core.internal.OptionValues;
-import dev.outboxkit.core.internal.Tracing;
+import dev.outboxkit.relay.RelayOption;
+import dev.outboxkit.relay.RelayOptions;
 import dev.outboxkit.relay.poller.AfterPublish;
 import dev.outboxkit.relay.poller.ParkPolicy;
 import dev.outboxkit.relay.poller.PollerOptions;
+import dev.outboxkit.runtime.OptionValues;
+import dev.outboxkit.runtime.Tracing;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;

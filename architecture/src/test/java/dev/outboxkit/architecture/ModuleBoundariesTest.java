@@ -1,0 +1,121 @@
+package dev.outboxkit.architecture;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.tngtech.archunit.core.domain.Dependency;
+import com.tngtech.archunit.core.domain.JavaClass;
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.lang.ArchCondition;
+import com.tngtech.archunit.lang.ConditionEvents;
+import com.tngtech.archunit.lang.SimpleConditionEvent;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The boundaries between outboxkit's modules, on their compiled main classes (this module depends on each module's
+ * jar alone). A package named {@code internal} belongs to its module: no other module uses it. What modules share is
+ * named: {@code dev.outboxkit.core.spi}, {@code dev.outboxkit.runtime}, {@code dev.outboxkit.writer.spi},
+ * {@code dev.outboxkit.spring.spi}. The writer and the contract bring no Kafka client and no connection pool, and the
+ * two relays never use each other.
+ */
+class ModuleBoundariesTest {
+
+    /**
+     * Modules that may use other modules' internals, each with why. The benchmarks measure the relays against their
+     * dependencies' own ceilings (Debezium alone, the poller's claim SQL alone) and are never published.
+     */
+    private static final Map<String, Set<String>> EXEMPT = Map.of(
+            "benchmarks", Set.of("dev.outboxkit.relay.cdc.internal", "dev.outboxkit.relay.poller.internal"));
+
+    private static JavaClasses classes;
+
+    @BeforeAll
+    static void importTheModules() {
+        classes = new ClassFileImporter().withImportOption(new ImportOption.DoNotIncludeTests()).importPackages("dev.outboxkit");
+    }
+
+    /** Guards the other checks against passing on nothing: every module's classes were found, each in its own place. */
+    @Test
+    void everyModuleIsImported() {
+        Set<String> modules = classes.stream().map(ModuleBoundariesTest::module).collect(Collectors.toCollection(TreeSet::new));
+        assertThat(modules).contains("outbox-core", "outbox-runtime", "sql", "outbox-writer", "relay-poller",
+                "relay-debezium", "consumer-dedupe", "outbox-ops", "outbox-testkit", "outbox-cli", "outbox-dev-tools",
+                "outbox-spring-boot-autoconfigure", "outbox-spring-boot-test", "benchmarks");
+        assertThat(classes.contain("dev.outboxkit.writer.OutboxWriter")).isTrue();
+        assertThat(classes.contain("dev.outboxkit.relay.poller.internal.PollerSql")).isTrue();
+    }
+
+    @Test
+    void aModulesInternalPackagesAreUsedByThatModuleAlone() {
+        classes().should(useNoInternalPackageOfAnotherModule()).check(classes);
+    }
+
+    @Test
+    void theWriterAndTheContractBringNoKafkaClientAndNoPool() {
+        noClasses().that().resideInAnyPackage("dev.outboxkit.core..", "dev.outboxkit.writer..")
+                .should().dependOnClassesThat().resideInAnyPackage("org.apache.kafka..", "com.zaxxer..",
+                        "dev.outboxkit.runtime..", "dev.outboxkit.relay")
+                .check(classes);
+    }
+
+    @Test
+    void theRelaysMeetOnlyInTheRuntime() {
+        noClasses().that().resideInAPackage("dev.outboxkit.relay.poller..")
+                .should().dependOnClassesThat().resideInAPackage("dev.outboxkit.relay.cdc..").check(classes);
+        noClasses().that().resideInAPackage("dev.outboxkit.relay.cdc..")
+                .should().dependOnClassesThat().resideInAPackage("dev.outboxkit.relay.poller..").check(classes);
+    }
+
+    private static ArchCondition<JavaClass> useNoInternalPackageOfAnotherModule() {
+        return new ArchCondition<>("use no package named 'internal' of another module") {
+            @Override
+            public void check(JavaClass origin, ConditionEvents events) {
+                String from = module(origin);
+                for (Dependency d : origin.getDirectDependenciesFromSelf()) {
+                    JavaClass target = d.getTargetClass().getBaseComponentType();
+                    String pkg = target.getPackageName();
+                    if (!pkg.startsWith("dev.outboxkit.") || !Arrays.asList(pkg.split("\\.")).contains("internal")) {
+                        continue;
+                    }
+                    String to = module(target);
+                    boolean allowed = from.equals(to) || EXEMPT.getOrDefault(from, Set.of()).contains(pkg);
+                    if (!allowed) {
+                        events.add(SimpleConditionEvent.violated(d, from + " uses " + to + "'s internal "
+                                + target.getName() + ": " + d.getDescription()
+                                + " (share it through a named package such as " + to + "'s spi, or keep it in one module)"));
+                    }
+                }
+            }
+        };
+    }
+
+    /**
+     * The module a class was compiled in: the folder before {@code target/classes} in a reactor build, the artifact of
+     * the jar otherwise ({@code relay-poller-0.1.0-SNAPSHOT.jar} is relay-poller; {@code outboxkit-sql} is sql).
+     */
+    static String module(JavaClass type) {
+        String uri = type.getSource().map(s -> s.getUri().toString())
+                .orElseThrow(() -> new AssertionError("no class file for " + type.getName() + ": was its module built?"));
+        int classesDir = uri.indexOf("/target/classes/");
+        if (classesDir >= 0) {
+            String dir = uri.substring(0, classesDir);
+            return dir.substring(dir.lastIndexOf('/') + 1);
+        }
+        int jar = uri.indexOf(".jar!");
+        if (jar >= 0) {
+            String file = uri.substring(uri.lastIndexOf('/', jar) + 1, jar);
+            String artifact = file.replaceFirst("-\\d+\\.\\d+\\.\\d+(-SNAPSHOT)?$", "");
+            return artifact.equals("outboxkit-sql") ? "sql" : artifact;
+        }
+        throw new AssertionError("cannot tell the module of " + type.getName() + " from " + uri);
+    }
+}

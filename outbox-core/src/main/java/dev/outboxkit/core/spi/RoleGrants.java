@@ -1,0 +1,146 @@
+package dev.outboxkit.core.spi;
+
+import dev.outboxkit.core.OutboxTables;
+import java.util.Set;
+
+/**
+ * Not API: the one definition of the PostgreSQL privileges each outboxkit role needs in a schema, as the
+ * least-privilege sections of the module READMEs (and docs/managed-services.md) list them. Each component checks
+ * its role's {@link Grants} at start; the testkit's {@code DocumentedGrants} derives the grants its tests give a role
+ * from these same methods ({@link Grants#privileges()}), so a component, its start-up check and the tests cannot
+ * disagree, and a README that lists less fails the suite.
+ */
+public final class RoleGrants {
+
+    /** What a retention run purges besides the intent ledger (which it always does). */
+    public enum Purged {
+        /** Published rows a MARK-mode relay kept in {@code outbox_event}. */
+        ARCHIVE,
+        /** Old dead letters. */
+        DEAD_LETTERS,
+        /** Expired idempotency keys, without tombstones. */
+        IDEMPOTENCY_KEYS,
+        /** Expired idempotency keys, keeping a tombstone of each. */
+        IDEMPOTENCY_KEYS_WITH_TOMBSTONES
+    }
+
+    private RoleGrants() {
+    }
+
+    /** relay-poller/README.md, "Least privilege": what a batch needs in either afterPublish mode. */
+    public static Grants pollingRelay(String schema) {
+        return Grants.in(schema)
+                .table(OutboxTables.OUTBOX_EVENT, "SELECT", "INSERT", "UPDATE", "DELETE")
+                .table(OutboxTables.DEAD_LETTER, "SELECT", "INSERT", "UPDATE")
+                .table(OutboxTables.RELAY_LEASE, "SELECT", "INSERT", "UPDATE", "DELETE")
+                .table(OutboxTables.RELAY_MEMBER, "SELECT", "INSERT", "UPDATE", "DELETE")
+                .sequence(OutboxTables.FENCE_SEQUENCE);
+    }
+
+    /**
+     * relay-debezium/README.md, "Least-privilege role": the table grants and REPLICATION; DELETE on the outbox only when
+     * the relay deletes rows after publishing them. The publication is an administrator's (or created by the relay).
+     */
+    public static Grants cdcRelay(String schema, boolean deleteAfterPublish) {
+        return Grants.in(schema)
+                .table(OutboxTables.OUTBOX_EVENT, deleteAfterPublish ? new String[] {"SELECT", "DELETE"} : new String[] {"SELECT"})
+                .table(OutboxTables.DEAD_LETTER, "SELECT", "INSERT", "UPDATE")
+                .table(OutboxTables.RELAY_LEASE, "SELECT", "INSERT", "UPDATE", "DELETE")
+                .sequence(OutboxTables.FENCE_SEQUENCE)
+                .table(OutboxTables.CDC_OFFSET, "SELECT", "INSERT", "UPDATE", "DELETE")
+                .table(OutboxTables.CDC_SLOT, "SELECT", "INSERT", "UPDATE", "DELETE")
+                .table(OutboxTables.CDC_HEARTBEAT, "SELECT", "INSERT", "DELETE")
+                .replication();
+    }
+
+    /** consumer-dedupe/README.md, "Least privilege": DELETE too when the consumer runs its retention job. */
+    public static Grants consumer(String schema, boolean purges) {
+        return purges ? Grants.in(schema).table(OutboxTables.PROCESSED_EVENT, "SELECT", "INSERT", "DELETE")
+                : Grants.in(schema).table(OutboxTables.PROCESSED_EVENT, "SELECT", "INSERT");
+    }
+
+    /**
+     * outbox-writer/README.md: INSERT (mode KEEP); with INSERT_AND_DELETE also SELECT and DELETE (the DELETE finds its
+     * rows by id). The LOGICAL_MESSAGE mode needs nothing: {@code pg_logical_emit_message} is executable by PUBLIC.
+     */
+    public static Grants writer(String schema, boolean insertAndDelete) {
+        return insertAndDelete ? Grants.in(schema).table(OutboxTables.OUTBOX_EVENT, "INSERT", "SELECT", "DELETE")
+                : Grants.in(schema).table(OutboxTables.OUTBOX_EVENT, "INSERT");
+    }
+
+    /** outbox-writer/README.md: {@code IdempotencyKeys} (its writer's grants come on top). */
+    public static Grants idempotencyKeys(String schema) {
+        return Grants.in(schema).table(OutboxTables.IDEMPOTENCY_KEY, "SELECT", "INSERT", "UPDATE", "DELETE")
+                .table(OutboxTables.IDEMPOTENCY_KEY_TOMBSTONE, "SELECT", "INSERT", "UPDATE");
+    }
+
+    /** outbox-cli/README.md, "Dead letters": {@code outbox status} ({@code OutboxAdmin.status}). */
+    public static Grants status(String schema) {
+        return Grants.in(schema).table(OutboxTables.OUTBOX_EVENT, "SELECT").table(OutboxTables.DEAD_LETTER, "SELECT")
+                .table(OutboxTables.RELAY_LEASE, "SELECT");
+    }
+
+    /** outbox-cli/README.md, "Dead letters": the CDC relay slots {@code outbox status} shows when it may. */
+    public static Grants cdcRelaySlots(String schema) {
+        return Grants.in(schema).table(OutboxTables.CDC_SLOT, "SELECT");
+    }
+
+    /** outbox-cli/README.md, "Dead letters": {@code outbox dead-letters list}. */
+    public static Grants deadLettersList(String schema) {
+        return Grants.in(schema).table(OutboxTables.DEAD_LETTER, "SELECT");
+    }
+
+    /** outbox-cli/README.md, "Dead letters": {@code outbox dead-letters discard}. */
+    public static Grants deadLettersDiscard(String schema) {
+        return Grants.in(schema).table(OutboxTables.DEAD_LETTER, "SELECT", "DELETE");
+    }
+
+    /** outbox-cli/README.md, "Dead letters": {@code outbox dead-letters retry}: discard's, and the move back. */
+    public static Grants deadLettersRetry(String schema) {
+        return deadLettersDiscard(schema).table(OutboxTables.OUTBOX_EVENT, "INSERT")
+                .columns(OutboxTables.OUTBOX_EVENT, "SELECT", "seq", "id", "aggregate_type", "aggregate_id");
+    }
+
+    /** outbox-cli/README.md, "Dead letters": {@code outbox replay} (a dry run too). */
+    public static Grants replay(String schema) {
+        return Grants.in(schema).table(OutboxTables.OUTBOX_EVENT, "SELECT", "UPDATE").table(OutboxTables.DEAD_LETTER, "SELECT");
+    }
+
+    /** outbox-ops/README.md, "Least-privilege grants": {@code outbox reconcile}, on the outbox database. */
+    public static Grants reconcileOutboxDatabase(String schema) {
+        return Grants.in(schema).table(OutboxTables.INTENT, "SELECT").table(OutboxTables.OUTBOX_EVENT, "SELECT")
+                .table(OutboxTables.DEAD_LETTER, "SELECT").table(OutboxTables.IDEMPOTENCY_KEY, "SELECT");
+    }
+
+    /** outbox-ops/README.md: {@code outbox reconcile}, consumer side (TEMPORARY: the window's intents are copied there). */
+    public static Grants reconcileConsumer(String schema) {
+        return Grants.in(schema).table(OutboxTables.PROCESSED_EVENT, "SELECT").table(OutboxTables.EXTERNAL_EFFECT, "SELECT")
+                .temporary();
+    }
+
+    /**
+     * outbox-ops/README.md, "Least-privilege grants": {@code outbox purge} on the producer database: the ledger's owner
+     * (day partitions dropped) with CREATE (made ahead), the oldest unpublished event (which keeps its partition), and
+     * the delete rights of each configured purge.
+     */
+    public static Grants purge(String schema, Set<Purged> purged) {
+        Grants g = Grants.in(schema).ownerOf(OutboxTables.INTENT).create()
+                .table(OutboxTables.OUTBOX_EVENT, purged.contains(Purged.ARCHIVE) ? new String[] {"SELECT", "DELETE"}
+                        : new String[] {"SELECT"});
+        if (purged.contains(Purged.DEAD_LETTERS)) {
+            g.table(OutboxTables.DEAD_LETTER, "SELECT", "DELETE");
+        }
+        if (purged.contains(Purged.IDEMPOTENCY_KEYS) || purged.contains(Purged.IDEMPOTENCY_KEYS_WITH_TOMBSTONES)) {
+            g.table(OutboxTables.IDEMPOTENCY_KEY, "SELECT", "DELETE");
+        }
+        if (purged.contains(Purged.IDEMPOTENCY_KEYS_WITH_TOMBSTONES)) {
+            g.table(OutboxTables.IDEMPOTENCY_KEY_TOMBSTONE, "SELECT", "INSERT", "UPDATE");
+        }
+        return g;
+    }
+
+    /** outbox-ops/README.md, "Least-privilege grants": {@code outbox purge --group}, on the consumer database. */
+    public static Grants purgeInbox(String schema) {
+        return Grants.in(schema).table(OutboxTables.PROCESSED_EVENT, "SELECT", "DELETE");
+    }
+}
