@@ -56,6 +56,12 @@ public final class ClaimLoop implements Runnable {
     private long gainLogged;
 
     private volatile boolean stopping;
+    /**
+     * The batch whose outcomes the loop awaits, and the one claimed meanwhile (pipelining); both belong to the loop's
+     * thread. Whatever is open when the loop ends is rolled back ({@link #run}).
+     */
+    private Batch current;
+    private Batch next;
     private long backoffMillis;
     private boolean failedSinceLastSleep;
     private final Flusher flusher;
@@ -145,86 +151,17 @@ public final class ClaimLoop implements Runnable {
 
     @Override
     public void run() {
-        Batch current = null;
-        Batch next = null;
         try {
             while (true) {
                 if (current == null) {
-                    if (stopping) {
+                    if (!claimAfterPause()) {
                         break;
                     }
-                    sleepIfIdleOrFailing();
-                    if (stopping) {
-                        break;
-                    }
-                    // Nothing of the last batch is awaited any more: a producer a failed record stopped is replaced.
-                    producers.renew();
-                    current = claim();
                     if (current == null) {
                         continue;
                     }
-                    send(current);
                 }
-                boolean carefulBatch = careful;
-                // Pipelining: claim the next batch while this one waits for Kafka (only when configured; without the
-                // slice indexes that claim steps over this batch's locked rows).
-                boolean pipeline = !stopping && !carefulBatch && settings.pipelineClaims();
-                if (pipeline && sliced) {
-                    awaitCommitter(); // the batch before this one held the next claim's slice: its commit first
-                }
-                next = pipeline ? claim() : null;
-                boolean resolved = await(current);
-                current.resolvedNanos = System.nanoTime();
-                freeSinceNanos = current.resolvedNanos;
-                boolean clean = resolved && current.count(Batch.State.FAILED) == 0;
-                logFirstAfterGain(current);
-                if (next != null) {
-                    if (clean) {
-                        if (hold) {
-                            next.block(current.parkedAggregates());
-                        }
-                        send(next);
-                    } else {
-                        next.withholdAll();
-                        settlement.giveBack(next);
-                        next = null;
-                    }
-                }
-                if (clean && !carefulBatch && current.count(Batch.State.ACKED) == current.size()) {
-                    // The common case, everything acknowledged: commit off the critical path, while the loop
-                    // claims the next batch. (Order does not depend on it: those records are already published.)
-                    Batch done = current;
-                    current = next;
-                    next = null;
-                    commitAsync(done);
-                    backoffMillis = 0;
-                    continue;
-                }
-                awaitCommitter();
-                current.commitStartNanos = System.nanoTime();
-                boolean committed = settlement.finish(current, clean);
-                trace(current);
-                if (!resolved) {
-                    awaitStragglers(current);
-                }
-                if (!clean) {
-                    if (!careful) {
-                        log.info("{}: retrying in careful mode (batches of at most {} rows, one record at a "
-                                + "time) until a batch passes", settings.logPrefix(), Claimer.CAREFUL_BATCH);
-                    }
-                    careful = true;
-                } else if (carefulBatch && committed) {
-                    careful = false;
-                    log.info("{}: a careful batch passed; back to full batches", settings.logPrefix());
-                }
-                if (!clean || !committed) {
-                    failedSinceLastSleep = true;
-                    metrics.retried();
-                } else {
-                    backoffMillis = 0;
-                }
-                current = next;
-                next = null;
+                resolveCurrent();
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -244,6 +181,108 @@ public final class ClaimLoop implements Runnable {
             awaitCommitterQuietly();
             committer.shutdown();
             flusher.stop();
+        }
+    }
+
+    /**
+     * With no batch in flight: waits while idle or backing off, then claims a batch and sends it ({@link #current},
+     * null when there was nothing). False when the loop is to stop.
+     */
+    private boolean claimAfterPause() throws InterruptedException {
+        if (stopping) {
+            return false;
+        }
+        sleepIfIdleOrFailing();
+        if (stopping) {
+            return false;
+        }
+        // Nothing of the last batch is awaited any more: a producer a failed record stopped is replaced.
+        producers.renew();
+        current = claim();
+        if (current != null) {
+            send(current);
+        }
+        return true;
+    }
+
+    /**
+     * Waits for every outcome of {@link #current} (claiming the next batch meanwhile when pipelining), sends or gives
+     * back that next batch, then forgets the current one; the next becomes current.
+     */
+    private void resolveCurrent() throws InterruptedException {
+        boolean carefulBatch = careful;
+        // Pipelining: claim the next batch while this one waits for Kafka (only when configured; without the
+        // slice indexes that claim steps over this batch's locked rows).
+        boolean pipeline = !stopping && !carefulBatch && settings.pipelineClaims();
+        if (pipeline && sliced) {
+            awaitCommitter(); // the batch before this one held the next claim's slice: its commit first
+        }
+        next = pipeline ? claim() : null;
+        boolean resolved = await(current);
+        current.resolvedNanos = System.nanoTime();
+        freeSinceNanos = current.resolvedNanos;
+        boolean clean = resolved && current.count(Batch.State.FAILED) == 0;
+        logFirstAfterGain(current);
+        if (next != null) {
+            sendNextOrGiveBack(clean);
+        }
+        if (clean && !carefulBatch && current.count(Batch.State.ACKED) == current.size()) {
+            // The common case, everything acknowledged: commit off the critical path, while the loop
+            // claims the next batch. (Order does not depend on it: those records are already published.)
+            Batch done = current;
+            current = next;
+            next = null;
+            commitAsync(done);
+            backoffMillis = 0;
+            return;
+        }
+        settleCurrent(resolved, clean, carefulBatch);
+        current = next;
+        next = null;
+    }
+
+    /**
+     * The pipelined batch is sent only after every record of the current one has its outcome, and only when none of
+     * them failed: otherwise it is rolled back unsent, so a later row of an aggregate is never first-published while
+     * an earlier one may still be retried.
+     */
+    private void sendNextOrGiveBack(boolean clean) {
+        if (clean) {
+            if (hold) {
+                next.block(current.parkedAggregates());
+            }
+            send(next);
+        } else {
+            next.withholdAll();
+            settlement.giveBack(next);
+            next = null;
+        }
+    }
+
+    /** Commits (or puts back) the current batch on this thread, after the commit before it; adjusts careful mode. */
+    private void settleCurrent(boolean resolved, boolean clean, boolean carefulBatch) throws InterruptedException {
+        awaitCommitter();
+        current.commitStartNanos = System.nanoTime();
+        boolean committed = settlement.finish(current, clean);
+        trace(current);
+        if (!resolved) {
+            awaitStragglers(current);
+        }
+        if (!clean) {
+            if (!careful) {
+                log.info("{}: retrying in careful mode (batches of at most {} rows, one record at a "
+                        + "time) until a batch passes", settings.logPrefix(), Claimer.CAREFUL_BATCH);
+            }
+            careful = true;
+        } else if (carefulBatch && committed) {
+            careful = false;
+            log.info("{}: a careful batch passed; back to full batches", settings.logPrefix());
+        }
+        if (!clean || !committed) {
+            failedSinceLastSleep = true;
+            metrics.retried();
+        } else {
+            backoffMillis = 0;
         }
     }
 

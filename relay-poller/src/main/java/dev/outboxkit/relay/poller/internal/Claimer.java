@@ -94,28 +94,7 @@ final class Claimer {
                 return null;
             }
             c.setAutoCommit(false);
-            List<ClaimedRow> rows = new ArrayList<>();
-            // One round trip: the transaction's settings (PollerSql.claimSettings), then the claim.
-            String claim = slice < 0 ? (own.holdsAll() ? sql.claimAll : sql.claimSome)
-                    : (own.holdsAll() ? sql.claimAllSlice[slice] : sql.claimSomeSlice[slice]);
-            try (PreparedStatement ps = c.prepareStatement(claim)) {
-                ps.setString(1, idleTimeout);
-                ps.setString(2, statementTimeout);
-                ps.setString(3, statementTimeout);
-                ps.setArray(4, Jdbc.ints(c, own.partitions()));
-                ps.setArray(5, Jdbc.longs(c, own.fences()));
-                ps.setString(6, settings.instanceId());
-                ps.setInt(7, careful ? Math.min(CAREFUL_BATCH, settings.batchSize()) : settings.batchSize());
-                ps.execute();
-                if (!ps.getMoreResults()) {
-                    throw new SQLException("the claim statement returned no rows result");
-                }
-                try (ResultSet rs = ps.getResultSet()) {
-                    while (rs.next()) {
-                        rows.add(ClaimedRow.read(rs));
-                    }
-                }
-            }
+            List<ClaimedRow> rows = claimRows(c, own, careful, slice);
             status.databaseTroubleSinceNanos = 0;
             if (rows.isEmpty()) {
                 c.commit();
@@ -137,6 +116,33 @@ final class Claimer {
                 Jdbc.closeQuietly(c);
             }
         }
+    }
+
+    /** Runs the claim statement on {@code c} (its transaction stays open) and reads the claimed rows. */
+    private List<ClaimedRow> claimRows(Connection c, Ownership own, boolean careful, int slice) throws SQLException {
+        List<ClaimedRow> rows = new ArrayList<>();
+        // One round trip: the transaction's settings (PollerSql.claimSettings), then the claim.
+        String claim = slice < 0 ? (own.holdsAll() ? sql.claimAll : sql.claimSome)
+                : (own.holdsAll() ? sql.claimAllSlice[slice] : sql.claimSomeSlice[slice]);
+        try (PreparedStatement ps = c.prepareStatement(claim)) {
+            ps.setString(1, idleTimeout);
+            ps.setString(2, statementTimeout);
+            ps.setString(3, statementTimeout);
+            ps.setArray(4, Jdbc.ints(c, own.partitions()));
+            ps.setArray(5, Jdbc.longs(c, own.fences()));
+            ps.setString(6, settings.instanceId());
+            ps.setInt(7, careful ? Math.min(CAREFUL_BATCH, settings.batchSize()) : settings.batchSize());
+            ps.execute();
+            if (!ps.getMoreResults()) {
+                throw new SQLException("the claim statement returned no rows result");
+            }
+            try (ResultSet rs = ps.getResultSet()) {
+                while (rs.next()) {
+                    rows.add(ClaimedRow.read(rs));
+                }
+            }
+        }
+        return rows;
     }
 
     private boolean anyRow(Connection c) throws SQLException {

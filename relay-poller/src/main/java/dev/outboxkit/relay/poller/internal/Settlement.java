@@ -55,78 +55,102 @@ final class Settlement {
         int acked = b.count(Batch.State.ACKED);
         int refused = b.count(Batch.State.PARKED);
         boolean kafkaAnswered = acked > 0 || refused > 0;
-        boolean counted = false;
-        List<Integer> park = new ArrayList<>();
-        List<Integer> putBack = new ArrayList<>();
-        int[] attempts = new int[b.size()];
-        for (int i = 0; i < b.size(); i++) {
-            ClaimedRow row = b.rows[i];
-            attempts[i] = row.attempts;
-            switch (b.state(i)) {
-                case ACKED -> metrics.commitToAck(b.ackMicros(i) - row.createdAtMicros());
-                case PARKED -> {
-                    attempts[i] = row.attempts + 1;
-                    park.add(i);
-                }
-                case FAILED -> {
-                    // The one rule of both relays: Kafka's own answer about this record counts; a timeout, a failure
-                    // that needs an operator or one that follows from another record's stop does not.
-                    boolean counts = PublishFailures.isAttempt(b.error(i), consequenceOfStop);
-                    if (counts) {
-                        attempts[i] = row.attempts + 1;
-                        counted = true;
-                    }
-                    if (counts && attempts[i] >= settings.maxAttempts()) {
-                        park.add(i);
-                    } else {
-                        putBack.add(i);
-                    }
-                }
-                default -> putBack.add(i);
-            }
-        }
+        Sorted rows = sort(b);
         metrics.published(acked);
         noteKafka(b, acked, clean);
         Connection c = b.connection;
         try {
-            if (!kafkaAnswered && !counted) {
+            if (!kafkaAnswered && !rows.counted) {
                 c.rollback(); // nothing reached Kafka for good, no attempt to record: every row back exactly as it was
                 return true;
             }
-            if (!park.isEmpty()) {
-                park(c, b, park, attempts);
-            }
-            if (!putBack.isEmpty()) {
-                putBack(c, b, putBack, attempts);
-            }
-            int[] parts = b.partitions();
-            if (!fenceHolds(c, b.claimedUnder, parts)) {
-                Jdbc.rollbackQuietly(c);
-                Jdbc.closeQuietly(c);
-                leases.fenced(b.claimedUnder, parts, "the commit of a batch of " + b.size() + " rows found the lease gone (a newer holder "
-                        + "has it, or it expired while this instance stalled)");
-                return false;
-            }
-            c.commit();
-            status.lastProgressNanos = System.nanoTime();
-            if (!park.isEmpty()) {
-                metrics.deadLettered(park.size());
-                for (int i : park) {
-                    ClaimedRow r = b.rows[i];
-                    Throwable e = b.error(i);
-                    log.warn("{}: parked event {} (seq {}, aggregate {}/{}) in outbox_dead_letter after {} "
-                                    + "attempt(s): {}. Retry or discard it with 'outbox dead-letters'",
-                            settings.logPrefix(), r.id, r.seq, r.aggregateType, r.aggregateId, attempts[i],
-                            PublishFailures.classify(e).describe());
-                }
-            }
-            return true;
+            return settle(c, b, rows);
         } catch (SQLException e) {
             Jdbc.rollbackQuietly(c);
             status.databaseTrouble("commit", e);
             return false;
         } finally {
             Jdbc.closeQuietly(c);
+        }
+    }
+
+    /** The batch's rows by what becomes of them, with each row's attempt count after this batch. */
+    private static final class Sorted {
+        final List<Integer> park = new ArrayList<>();
+        final List<Integer> putBack = new ArrayList<>();
+        final int[] attempts;
+        /** Whether a failure of this batch counts as an attempt of its row. */
+        boolean counted;
+
+        Sorted(int size) {
+            attempts = new int[size];
+        }
+    }
+
+    private Sorted sort(Batch b) {
+        Sorted sorted = new Sorted(b.size());
+        for (int i = 0; i < b.size(); i++) {
+            ClaimedRow row = b.rows[i];
+            sorted.attempts[i] = row.attempts;
+            switch (b.state(i)) {
+                case ACKED -> metrics.commitToAck(b.ackMicros(i) - row.createdAtMicros());
+                case PARKED -> {
+                    sorted.attempts[i] = row.attempts + 1;
+                    sorted.park.add(i);
+                }
+                case FAILED -> {
+                    // The one rule of both relays: Kafka's own answer about this record counts; a timeout, a failure
+                    // that needs an operator or one that follows from another record's stop does not.
+                    boolean counts = PublishFailures.isAttempt(b.error(i), consequenceOfStop);
+                    if (counts) {
+                        sorted.attempts[i] = row.attempts + 1;
+                        sorted.counted = true;
+                    }
+                    if (counts && sorted.attempts[i] >= settings.maxAttempts()) {
+                        sorted.park.add(i);
+                    } else {
+                        sorted.putBack.add(i);
+                    }
+                }
+                default -> sorted.putBack.add(i);
+            }
+        }
+        return sorted;
+    }
+
+    /** Parks, puts back, then commits, fenced: only while every lease the claim relied on is still this instance's. */
+    private boolean settle(Connection c, Batch b, Sorted rows) throws SQLException {
+        if (!rows.park.isEmpty()) {
+            park(c, b, rows.park, rows.attempts);
+        }
+        if (!rows.putBack.isEmpty()) {
+            putBack(c, b, rows.putBack, rows.attempts);
+        }
+        int[] parts = b.partitions();
+        if (!fenceHolds(c, b.claimedUnder, parts)) {
+            Jdbc.rollbackQuietly(c);
+            Jdbc.closeQuietly(c);
+            leases.fenced(b.claimedUnder, parts, "the commit of a batch of " + b.size() + " rows found the lease gone (a newer holder "
+                    + "has it, or it expired while this instance stalled)");
+            return false;
+        }
+        c.commit();
+        status.lastProgressNanos = System.nanoTime();
+        if (!rows.park.isEmpty()) {
+            metrics.deadLettered(rows.park.size());
+            logParked(b, rows);
+        }
+        return true;
+    }
+
+    private void logParked(Batch b, Sorted rows) {
+        for (int i : rows.park) {
+            ClaimedRow r = b.rows[i];
+            Throwable e = b.error(i);
+            log.warn("{}: parked event {} (seq {}, aggregate {}/{}) in outbox_dead_letter after {} "
+                            + "attempt(s): {}. Retry or discard it with 'outbox dead-letters'",
+                    settings.logPrefix(), r.id, r.seq, r.aggregateType, r.aggregateId, rows.attempts[i],
+                    PublishFailures.classify(e).describe());
         }
     }
 
