@@ -41,7 +41,11 @@ public final class ClaimLoop implements Runnable {
     private static final long MAX_BACKOFF_MILLIS = 10_000;
     private static final long MAX_DATABASE_BACKOFF_MILLIS = 1_000;
 
-    private final PollerSettings settings;
+    private final String logPrefix;
+    private final boolean pipelineClaims;
+    private final int batchSize;
+    /** How long the loop waits for a batch's acknowledgements (and then for a given-up batch's stragglers). */
+    private final Duration ackBudget;
     /** The producer; the first record Kafka fails stops it, so nothing after it overtakes it. */
     private final StopOnFailure producers;
     private final TracedRecords records;
@@ -84,22 +88,27 @@ public final class ClaimLoop implements Runnable {
      * @param loop   this loop's number, 0 to {@code claimLoops - 1}: it claims the held partitions p with
      *               {@code p % claimLoops == loop} ({@link Ownership#share}), with a producer of its own
      */
-    public ClaimLoop(PollerSettings settings, DataSource dataSource, PollerSql sql, LeaseManager leases,
+    public ClaimLoop(LoopTerms terms, DataSource dataSource, PollerSql sql, LeaseManager leases,
                      Supplier<Producer<byte[], byte[]>> producers, RelayMetrics metrics, Waker waker, boolean sliced,
                      int loop) {
-        this.settings = settings;
-        this.sliced = sliced && settings.pipelineClaims();
-        String suffix = threadSuffix(settings, loop);
-        this.producers = new StopOnFailure(producers, settings.logPrefix()
+        this.logPrefix = terms.logPrefix();
+        this.pipelineClaims = terms.pipelineClaims();
+        this.batchSize = terms.claims().batchSize();
+        this.ackBudget = terms.claims().timing().ackBudget();
+        this.sliced = sliced && terms.pipelineClaims();
+        String suffix = threadSuffix(terms.claimLoops(), loop);
+        this.producers = new StopOnFailure(producers, logPrefix
                 + (suffix.isEmpty() ? "" : " (claim loop " + loop + ")"), metrics.kafkaWrites);
-        this.records = new TracedRecords(settings.route(), settings.tracing());
+        this.records = new TracedRecords(terms.route(), terms.tracing());
         this.metrics = metrics;
         this.waker = waker;
-        this.hold = settings.parkPolicy() == ParkPolicy.HOLD_AGGREGATE;
-        this.status = new LoopStatus(settings.logPrefix(), settings.timing().idleTransactionTimeout());
+        this.hold = terms.parkPolicy() == ParkPolicy.HOLD_AGGREGATE;
+        this.status = new LoopStatus(logPrefix, terms.claims().timing().idleTransactionTimeout());
         this.leases = leases;
-        this.claimer = new Claimer(settings, dataSource, sql, leases, metrics, status, hold, loop);
-        this.settlement = new Settlement(settings, sql, leases, metrics, status, this.producers::consequenceOfStop);
+        this.claimer = new Claimer(terms.claims(), dataSource, sql, leases, metrics, status, hold, loop,
+                terms.claimLoops());
+        this.settlement = new Settlement(terms.settlement(), sql, leases, metrics, status,
+                this.producers::consequenceOfStop);
         this.flusher = new Flusher(this.producers::producer);
         Thread flushing = new Thread(flusher, "outbox-poll-flush" + suffix);
         flushing.setDaemon(true);
@@ -112,8 +121,8 @@ public final class ClaimLoop implements Runnable {
     }
 
     /** "" with one claim loop, else "-" and the loop's number: for thread names and the log. */
-    public static String threadSuffix(PollerSettings settings, int loop) {
-        return settings.claimLoops() == 1 ? "" : "-" + loop;
+    public static String threadSuffix(int claimLoops, int loop) {
+        return claimLoops == 1 ? "" : "-" + loop;
     }
 
     /** Asks the loop to finish the batch in flight and return. */
@@ -166,10 +175,10 @@ public final class ClaimLoop implements Runnable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             log.warn("{}: claim loop interrupted; the batch in flight is rolled back (published again later)",
-                    settings.logPrefix());
+                    logPrefix);
         } catch (RuntimeException | Error e) {
             status.lastError = e.toString();
-            log.error("{}: claim loop failed unexpectedly; the batch in flight is rolled back", settings.logPrefix(), e);
+            log.error("{}: claim loop failed unexpectedly; the batch in flight is rolled back", logPrefix, e);
             throw e;
         } finally {
             for (Batch open : new Batch[] {current, next}) {
@@ -213,7 +222,7 @@ public final class ClaimLoop implements Runnable {
         boolean carefulBatch = careful;
         // Pipelining: claim the next batch while this one waits for Kafka (only when configured; without the
         // slice indexes that claim steps over this batch's locked rows).
-        boolean pipeline = !stopping && !carefulBatch && settings.pipelineClaims();
+        boolean pipeline = !stopping && !carefulBatch && pipelineClaims;
         if (pipeline && sliced) {
             awaitCommitter(); // the batch before this one held the next claim's slice: its commit first
         }
@@ -271,12 +280,12 @@ public final class ClaimLoop implements Runnable {
         if (!clean) {
             if (!careful) {
                 log.info("{}: retrying in careful mode (batches of at most {} rows, one record at a "
-                        + "time) until a batch passes", settings.logPrefix(), Claimer.CAREFUL_BATCH);
+                        + "time) until a batch passes", logPrefix, Claimer.CAREFUL_BATCH);
             }
             careful = true;
         } else if (carefulBatch && committed) {
             careful = false;
-            log.info("{}: a careful batch passed; back to full batches", settings.logPrefix());
+            log.info("{}: a careful batch passed; back to full batches", logPrefix);
         }
         if (!clean || !committed) {
             failedSinceLastSleep = true;
@@ -298,7 +307,7 @@ public final class ClaimLoop implements Runnable {
         gainLogged = gained;
         long now = System.nanoTime();
         log.info("{}: first batch after acquiring partitions: {} rows, claimed {} ms and acknowledged {} ms after the "
-                        + "acquisition", settings.logPrefix(), b.size(),
+                        + "acquisition", logPrefix, b.size(),
                 TimeUnit.NANOSECONDS.toMillis(b.claimedAtNanos() - gained), TimeUnit.NANOSECONDS.toMillis(now - gained));
     }
 
@@ -327,7 +336,7 @@ public final class ClaimLoop implements Runnable {
             } catch (ExecutionException e) {
                 asyncCommitFailed = true;
                 log.error("{}: committing a batch failed unexpectedly; its rows stay in outbox_event",
-                        settings.logPrefix(), e.getCause());
+                        logPrefix, e.getCause());
             }
             pendingCommit = null;
         }
@@ -397,13 +406,13 @@ public final class ClaimLoop implements Runnable {
     }
 
     private void send(Batch b) {
-        b.ackDeadlineNanos = System.nanoTime() + settings.timing().ackBudget().toNanos();
+        b.ackDeadlineNanos = System.nanoTime() + ackBudget.toNanos();
         b.sendWave(producers, records, hold);
         b.sentNanos = System.nanoTime();
         // Send now unless something useful overlaps the linger: only a pipelined claim does, and only while a
         // backlog drains (a full batch). Every record of the batch is appended already, so the producer's
         // batches are as full as they will get.
-        if (!settings.pipelineClaims() || b.size() < settings.batchSize() || b.hasMoreWaves()) {
+        if (!pipelineClaims || b.size() < batchSize || b.hasMoreWaves()) {
             flusher.request();
         }
     }
@@ -412,7 +421,7 @@ public final class ClaimLoop implements Runnable {
     private void trace(Batch b) {
         b.committedNanos = System.nanoTime();
         if (log.isTraceEnabled() || (log.isDebugEnabled() && b.committedNanos - b.readyNanos > SLOW_BATCH_NANOS)) {
-            log.debug("{}: batch of {}", settings.logPrefix(), b.phases());
+            log.debug("{}: batch of {}", logPrefix, b.phases());
         }
     }
 
@@ -447,10 +456,10 @@ public final class ClaimLoop implements Runnable {
      * again with a new producer id.
      */
     private void awaitStragglers(Batch b) throws InterruptedException {
-        b.awaitWave(System.nanoTime() + settings.timing().ackBudget().toNanos());
+        b.awaitWave(System.nanoTime() + ackBudget.toNanos());
         if (!b.settled()) {
             log.warn("{}: Kafka did not answer records of a given-up batch within {}; replacing the producer "
-                    + "(check that the brokers are reachable)", settings.logPrefix(), settings.timing().ackBudget().multipliedBy(2));
+                    + "(check that the brokers are reachable)", logPrefix, ackBudget.multipliedBy(2));
             recycleProducer();
         }
     }

@@ -11,6 +11,7 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,7 +26,10 @@ final class Settlement {
 
     private static final Logger log = LoggerFactory.getLogger(ClaimLoop.class);
 
-    private final PollerSettings settings;
+    private final String instanceId;
+    private final String logPrefix;
+    private final int maxAttempts;
+    private final Map<String, Object> producerConfig;
     private final PollerSql sql;
     private final DeadLetterWriter deadLetters;
     private final LeaseManager leases;
@@ -35,16 +39,19 @@ final class Settlement {
     /** Failures that only follow from the producer being stopped by another record's: never an attempt. */
     private final Predicate<Throwable> consequenceOfStop;
 
-    Settlement(PollerSettings settings, PollerSql sql, LeaseManager leases, RelayMetrics metrics, LoopStatus status,
+    Settlement(SettleTerms terms, PollerSql sql, LeaseManager leases, RelayMetrics metrics, LoopStatus status,
                Predicate<Throwable> consequenceOfStop) {
         this.consequenceOfStop = consequenceOfStop;
-        this.settings = settings;
+        this.instanceId = terms.instanceId();
+        this.logPrefix = terms.logPrefix();
+        this.maxAttempts = terms.maxAttempts();
+        this.producerConfig = terms.producerConfig();
         this.sql = sql;
-        this.deadLetters = new DeadLetterWriter(settings.schema());
+        this.deadLetters = new DeadLetterWriter(terms.schema());
         this.leases = leases;
         this.metrics = metrics;
         this.status = status;
-        this.mark = settings.afterPublish() == AfterPublish.MARK;
+        this.mark = terms.afterPublish() == AfterPublish.MARK;
     }
 
     /**
@@ -106,7 +113,7 @@ final class Settlement {
                         sorted.attempts[i] = row.attempts + 1;
                         sorted.counted = true;
                     }
-                    if (counts && sorted.attempts[i] >= settings.maxAttempts()) {
+                    if (counts && sorted.attempts[i] >= maxAttempts) {
                         sorted.park.add(i);
                     } else {
                         sorted.putBack.add(i);
@@ -149,7 +156,7 @@ final class Settlement {
             Throwable e = b.error(i);
             log.warn("{}: parked event {} (seq {}, aggregate {}/{}) in outbox_dead_letter after {} "
                             + "attempt(s): {}. Retry or discard it with 'outbox dead-letters'",
-                    settings.logPrefix(), r.id, r.seq, r.aggregateType, r.aggregateId, rows.attempts[i],
+                    logPrefix, r.id, r.seq, r.aggregateType, r.aggregateId, rows.attempts[i],
                     PublishFailures.classify(e).describe());
         }
     }
@@ -182,18 +189,18 @@ final class Settlement {
         if (fatal) {
             log.error("{}: {} of {} records of a batch were not acknowledged by Kafka ({} acknowledged): {}: {}. "
                             + "The rows stay in outbox_event (not counted as attempts, never parked for this) and are "
-                            + "retried after a back-off until it is fixed", settings.logPrefix(), failed, b.size(), acked,
+                            + "retried after a back-off until it is fixed", logPrefix, failed, b.size(), acked,
                     PublishFailures.OPERATOR_HINT, reason);
         } else {
             log.warn("{}: {} of {} records of a batch were not acknowledged by Kafka ({} acknowledged); the rows "
                             + "stay in outbox_event and are retried after a back-off. First error: {}",
-                    settings.logPrefix(), failed, b.size(), acked, sample == null ? "none" : sample.describe());
+                    logPrefix, failed, b.size(), acked, sample == null ? "none" : sample.describe());
         }
         int risks = b.orderRisks();
         if (risks > 0) {
             log.warn("{}: {} acknowledged record(s) follow a failed record of the same aggregate in this batch; "
                     + "Kafka may hold them ahead of it until it is retried. Use ParkPolicy.HOLD_AGGREGATE to rule this out",
-                    settings.logPrefix(), risks);
+                    logPrefix, risks);
         }
     }
 
@@ -205,7 +212,7 @@ final class Settlement {
                 topics.add(b.topic(i));
             }
         }
-        String action = OperatorActions.of(sample.cause(), settings.producerConfig(), "WRITE", topics);
+        String action = OperatorActions.of(sample.cause(), producerConfig, "WRITE", topics);
         return action == null ? sample.describe() : action + "; " + sample.describe();
     }
 
@@ -219,7 +226,7 @@ final class Settlement {
             letters.add(DeadLetterWriter.Letter.of(r.id, r.seq, r.aggregateType, r.aggregateId, r.eventType, r.payload,
                     r.payloadBytes, r.contentType, r.headersJson, r.topic, r.createdAt, why, attempts[i]));
         }
-        deadLetters.park(c, letters, settings.instanceId());
+        deadLetters.park(c, letters, instanceId);
         if (mark) {
             try (PreparedStatement ps = c.prepareStatement(sql.deleteParked)) {
                 Long[] seqs = park.stream().map(i -> b.rows[i].seq).toArray(Long[]::new);
@@ -278,7 +285,7 @@ final class Settlement {
                 return false;
             }
         }
-        return sql.leases.countHeld(c, PollerSql.leaseMap(parts, fences), settings.instanceId()) == parts.length;
+        return sql.leases.countHeld(c, PollerSql.leaseMap(parts, fences), instanceId) == parts.length;
     }
 
     /** Rolls back a batch that was not (or not wholly) sent: its rows come back as they were. */
