@@ -152,72 +152,83 @@ final class Batch {
     /** Sends the next wave's rows; returns how many records went to the producer. */
     int sendWave(StopOnFailure producers, TracedRecords records, boolean holdParked) {
         Producer<byte[], byte[]> producer = producers.producer();
-        int w = nextWave++;
+        List<Integer> members = pendingOfWave(nextWave++);
+        pending.set(members.size() + 1); // +1: released after the loop, so the wave cannot finish early
+        waveDone = new CountDownLatch(1);
+        // Topics whose metadata did not come within max.block.ms in this wave: their later rows are not sent.
+        Map<String, RuntimeException> deadTopics = new HashMap<>();
+        int sent = 0;
+        for (int i : members) {
+            if (sendRow(i, producers, producer, records, holdParked, deadTopics)) {
+                sent++;
+            }
+        }
+        arrive();
+        return sent;
+    }
+
+    private List<Integer> pendingOfWave(int w) {
         List<Integer> members = new ArrayList<>();
         for (int i = 0; i < rows.length; i++) {
             if (wave[i] == w && state[i] == State.PENDING) {
                 members.add(i);
             }
         }
-        pending.set(members.size() + 1); // +1: released after the loop, so the wave cannot finish early
-        waveDone = new CountDownLatch(1);
-        Map<String, RuntimeException> deadTopics = null;
-        int sent = 0;
-        for (int i : members) {
-            ClaimedRow row = rows[i];
-            if ((!blocked.isEmpty() || !blockedFromBefore.isEmpty())
-                    && (blocked.contains(row.aggregateKey()) || blockedFromBefore.contains(row.aggregateKey()))) {
-                state[i] = State.WITHHELD;
-                arrive();
-                continue;
+        return members;
+    }
+
+    /** Sends row i's record unless its aggregate is blocked, it cannot be built or its topic is down; true when sent. */
+    private boolean sendRow(int i, StopOnFailure producers, Producer<byte[], byte[]> producer, TracedRecords records,
+                            boolean holdParked, Map<String, RuntimeException> deadTopics) {
+        ClaimedRow row = rows[i];
+        if ((!blocked.isEmpty() || !blockedFromBefore.isEmpty())
+                && (blocked.contains(row.aggregateKey()) || blockedFromBefore.contains(row.aggregateKey()))) {
+            state[i] = State.WITHHELD;
+            arrive();
+            return false;
+        }
+        TracedRecords.Traced traced;
+        try {
+            if (row.invalid != null) {
+                throw row.invalid;
             }
-            TracedRecords.Traced traced;
-            try {
-                if (row.invalid != null) {
-                    throw row.invalid;
-                }
-                traced = records.toRecord(row.event);
-            } catch (RuntimeException invalid) {
-                failedBeforeSend(i, invalid, holdParked);
-                continue;
-            }
-            ProducerRecord<byte[], byte[]> record = traced.record();
-            topics[i] = record.topic();
-            RuntimeException topicDown = deadTopics == null ? null : deadTopics.get(record.topic());
-            if (topicDown != null) {
-                traced.span().end(null, topicDown);
-                failedBeforeSend(i, topicDown, holdParked);
-                continue;
-            }
-            state[i] = State.IN_FLIGHT;
-            try {
-                // A failure inside send() (no metadata) is held back here, per aggregate: it need not stop the producer.
-                Future<RecordMetadata> f = producers.send(producer, traced, false, callback(i));
-                if (f.isDone() && state[i] == State.FAILED && errors[i] instanceof TimeoutException t) {
-                    // No metadata for the topic within max.block.ms: the rest of this topic would wait as long.
-                    if (deadTopics == null) {
-                        deadTopics = new HashMap<>();
-                    }
-                    deadTopics.put(record.topic(), t);
-                    blocked.add(row.aggregateKey());
-                } else if (f.isDone() && (state[i] == State.FAILED || state[i] == State.PARKED)) {
-                    if (state[i] == State.FAILED || holdParked) {
-                        blocked.add(row.aggregateKey());
-                    }
-                }
-                sent++;
-            } catch (RuntimeException e) {
-                // send() threw instead of failing the future (closed producer, interrupt, buffer): never sent.
-                errors[i] = e;
-                state[i] = isPoison(e) ? State.PARKED : State.FAILED;
+            traced = records.toRecord(row.event);
+        } catch (RuntimeException invalid) {
+            failedBeforeSend(i, invalid, holdParked);
+            return false;
+        }
+        ProducerRecord<byte[], byte[]> record = traced.record();
+        topics[i] = record.topic();
+        RuntimeException topicDown = deadTopics.get(record.topic());
+        if (topicDown != null) {
+            traced.span().end(null, topicDown);
+            failedBeforeSend(i, topicDown, holdParked);
+            return false;
+        }
+        state[i] = State.IN_FLIGHT;
+        try {
+            // A failure inside send() (no metadata) is held back here, per aggregate: it need not stop the producer.
+            Future<RecordMetadata> f = producers.send(producer, traced, false, callback(i));
+            if (f.isDone() && state[i] == State.FAILED && errors[i] instanceof TimeoutException t) {
+                // No metadata for the topic within max.block.ms: the rest of this topic would wait as long.
+                deadTopics.put(record.topic(), t);
+                blocked.add(row.aggregateKey());
+            } else if (f.isDone() && (state[i] == State.FAILED || state[i] == State.PARKED)) {
                 if (state[i] == State.FAILED || holdParked) {
                     blocked.add(row.aggregateKey());
                 }
-                arrive();
             }
+            return true;
+        } catch (RuntimeException e) {
+            // send() threw instead of failing the future (closed producer, interrupt, buffer): never sent.
+            errors[i] = e;
+            state[i] = isPoison(e) ? State.PARKED : State.FAILED;
+            if (state[i] == State.FAILED || holdParked) {
+                blocked.add(row.aggregateKey());
+            }
+            arrive();
+            return false;
         }
-        arrive();
-        return sent;
     }
 
     private void failedBeforeSend(int i, RuntimeException error, boolean holdParked) {

@@ -41,7 +41,11 @@ public final class ClaimLoop implements Runnable {
     private static final long MAX_BACKOFF_MILLIS = 10_000;
     private static final long MAX_DATABASE_BACKOFF_MILLIS = 1_000;
 
-    private final PollerSettings settings;
+    private final String logPrefix;
+    private final boolean pipelineClaims;
+    private final int batchSize;
+    /** How long the loop waits for a batch's acknowledgements (and then for a given-up batch's stragglers). */
+    private final Duration ackBudget;
     /** The producer; the first record Kafka fails stops it, so nothing after it overtakes it. */
     private final StopOnFailure producers;
     private final TracedRecords records;
@@ -56,6 +60,12 @@ public final class ClaimLoop implements Runnable {
     private long gainLogged;
 
     private volatile boolean stopping;
+    /**
+     * The batch whose outcomes the loop awaits, and the one claimed meanwhile (pipelining); both belong to the loop's
+     * thread. Whatever is open when the loop ends is rolled back ({@link #run}).
+     */
+    private Batch current;
+    private Batch next;
     private long backoffMillis;
     private boolean failedSinceLastSleep;
     private final Flusher flusher;
@@ -78,22 +88,27 @@ public final class ClaimLoop implements Runnable {
      * @param loop   this loop's number, 0 to {@code claimLoops - 1}: it claims the held partitions p with
      *               {@code p % claimLoops == loop} ({@link Ownership#share}), with a producer of its own
      */
-    public ClaimLoop(PollerSettings settings, DataSource dataSource, PollerSql sql, LeaseManager leases,
+    public ClaimLoop(LoopTerms terms, DataSource dataSource, PollerSql sql, LeaseManager leases,
                      Supplier<Producer<byte[], byte[]>> producers, RelayMetrics metrics, Waker waker, boolean sliced,
                      int loop) {
-        this.settings = settings;
-        this.sliced = sliced && settings.pipelineClaims();
-        String suffix = threadSuffix(settings, loop);
-        this.producers = new StopOnFailure(producers, settings.logPrefix()
+        this.logPrefix = terms.logPrefix();
+        this.pipelineClaims = terms.pipelineClaims();
+        this.batchSize = terms.claims().batchSize();
+        this.ackBudget = terms.claims().timing().ackBudget();
+        this.sliced = sliced && terms.pipelineClaims();
+        String suffix = threadSuffix(terms.claimLoops(), loop);
+        this.producers = new StopOnFailure(producers, logPrefix
                 + (suffix.isEmpty() ? "" : " (claim loop " + loop + ")"), metrics.kafkaWrites);
-        this.records = new TracedRecords(settings.route(), settings.tracing());
+        this.records = new TracedRecords(terms.route(), terms.tracing());
         this.metrics = metrics;
         this.waker = waker;
-        this.hold = settings.parkPolicy() == ParkPolicy.HOLD_AGGREGATE;
-        this.status = new LoopStatus(settings.logPrefix(), settings.timing().idleTransactionTimeout());
+        this.hold = terms.parkPolicy() == ParkPolicy.HOLD_AGGREGATE;
+        this.status = new LoopStatus(logPrefix, terms.claims().timing().idleTransactionTimeout());
         this.leases = leases;
-        this.claimer = new Claimer(settings, dataSource, sql, leases, metrics, status, hold, loop);
-        this.settlement = new Settlement(settings, sql, leases, metrics, status, this.producers::consequenceOfStop);
+        this.claimer = new Claimer(terms.claims(), dataSource, sql, leases, metrics, status, hold, loop,
+                terms.claimLoops());
+        this.settlement = new Settlement(terms.settlement(), sql, leases, metrics, status,
+                this.producers::consequenceOfStop);
         this.flusher = new Flusher(this.producers::producer);
         Thread flushing = new Thread(flusher, "outbox-poll-flush" + suffix);
         flushing.setDaemon(true);
@@ -106,8 +121,8 @@ public final class ClaimLoop implements Runnable {
     }
 
     /** "" with one claim loop, else "-" and the loop's number: for thread names and the log. */
-    public static String threadSuffix(PollerSettings settings, int loop) {
-        return settings.claimLoops() == 1 ? "" : "-" + loop;
+    public static String threadSuffix(int claimLoops, int loop) {
+        return claimLoops == 1 ? "" : "-" + loop;
     }
 
     /** Asks the loop to finish the batch in flight and return. */
@@ -145,94 +160,25 @@ public final class ClaimLoop implements Runnable {
 
     @Override
     public void run() {
-        Batch current = null;
-        Batch next = null;
         try {
             while (true) {
                 if (current == null) {
-                    if (stopping) {
+                    if (!claimAfterPause()) {
                         break;
                     }
-                    sleepIfIdleOrFailing();
-                    if (stopping) {
-                        break;
-                    }
-                    // Nothing of the last batch is awaited any more: a producer a failed record stopped is replaced.
-                    producers.renew();
-                    current = claim();
                     if (current == null) {
                         continue;
                     }
-                    send(current);
                 }
-                boolean carefulBatch = careful;
-                // Pipelining: claim the next batch while this one waits for Kafka (only when configured; without the
-                // slice indexes that claim steps over this batch's locked rows).
-                boolean pipeline = !stopping && !carefulBatch && settings.pipelineClaims();
-                if (pipeline && sliced) {
-                    awaitCommitter(); // the batch before this one held the next claim's slice: its commit first
-                }
-                next = pipeline ? claim() : null;
-                boolean resolved = await(current);
-                current.resolvedNanos = System.nanoTime();
-                freeSinceNanos = current.resolvedNanos;
-                boolean clean = resolved && current.count(Batch.State.FAILED) == 0;
-                logFirstAfterGain(current);
-                if (next != null) {
-                    if (clean) {
-                        if (hold) {
-                            next.block(current.parkedAggregates());
-                        }
-                        send(next);
-                    } else {
-                        next.withholdAll();
-                        settlement.giveBack(next);
-                        next = null;
-                    }
-                }
-                if (clean && !carefulBatch && current.count(Batch.State.ACKED) == current.size()) {
-                    // The common case, everything acknowledged: commit off the critical path, while the loop
-                    // claims the next batch. (Order does not depend on it: those records are already published.)
-                    Batch done = current;
-                    current = next;
-                    next = null;
-                    commitAsync(done);
-                    backoffMillis = 0;
-                    continue;
-                }
-                awaitCommitter();
-                current.commitStartNanos = System.nanoTime();
-                boolean committed = settlement.finish(current, clean);
-                trace(current);
-                if (!resolved) {
-                    awaitStragglers(current);
-                }
-                if (!clean) {
-                    if (!careful) {
-                        log.info("{}: retrying in careful mode (batches of at most {} rows, one record at a "
-                                + "time) until a batch passes", settings.logPrefix(), Claimer.CAREFUL_BATCH);
-                    }
-                    careful = true;
-                } else if (carefulBatch && committed) {
-                    careful = false;
-                    log.info("{}: a careful batch passed; back to full batches", settings.logPrefix());
-                }
-                if (!clean || !committed) {
-                    failedSinceLastSleep = true;
-                    metrics.retried();
-                } else {
-                    backoffMillis = 0;
-                }
-                current = next;
-                next = null;
+                resolveCurrent();
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             log.warn("{}: claim loop interrupted; the batch in flight is rolled back (published again later)",
-                    settings.logPrefix());
+                    logPrefix);
         } catch (RuntimeException | Error e) {
             status.lastError = e.toString();
-            log.error("{}: claim loop failed unexpectedly; the batch in flight is rolled back", settings.logPrefix(), e);
+            log.error("{}: claim loop failed unexpectedly; the batch in flight is rolled back", logPrefix, e);
             throw e;
         } finally {
             for (Batch open : new Batch[] {current, next}) {
@@ -248,6 +194,108 @@ public final class ClaimLoop implements Runnable {
     }
 
     /**
+     * With no batch in flight: waits while idle or backing off, then claims a batch and sends it ({@link #current},
+     * null when there was nothing). False when the loop is to stop.
+     */
+    private boolean claimAfterPause() throws InterruptedException {
+        if (stopping) {
+            return false;
+        }
+        sleepIfIdleOrFailing();
+        if (stopping) {
+            return false;
+        }
+        // Nothing of the last batch is awaited any more: a producer a failed record stopped is replaced.
+        producers.renew();
+        current = claim();
+        if (current != null) {
+            send(current);
+        }
+        return true;
+    }
+
+    /**
+     * Waits for every outcome of {@link #current} (claiming the next batch meanwhile when pipelining), sends or gives
+     * back that next batch, then forgets the current one; the next becomes current.
+     */
+    private void resolveCurrent() throws InterruptedException {
+        boolean carefulBatch = careful;
+        // Pipelining: claim the next batch while this one waits for Kafka (only when configured; without the
+        // slice indexes that claim steps over this batch's locked rows).
+        boolean pipeline = !stopping && !carefulBatch && pipelineClaims;
+        if (pipeline && sliced) {
+            awaitCommitter(); // the batch before this one held the next claim's slice: its commit first
+        }
+        next = pipeline ? claim() : null;
+        boolean resolved = await(current);
+        current.resolvedNanos = System.nanoTime();
+        freeSinceNanos = current.resolvedNanos;
+        boolean clean = resolved && current.count(Batch.State.FAILED) == 0;
+        logFirstAfterGain(current);
+        if (next != null) {
+            sendNextOrGiveBack(clean);
+        }
+        if (clean && !carefulBatch && current.count(Batch.State.ACKED) == current.size()) {
+            // The common case, everything acknowledged: commit off the critical path, while the loop
+            // claims the next batch. (Order does not depend on it: those records are already published.)
+            Batch done = current;
+            current = next;
+            next = null;
+            commitAsync(done);
+            backoffMillis = 0;
+            return;
+        }
+        settleCurrent(resolved, clean, carefulBatch);
+        current = next;
+        next = null;
+    }
+
+    /**
+     * The pipelined batch is sent only after every record of the current one has its outcome, and only when none of
+     * them failed: otherwise it is rolled back unsent, so a later row of an aggregate is never first-published while
+     * an earlier one may still be retried.
+     */
+    private void sendNextOrGiveBack(boolean clean) {
+        if (clean) {
+            if (hold) {
+                next.block(current.parkedAggregates());
+            }
+            send(next);
+        } else {
+            next.withholdAll();
+            settlement.giveBack(next);
+            next = null;
+        }
+    }
+
+    /** Commits (or puts back) the current batch on this thread, after the commit before it; adjusts careful mode. */
+    private void settleCurrent(boolean resolved, boolean clean, boolean carefulBatch) throws InterruptedException {
+        awaitCommitter();
+        current.commitStartNanos = System.nanoTime();
+        boolean committed = settlement.finish(current, clean);
+        trace(current);
+        if (!resolved) {
+            awaitStragglers(current);
+        }
+        if (!clean) {
+            if (!careful) {
+                log.info("{}: retrying in careful mode (batches of at most {} rows, one record at a "
+                        + "time) until a batch passes", logPrefix, Claimer.CAREFUL_BATCH);
+            }
+            careful = true;
+        } else if (carefulBatch && committed) {
+            careful = false;
+            log.info("{}: a careful batch passed; back to full batches", logPrefix);
+        }
+        if (!clean || !committed) {
+            failedSinceLastSleep = true;
+            metrics.retried();
+        } else {
+            backoffMillis = 0;
+        }
+    }
+
+    /**
      * After partitions were gained (a takeover or a handoff): the first batch claimed since, once, with when it was
      * claimed and acknowledged relative to the gain, so a handoff's log shows where the successor's time went.
      */
@@ -259,7 +307,7 @@ public final class ClaimLoop implements Runnable {
         gainLogged = gained;
         long now = System.nanoTime();
         log.info("{}: first batch after acquiring partitions: {} rows, claimed {} ms and acknowledged {} ms after the "
-                        + "acquisition", settings.logPrefix(), b.size(),
+                        + "acquisition", logPrefix, b.size(),
                 TimeUnit.NANOSECONDS.toMillis(b.claimedAtNanos() - gained), TimeUnit.NANOSECONDS.toMillis(now - gained));
     }
 
@@ -288,7 +336,7 @@ public final class ClaimLoop implements Runnable {
             } catch (ExecutionException e) {
                 asyncCommitFailed = true;
                 log.error("{}: committing a batch failed unexpectedly; its rows stay in outbox_event",
-                        settings.logPrefix(), e.getCause());
+                        logPrefix, e.getCause());
             }
             pendingCommit = null;
         }
@@ -358,13 +406,13 @@ public final class ClaimLoop implements Runnable {
     }
 
     private void send(Batch b) {
-        b.ackDeadlineNanos = System.nanoTime() + settings.timing().ackBudget().toNanos();
+        b.ackDeadlineNanos = System.nanoTime() + ackBudget.toNanos();
         b.sendWave(producers, records, hold);
         b.sentNanos = System.nanoTime();
         // Send now unless something useful overlaps the linger: only a pipelined claim does, and only while a
         // backlog drains (a full batch). Every record of the batch is appended already, so the producer's
         // batches are as full as they will get.
-        if (!settings.pipelineClaims() || b.size() < settings.batchSize() || b.hasMoreWaves()) {
+        if (!pipelineClaims || b.size() < batchSize || b.hasMoreWaves()) {
             flusher.request();
         }
     }
@@ -373,7 +421,7 @@ public final class ClaimLoop implements Runnable {
     private void trace(Batch b) {
         b.committedNanos = System.nanoTime();
         if (log.isTraceEnabled() || (log.isDebugEnabled() && b.committedNanos - b.readyNanos > SLOW_BATCH_NANOS)) {
-            log.debug("{}: batch of {}", settings.logPrefix(), b.phases());
+            log.debug("{}: batch of {}", logPrefix, b.phases());
         }
     }
 
@@ -408,10 +456,10 @@ public final class ClaimLoop implements Runnable {
      * again with a new producer id.
      */
     private void awaitStragglers(Batch b) throws InterruptedException {
-        b.awaitWave(System.nanoTime() + settings.timing().ackBudget().toNanos());
+        b.awaitWave(System.nanoTime() + ackBudget.toNanos());
         if (!b.settled()) {
             log.warn("{}: Kafka did not answer records of a given-up batch within {}; replacing the producer "
-                    + "(check that the brokers are reachable)", settings.logPrefix(), settings.timing().ackBudget().multipliedBy(2));
+                    + "(check that the brokers are reachable)", logPrefix, ackBudget.multipliedBy(2));
             recycleProducer();
         }
     }

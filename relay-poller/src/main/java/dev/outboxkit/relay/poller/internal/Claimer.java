@@ -4,6 +4,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -25,7 +26,6 @@ final class Claimer {
     private static final long ACTIVE_MAX_IDLE_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
     private static final long ACTIVE_PERIOD_NANOS = TimeUnit.SECONDS.toNanos(1);
 
-    private final PollerSettings settings;
     private final DataSource dataSource;
     private final PollerSql sql;
     private final LeaseManager leases;
@@ -35,15 +35,22 @@ final class Claimer {
     /** This claim loop's number and the loop count: it claims the partitions p held with p % loops == loop. */
     private final int loop;
     private final int loops;
+    private final String instanceId;
+    private final int batchSize;
+    private final long maxPollDelayNanos;
+    private final Clock clock;
     private final String idleTimeout;
     private final String statementTimeout;
 
     private int emptyStreak;
     private long activeUntilNanos;
 
-    Claimer(PollerSettings settings, DataSource dataSource, PollerSql sql, LeaseManager leases, RelayMetrics metrics,
-            LoopStatus status, boolean hold, int loop) {
-        this.settings = settings;
+    /**
+     * @param loop  this claim loop's number: it claims the held partitions p with {@code p % loops == loop}
+     * @param loops the claim loop count
+     */
+    Claimer(ClaimTerms terms, DataSource dataSource, PollerSql sql, LeaseManager leases, RelayMetrics metrics,
+            LoopStatus status, boolean hold, int loop, int loops) {
         this.dataSource = dataSource;
         this.sql = sql;
         this.leases = leases;
@@ -51,9 +58,13 @@ final class Claimer {
         this.status = status;
         this.hold = hold;
         this.loop = loop;
-        this.loops = settings.claimLoops();
-        this.idleTimeout = Long.toString(settings.timing().idleTransactionTimeout().toMillis());
-        this.statementTimeout = Long.toString(settings.timing().ackBudget().toMillis());
+        this.loops = loops;
+        this.instanceId = terms.instanceId();
+        this.batchSize = terms.batchSize();
+        this.maxPollDelayNanos = terms.maxPollDelay().toNanos();
+        this.clock = terms.clock();
+        this.idleTimeout = Long.toString(terms.timing().idleTransactionTimeout().toMillis());
+        this.statementTimeout = Long.toString(terms.timing().ackBudget().toMillis());
     }
 
     /** True when the last claims found nothing: wait {@link #idleDelayNanos()} before the next. */
@@ -62,7 +73,7 @@ final class Claimer {
     }
 
     long idleDelayNanos() {
-        long max = settings.maxPollDelay().toNanos();
+        long max = maxPollDelayNanos;
         long delay = emptyStreak > 30 ? max : Math.min(max, MIN_IDLE_NANOS << (emptyStreak - 1));
         if (System.nanoTime() < activeUntilNanos) {
             delay = Math.min(delay, ACTIVE_MAX_IDLE_NANOS);
@@ -94,28 +105,7 @@ final class Claimer {
                 return null;
             }
             c.setAutoCommit(false);
-            List<ClaimedRow> rows = new ArrayList<>();
-            // One round trip: the transaction's settings (PollerSql.claimSettings), then the claim.
-            String claim = slice < 0 ? (own.holdsAll() ? sql.claimAll : sql.claimSome)
-                    : (own.holdsAll() ? sql.claimAllSlice[slice] : sql.claimSomeSlice[slice]);
-            try (PreparedStatement ps = c.prepareStatement(claim)) {
-                ps.setString(1, idleTimeout);
-                ps.setString(2, statementTimeout);
-                ps.setString(3, statementTimeout);
-                ps.setArray(4, Jdbc.ints(c, own.partitions()));
-                ps.setArray(5, Jdbc.longs(c, own.fences()));
-                ps.setString(6, settings.instanceId());
-                ps.setInt(7, careful ? Math.min(CAREFUL_BATCH, settings.batchSize()) : settings.batchSize());
-                ps.execute();
-                if (!ps.getMoreResults()) {
-                    throw new SQLException("the claim statement returned no rows result");
-                }
-                try (ResultSet rs = ps.getResultSet()) {
-                    while (rs.next()) {
-                        rows.add(ClaimedRow.read(rs));
-                    }
-                }
-            }
+            List<ClaimedRow> rows = claimRows(c, own, careful, slice);
             status.databaseTroubleSinceNanos = 0;
             if (rows.isEmpty()) {
                 c.commit();
@@ -128,7 +118,7 @@ final class Claimer {
             activeUntilNanos = System.nanoTime() + ACTIVE_PERIOD_NANOS;
             metrics.batch(rows.size());
             status.lastBatchSize = rows.size();
-            Batch b = new Batch(c, own, rows, hold, careful, settings.clock());
+            Batch b = new Batch(c, own, rows, hold, careful, clock);
             c = null;
             return b;
         } finally {
@@ -137,6 +127,33 @@ final class Claimer {
                 Jdbc.closeQuietly(c);
             }
         }
+    }
+
+    /** Runs the claim statement on {@code c} (its transaction stays open) and reads the claimed rows. */
+    private List<ClaimedRow> claimRows(Connection c, Ownership own, boolean careful, int slice) throws SQLException {
+        List<ClaimedRow> rows = new ArrayList<>();
+        // One round trip: the transaction's settings (PollerSql.claimSettings), then the claim.
+        String claim = slice < 0 ? (own.holdsAll() ? sql.claimAll : sql.claimSome)
+                : (own.holdsAll() ? sql.claimAllSlice[slice] : sql.claimSomeSlice[slice]);
+        try (PreparedStatement ps = c.prepareStatement(claim)) {
+            ps.setString(1, idleTimeout);
+            ps.setString(2, statementTimeout);
+            ps.setString(3, statementTimeout);
+            ps.setArray(4, Jdbc.ints(c, own.partitions()));
+            ps.setArray(5, Jdbc.longs(c, own.fences()));
+            ps.setString(6, instanceId);
+            ps.setInt(7, careful ? Math.min(CAREFUL_BATCH, batchSize) : batchSize);
+            ps.execute();
+            if (!ps.getMoreResults()) {
+                throw new SQLException("the claim statement returned no rows result");
+            }
+            try (ResultSet rs = ps.getResultSet()) {
+                while (rs.next()) {
+                    rows.add(ClaimedRow.read(rs));
+                }
+            }
+        }
+        return rows;
     }
 
     private boolean anyRow(Connection c) throws SQLException {

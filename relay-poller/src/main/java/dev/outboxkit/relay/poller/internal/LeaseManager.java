@@ -7,6 +7,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -44,7 +45,13 @@ public final class LeaseManager {
 
     private final DataSource dataSource;
     private final PollerSql sql;
-    private final PollerSettings settings;
+    private final String instanceId;
+    private final String logPrefix;
+    private final int partitions;
+    /** How long a lease (and a membership) lasts without renewal. */
+    private final Duration lease;
+    private final Duration heartbeatInterval;
+    private final Duration releaseLockTimeout;
     private final RelayMetrics metrics;
     private final Runnable onGain;
     /** The lock timeout of the stop's release of its leases. */
@@ -67,15 +74,19 @@ public final class LeaseManager {
     /** When partitions were last gained (System.nanoTime), 0 before: the claim loops log their first batch after it. */
     private volatile long gainedNanos;
 
-    public LeaseManager(DataSource dataSource, PollerSql sql, PollerSettings settings, RelayMetrics metrics, Runnable onGain) {
+    public LeaseManager(DataSource dataSource, PollerSql sql, LeaseTerms terms, RelayMetrics metrics, Runnable onGain) {
         this.dataSource = dataSource;
         this.sql = sql;
-        this.settings = settings;
+        this.instanceId = terms.instanceId();
+        this.logPrefix = terms.logPrefix();
+        this.partitions = terms.partitions();
+        this.lease = terms.timing().lease();
+        this.heartbeatInterval = terms.heartbeatInterval();
+        this.releaseLockTimeout = terms.releaseLockTimeout();
         this.metrics = metrics;
         this.onGain = onGain;
-        this.liveness = new Liveness(dataSource, settings.schema(), "poll", settings.instanceId(),
-                settings.logPrefix(), settings.timing().lease());
-        this.ownership = Ownership.of(Map.of(), settings.partitions());
+        this.liveness = new Liveness(dataSource, terms.schema(), "poll", instanceId, logPrefix, lease);
+        this.ownership = Ownership.of(Map.of(), partitions);
     }
 
     public Ownership ownership() {
@@ -174,7 +185,7 @@ public final class LeaseManager {
             lastError = e.getClass().getSimpleName() + ": " + e.getMessage();
             log.warn("{}: lease heartbeat failed ({}); will retry in {} ms. Leases expire {} after the last "
                             + "successful renewal; check that the database is reachable",
-                    settings.logPrefix(), lastError, settings.heartbeatInterval().toMillis(), settings.timing().lease());
+                    logPrefix, lastError, heartbeatInterval.toMillis(), lease);
         }
     }
 
@@ -182,14 +193,14 @@ public final class LeaseManager {
         Ownership held = ownership;
         Jdbc.setTimeouts(c, 2000);
         try (PreparedStatement ps = c.prepareStatement(sql.memberUpsert)) {
-            ps.setString(1, settings.instanceId());
-            ps.setInt(2, settings.partitions());
-            ps.setLong(3, settings.timing().lease().toMillis());
+            ps.setString(1, instanceId);
+            ps.setInt(2, partitions);
+            ps.setLong(3, lease.toMillis());
             ps.executeUpdate();
         }
         Set<Integer> renewed = new HashSet<>();
-        for (String key : sql.leases.renew(c, PollerSql.leaseMap(held.partitions(), held.fences()), settings.instanceId(),
-                settings.timing().lease())) {
+        for (String key : sql.leases.renew(c, PollerSql.leaseMap(held.partitions(), held.fences()), instanceId,
+                lease)) {
             renewed.add(PollerSql.partitionOfKey(key));
         }
         c.commit();
@@ -201,7 +212,7 @@ public final class LeaseManager {
         }
         if (!lost.isEmpty()) {
             stepDown(lost, "could not renew: the lease expired (this instance stalled or lost the database for "
-                    + "longer than leaseDuration=" + settings.timing().lease() + ") or another instance holds it now");
+                    + "longer than leaseDuration=" + lease + ") or another instance holds it now");
         }
     }
 
@@ -243,7 +254,7 @@ public final class LeaseManager {
         }
         log.warn("{}: FENCED, stepping down from {}: {}. Work in flight on them is rolled back and left to the "
                         + "current holder; nothing is forgotten. Now holding {}",
-                settings.logPrefix(), describe(gone), why, ownership);
+                logPrefix, describe(gone), why, ownership);
     }
 
     private record Member(String id, int partitions) {
@@ -268,11 +279,11 @@ public final class LeaseManager {
             }
             out.removeIf(m -> gone.contains(m.id()));
             log.warn("{}: {} gone (the database closed {} session: a crash, kill -9 or OOM kill); its "
-                            + "partitions are taken over now, with new fencing tokens", settings.logPrefix(),
+                            + "partitions are taken over now, with new fencing tokens", logPrefix,
                     String.join(", ", new TreeSet<>(gone)), gone.size() == 1 ? "its" : "their");
         }
         c.commit();
-        others = out.stream().map(Member::id).filter(id -> !id.equals(settings.instanceId())).toList();
+        others = out.stream().map(Member::id).filter(id -> !id.equals(instanceId)).toList();
         return out;
     }
 
@@ -280,7 +291,7 @@ public final class LeaseManager {
         liveMembers = members.size();
         List<String> disagree = new ArrayList<>();
         for (Member m : members) {
-            if (m.partitions() != settings.partitions()) {
+            if (m.partitions() != partitions) {
                 disagree.add(m.id() + " (" + m.partitions() + ")");
             }
         }
@@ -289,7 +300,7 @@ public final class LeaseManager {
                 log.error("{}: live instances disagree on the partition count: this one has {}, {} {}. An "
                                 + "aggregate would map to two partitions and lose its order, so this instance takes no "
                                 + "leases until all run with the same 'partitions' setting",
-                        settings.logPrefix(), settings.partitions(), String.join(", ", disagree),
+                        logPrefix, partitions, String.join(", ", disagree),
                         disagree.size() == 1 ? "differs" : "differ");
             }
             partitionMismatch = true;
@@ -320,7 +331,7 @@ public final class LeaseManager {
         int index = 0;
         boolean found = false;
         for (int i = 0; i < members.size(); i++) {
-            if (members.get(i).id().equals(settings.instanceId())) {
+            if (members.get(i).id().equals(instanceId)) {
                 index = i;
                 found = true;
             }
@@ -329,7 +340,7 @@ public final class LeaseManager {
             n = members.size() + 1;
             index = members.size();
         }
-        int p = settings.partitions();
+        int p = partitions;
         return p / n + (index < p % n ? 1 : 0);
     }
 
@@ -342,7 +353,7 @@ public final class LeaseManager {
         Set<String> gone = liveness.gone(c, new HashSet<>(taken.values()));
         c.commit();
         List<Integer> free = new ArrayList<>();
-        for (int p = 0; p < settings.partitions(); p++) {
+        for (int p = 0; p < partitions; p++) {
             String holder = taken.get(p);
             if ((holder == null || gone.contains(holder)) && !ownership.holds(p)) {
                 free.add(p);
@@ -359,7 +370,7 @@ public final class LeaseManager {
         Map<Integer, Long> gained = new HashMap<>();
         Jdbc.setTimeouts(c, 2000);
         try {
-            for (LeaseTable.Taken t : sql.leases.take(c, keys, settings.instanceId(), settings.timing().lease(), false, gone)) {
+            for (LeaseTable.Taken t : sql.leases.take(c, keys, instanceId, lease, false, gone)) {
                 gained.put(PollerSql.partitionOfKey(t.key()), t.fence());
                 metrics.tookOver(t);
             }
@@ -378,7 +389,7 @@ public final class LeaseManager {
             long heard = releaseHeardNanos;
             String after = heard != 0 && now - heard < TimeUnit.SECONDS.toNanos(5)
                     ? " (" + TimeUnit.NANOSECONDS.toMillis(now - heard) + " ms after a release was announced)" : "";
-            log.info("{}: acquired {}{}; holding {} of a fair share of {}", settings.logPrefix(),
+            log.info("{}: acquired {}{}; holding {} of a fair share of {}", logPrefix,
                     describe(gained), after, ownership, target);
             onGain.run();
         }
@@ -403,19 +414,19 @@ public final class LeaseManager {
         for (int i = 0; i < parts.length; i++) {
             fences[i] = give.get(parts[i]);
         }
-        Jdbc.setTimeouts(c, settings.releaseLockTimeout().toMillis());
+        Jdbc.setTimeouts(c, releaseLockTimeout.toMillis());
         try {
-            sql.leases.release(c, PollerSql.leaseMap(parts, fences), settings.instanceId());
+            sql.leases.release(c, PollerSql.leaseMap(parts, fences), instanceId);
             c.commit();
-            log.info("{}: released {} ({}); holding {}", settings.logPrefix(), describe(give), why, ownership);
+            log.info("{}: released {} ({}); holding {}", logPrefix, describe(give), why, ownership);
         } catch (SQLException e) {
             Jdbc.rollbackQuietly(c);
             // the database went away mid-handoff (a failover): the next heartbeat that reaches it gives them back, so
             // the instance they go to waits for that rather than for the lease to expire
             unreleased.putAll(give);
             log.warn("{}: could not release {} ({}); given back at the next heartbeat that reaches the database, or "
-                    + "they expire by themselves after {}", settings.logPrefix(), give.keySet(), e.getMessage(),
-                    settings.timing().lease());
+                    + "they expire by themselves after {}", logPrefix, give.keySet(), e.getMessage(),
+                    lease);
         }
     }
 
@@ -452,7 +463,7 @@ public final class LeaseManager {
         Ownership held;
         synchronized (ownershipLock) {
             held = ownership;
-            ownership = Ownership.of(Map.of(), settings.partitions());
+            ownership = Ownership.of(Map.of(), partitions);
         }
         try (Connection c = dataSource.getConnection()) {
             // a database cut off without a FIN (lost node, partition) would hold the stop until TCP keepalive gave up,
@@ -461,15 +472,15 @@ public final class LeaseManager {
             c.setAutoCommit(false);
             Jdbc.setTimeouts(c, LEAVE_LOCK_MILLIS);
             try (PreparedStatement member = c.prepareStatement(sql.memberLeave)) {
-                int n = sql.leases.releaseAll(c, settings.instanceId(), PollerSql.LEASE_PREFIX);
-                member.setString(1, settings.instanceId());
+                int n = sql.leases.releaseAll(c, instanceId, PollerSql.LEASE_PREFIX);
+                member.setString(1, instanceId);
                 member.executeUpdate();
                 c.commit();
-                log.info("{}: released {} lease{} and left", settings.logPrefix(), n, n == 1 ? "" : "s");
+                log.info("{}: released {} lease{} and left", logPrefix, n, n == 1 ? "" : "s");
             }
         } catch (SQLException e) {
             log.warn("{}: could not release its {} on stop ({}); they expire by themselves after {}",
-                    settings.logPrefix(), held, e.getMessage(), settings.timing().lease());
+                    logPrefix, held, e.getMessage(), lease);
         }
     }
 

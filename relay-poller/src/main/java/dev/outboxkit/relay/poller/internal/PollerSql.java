@@ -89,45 +89,11 @@ public final class PollerSql {
         boolean mark = afterPublish == AfterPublish.MARK;
         boolean hold = parkPolicy == ParkPolicy.HOLD_AGGREGATE;
 
-        // synchronous_commit off for the claim transaction only: its commit (forget after the acks, put back, park)
-        // is lost in a database crash only together with every later commit in the WAL, and losing it brings its
-        // rows back to be published again: duplicates, never loss (FaultScenariosTest's PostgreSQL crash shows it).
-        // The plan: a claim costs its batch, not the backlog, only as an ordered scan of an index on seq that stops at
-        // the batch, and a lookup per claimed row. The statement's shape gives the second: the candidates are an array
-        // computed once (an InitPlan), and the rows to forget are found by seq = ANY (that array). Written as
-        // seq IN (candidates), it let the planner join the two, and on an outbox table analysed while empty (as it is
-        // between bursts) it chose a semi join that runs the candidates' LIMIT ... FOR UPDATE SKIP LOCKED scan again for
-        // every row of the table: quadratic in the backlog, the claims of the latency benchmark's seconds-long spirals
-        // (auto_explain: 386 rescans and 527,039 buffer hits for 173 rows). The settings give the first: the planner
-        // prices index scans as random reads and, on a table whose statistics do not know its backlog, scans and sorts
-        // the whole table for the candidates; with sequential scans and sorts off for the claim transaction it is left
-        // the index on seq (the primary key, or the slice or MARK-mode partial indexes). ClaimPlanTest shows the plans.
-        claimSettings = "SELECT set_config('idle_in_transaction_session_timeout', ?, true), "
-                + "set_config('lock_timeout', ?, true), set_config('statement_timeout', ?, true), "
-                + "set_config('synchronous_commit', 'off', true), "
-                + "set_config('enable_seqscan', 'off', true), set_config('enable_sort', 'off', true)";
-
-        String held = """
-                WITH held AS MATERIALIZED (
-                    SELECT m.p
-                      FROM %s l
-                      JOIN unnest(?::int[], ?::bigint[]) AS m(p, fence)
-                        ON l.lease_key = '%s' || m.p AND l.fence = m.fence
-                     WHERE l.holder = ? AND l.expires_at > statement_timestamp()
-                       FOR KEY SHARE OF l
-                )
-                """.formatted(lease, LEASE_PREFIX);
-        String candidates = "SELECT c.seq FROM " + event + " c WHERE %s"
-                + (mark ? " AND c.published_at IS NULL" : "")
-                + (hold ? " AND NOT EXISTS (SELECT 1 FROM " + deadLetter + " d"
-                        + " WHERE d.aggregate_type = c.aggregate_type AND d.aggregate_id = c.aggregate_id)" : "")
-                + " ORDER BY c.seq LIMIT ? FOR UPDATE OF c SKIP LOCKED";
-        String forget = mark
-                ? "UPDATE " + event + " e SET published_at = statement_timestamp() WHERE e.seq = ANY (ARRAY(%s))"
-                : "DELETE FROM " + event + " e WHERE e.seq = ANY (ARRAY(%s))";
-        String returning = " RETURNING e.seq, " + partitionOf("e") + " AS part, e.id, e.aggregate_type, e.aggregate_id,"
-                + " e.event_type, e.topic, e.payload, e.headers, e.created_at, e.attempts"
-                + (binaryColumns ? ", e.payload_bytes, e.content_type" : ", NULL::bytea, NULL::text");
+        claimSettings = claimSettings();
+        String held = heldLeases(lease);
+        String candidates = candidates(event, deadLetter, mark, hold);
+        String forget = forget(event, mark);
+        String returning = returning(binaryColumns);
         String some = partitionOf("c") + " = ANY (ARRAY(SELECT p FROM held))";
         // Holding every partition: no per-row hash, only the one-time lease check.
         String all = "(SELECT count(*) FROM held) = " + partitions;
@@ -145,25 +111,9 @@ public final class PollerSql {
                 + SLICE_INDEX + "_1')";
 
         anyRow = "SELECT seq FROM " + event + (mark ? " WHERE published_at IS NULL" : "") + " ORDER BY seq LIMIT 1";
-        requeue = mark
-                ? "UPDATE " + event + " e SET published_at = NULL, attempts = r.attempts"
-                        + " FROM unnest(?::bigint[], ?::int[]) AS r(seq, attempts) WHERE e.seq = r.seq"
-                : "INSERT INTO " + event + " (seq, id, aggregate_type, aggregate_id, event_type, topic, payload, headers,"
-                        + " created_at, attempts" + (binaryColumns ? ", payload_bytes, content_type" : "")
-                        + ") OVERRIDING SYSTEM VALUE"
-                        + " SELECT r.seq, r.id::uuid, r.aggregate_type, r.aggregate_id, r.event_type, r.topic, r.payload::jsonb,"
-                        + " r.headers::jsonb, r.created_at::timestamptz, r.attempts"
-                        + (binaryColumns ? ", decode(r.payload_hex, 'hex'), r.content_type" : "")
-                        + " FROM unnest(?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[],"
-                        + " ?::text[], ?::text[], ?::int[]" + (binaryColumns ? ", ?::text[], ?::text[]" : "") + ")"
-                        + " AS r(seq, id, aggregate_type, aggregate_id, event_type, topic, payload, headers, created_at, attempts"
-                        + (binaryColumns ? ", payload_hex, content_type" : "") + ")";
+        requeue = requeue(event, mark, binaryColumns);
         deleteParked = "DELETE FROM " + event + " WHERE seq = ANY (?::bigint[])";
-        String expiresIn = "statement_timestamp() + ? * interval '1 millisecond'";
-        memberUpsert = "INSERT INTO " + member + " (member_id, partitions, started_at, heartbeat_at, expires_at)"
-                + " VALUES (?, ?, statement_timestamp(), statement_timestamp(), " + expiresIn + ")"
-                + " ON CONFLICT (member_id) DO UPDATE SET partitions = EXCLUDED.partitions,"
-                + " heartbeat_at = EXCLUDED.heartbeat_at, expires_at = EXCLUDED.expires_at";
+        memberUpsert = memberUpsert(member);
         members = "SELECT member_id, partitions FROM " + member + " WHERE expires_at > statement_timestamp() ORDER BY member_id";
         purgeMembers = "DELETE FROM " + member + " WHERE member_id IN (SELECT member_id FROM " + member
                 + " WHERE expires_at < statement_timestamp() FOR UPDATE SKIP LOCKED)";
@@ -182,6 +132,88 @@ public final class PollerSql {
         unpublishedIndexPresent = "SELECT EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = to_regclass(?) AND i.indisvalid"
                 + " AND i.indkey[0] = (SELECT attnum FROM pg_attribute WHERE attrelid = i.indrelid AND attname = 'seq')"
                 + " AND pg_get_expr(i.indpred, i.indrelid) = '(published_at IS NULL)')";
+    }
+
+    private static String claimSettings() {
+        // synchronous_commit off for the claim transaction only: its commit (forget after the acks, put back, park)
+        // is lost in a database crash only together with every later commit in the WAL, and losing it brings its
+        // rows back to be published again: duplicates, never loss (FaultScenariosTest's PostgreSQL crash shows it).
+        // The plan: a claim costs its batch, not the backlog, only as an ordered scan of an index on seq that stops at
+        // the batch, and a lookup per claimed row. The statement's shape gives the second: the candidates are an array
+        // computed once (an InitPlan), and the rows to forget are found by seq = ANY (that array). Written as
+        // seq IN (candidates), it let the planner join the two, and on an outbox table analysed while empty (as it is
+        // between bursts) it chose a semi join that runs the candidates' LIMIT ... FOR UPDATE SKIP LOCKED scan again for
+        // every row of the table: quadratic in the backlog, the claims of the latency benchmark's seconds-long spirals
+        // (auto_explain: 386 rescans and 527,039 buffer hits for 173 rows). The settings give the first: the planner
+        // prices index scans as random reads and, on a table whose statistics do not know its backlog, scans and sorts
+        // the whole table for the candidates; with sequential scans and sorts off for the claim transaction it is left
+        // the index on seq (the primary key, or the slice or MARK-mode partial indexes). ClaimPlanTest shows the plans.
+        return "SELECT set_config('idle_in_transaction_session_timeout', ?, true), "
+                + "set_config('lock_timeout', ?, true), set_config('statement_timeout', ?, true), "
+                + "set_config('synchronous_commit', 'off', true), "
+                + "set_config('enable_seqscan', 'off', true), set_config('enable_sort', 'off', true)";
+    }
+
+    /** The claimed rows' columns, with the partition each belongs to. */
+    private String returning(boolean binaryColumns) {
+        return " RETURNING e.seq, " + partitionOf("e") + " AS part, e.id, e.aggregate_type, e.aggregate_id,"
+                + " e.event_type, e.topic, e.payload, e.headers, e.created_at, e.attempts"
+                + (binaryColumns ? ", e.payload_bytes, e.content_type" : ", NULL::bytea, NULL::text");
+    }
+
+    /** The claim's first step: the leases it relies on, each locked FOR KEY SHARE until the claim's transaction ends. */
+    private static String heldLeases(String lease) {
+        return """
+                WITH held AS MATERIALIZED (
+                    SELECT m.p
+                      FROM %s l
+                      JOIN unnest(?::int[], ?::bigint[]) AS m(p, fence)
+                        ON l.lease_key = '%s' || m.p AND l.fence = m.fence
+                     WHERE l.holder = ? AND l.expires_at > statement_timestamp()
+                       FOR KEY SHARE OF l
+                )
+                """.formatted(lease, LEASE_PREFIX);
+    }
+
+    /** The claim's candidates, in seq order; {@code %s} is the partition (and slice) filter. */
+    private static String candidates(String event, String deadLetter, boolean mark, boolean hold) {
+        return "SELECT c.seq FROM " + event + " c WHERE %s"
+                + (mark ? " AND c.published_at IS NULL" : "")
+                + (hold ? " AND NOT EXISTS (SELECT 1 FROM " + deadLetter + " d"
+                        + " WHERE d.aggregate_type = c.aggregate_type AND d.aggregate_id = c.aggregate_id)" : "")
+                + " ORDER BY c.seq LIMIT ? FOR UPDATE OF c SKIP LOCKED";
+    }
+
+    /** How a claim forgets (deletes or marks) its rows; {@code %s} is the candidates. */
+    private static String forget(String event, boolean mark) {
+        return mark
+                ? "UPDATE " + event + " e SET published_at = statement_timestamp() WHERE e.seq = ANY (ARRAY(%s))"
+                : "DELETE FROM " + event + " e WHERE e.seq = ANY (ARRAY(%s))";
+    }
+
+    /** Puts rows that did not make it back, with their attempt counts. */
+    private static String requeue(String event, boolean mark, boolean binaryColumns) {
+        return mark
+                ? "UPDATE " + event + " e SET published_at = NULL, attempts = r.attempts"
+                        + " FROM unnest(?::bigint[], ?::int[]) AS r(seq, attempts) WHERE e.seq = r.seq"
+                : "INSERT INTO " + event + " (seq, id, aggregate_type, aggregate_id, event_type, topic, payload, headers,"
+                        + " created_at, attempts" + (binaryColumns ? ", payload_bytes, content_type" : "")
+                        + ") OVERRIDING SYSTEM VALUE"
+                        + " SELECT r.seq, r.id::uuid, r.aggregate_type, r.aggregate_id, r.event_type, r.topic, r.payload::jsonb,"
+                        + " r.headers::jsonb, r.created_at::timestamptz, r.attempts"
+                        + (binaryColumns ? ", decode(r.payload_hex, 'hex'), r.content_type" : "")
+                        + " FROM unnest(?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[],"
+                        + " ?::text[], ?::text[], ?::int[]" + (binaryColumns ? ", ?::text[], ?::text[]" : "") + ")"
+                        + " AS r(seq, id, aggregate_type, aggregate_id, event_type, topic, payload, headers, created_at, attempts"
+                        + (binaryColumns ? ", payload_hex, content_type" : "") + ")";
+    }
+
+    private static String memberUpsert(String member) {
+        String expiresIn = "statement_timestamp() + ? * interval '1 millisecond'";
+        return "INSERT INTO " + member + " (member_id, partitions, started_at, heartbeat_at, expires_at)"
+                + " VALUES (?, ?, statement_timestamp(), statement_timestamp(), " + expiresIn + ")"
+                + " ON CONFLICT (member_id) DO UPDATE SET partitions = EXCLUDED.partitions,"
+                + " heartbeat_at = EXCLUDED.heartbeat_at, expires_at = EXCLUDED.expires_at";
     }
 
     /** Whether outbox_event has an index on seq for unpublished rows only (one parameter: the table); MARK mode needs it. */

@@ -11,6 +11,7 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,7 +26,10 @@ final class Settlement {
 
     private static final Logger log = LoggerFactory.getLogger(ClaimLoop.class);
 
-    private final PollerSettings settings;
+    private final String instanceId;
+    private final String logPrefix;
+    private final int maxAttempts;
+    private final Map<String, Object> producerConfig;
     private final PollerSql sql;
     private final DeadLetterWriter deadLetters;
     private final LeaseManager leases;
@@ -35,16 +39,19 @@ final class Settlement {
     /** Failures that only follow from the producer being stopped by another record's: never an attempt. */
     private final Predicate<Throwable> consequenceOfStop;
 
-    Settlement(PollerSettings settings, PollerSql sql, LeaseManager leases, RelayMetrics metrics, LoopStatus status,
+    Settlement(SettleTerms terms, PollerSql sql, LeaseManager leases, RelayMetrics metrics, LoopStatus status,
                Predicate<Throwable> consequenceOfStop) {
         this.consequenceOfStop = consequenceOfStop;
-        this.settings = settings;
+        this.instanceId = terms.instanceId();
+        this.logPrefix = terms.logPrefix();
+        this.maxAttempts = terms.maxAttempts();
+        this.producerConfig = terms.producerConfig();
         this.sql = sql;
-        this.deadLetters = new DeadLetterWriter(settings.schema());
+        this.deadLetters = new DeadLetterWriter(terms.schema());
         this.leases = leases;
         this.metrics = metrics;
         this.status = status;
-        this.mark = settings.afterPublish() == AfterPublish.MARK;
+        this.mark = terms.afterPublish() == AfterPublish.MARK;
     }
 
     /**
@@ -55,78 +62,102 @@ final class Settlement {
         int acked = b.count(Batch.State.ACKED);
         int refused = b.count(Batch.State.PARKED);
         boolean kafkaAnswered = acked > 0 || refused > 0;
-        boolean counted = false;
-        List<Integer> park = new ArrayList<>();
-        List<Integer> putBack = new ArrayList<>();
-        int[] attempts = new int[b.size()];
-        for (int i = 0; i < b.size(); i++) {
-            ClaimedRow row = b.rows[i];
-            attempts[i] = row.attempts;
-            switch (b.state(i)) {
-                case ACKED -> metrics.commitToAck(b.ackMicros(i) - row.createdAtMicros());
-                case PARKED -> {
-                    attempts[i] = row.attempts + 1;
-                    park.add(i);
-                }
-                case FAILED -> {
-                    // The one rule of both relays: Kafka's own answer about this record counts; a timeout, a failure
-                    // that needs an operator or one that follows from another record's stop does not.
-                    boolean counts = PublishFailures.isAttempt(b.error(i), consequenceOfStop);
-                    if (counts) {
-                        attempts[i] = row.attempts + 1;
-                        counted = true;
-                    }
-                    if (counts && attempts[i] >= settings.maxAttempts()) {
-                        park.add(i);
-                    } else {
-                        putBack.add(i);
-                    }
-                }
-                default -> putBack.add(i);
-            }
-        }
+        Sorted rows = sort(b);
         metrics.published(acked);
         noteKafka(b, acked, clean);
         Connection c = b.connection;
         try {
-            if (!kafkaAnswered && !counted) {
+            if (!kafkaAnswered && !rows.counted) {
                 c.rollback(); // nothing reached Kafka for good, no attempt to record: every row back exactly as it was
                 return true;
             }
-            if (!park.isEmpty()) {
-                park(c, b, park, attempts);
-            }
-            if (!putBack.isEmpty()) {
-                putBack(c, b, putBack, attempts);
-            }
-            int[] parts = b.partitions();
-            if (!fenceHolds(c, b.claimedUnder, parts)) {
-                Jdbc.rollbackQuietly(c);
-                Jdbc.closeQuietly(c);
-                leases.fenced(b.claimedUnder, parts, "the commit of a batch of " + b.size() + " rows found the lease gone (a newer holder "
-                        + "has it, or it expired while this instance stalled)");
-                return false;
-            }
-            c.commit();
-            status.lastProgressNanos = System.nanoTime();
-            if (!park.isEmpty()) {
-                metrics.deadLettered(park.size());
-                for (int i : park) {
-                    ClaimedRow r = b.rows[i];
-                    Throwable e = b.error(i);
-                    log.warn("{}: parked event {} (seq {}, aggregate {}/{}) in outbox_dead_letter after {} "
-                                    + "attempt(s): {}. Retry or discard it with 'outbox dead-letters'",
-                            settings.logPrefix(), r.id, r.seq, r.aggregateType, r.aggregateId, attempts[i],
-                            PublishFailures.classify(e).describe());
-                }
-            }
-            return true;
+            return settle(c, b, rows);
         } catch (SQLException e) {
             Jdbc.rollbackQuietly(c);
             status.databaseTrouble("commit", e);
             return false;
         } finally {
             Jdbc.closeQuietly(c);
+        }
+    }
+
+    /** The batch's rows by what becomes of them, with each row's attempt count after this batch. */
+    private static final class Sorted {
+        final List<Integer> park = new ArrayList<>();
+        final List<Integer> putBack = new ArrayList<>();
+        final int[] attempts;
+        /** Whether a failure of this batch counts as an attempt of its row. */
+        boolean counted;
+
+        Sorted(int size) {
+            attempts = new int[size];
+        }
+    }
+
+    private Sorted sort(Batch b) {
+        Sorted sorted = new Sorted(b.size());
+        for (int i = 0; i < b.size(); i++) {
+            ClaimedRow row = b.rows[i];
+            sorted.attempts[i] = row.attempts;
+            switch (b.state(i)) {
+                case ACKED -> metrics.commitToAck(b.ackMicros(i) - row.createdAtMicros());
+                case PARKED -> {
+                    sorted.attempts[i] = row.attempts + 1;
+                    sorted.park.add(i);
+                }
+                case FAILED -> {
+                    // The one rule of both relays: Kafka's own answer about this record counts; a timeout, a failure
+                    // that needs an operator or one that follows from another record's stop does not.
+                    boolean counts = PublishFailures.isAttempt(b.error(i), consequenceOfStop);
+                    if (counts) {
+                        sorted.attempts[i] = row.attempts + 1;
+                        sorted.counted = true;
+                    }
+                    if (counts && sorted.attempts[i] >= maxAttempts) {
+                        sorted.park.add(i);
+                    } else {
+                        sorted.putBack.add(i);
+                    }
+                }
+                default -> sorted.putBack.add(i);
+            }
+        }
+        return sorted;
+    }
+
+    /** Parks, puts back, then commits, fenced: only while every lease the claim relied on is still this instance's. */
+    private boolean settle(Connection c, Batch b, Sorted rows) throws SQLException {
+        if (!rows.park.isEmpty()) {
+            park(c, b, rows.park, rows.attempts);
+        }
+        if (!rows.putBack.isEmpty()) {
+            putBack(c, b, rows.putBack, rows.attempts);
+        }
+        int[] parts = b.partitions();
+        if (!fenceHolds(c, b.claimedUnder, parts)) {
+            Jdbc.rollbackQuietly(c);
+            Jdbc.closeQuietly(c);
+            leases.fenced(b.claimedUnder, parts, "the commit of a batch of " + b.size() + " rows found the lease gone (a newer holder "
+                    + "has it, or it expired while this instance stalled)");
+            return false;
+        }
+        c.commit();
+        status.lastProgressNanos = System.nanoTime();
+        if (!rows.park.isEmpty()) {
+            metrics.deadLettered(rows.park.size());
+            logParked(b, rows);
+        }
+        return true;
+    }
+
+    private void logParked(Batch b, Sorted rows) {
+        for (int i : rows.park) {
+            ClaimedRow r = b.rows[i];
+            Throwable e = b.error(i);
+            log.warn("{}: parked event {} (seq {}, aggregate {}/{}) in outbox_dead_letter after {} "
+                            + "attempt(s): {}. Retry or discard it with 'outbox dead-letters'",
+                    logPrefix, r.id, r.seq, r.aggregateType, r.aggregateId, rows.attempts[i],
+                    PublishFailures.classify(e).describe());
         }
     }
 
@@ -158,18 +189,18 @@ final class Settlement {
         if (fatal) {
             log.error("{}: {} of {} records of a batch were not acknowledged by Kafka ({} acknowledged): {}: {}. "
                             + "The rows stay in outbox_event (not counted as attempts, never parked for this) and are "
-                            + "retried after a back-off until it is fixed", settings.logPrefix(), failed, b.size(), acked,
+                            + "retried after a back-off until it is fixed", logPrefix, failed, b.size(), acked,
                     PublishFailures.OPERATOR_HINT, reason);
         } else {
             log.warn("{}: {} of {} records of a batch were not acknowledged by Kafka ({} acknowledged); the rows "
                             + "stay in outbox_event and are retried after a back-off. First error: {}",
-                    settings.logPrefix(), failed, b.size(), acked, sample == null ? "none" : sample.describe());
+                    logPrefix, failed, b.size(), acked, sample == null ? "none" : sample.describe());
         }
         int risks = b.orderRisks();
         if (risks > 0) {
             log.warn("{}: {} acknowledged record(s) follow a failed record of the same aggregate in this batch; "
                     + "Kafka may hold them ahead of it until it is retried. Use ParkPolicy.HOLD_AGGREGATE to rule this out",
-                    settings.logPrefix(), risks);
+                    logPrefix, risks);
         }
     }
 
@@ -181,7 +212,7 @@ final class Settlement {
                 topics.add(b.topic(i));
             }
         }
-        String action = OperatorActions.of(sample.cause(), settings.producerConfig(), "WRITE", topics);
+        String action = OperatorActions.of(sample.cause(), producerConfig, "WRITE", topics);
         return action == null ? sample.describe() : action + "; " + sample.describe();
     }
 
@@ -195,7 +226,7 @@ final class Settlement {
             letters.add(DeadLetterWriter.Letter.of(r.id, r.seq, r.aggregateType, r.aggregateId, r.eventType, r.payload,
                     r.payloadBytes, r.contentType, r.headersJson, r.topic, r.createdAt, why, attempts[i]));
         }
-        deadLetters.park(c, letters, settings.instanceId());
+        deadLetters.park(c, letters, instanceId);
         if (mark) {
             try (PreparedStatement ps = c.prepareStatement(sql.deleteParked)) {
                 Long[] seqs = park.stream().map(i -> b.rows[i].seq).toArray(Long[]::new);
@@ -254,7 +285,7 @@ final class Settlement {
                 return false;
             }
         }
-        return sql.leases.countHeld(c, PollerSql.leaseMap(parts, fences), settings.instanceId()) == parts.length;
+        return sql.leases.countHeld(c, PollerSql.leaseMap(parts, fences), instanceId) == parts.length;
     }
 
     /** Rolls back a batch that was not (or not wholly) sent: its rows come back as they were. */
