@@ -295,60 +295,14 @@ final class Session {
         StateTables.SlotRecord record = state.slotRecord(c);
         SlotGuard.SlotState slot = guard.slot(c);
         StateTables.StoredOffset stored = state.storedOffset(c);
-        String name = settings.slotName();
         if (record == null) {
-            if (stored != null) {
-                throw new CdcStartupException("offsets are stored for slot " + name + " but " + settings.table(OutboxTables.CDC_SLOT)
-                        + " has no record of it: the relay's state is incomplete. " + guard.recoveryAdvice());
-            }
-            if (!mayCreate) {
-                throw new CdcStartupException("slot " + name + " has no record in " + settings.table(OutboxTables.CDC_SLOT));
-            }
-            long baseLsn;
-            if (slot == null) {
-                baseLsn = guard.createSlot(c, server);
-            } else {
-                guard.requireUsable(c, slot);
-                baseLsn = slot.confirmedFlush();
-                log.info("adopting existing replication slot {} at {}", name, Lsns.format(baseLsn));
-            }
-            state.recordSlot(c, fence, baseLsn, server);
-            return true;
+            return firstSlot(c, slot, stored, mayCreate);
         }
         walOnlySeen = record.walOnlySeen() != null;
         boolean serverChanged = server.changedFrom(record.systemIdentifier(), record.timeline());
-        SlotLoss lost;
-        if (slot == null) {
-            lost = SlotLoss.MISSING;
-        } else {
-            guard.requireKind(c, slot);
-            // The slot moves only when the relay fast-forwards it (to base_lsn, recorded first) or confirms a
-            // stored offset; so it can be at most at the larger of the two. (A stored offset inside the first
-            // transaction after a fast-forward may even point before base_lsn: its changes began earlier.)
-            long expected = Math.max(record.baseLsn(), stored != null ? stored.flushLsn() : -1);
-            if (slot.invalidated()) {
-                lost = SlotLoss.INVALIDATED;
-            } else if (slot.confirmedFlush() > expected) {
-                if (!serverChanged) {
-                    throw new CdcStartupException("replication slot " + name + " has confirmed WAL up to "
-                            + Lsns.format(slot.confirmedFlush()) + " but the relay's stored offset is at " + Lsns.format(expected)
-                            + ": someone else advanced or re-created the slot, so events between them may never be streamed. "
-                            + guard.recoveryAdvice());
-                }
-                lost = SlotLoss.AHEAD;
-            } else {
-                lost = null;
-            }
-        }
+        SlotLoss lost = slotLoss(c, slot, record, stored, serverChanged);
         if (lost == null) {
-            if (serverChanged || record.serverAddress() == null || !record.serverAddress().equals(server.address().toString())) {
-                if (serverChanged) {
-                    log.info("replication slot {} is on {} now (the relay last streamed it on {}): the standby was promoted "
-                            + "and kept the slot (a failover slot); streaming goes on from it", name, server.describe(),
-                            record.describeServer());
-                }
-                state.recordServer(c, fence, server);
-            }
+            followServer(c, record, serverChanged);
             return !record.drained();
         }
         String what = describeLoss(lost, record, slot, stored, serverChanged);
@@ -363,6 +317,67 @@ final class Session {
             throw new SlotMovedException(what + ": the relay starts streaming again on a new slot");
         }
         return recreate(c, lost, what, slot);
+    }
+
+    /** No record of the slot yet (nobody streamed it): it is created, or an existing one adopted. */
+    private boolean firstSlot(Connection c, SlotGuard.SlotState slot, StateTables.StoredOffset stored, boolean mayCreate)
+            throws SQLException {
+        String name = settings.slotName();
+        if (stored != null) {
+            throw new CdcStartupException("offsets are stored for slot " + name + " but " + settings.table(OutboxTables.CDC_SLOT)
+                    + " has no record of it: the relay's state is incomplete. " + guard.recoveryAdvice());
+        }
+        if (!mayCreate) {
+            throw new CdcStartupException("slot " + name + " has no record in " + settings.table(OutboxTables.CDC_SLOT));
+        }
+        long baseLsn;
+        if (slot == null) {
+            baseLsn = guard.createSlot(c, server);
+        } else {
+            guard.requireUsable(c, slot);
+            baseLsn = slot.confirmedFlush();
+            log.info("adopting existing replication slot {} at {}", name, Lsns.format(baseLsn));
+        }
+        state.recordSlot(c, fence, baseLsn, server);
+        return true;
+    }
+
+    /** How the slot the relay streamed before can no longer be used as it is, or null when it can. */
+    private SlotLoss slotLoss(Connection c, SlotGuard.SlotState slot, StateTables.SlotRecord record,
+                              StateTables.StoredOffset stored, boolean serverChanged) throws SQLException {
+        if (slot == null) {
+            return SlotLoss.MISSING;
+        }
+        guard.requireKind(c, slot);
+        // The slot moves only when the relay fast-forwards it (to base_lsn, recorded first) or confirms a
+        // stored offset; so it can be at most at the larger of the two. (A stored offset inside the first
+        // transaction after a fast-forward may even point before base_lsn: its changes began earlier.)
+        long expected = Math.max(record.baseLsn(), stored != null ? stored.flushLsn() : -1);
+        if (slot.invalidated()) {
+            return SlotLoss.INVALIDATED;
+        }
+        if (slot.confirmedFlush() > expected) {
+            if (!serverChanged) {
+                throw new CdcStartupException("replication slot " + settings.slotName() + " has confirmed WAL up to "
+                        + Lsns.format(slot.confirmedFlush()) + " but the relay's stored offset is at " + Lsns.format(expected)
+                        + ": someone else advanced or re-created the slot, so events between them may never be streamed. "
+                        + guard.recoveryAdvice());
+            }
+            return SlotLoss.AHEAD;
+        }
+        return null;
+    }
+
+    /** A usable slot: the server it is on now is recorded when it changed (a promoted standby that kept it). */
+    private void followServer(Connection c, StateTables.SlotRecord record, boolean serverChanged) throws SQLException {
+        if (serverChanged || record.serverAddress() == null || !record.serverAddress().equals(server.address().toString())) {
+            if (serverChanged) {
+                log.info("replication slot {} is on {} now (the relay last streamed it on {}): the standby was promoted "
+                        + "and kept the slot (a failover slot); streaming goes on from it", settings.slotName(),
+                        server.describe(), record.describeServer());
+            }
+            state.recordServer(c, fence, server);
+        }
     }
 
     /**
@@ -526,62 +541,15 @@ final class Session {
                 .onDatabaseError(this::databaseError);
         // A producer stopped by a failed record in the last session is replaced: everything it held is sent again.
         producers.renew();
-        Flusher flusher = new Flusher(producers::producer);
-        Thread flushing = new Thread(flusher, "outboxkit-cdc-flush-" + settings.slotName());
-        flushing.setDaemon(true);
-        flushing.start();
+        Flusher flusher = startFlusher();
         try {
             Publisher publisher = new Publisher(producers, attempts, new TracedRecords(settings.route(), settings.tracing()),
                     metrics, settings.clock(), flusher::request, settings.producerConfig());
-            StartupDrain.Result drained = null;
             StartupDrain drain = new StartupDrain(settings, publisher, sink, 5_000);
             BooleanSupplier keepGoing = () -> !closing.getAsBoolean() && authority();
-            // With the table as the truth, it bridges the predecessor's walsender exit and Debezium's start (class doc)
-            boolean bridge = settings.deleteAfterPublish();
+            StartupDrain.Result drained;
             try (Connection c = pool.getConnection()) {
-                if (checksAfterFirstPass) {
-                    phase = "publishing the rows already in " + settings.outboxTable();
-                    drained = drain.run(c, keepGoing);
-                    phases.drained = System.nanoTime();
-                    phases.firstRows = drained.published() + drained.parked();
-                    phase = "checking slot and publication";
-                    check(c);
-                    if (firstStart) {
-                        // the slot was created (or adopted) after that pass's snapshot: one more, after it (class doc)
-                        drained = pass(c, drain, drained, keepGoing);
-                    }
-                    state.markDrained(c, fence);
-                } else if (settings.deleteAfterPublish() || firstStart) {
-                    phase = "publishing the rows already in " + settings.outboxTable();
-                    // The first pass at once: the events that waited during a hand-over go out first.
-                    drained = drain.run(c, keepGoing);
-                    state.markDrained(c, fence);
-                    phases.drained = System.nanoTime();
-                    phases.firstRows = drained.published() + drained.parked();
-                }
-                if (settings.deleteAfterPublish() || firstStart) {
-                    OptionalLong skipTo = OptionalLong.empty();
-                    if (settings.deleteAfterPublish() && !walOnlySeen) {
-                        // With the table as the truth, the WAL before this point holds nothing the passes have not
-                        // published (or an earlier run had) once a pass ran after it: the slot may skip it.
-                        skipTo = StartupDrain.fastForwardPoint(c, Duration.ofSeconds(10), keepGoing);
-                        if (skipTo.isPresent()) {
-                            drained = pass(c, drain, drained, keepGoing);
-                        }
-                    }
-                    drained = awaitSlotFree(c, bridge ? drain : null, drained, keepGoing);
-                    if (skipTo.isPresent()) {
-                        SlotGuard.SlotState slot = guard.slot(c);
-                        if (slot != null && slot.confirmedFlush() < skipTo.getAsLong()) {
-                            state.rebase(c, fence, skipTo.getAsLong());
-                            guard.advance(c, skipTo.getAsLong());
-                        }
-                    }
-                } else {
-                    awaitSlotFree(c, null, null, keepGoing);
-                }
-                // No walsender streams the slot now: the one moment it may be altered.
-                guard.ensureFailover(c, server, streamTarget);
+                drained = publishTableAndFreeSlot(c, drain, keepGoing);
             } catch (InterruptedException e) {
                 if (closing.getAsBoolean()) {
                     sink.flush(Duration.ofSeconds(30));
@@ -595,88 +563,15 @@ final class Session {
             FlushPolicy policy = new FlushPolicy(settings.offsetFlushInterval());
             StreamHandler handler = new StreamHandler(new ChangeDecoder(settings.schema(), EngineConfig.HEARTBEAT_TOPIC_PREFIX),
                     publisher, sink, metrics, policy, this::authority, drained, !settings.deleteAfterPublish(),
-                    settings.maxInFlight(), bridge && drained != null, this::walOnlyEvent);
+                    settings.maxInFlight(), bridges() && drained != null, this::walOnlyEvent);
             storeId = PostgresOffsetStore.register(new PostgresOffsetStore.Context(state, () -> fence,
                     this::checkBeforeRead, this::onWriteFailure));
             DebeziumSockets.register(storeId);
             socketsKey = storeId;
-            String offsets = storeId;
-            CompletableFuture<EngineRunner> starting = new CompletableFuture<>();
-            Runnable start = () -> {
-                try {
-                    EngineRunner built = new EngineRunner(EngineConfig.properties(settings, streamTarget, offsets), handler, policy,
-                            settings.slotName(), handler::pollingEnded);
-                    engineStartNanos = System.nanoTime();
-                    engine = built;
-                    built.start();
-                    phases.engineStarted = System.nanoTime();
-                    starting.complete(built);
-                } catch (RuntimeException | LinkageError e) {
-                    starting.completeExceptionally(e);
-                }
-            };
-            if (bridge && drained != null) {
-                // Building Debezium's engine loads its classes (about 0.5 s in a standby's JVM that never ran it): the
-                // passes go on meanwhile, as they do while the engine starts, instead of leaving events waiting.
-                Thread builder = new Thread(start, "outboxkit-cdc-engine-start-" + settings.slotName());
-                builder.setDaemon(true);
-                builder.start();
-                bridge(drain, drained, handler, starting, keepGoing);
-            } else {
-                start.run();
-            }
-            EngineRunner runner = started(starting);
-            long streamingSince = System.nanoTime();
-            while (true) {
-                EngineRunner.Outcome outcome = runner.outcome(Duration.ofMillis(100), wake);
-                if (!phases.logged && handler.firstBatchNanos() != 0) {
-                    phases.log(handler.firstBatchNanos());
-                }
-                if (outcome != null) {
-                    runner.close();
-                    if (!lost && closing.getAsBoolean() && handler.stopReached()) {
-                        sink.flush(Duration.ofSeconds(30));
-                        return End.CLOSED;
-                    }
-                    fail(outcome.error() instanceof RuntimeException re ? re
-                            : new IllegalStateException("Debezium's engine stopped: " + outcome.message(), outcome.error()));
-                    return failedOrLost();
-                }
-                if (error != null) {
-                    runner.close();
-                    return failedOrLost();
-                }
-                if (lost || !authority()) {
-                    lost = true;
-                    runner.close();
-                    return End.LOST;
-                }
-                if (closing.getAsBoolean()) {
-                    stopGracefully(handler, runner, sink, true);
-                    sink.flush(Duration.ofSeconds(30));
-                    return End.CLOSED;
-                }
-                if (catchUpDue(streamingSince)) {
-                    log.info("the WAL backlog is {} MB and the oldest unpublished event {} s old: publishing the backlog "
-                            + "from the table, then skipping the WAL it covered", metrics.slotLagBytes.get() >> 20,
-                            metrics.oldestUnackedMicros.get() == 0 ? 0
-                                    : (System.currentTimeMillis() * 1000 - metrics.oldestUnackedMicros.get()) / 1_000_000);
-                    stopGracefully(handler, runner, sink, false);
-                    sink.flush(Duration.ofSeconds(30));
-                    return End.CATCH_UP;
-                }
-            }
+            EngineRunner runner = startEngine(handler, policy, storeId, drain, drained, keepGoing);
+            return watch(runner, handler, sink);
         } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            EngineRunner running = engine;
-            if (running != null && !running.done()) {
-                // a stop that gave up on an unanswering database (Supervisor#abandon): Debezium stops on its own thread
-                Thread closer = new Thread(running::close, "outboxkit-cdc-engine-close-" + settings.slotName());
-                closer.setDaemon(true);
-                closer.start();
-            }
-            fail(new IllegalStateException("interrupted", e));
-            return End.FAILED;
+            return interrupted(e);
         } catch (SQLException | RuntimeException e) {
             fail(e instanceof RuntimeException re ? re : new IllegalStateException(e.getMessage(), e));
             return failedOrLost();
@@ -692,6 +587,187 @@ final class Session {
                 renewer.cancel(false); // the next session (if any) renews on its own
             }
         }
+    }
+
+    /** The session's flusher of the producer, on a thread of its own (stopped when the session ends). */
+    private Flusher startFlusher() {
+        Flusher flusher = new Flusher(producers::producer);
+        Thread flushing = new Thread(flusher, "outboxkit-cdc-flush-" + settings.slotName());
+        flushing.setDaemon(true);
+        flushing.start();
+        return flusher;
+    }
+
+    /** With the table as the truth, it bridges the predecessor's walsender exit and Debezium's start (class doc). */
+    private boolean bridges() {
+        return settings.deleteAfterPublish();
+    }
+
+    /**
+     * Everything before Debezium starts, in the class doc's order: the first pass over the table (and the slot's
+     * checks, for a takeover of a lease handed over), the slot fast-forwarded past what the passes covered, no
+     * walsender left on the slot, and the slot made a failover slot. Returns what the passes handled (null: none ran).
+     */
+    private StartupDrain.Result publishTableAndFreeSlot(Connection c, StartupDrain drain, BooleanSupplier keepGoing)
+            throws SQLException, InterruptedException {
+        StartupDrain.Result drained = firstPass(c, drain, keepGoing);
+        if (settings.deleteAfterPublish() || firstStart) {
+            drained = fastForwardOnceFree(c, drain, drained, keepGoing);
+        } else {
+            awaitSlotFree(c, null, null, keepGoing);
+        }
+        // No walsender streams the slot now: the one moment it may be altered.
+        guard.ensureFailover(c, server, streamTarget);
+        return drained;
+    }
+
+    /** The session's first pass over the table, when it owes one (null otherwise). */
+    private StartupDrain.Result firstPass(Connection c, StartupDrain drain, BooleanSupplier keepGoing)
+            throws SQLException, InterruptedException {
+        StartupDrain.Result drained = null;
+        if (checksAfterFirstPass) {
+            phase = "publishing the rows already in " + settings.outboxTable();
+            drained = drain.run(c, keepGoing);
+            phases.drained = System.nanoTime();
+            phases.firstRows = drained.published() + drained.parked();
+            phase = "checking slot and publication";
+            check(c);
+            if (firstStart) {
+                // the slot was created (or adopted) after that pass's snapshot: one more, after it (class doc)
+                drained = pass(c, drain, drained, keepGoing);
+            }
+            state.markDrained(c, fence);
+        } else if (settings.deleteAfterPublish() || firstStart) {
+            phase = "publishing the rows already in " + settings.outboxTable();
+            // The first pass at once: the events that waited during a hand-over go out first.
+            drained = drain.run(c, keepGoing);
+            state.markDrained(c, fence);
+            phases.drained = System.nanoTime();
+            phases.firstRows = drained.published() + drained.parked();
+        }
+        return drained;
+    }
+
+    /**
+     * Waits for the slot to be free (the passes going on meanwhile when they bridge) and, with the table as the truth,
+     * fast-forwards it past the WAL a pass covered.
+     */
+    private StartupDrain.Result fastForwardOnceFree(Connection c, StartupDrain drain, StartupDrain.Result drained,
+                                                    BooleanSupplier keepGoing) throws SQLException, InterruptedException {
+        OptionalLong skipTo = OptionalLong.empty();
+        if (settings.deleteAfterPublish() && !walOnlySeen) {
+            // With the table as the truth, the WAL before this point holds nothing the passes have not
+            // published (or an earlier run had) once a pass ran after it: the slot may skip it.
+            skipTo = StartupDrain.fastForwardPoint(c, Duration.ofSeconds(10), keepGoing);
+            if (skipTo.isPresent()) {
+                drained = pass(c, drain, drained, keepGoing);
+            }
+        }
+        drained = awaitSlotFree(c, bridges() ? drain : null, drained, keepGoing);
+        if (skipTo.isPresent()) {
+            // only now: a slot may be moved only while no walsender streams it (awaitSlotFree); base_lsn is recorded
+            // before the slot moves, so the slot is never past what the relay recorded (verifySlot)
+            SlotGuard.SlotState slot = guard.slot(c);
+            if (slot != null && slot.confirmedFlush() < skipTo.getAsLong()) {
+                state.rebase(c, fence, skipTo.getAsLong());
+                guard.advance(c, skipTo.getAsLong());
+            }
+        }
+        return drained;
+    }
+
+    /**
+     * Builds and starts Debezium's engine for the offset store and sockets of key {@code offsets}; while the passes
+     * bridge its start, on a thread of its own, the passes going on meanwhile. Returns the engine once started.
+     */
+    private EngineRunner startEngine(StreamHandler handler, FlushPolicy policy, String offsets, StartupDrain drain,
+                                     StartupDrain.Result drained, BooleanSupplier keepGoing) throws InterruptedException {
+        CompletableFuture<EngineRunner> starting = new CompletableFuture<>();
+        Runnable start = () -> {
+            try {
+                EngineRunner built = new EngineRunner(EngineConfig.properties(settings, streamTarget, offsets), handler, policy,
+                        settings.slotName(), handler::pollingEnded);
+                engineStartNanos = System.nanoTime();
+                engine = built;
+                built.start();
+                phases.engineStarted = System.nanoTime();
+                starting.complete(built);
+            } catch (RuntimeException | LinkageError e) {
+                starting.completeExceptionally(e);
+            }
+        };
+        if (bridges() && drained != null) {
+            // Building Debezium's engine loads its classes (about 0.5 s in a standby's JVM that never ran it): the
+            // passes go on meanwhile, as they do while the engine starts, instead of leaving events waiting.
+            Thread builder = new Thread(start, "outboxkit-cdc-engine-start-" + settings.slotName());
+            builder.setDaemon(true);
+            builder.start();
+            bridge(drain, drained, handler, starting, keepGoing);
+        } else {
+            start.run();
+        }
+        return started(starting);
+    }
+
+    /**
+     * Streams until the session ends: the engine stopped, the session failed or lost its lease, the relay closes (at
+     * the stop point when it can), or a catch-up from the table is due.
+     */
+    private End watch(EngineRunner runner, StreamHandler handler, RowSink sink) throws InterruptedException {
+        long streamingSince = System.nanoTime();
+        while (true) {
+            EngineRunner.Outcome outcome = runner.outcome(Duration.ofMillis(100), wake);
+            if (!phases.logged && handler.firstBatchNanos() != 0) {
+                phases.log(handler.firstBatchNanos());
+            }
+            if (outcome != null) {
+                runner.close();
+                if (!lost && closing.getAsBoolean() && handler.stopReached()) {
+                    sink.flush(Duration.ofSeconds(30));
+                    return End.CLOSED;
+                }
+                fail(outcome.error() instanceof RuntimeException re ? re
+                        : new IllegalStateException("Debezium's engine stopped: " + outcome.message(), outcome.error()));
+                return failedOrLost();
+            }
+            if (error != null) {
+                runner.close();
+                return failedOrLost();
+            }
+            if (lost || !authority()) {
+                lost = true;
+                runner.close();
+                return End.LOST;
+            }
+            if (closing.getAsBoolean()) {
+                stopGracefully(handler, runner, sink, true);
+                sink.flush(Duration.ofSeconds(30));
+                return End.CLOSED;
+            }
+            if (catchUpDue(streamingSince)) {
+                log.info("the WAL backlog is {} MB and the oldest unpublished event {} s old: publishing the backlog "
+                        + "from the table, then skipping the WAL it covered", metrics.slotLagBytes.get() >> 20,
+                        metrics.oldestUnackedMicros.get() == 0 ? 0
+                                : (System.currentTimeMillis() * 1000 - metrics.oldestUnackedMicros.get()) / 1_000_000);
+                stopGracefully(handler, runner, sink, false);
+                sink.flush(Duration.ofSeconds(30));
+                return End.CATCH_UP;
+            }
+        }
+    }
+
+    /** The session's thread was interrupted: a stop that gave up on an unanswering database. */
+    private End interrupted(InterruptedException e) {
+        Thread.currentThread().interrupt();
+        EngineRunner running = engine;
+        if (running != null && !running.done()) {
+            // a stop that gave up on an unanswering database (Supervisor#abandon): Debezium stops on its own thread
+            Thread closer = new Thread(running::close, "outboxkit-cdc-engine-close-" + settings.slotName());
+            closer.setDaemon(true);
+            closer.start();
+        }
+        fail(new IllegalStateException("interrupted", e));
+        return End.FAILED;
     }
 
     /**
