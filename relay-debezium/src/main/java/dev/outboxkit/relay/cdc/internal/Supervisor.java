@@ -88,6 +88,10 @@ public final class Supervisor implements AutoCloseable {
     private volatile long lastFailureNanos;
     /** Since when (System.nanoTime) the lease loop cannot reach the database, or 0. */
     private long unreachableSinceNanos;
+    /** The lease loop's wait before the next session after a failure (the loop's thread only). */
+    private long restartBackoff = 500;
+    /** The lease loop's wait before its next look while the database does not answer (the loop's thread only). */
+    private long databaseBackoff = 250;
 
     public Supervisor(CdcSettings settings) {
         this(settings, KafkaProducer::new);
@@ -119,6 +123,31 @@ public final class Supervisor implements AutoCloseable {
                 "outboxkit-cdc-" + settings.slotName(), 6, SlotGuard.applicationName(settings, settings.instanceId()));
         lease = new LeaseKeeper(pool, settings, metrics.takeovers);
         guard = new SlotGuard(settings);
+        awaitDatabase();
+        checkGrantsAndSchema();
+        try {
+            KafkaReachability.refuseUntrustedBroker(settings.producerConfig(), "the " + settings.logPrefix());
+        } catch (IllegalStateException e) {
+            throw refusedToStart(e);
+        }
+        openWorkers();
+        log.info("starting CDC relay: {}", settings.describe());
+        Session first = takeLeaseAtStart();
+        scheduler.scheduleWithFixedDelay(monitor, 0, 2, TimeUnit.SECONDS);
+        warmer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "outboxkit-cdc-warmup-" + settings.slotName());
+            t.setDaemon(true);
+            return t;
+        });
+        warmer.scheduleWithFixedDelay(new StandbyWarmup(settings, pool, producer, () -> role == Role.STANDBY && !closing),
+                0, StandbyWarmup.RETRY.toMillis(), TimeUnit.MILLISECONDS);
+        loop = new Thread(() -> run(first), "outboxkit-cdc-" + settings.slotName());
+        loop.setDaemon(true);
+        loop.start();
+    }
+
+    /** Waits (up to {@code startTimeout}, or until closed) for the database to answer, directly rather than through a pooler. */
+    private void awaitDatabase() {
         DatabaseAtStart contact = new DatabaseAtStart("the " + settings.logPrefix(), settings.jdbcUrl(),
                 settings.startTimeout(), () -> stopRequested);
         firstContact = contact;
@@ -128,6 +157,9 @@ public final class Supervisor implements AutoCloseable {
         } catch (IllegalStateException e) {
             throw refusedToStart(e);
         }
+    }
+
+    private void checkGrantsAndSchema() {
         try (Connection c = pool.getConnection()) {
             // before Kafka and any lease: a standby that lacked a grant or a table would fail only at takeover
             guard.requireGrants(c);
@@ -138,11 +170,10 @@ public final class Supervisor implements AutoCloseable {
         } catch (SQLException e) {
             log.debug("could not check the role's grants and tables at start; the start-up below reports the database", e);
         }
-        try {
-            KafkaReachability.refuseUntrustedBroker(settings.producerConfig(), "the " + settings.logPrefix());
-        } catch (IllegalStateException e) {
-            throw refusedToStart(e);
-        }
+    }
+
+    /** What works for every session: the offset and slot tables, the slot monitor, the producer, Kafka's probe. */
+    private void openWorkers() {
         state = new StateTables(pool, settings, lease);
         monitor = new SlotMonitor(settings, metrics, pool, guard, () -> {
             Session s = session;
@@ -158,7 +189,13 @@ public final class Supervisor implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        log.info("starting CDC relay: {}", settings.describe());
+    }
+
+    /**
+     * The start's look at the lease: when free, the first session, prepared (its start-up checks, whose refusal
+     * {@code start()} throws); else null, standing by.
+     */
+    private Session takeLeaseAtStart() {
         Session first = null;
         try {
             Optional<LeaseKeeper.Acquired> acquired = lease.tryAcquire();
@@ -171,6 +208,7 @@ public final class Supervisor implements AutoCloseable {
                 detail = standbyDetail();
                 log.info("standing by: {}", detail);
             }
+            return first;
         } catch (CdcStartupException e) {
             role = Role.FAILED;
             failure = e;
@@ -188,18 +226,6 @@ public final class Supervisor implements AutoCloseable {
             throw new IllegalStateException("the CDC relay cannot reach " + JdbcUrls.where(settings.jdbcUrl()) + " (" + why
                     + "); check jdbcUrl, user and password", e);
         }
-        scheduler.scheduleWithFixedDelay(monitor, 0, 2, TimeUnit.SECONDS);
-        warmer = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "outboxkit-cdc-warmup-" + settings.slotName());
-            t.setDaemon(true);
-            return t;
-        });
-        warmer.scheduleWithFixedDelay(new StandbyWarmup(settings, pool, producer, () -> role == Role.STANDBY && !closing),
-                0, StandbyWarmup.RETRY.toMillis(), TimeUnit.MILLISECONDS);
-        Session prepared = first;
-        loop = new Thread(() -> run(prepared), "outboxkit-cdc-" + settings.slotName());
-        loop.setDaemon(true);
-        loop.start();
     }
 
     /** The start's refusal {@code e}: the relay is FAILED with it, its resources closed; returns it to be thrown. */
@@ -211,39 +237,22 @@ public final class Supervisor implements AutoCloseable {
         return e;
     }
 
+    /**
+     * The lease loop: stand by until the lease is free, then run one session after another under it, each started
+     * after the last one's end was dealt with (standing by again when the lease is lost), until closed or failed.
+     */
     private void run(Session prepared) {
         Session next = prepared;
-        long backoff = 500;
-        long databaseBackoff = 250;
         while (!closing) {
             try {
                 if (next == null) {
-                    Optional<LeaseKeeper.Acquired> acquired = lease.tryAcquire();
-                    databaseBackoff = databaseAnswers();
-                    standbyHealthy = true;
-                    if (acquired.isEmpty()) {
-                        if (role == Role.ACTIVE) {
-                            lostLease(); // found out by a renewal that failed with an error (caught below)
-                        }
-                        role = Role.STANDBY;
-                        metrics.active.set(0);
-                        detail = standbyDetail();
-                        awaitRelease();
-                        continue;
+                    next = takeOver();
+                    if (next == null) {
+                        continue; // standing by
                     }
-                    log.info("acquired lease {} with fencing token {} (previous holder {}{}): taking over slot {}",
-                            lease.leaseKey(), acquired.get().fence(), acquired.get().previousHolder(),
-                            acquired.get().from() == LeaseTable.From.HOLDER_GONE ? ", whose process is gone" : "",
-                            settings.slotName());
-                    next = newSession(acquired.get());
                     next.prepare(true);
                 }
-                session = next;
-                role = Role.ACTIVE;
-                metrics.active.set(1);
-                Session.End end = next.run();
-                databaseBackoff = databaseAnswers();
-                metrics.active.set(0);
+                Session.End end = runActive(next);
                 switch (end) {
                     case CLOSED -> {
                         next.releaseLease();
@@ -251,7 +260,10 @@ public final class Supervisor implements AutoCloseable {
                         detail = "stopped";
                         return;
                     }
-                    case CATCH_UP -> {
+                    case CATCH_UP, FAILED -> {
+                        if (end == Session.End.FAILED && !mayRestartAfter(next)) {
+                            return; // a stop that gave up on the database (close() said so): nothing to restart
+                        }
                         long fence = next.fence;
                         next = null;
                         next = nextUnder(fence);
@@ -265,66 +277,16 @@ public final class Supervisor implements AutoCloseable {
                             lostLease(); // a stop that found its authority lapsed (database away) just stops
                         }
                     }
-                    case FAILED -> {
-                        RuntimeException error = next.error;
-                        if (error instanceof CdcStartupException) {
-                            throw error;
-                        }
-                        if (closing) {
-                            return; // a stop that gave up on the database (close() said so): nothing to restart
-                        }
-                        long lastAck = metrics.lastAckNanos.get();
-                        if (lastAck != 0 && lastAck - next.startedNanos > 0 || error instanceof SlotMovedException) {
-                            // the session made progress (a new failure, not the same one again), or the primary or
-                            // the slot moved, which the next session mends at its start
-                            backoff = 500;
-                        }
-                        if (error instanceof SlotMovedException) {
-                            log.warn("{}; the next session starts in {} ms", error.getMessage(), backoff);
-                        } else {
-                            log.warn("streaming failed ({}); restarting from the last stored offset in {} ms",
-                                    error == null ? "engine stopped" : error.toString(), backoff);
-                        }
-                        detail = "restarting after: " + (error == null ? "engine stopped" : error.getMessage());
-                        lastFailure = detail;
-                        lastFailureNanos = System.nanoTime();
-                        long fence = next.fence;
-                        sleep(backoff);
-                        backoff = Math.min(backoff * 2, 30_000);
-                        next = null;
-                        next = nextUnder(fence);
-                        if (next != null) {
-                            next.prepare(true); // assigned first: a start-up refusal below gives its lease back
-                        }
-                    }
                     default -> throw new IllegalStateException("unknown end " + end);
                 }
                 if (end != Session.End.FAILED) {
-                    backoff = 500;
+                    restartBackoff = 500;
                 }
             } catch (CdcStartupException e) {
-                log.error("the CDC relay stopped: {}", e.getMessage());
-                failure = e;
-                role = Role.FAILED;
-                detail = e.getMessage();
-                metrics.active.set(0);
-                if (next != null) {
-                    next.releaseLease();
-                }
+                stopOnStartupRefusal(e, next);
                 return;
             } catch (SQLException | RuntimeException e) {
-                // The database is away (a restart, a failover, a network cut): look again soon, so that a promoted
-                // standby or a restarted server is taken up within a couple of seconds, however long it took.
-                standbyHealthy = false;
-                String why = "database unreachable: " + e.getMessage();
-                if (!why.equals(detail) || unreachableSinceNanos == 0) {
-                    log.warn("lease handling failed ({}); retrying every {} ms or sooner until the database answers",
-                            e.toString(), DATABASE_RETRY_MAX.toMillis());
-                }
-                if (unreachableSinceNanos == 0) {
-                    unreachableSinceNanos = System.nanoTime();
-                }
-                detail = why;
+                databaseAway(e);
                 next = null;
                 sleep(databaseBackoff);
                 databaseBackoff = Math.min(databaseBackoff * 2, DATABASE_RETRY_MAX.toMillis());
@@ -334,6 +296,102 @@ public final class Supervisor implements AutoCloseable {
             next.releaseLease(); // prepared under the lease, never run: the stop came first
         }
         role = Role.STOPPED;
+    }
+
+    /**
+     * A look at the lease from the loop: the session under it when this instance took it (not yet prepared), else null
+     * after standing by until it is given back or a while passed.
+     */
+    private Session takeOver() throws SQLException {
+        Optional<LeaseKeeper.Acquired> acquired = lease.tryAcquire();
+        databaseBackoff = databaseAnswers();
+        standbyHealthy = true;
+        if (acquired.isEmpty()) {
+            if (role == Role.ACTIVE) {
+                lostLease(); // found out by a renewal that failed with an error (caught in run)
+            }
+            role = Role.STANDBY;
+            metrics.active.set(0);
+            detail = standbyDetail();
+            awaitRelease();
+            return null;
+        }
+        log.info("acquired lease {} with fencing token {} (previous holder {}{}): taking over slot {}",
+                lease.leaseKey(), acquired.get().fence(), acquired.get().previousHolder(),
+                acquired.get().from() == LeaseTable.From.HOLDER_GONE ? ", whose process is gone" : "",
+                settings.slotName());
+        return newSession(acquired.get());
+    }
+
+    /** Runs {@code s} as the active instance until it ends. */
+    private Session.End runActive(Session s) {
+        session = s;
+        role = Role.ACTIVE;
+        metrics.active.set(1);
+        Session.End end = s.run();
+        databaseBackoff = databaseAnswers();
+        metrics.active.set(0);
+        return end;
+    }
+
+    /**
+     * After session {@code failed} failed: throws a start-up refusal on; false when the relay is closing; else says
+     * why, waits the back-off and returns true (the next session starts from the last stored offset).
+     */
+    private boolean mayRestartAfter(Session failed) {
+        RuntimeException error = failed.error;
+        if (error instanceof CdcStartupException) {
+            throw error;
+        }
+        if (closing) {
+            return false;
+        }
+        long lastAck = metrics.lastAckNanos.get();
+        if (lastAck != 0 && lastAck - failed.startedNanos > 0 || error instanceof SlotMovedException) {
+            // the session made progress (a new failure, not the same one again), or the primary or
+            // the slot moved, which the next session mends at its start
+            restartBackoff = 500;
+        }
+        if (error instanceof SlotMovedException) {
+            log.warn("{}; the next session starts in {} ms", error.getMessage(), restartBackoff);
+        } else {
+            log.warn("streaming failed ({}); restarting from the last stored offset in {} ms",
+                    error == null ? "engine stopped" : error.toString(), restartBackoff);
+        }
+        detail = "restarting after: " + (error == null ? "engine stopped" : error.getMessage());
+        lastFailure = detail;
+        lastFailureNanos = System.nanoTime();
+        sleep(restartBackoff);
+        restartBackoff = Math.min(restartBackoff * 2, 30_000);
+        return true;
+    }
+
+    /** A start-up refusal stops the relay (FAILED); the lease of a session prepared under it is given back. */
+    private void stopOnStartupRefusal(CdcStartupException e, Session prepared) {
+        log.error("the CDC relay stopped: {}", e.getMessage());
+        failure = e;
+        role = Role.FAILED;
+        detail = e.getMessage();
+        metrics.active.set(0);
+        if (prepared != null) {
+            prepared.releaseLease();
+        }
+    }
+
+    /** The lease loop could not reach the database: says so once per outage (and when the reason changes). */
+    private void databaseAway(Exception e) {
+        // The database is away (a restart, a failover, a network cut): look again soon, so that a promoted
+        // standby or a restarted server is taken up within a couple of seconds, however long it took.
+        standbyHealthy = false;
+        String why = "database unreachable: " + e.getMessage();
+        if (!why.equals(detail) || unreachableSinceNanos == 0) {
+            log.warn("lease handling failed ({}); retrying every {} ms or sooner until the database answers",
+                    e.toString(), DATABASE_RETRY_MAX.toMillis());
+        }
+        if (unreachableSinceNanos == 0) {
+            unreachableSinceNanos = System.nanoTime();
+        }
+        detail = why;
     }
 
     /** The database answered the lease loop: says so once after an outage; returns the first wait of the next one. */
