@@ -35,7 +35,26 @@ final class EngineConfig {
         p.setProperty("offset.flush.interval.ms", Long.toString(s.offsetFlushInterval().toMillis()));
         p.setProperty("offset.flush.timeout.ms", "30000");
 
-        // Where to read.
+        where(p, s, target, storeContextId);
+        safeDefaults(p, s);
+
+        // Heartbeats: every interval Debezium inserts a beat into our table (replacing the last one);
+        // the insert travels through the WAL, so the slot advances even while the outbox is idle.
+        p.setProperty("heartbeat.interval.ms", Long.toString(s.heartbeatInterval().toMillis()));
+        p.setProperty("heartbeat.action.query", heartbeatQuery(s));
+
+        // Latency and throughput: big batches under load, a lone event waits at most pollInterval.
+        p.setProperty("max.batch.size", Integer.toString(s.maxBatchSize()));
+        p.setProperty("max.queue.size", Integer.toString(s.maxBatchSize() * 4));
+        p.setProperty("poll.interval.ms", Long.toString(Math.max(1, s.pollInterval().toMillis())));
+        p.setProperty("record.processing.threads", "1");
+
+        restarts(p);
+        return p;
+    }
+
+    /** Where to read: the one host of {@code target}, with the relay's login and the URL's driver options. */
+    private static void where(Properties p, CdcSettings s, JdbcTarget target, String storeContextId) {
         p.setProperty("database.hostname", target.host().host());
         p.setProperty("database.port", Integer.toString(target.host().port()));
         p.setProperty("database.dbname", target.database());
@@ -55,7 +74,9 @@ final class EngineConfig {
         p.setProperty("database.socketFactoryArg", storeContextId);
         p.setProperty("topic.prefix", TOPIC_PREFIX);
         p.setProperty("topic.heartbeat.prefix", HEARTBEAT_TOPIC_PREFIX);
+    }
 
+    private static void safeDefaults(Properties p, CdcSettings s) {
         // Safe defaults, set explicitly: pgoutput (Debezium still defaults to decoderbufs), our own
         // publication (inserts into the outbox and the heartbeat table only), never a snapshot of the
         // table (the relay's own start-up drain publishes existing rows once, through the same mapping),
@@ -78,18 +99,9 @@ final class EngineConfig {
         p.setProperty("binary.handling.mode", "bytes");
         p.setProperty("schema.name.adjustment.mode", "none");
         p.setProperty("field.name.adjustment.mode", "none");
+    }
 
-        // Heartbeats: every interval Debezium inserts a beat into our table (replacing the last one);
-        // the insert travels through the WAL, so the slot advances even while the outbox is idle.
-        p.setProperty("heartbeat.interval.ms", Long.toString(s.heartbeatInterval().toMillis()));
-        p.setProperty("heartbeat.action.query", heartbeatQuery(s));
-
-        // Latency and throughput: big batches under load, a lone event waits at most pollInterval.
-        p.setProperty("max.batch.size", Integer.toString(s.maxBatchSize()));
-        p.setProperty("max.queue.size", Integer.toString(s.maxBatchSize() * 4));
-        p.setProperty("poll.interval.ms", Long.toString(Math.max(1, s.pollInterval().toMillis())));
-        p.setProperty("record.processing.threads", "1");
-
+    private static void restarts(Properties p) {
         // After a lost connection (walsender terminated, server restarted) Debezium restarts its task
         // from the stored offset; keep that quick.
         p.setProperty("retriable.restart.connector.wait.ms", "1000");
@@ -99,7 +111,6 @@ final class EngineConfig {
         p.setProperty("slot.max.retries", "6");
         p.setProperty("slot.retry.delay.ms", "2000");
         p.setProperty("status.update.interval.ms", "10000");
-        return p;
     }
 
     /** Replaces this slot's previous beat with a new one, in one statement (an insert, so pgoutput sends it). */

@@ -104,27 +104,8 @@ final class SlotMonitor implements Runnable {
     public void run() {
         long lookNanos = System.nanoTime();
         try (Connection c = pool.getConnection()) {
-            SlotGuard.SlotState slot = guard.slot(c);
-            if (slot == null) {
-                streamedLookNanos = 0;
-                metrics.walStatus.set(CdcMetrics.WAL_NO_SLOT);
-                metrics.slotLagBytes.set(0);
-                metrics.retainedWalBytes.set(0);
-            } else {
-                streamedLookNanos = slot.active() ? lookNanos : 0;
-                metrics.walStatus.set(CdcMetrics.walStatusCode(slot.walStatus()));
-                metrics.slotLagBytes.set(slot.lagBytes());
-                metrics.retainedWalBytes.set(slot.retainedBytes());
-            }
-            FailoverSlots.State failover = FailoverSlots.of(c, settings.slotName());
-            if (failover.code() == FailoverSlots.READY && standbyHosts.size() > 1) {
-                if (looks++ % STANDBY_LOOK_EVERY == 0) {
-                    standbyCopies = standbyCopies(JdbcUrls.connectedTo(c));
-                }
-                failover = FailoverSlots.withStandbys(failover, standbyCopies);
-            }
-            metrics.failoverReady.set(failover.code());
-            metrics.failoverDetail = failover.detail();
+            SlotGuard.SlotState slot = readSlot(c, lookNanos);
+            readFailover(c);
             Session s = activeSession.get();
             if (s != null && s.enginePolling()) {
                 try {
@@ -139,15 +120,7 @@ final class SlotMonitor implements Runnable {
                 }
             }
             if (settings.deleteAfterPublish()) {
-                try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT created_at FROM "
-                        + settings.outboxTable() + " WHERE published_at IS NULL ORDER BY seq LIMIT 1")) {
-                    if (rs.next()) {
-                        OffsetDateTime at = rs.getObject(1, OffsetDateTime.class);
-                        metrics.oldestUnackedMicros.set(at.toEpochSecond() * 1_000_000 + at.getNano() / 1000);
-                    } else {
-                        metrics.oldestUnackedMicros.set(0);
-                    }
-                }
+                readOldestUnpublished(c);
             }
             lastReadNanos = System.nanoTime();
             lastError = null;
@@ -157,6 +130,49 @@ final class SlotMonitor implements Runnable {
             Session s = activeSession.get();
             if (s != null) {
                 s.databaseError(e);
+            }
+        }
+    }
+
+    /** The slot's state into the metrics; whether it had a walsender at this look. Returns the slot, null if none. */
+    private SlotGuard.SlotState readSlot(Connection c, long lookNanos) throws SQLException {
+        SlotGuard.SlotState slot = guard.slot(c);
+        if (slot == null) {
+            streamedLookNanos = 0;
+            metrics.walStatus.set(CdcMetrics.WAL_NO_SLOT);
+            metrics.slotLagBytes.set(0);
+            metrics.retainedWalBytes.set(0);
+        } else {
+            streamedLookNanos = slot.active() ? lookNanos : 0;
+            metrics.walStatus.set(CdcMetrics.walStatusCode(slot.walStatus()));
+            metrics.slotLagBytes.set(slot.lagBytes());
+            metrics.retainedWalBytes.set(slot.retainedBytes());
+        }
+        return slot;
+    }
+
+    /** Whether a promoted standby would have the slot (asking the standbys now and then) into the metrics. */
+    private void readFailover(Connection c) throws SQLException {
+        FailoverSlots.State failover = FailoverSlots.of(c, settings.slotName());
+        if (failover.code() == FailoverSlots.READY && standbyHosts.size() > 1) {
+            if (looks++ % STANDBY_LOOK_EVERY == 0) {
+                standbyCopies = standbyCopies(JdbcUrls.connectedTo(c));
+            }
+            failover = FailoverSlots.withStandbys(failover, standbyCopies);
+        }
+        metrics.failoverReady.set(failover.code());
+        metrics.failoverDetail = failover.detail();
+    }
+
+    /** The oldest unpublished row's age into the metrics (the table holds every unpublished event). */
+    private void readOldestUnpublished(Connection c) throws SQLException {
+        try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT created_at FROM "
+                + settings.outboxTable() + " WHERE published_at IS NULL ORDER BY seq LIMIT 1")) {
+            if (rs.next()) {
+                OffsetDateTime at = rs.getObject(1, OffsetDateTime.class);
+                metrics.oldestUnackedMicros.set(at.toEpochSecond() * 1_000_000 + at.getNano() / 1000);
+            } else {
+                metrics.oldestUnackedMicros.set(0);
             }
         }
     }
