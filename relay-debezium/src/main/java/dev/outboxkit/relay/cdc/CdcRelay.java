@@ -6,6 +6,7 @@ import dev.outboxkit.core.RelayOption;
 import dev.outboxkit.core.internal.DatabaseLogin;
 import dev.outboxkit.core.internal.Tracing;
 import dev.outboxkit.relay.cdc.internal.CdcSettings;
+import dev.outboxkit.relay.cdc.internal.CdcWiring;
 import dev.outboxkit.relay.cdc.internal.Supervisor;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -66,7 +67,7 @@ public final class CdcRelay implements Relay {
 
     private CdcRelay(CdcSettings settings, Function<Map<String, Object>, Producer<byte[], byte[]>> producerFactory) {
         this.settings = settings;
-        this.supervisor = producerFactory == null ? new Supervisor(settings) : new Supervisor(settings, producerFactory);
+        this.supervisor = producerFactory == null ? CdcWiring.supervisor(settings) : CdcWiring.supervisor(settings, producerFactory);
     }
 
     public static Builder builder() {

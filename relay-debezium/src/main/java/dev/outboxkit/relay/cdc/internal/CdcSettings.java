@@ -26,7 +26,7 @@ import java.util.function.Function;
 public final class CdcSettings extends SharedSettings {
 
     /** Prefix of the logical decoding messages the writer emits in its emit-message mode. */
-    public static final String MESSAGE_PREFIX = "outboxkit";
+    public static final String MESSAGE_PREFIX = ChangeDecoder.MESSAGE_PREFIX;
 
     private final DatabaseLogin login;
     private final String slotName;

@@ -2,6 +2,7 @@ package dev.outboxkit.relay.cdc.internal;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxkit.relay.cdc.CdcStartupException;
+import dev.outboxkit.core.internal.DatabaseLogin;
 import dev.outboxkit.core.internal.DatabaseSilence;
 import dev.outboxkit.core.internal.FailoverSlots;
 import dev.outboxkit.core.internal.JdbcUrls;
@@ -28,7 +29,9 @@ final class SlotMonitor implements Runnable {
 
     private static final Logger log = LoggerFactory.getLogger(Supervisor.class);
 
-    private final CdcSettings settings;
+    private final SlotTerms terms;
+    /** The URL (its hosts: the standbys asked for their copy of the slot) and the login to ask them with. */
+    private final DatabaseLogin login;
     private final CdcMetrics metrics;
     private final HikariDataSource pool;
     private final SlotGuard guard;
@@ -48,10 +51,11 @@ final class SlotMonitor implements Runnable {
     private Map<String, Boolean> standbyCopies = Map.of();
     private volatile String lastError;
 
-    SlotMonitor(CdcSettings settings, CdcMetrics metrics, HikariDataSource pool, SlotGuard guard,
+    SlotMonitor(SlotTerms terms, DatabaseLogin login, CdcMetrics metrics, HikariDataSource pool, SlotGuard guard,
                 Supplier<Session> activeSession) {
-        this.standbyHosts = JdbcUrls.hosts(settings.jdbcUrl());
-        this.settings = settings;
+        this.standbyHosts = JdbcUrls.hosts(login.jdbcUrl());
+        this.terms = terms;
+        this.login = login;
         this.metrics = metrics;
         this.pool = pool;
         this.guard = guard;
@@ -78,23 +82,23 @@ final class SlotMonitor implements Runnable {
      */
     private Map<String, Boolean> standbyCopies(JdbcUrls.HostPort primary) {
         Map<String, Boolean> copies = new LinkedHashMap<>();
-        Properties login = new Properties();
-        login.setProperty("user", settings.user());
-        if (settings.password() != null) {
-            login.setProperty("password", settings.password().reveal());
+        Properties props = new Properties();
+        props.setProperty("user", login.user());
+        if (login.password() != null) {
+            props.setProperty("password", login.password().reveal());
         }
-        login.setProperty("connectTimeout", "2");
-        login.setProperty("socketTimeout", "5");
-        login.setProperty("ApplicationName", "outboxkit-cdc-standby-check");
+        props.setProperty("connectTimeout", "2");
+        props.setProperty("socketTimeout", "5");
+        props.setProperty("ApplicationName", "outboxkit-cdc-standby-check");
         for (JdbcUrls.HostPort host : standbyHosts) {
             if (host.equals(primary)) {
                 continue;
             }
-            try (Connection standby = DriverManager.getConnection(JdbcUrls.withHost(settings.jdbcUrl(), host), login)) {
-                copies.put(host.toString(), FailoverSlots.syncedOnStandby(standby, settings.slotName()));
+            try (Connection standby = DriverManager.getConnection(JdbcUrls.withHost(login.jdbcUrl(), host), props)) {
+                copies.put(host.toString(), FailoverSlots.syncedOnStandby(standby, terms.slotName()));
             } catch (SQLException e) {
                 copies.put(host.toString(), null);
-                log.debug("standby {} could not be asked for its copy of slot {}: {}", host, settings.slotName(), e.toString());
+                log.debug("standby {} could not be asked for its copy of slot {}: {}", host, terms.slotName(), e.toString());
             }
         }
         return copies;
@@ -119,7 +123,7 @@ final class SlotMonitor implements Runnable {
                     s.fail(e);
                 }
             }
-            if (settings.deleteAfterPublish()) {
+            if (terms.deleteAfterPublish()) {
                 readOldestUnpublished(c);
             }
             lastReadNanos = System.nanoTime();
@@ -153,7 +157,7 @@ final class SlotMonitor implements Runnable {
 
     /** Whether a promoted standby would have the slot (asking the standbys now and then) into the metrics. */
     private void readFailover(Connection c) throws SQLException {
-        FailoverSlots.State failover = FailoverSlots.of(c, settings.slotName());
+        FailoverSlots.State failover = FailoverSlots.of(c, terms.slotName());
         if (failover.code() == FailoverSlots.READY && standbyHosts.size() > 1) {
             if (looks++ % STANDBY_LOOK_EVERY == 0) {
                 standbyCopies = standbyCopies(JdbcUrls.connectedTo(c));
@@ -167,7 +171,7 @@ final class SlotMonitor implements Runnable {
     /** The oldest unpublished row's age into the metrics (the table holds every unpublished event). */
     private void readOldestUnpublished(Connection c) throws SQLException {
         try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT created_at FROM "
-                + settings.outboxTable() + " WHERE published_at IS NULL ORDER BY seq LIMIT 1")) {
+                + terms.outboxTable() + " WHERE published_at IS NULL ORDER BY seq LIMIT 1")) {
             if (rs.next()) {
                 OffsetDateTime at = rs.getObject(1, OffsetDateTime.class);
                 metrics.oldestUnackedMicros.set(at.toEpochSecond() * 1_000_000 + at.getNano() / 1000);

@@ -98,15 +98,16 @@ final class StartupDrain {
         }
     }
 
-    private final CdcSettings settings;
+    private final String outboxTable;
     private final Publisher publisher;
     private final RowSink sink;
     private final int chunk;
     /** The select of the unpublished rows, built at the first pass (the schema's version decides its columns). */
     private String select;
 
-    StartupDrain(CdcSettings settings, Publisher publisher, RowSink sink, int chunk) {
-        this.settings = settings;
+    /** @param outboxTable the outbox table, qualified */
+    StartupDrain(String outboxTable, Publisher publisher, RowSink sink, int chunk) {
+        this.outboxTable = outboxTable;
         this.publisher = publisher;
         this.sink = sink;
         this.chunk = chunk;
@@ -160,7 +161,7 @@ final class StartupDrain {
                 pass.snapshotLsn = Lsns.parse(rs.getString(1));
             }
             if (select == null) {
-                select = unpublished(c, settings) + " ORDER BY seq";
+                select = unpublished(c, outboxTable) + " ORDER BY seq";
             }
             publishUnpublished(c, keepGoing, earlier, pass);
             c.commit();
@@ -174,7 +175,7 @@ final class StartupDrain {
         Result result = pass.result();
         if (pass.count > 0 && earlier == null) {
             log.info("start-up drain published {} rows already in {} ({} parked) in {} ms (first send at {} ms, waiting "
-                            + "for Kafka's acknowledgements {} ms)", pass.published, settings.outboxTable(), pass.parked,
+                            + "for Kafka's acknowledgements {} ms)", pass.published, outboxTable, pass.parked,
                     (System.nanoTime() - started) / 1_000_000, (pass.firstSendNanos - started) / 1_000_000,
                     pass.publishNanos / 1_000_000);
         }
@@ -270,11 +271,11 @@ final class StartupDrain {
     }
 
     /** The select of the unpublished rows, without an order; {@link #row} reads one of its rows. */
-    private static String unpublished(Connection c, CdcSettings settings) throws SQLException {
+    private static String unpublished(Connection c, String outboxTable) throws SQLException {
         // A schema before version 10 has no binary columns: read it as version 9 did.
-        String binary = binaryColumnsPresent(c, settings) ? ", payload_bytes, content_type" : ", NULL::bytea, NULL::text";
+        String binary = binaryColumnsPresent(c, outboxTable) ? ", payload_bytes, content_type" : ", NULL::bytea, NULL::text";
         return "SELECT seq, id::text, aggregate_type, aggregate_id, event_type, topic, payload::text, headers::text, "
-                + "created_at" + binary + " FROM " + settings.outboxTable() + " WHERE published_at IS NULL";
+                + "created_at" + binary + " FROM " + outboxTable + " WHERE published_at IS NULL";
     }
 
     private static OutboxRow row(ResultSet rs) throws SQLException {
@@ -288,9 +289,9 @@ final class StartupDrain {
      * Up to {@code limit} of the newest unpublished rows, read without a lock (a standby's sample of what it will
      * publish once it takes over: {@link StandbyWarmup}).
      */
-    static List<OutboxRow> newest(Connection c, CdcSettings settings, int limit) throws SQLException {
+    static List<OutboxRow> newest(Connection c, String outboxTable, int limit) throws SQLException {
         List<OutboxRow> rows = new ArrayList<>(limit);
-        try (PreparedStatement ps = c.prepareStatement(unpublished(c, settings) + " ORDER BY seq DESC LIMIT ?")) {
+        try (PreparedStatement ps = c.prepareStatement(unpublished(c, outboxTable) + " ORDER BY seq DESC LIMIT ?")) {
             ps.setInt(1, limit);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
@@ -301,10 +302,10 @@ final class StartupDrain {
         return rows;
     }
 
-    private static boolean binaryColumnsPresent(Connection c, CdcSettings settings) throws SQLException {
+    private static boolean binaryColumnsPresent(Connection c, String outboxTable) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT count(*) = 2 FROM pg_attribute WHERE attrelid = to_regclass(?)"
                 + " AND attname IN ('payload_bytes', 'content_type') AND NOT attisdropped")) {
-            ps.setString(1, settings.outboxTable());
+            ps.setString(1, outboxTable);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 return rs.getBoolean(1);

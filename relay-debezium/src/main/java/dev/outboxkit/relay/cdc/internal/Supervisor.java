@@ -2,7 +2,6 @@ package dev.outboxkit.relay.cdc.internal;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxkit.core.Relay;
-import dev.outboxkit.core.internal.ConnectionPools;
 import dev.outboxkit.core.internal.DatabaseAtStart;
 import dev.outboxkit.core.internal.FailoverSlots;
 import dev.outboxkit.core.internal.PoolerCheck;
@@ -18,14 +17,10 @@ import dev.outboxkit.relay.cdc.CdcStartupException;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.util.Map;
 import java.util.Optional;
-import java.util.function.Function;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.Producer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -55,10 +50,22 @@ public final class Supervisor implements AutoCloseable {
     /** The longest wait between two tries while the database does not answer (a restart, a failover in progress). */
     static final Duration DATABASE_RETRY_MAX = Duration.ofSeconds(2);
 
-    private final CdcSettings settings;
-    private final JdbcTarget target;
+    /**
+     * What the supervisor itself uses of the relay's terms.
+     *
+     * @param logPrefix   the relay's name in messages
+     * @param jdbcUrl     the database URL (without user= and password=), for the start's wait and the messages
+     * @param description a masked one-line description, logged at start
+     * @param stallAfter  {@link LeaseTiming#stallAfter()}
+     */
+    record Terms(String slotName, String logPrefix, String jdbcUrl, String description, Duration startTimeout,
+                 Duration shutdownTimeout, Duration stallAfter) {
+    }
+
+    private final Terms terms;
+    /** Makes the relay's other parts, each from the values it uses. */
+    private final CdcWiring wiring;
     private final CdcMetrics metrics;
-    private final Function<Map<String, Object>, Producer<byte[], byte[]>> producers;
     private HikariDataSource pool;
     private StopOnFailure producer;
     /** Counted failures per row, across sessions (each failure ends one). */
@@ -93,17 +100,12 @@ public final class Supervisor implements AutoCloseable {
     /** The lease loop's wait before its next look while the database does not answer (the loop's thread only). */
     private long databaseBackoff = 250;
 
-    public Supervisor(CdcSettings settings) {
-        this(settings, KafkaProducer::new);
-    }
-
-    /** @param producers makes the relay's producer from the checked configuration (tests pass a MockProducer) */
-    public Supervisor(CdcSettings settings, Function<Map<String, Object>, Producer<byte[], byte[]>> producers) {
-        this.settings = settings;
-        this.attempts = new RowAttempts(settings.maxAttempts());
-        this.producers = producers;
-        this.target = JdbcTarget.parse(settings.jdbcUrl());
-        this.metrics = new CdcMetrics(settings.meterRegistry(), settings.slotName());
+    /** Built by {@link CdcWiring#supervisor}. */
+    Supervisor(Terms terms, CdcMetrics metrics, RowAttempts attempts, CdcWiring wiring) {
+        this.terms = terms;
+        this.metrics = metrics;
+        this.attempts = attempts;
+        this.wiring = wiring;
     }
 
     public Role role() {
@@ -119,41 +121,40 @@ public final class Supervisor implements AutoCloseable {
         if (role != Role.NEW) {
             throw new IllegalStateException("the relay was already started (" + role + "); build a new one");
         }
-        pool = ConnectionPools.open(settings.login(),
-                "outboxkit-cdc-" + settings.slotName(), 6, SlotGuard.applicationName(settings, settings.instanceId()));
-        lease = new LeaseKeeper(pool, settings, metrics.takeovers);
-        guard = new SlotGuard(settings);
+        pool = wiring.openPool();
+        lease = wiring.leaseKeeper(pool, metrics);
+        guard = wiring.slotGuard();
         awaitDatabase();
         checkGrantsAndSchema();
         try {
-            KafkaReachability.refuseUntrustedBroker(settings.producerConfig(), "the " + settings.logPrefix());
+            wiring.refuseUntrustedBroker();
         } catch (IllegalStateException e) {
             throw refusedToStart(e);
         }
         openWorkers();
-        log.info("starting CDC relay: {}", settings.describe());
+        log.info("starting CDC relay: {}", terms.description());
         Session first = takeLeaseAtStart();
         scheduler.scheduleWithFixedDelay(monitor, 0, 2, TimeUnit.SECONDS);
         warmer = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "outboxkit-cdc-warmup-" + settings.slotName());
+            Thread t = new Thread(r, "outboxkit-cdc-warmup-" + terms.slotName());
             t.setDaemon(true);
             return t;
         });
-        warmer.scheduleWithFixedDelay(new StandbyWarmup(settings, pool, producer, () -> role == Role.STANDBY && !closing),
+        warmer.scheduleWithFixedDelay(wiring.standbyWarmup(pool, producer, () -> role == Role.STANDBY && !closing),
                 0, StandbyWarmup.RETRY.toMillis(), TimeUnit.MILLISECONDS);
-        loop = new Thread(() -> run(first), "outboxkit-cdc-" + settings.slotName());
+        loop = new Thread(() -> run(first), "outboxkit-cdc-" + terms.slotName());
         loop.setDaemon(true);
         loop.start();
     }
 
     /** Waits (up to {@code startTimeout}, or until closed) for the database to answer, directly rather than through a pooler. */
     private void awaitDatabase() {
-        DatabaseAtStart contact = new DatabaseAtStart("the " + settings.logPrefix(), settings.jdbcUrl(),
-                settings.startTimeout(), () -> stopRequested);
+        DatabaseAtStart contact = new DatabaseAtStart("the " + terms.logPrefix(), terms.jdbcUrl(),
+                terms.startTimeout(), () -> stopRequested);
         firstContact = contact;
         try {
             contact.await(pool);
-            PoolerCheck.requireDirect(pool, "the " + settings.logPrefix(), settings.jdbcUrl());
+            PoolerCheck.requireDirect(pool, "the " + terms.logPrefix(), terms.jdbcUrl());
         } catch (IllegalStateException e) {
             throw refusedToStart(e);
         }
@@ -174,18 +175,16 @@ public final class Supervisor implements AutoCloseable {
 
     /** What works for every session: the offset and slot tables, the slot monitor, the producer, Kafka's probe. */
     private void openWorkers() {
-        state = new StateTables(pool, settings, lease);
-        monitor = new SlotMonitor(settings, metrics, pool, guard, () -> {
+        state = wiring.stateTables(pool, lease);
+        monitor = wiring.slotMonitor(metrics, pool, guard, () -> {
             Session s = session;
             return role == Role.ACTIVE ? s : null;
         });
-        producer = new StopOnFailure(() -> producers.apply(settings.producerConfig()), settings.logPrefix(),
-                metrics.kafkaWrites);
-        kafka = new KafkaReachability(settings.producerConfig(), settings.logPrefix(),
-                "outboxkit-cdc-kafka-probe-" + settings.slotName(), metrics, settings.route());
+        producer = wiring.producer(metrics);
+        kafka = wiring.kafkaProbe(metrics);
         kafka.start();
         scheduler = Executors.newScheduledThreadPool(1, r -> {
-            Thread t = new Thread(r, "outboxkit-cdc-monitor-" + settings.slotName());
+            Thread t = new Thread(r, "outboxkit-cdc-monitor-" + terms.slotName());
             t.setDaemon(true);
             return t;
         });
@@ -220,10 +219,10 @@ public final class Supervisor implements AutoCloseable {
             throw e;
         } catch (SQLException e) {
             role = Role.FAILED;
-            String why = OperatorActions.database(e, settings.jdbcUrl());
+            String why = OperatorActions.database(e, terms.jdbcUrl());
             detail = "cannot reach the database: " + why;
             shutdownResources();
-            throw new IllegalStateException("the CDC relay cannot reach " + JdbcUrls.where(settings.jdbcUrl()) + " (" + why
+            throw new IllegalStateException("the CDC relay cannot reach " + JdbcUrls.where(terms.jdbcUrl()) + " (" + why
                     + "); check jdbcUrl, user and password", e);
         }
     }
@@ -319,7 +318,7 @@ public final class Supervisor implements AutoCloseable {
         log.info("acquired lease {} with fencing token {} (previous holder {}{}): taking over slot {}",
                 lease.leaseKey(), acquired.get().fence(), acquired.get().previousHolder(),
                 acquired.get().from() == LeaseTable.From.HOLDER_GONE ? ", whose process is gone" : "",
-                settings.slotName());
+                terms.slotName());
         return newSession(acquired.get());
     }
 
@@ -436,8 +435,9 @@ public final class Supervisor implements AutoCloseable {
     }
 
     private Session newSession(long fence, String previousHolder, boolean handedOver) {
-        return new Session(new Session.Context(settings, target, metrics, pool, producer, attempts, lease, guard, state, scheduler,
-                monitor, () -> closing, schemaChecked), fence, previousHolder, handedOver);
+        return new Session(wiring.sessionTerms(), new Session.Context(metrics, pool, producer,
+                flush -> wiring.publisher(producer, attempts, metrics, flush), lease, guard, state, scheduler, monitor,
+                () -> closing, schemaChecked), fence, previousHolder, handedOver);
     }
 
     /**
@@ -499,7 +499,7 @@ public final class Supervisor implements AutoCloseable {
 
     /** {@link LeaseTiming#stallAfter()}. */
     Duration stallAfter() {
-        return settings.timing().stallAfter();
+        return terms.stallAfter();
     }
 
     /** The last session's failure, until Kafka acknowledges something after it (health shows it while not streaming). */
@@ -529,7 +529,7 @@ public final class Supervisor implements AutoCloseable {
                 String stall = streaming ? stall(s) : null;
                 String database = streaming ? monitor.databaseProblem() : null;
                 yield new Relay.Health(true, streaming && stall == null && database == null, streaming
-                        ? "active: " + (stall != null ? stall + "; " : "") + "streaming slot " + settings.slotName()
+                        ? "active: " + (stall != null ? stall + "; " : "") + "streaming slot " + terms.slotName()
                         + " (lease token " + s.fence + ", slot lag " + metrics.slotLagBytes.get() + " bytes)"
                         + (database != null ? "; " + database : "") + failoverDetail()
                         : "active: " + (s == null ? "starting" : s.phase) + failureSinceLastAck());
@@ -565,7 +565,7 @@ public final class Supervisor implements AutoCloseable {
         boolean abandoned = false;
         if (t != null) {
             try {
-                t.join(settings.shutdownTimeout().toMillis());
+                t.join(terms.shutdownTimeout().toMillis());
                 if (t.isAlive() && !lease.databaseAnswers(Liveness.CLOSE_PATIENCE)) {
                     abandoned = true;
                 } else {
@@ -589,7 +589,7 @@ public final class Supervisor implements AutoCloseable {
         } else {
             shutdownResources(false);
         }
-        log.info("{} stopped", settings.logPrefix());
+        log.info("{} stopped", terms.logPrefix());
     }
 
     /**
@@ -606,8 +606,8 @@ public final class Supervisor implements AutoCloseable {
                         + "that refuses any late write of this instance){}, and the offsets of events Kafka acknowledged "
                         + "since the last stored ones (published again by the next holder: at least once). PostgreSQL "
                         + "ends this instance's sessions and frees its slot once TCP keepalive (or tcp_user_timeout, "
-                        + "wal_sender_timeout) finds this host silent", JdbcUrls.where(settings.jdbcUrl()),
-                settings.shutdownTimeout(), phase, lease.leaseKey(),
+                        + "wal_sender_timeout) finds this host silent", JdbcUrls.where(terms.jdbcUrl()),
+                terms.shutdownTimeout(), phase, lease.leaseKey(),
                 liveness == null ? "" : ", its liveness lock (" + liveness + ")");
         shutdownResources(true);
     }
@@ -648,7 +648,7 @@ public final class Supervisor implements AutoCloseable {
         if (pool != null) {
             if (databaseGone) {
                 HikariDataSource abandoned = pool;
-                Thread closer = new Thread(abandoned::close, "outboxkit-cdc-pool-close-" + settings.slotName());
+                Thread closer = new Thread(abandoned::close, "outboxkit-cdc-pool-close-" + terms.slotName());
                 closer.setDaemon(true);
                 closer.start();
             } else {
