@@ -481,34 +481,18 @@ public final class Supervisor implements AutoCloseable {
     }
 
     /**
-     * Not ready, though streaming, when events wait and Kafka acknowledged nothing for {@link #stallAfter()}: a
-     * producer stuck on a partition, or an engine that stopped handing over rows, must not look healthy.
+     * The relay's health, aggregated here and only here (with {@link #roleHealth()} and its helpers below), from:
+     * <ul>
+     *   <li>the role: NEW is live, not ready ("not started", or what the start's wait for the database says);
+     *       STANDBY is live, ready while the lease loop reaches the database; STOPPED and FAILED are neither;</li>
+     *   <li>while ACTIVE: ready only while the session streams (Debezium polls, the lease is held, and a slot monitor
+     *       look after the engine's start saw the slot streamed), is not stalled ({@link #stall}) and the slot
+     *       monitor's reads reach the database; the detail adds the lease token, the slot lag, the failover state and,
+     *       while not streaming, the session's phase and the last failure not yet followed by an acknowledgement;</li>
+     *   <li>last, Kafka ({@link KafkaReachability#applyTo}): not ready while its probe gets no answer, or while records
+     *       wait and Kafka acknowledged none of them for a while.</li>
+     * </ul>
      */
-    private String stall(Session s) {
-        long oldest = metrics.oldestUnackedMicros.get();
-        if (oldest <= 0) {
-            return null;
-        }
-        long limit = stallAfter().toSeconds();
-        long waited = (System.currentTimeMillis() * 1000 - oldest) / 1_000_000;
-        long quiet = (System.nanoTime() - Math.max(metrics.lastAckNanos.get(), s.startedNanos)) / 1_000_000_000L;
-        return waited >= limit && quiet >= limit
-                ? "stalled: the oldest event has waited " + waited + " s and Kafka acknowledged nothing for " + quiet + " s"
-                : null;
-    }
-
-    /** {@link LeaseTiming#stallAfter()}. */
-    Duration stallAfter() {
-        return terms.stallAfter();
-    }
-
-    /** The last session's failure, until Kafka acknowledges something after it (health shows it while not streaming). */
-    private String failureSinceLastAck() {
-        String f = lastFailure;
-        return f != null && metrics.lastAckNanos.get() - lastFailureNanos <= 0 ? "; " + f : "";
-    }
-
-    /** Ready also needs Kafka to answer its probe, and (while active) the slot monitor's reads to reach the database. */
     public Relay.Health health() {
         Relay.Health h = roleHealth();
         return kafka == null ? h : kafka.applyTo(h);
@@ -537,6 +521,34 @@ public final class Supervisor implements AutoCloseable {
             case STOPPED -> new Relay.Health(false, false, "stopped");
             case FAILED -> new Relay.Health(false, false, "failed: " + detail);
         };
+    }
+
+    /**
+     * Not ready, though streaming, when events wait and Kafka acknowledged nothing for {@link #stallAfter()}: a
+     * producer stuck on a partition, or an engine that stopped handing over rows, must not look healthy.
+     */
+    private String stall(Session s) {
+        long oldest = metrics.oldestUnackedMicros.get();
+        if (oldest <= 0) {
+            return null;
+        }
+        long limit = stallAfter().toSeconds();
+        long waited = (System.currentTimeMillis() * 1000 - oldest) / 1_000_000;
+        long quiet = (System.nanoTime() - Math.max(metrics.lastAckNanos.get(), s.startedNanos)) / 1_000_000_000L;
+        return waited >= limit && quiet >= limit
+                ? "stalled: the oldest event has waited " + waited + " s and Kafka acknowledged nothing for " + quiet + " s"
+                : null;
+    }
+
+    /** {@link LeaseTiming#stallAfter()}. */
+    Duration stallAfter() {
+        return terms.stallAfter();
+    }
+
+    /** The last session's failure, until Kafka acknowledges something after it (health shows it while not streaming). */
+    private String failureSinceLastAck() {
+        String f = lastFailure;
+        return f != null && metrics.lastAckNanos.get() - lastFailureNanos <= 0 ? "; " + f : "";
     }
 
     /** {@code "; failover: …"} on PostgreSQL 17 and later (whether a promoted standby would have the slot), else empty. */
