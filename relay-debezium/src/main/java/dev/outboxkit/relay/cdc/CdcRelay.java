@@ -5,7 +5,6 @@ import dev.outboxkit.core.RelayBuilder;
 import dev.outboxkit.core.RelayOption;
 import dev.outboxkit.core.internal.DatabaseLogin;
 import dev.outboxkit.core.internal.Tracing;
-import dev.outboxkit.relay.cdc.internal.CdcSettings;
 import dev.outboxkit.relay.cdc.internal.CdcWiring;
 import dev.outboxkit.relay.cdc.internal.Supervisor;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -62,12 +61,10 @@ public final class CdcRelay implements Relay {
         FAILED
     }
 
-    private final CdcSettings settings;
     private final Supervisor supervisor;
 
-    private CdcRelay(CdcSettings settings, Function<Map<String, Object>, Producer<byte[], byte[]>> producerFactory) {
-        this.settings = settings;
-        this.supervisor = producerFactory == null ? CdcWiring.supervisor(settings) : CdcWiring.supervisor(settings, producerFactory);
+    private CdcRelay(Supervisor supervisor) {
+        this.supervisor = supervisor;
     }
 
     public static Builder builder() {
@@ -111,11 +108,11 @@ public final class CdcRelay implements Relay {
     }
 
     public String instanceId() {
-        return settings.instanceId();
+        return supervisor.instanceId();
     }
 
     public String slotName() {
-        return settings.slotName();
+        return supervisor.slotName();
     }
 
     /**
@@ -131,7 +128,7 @@ public final class CdcRelay implements Relay {
 
     @Override
     public String toString() {
-        return "CdcRelay[" + settings.describe() + "]";
+        return "CdcRelay[" + supervisor.description() + "]";
     }
 
     /**
@@ -234,10 +231,9 @@ public final class CdcRelay implements Relay {
             require("bootstrapServers", bootstrapServers);
             checkShared();
             DatabaseLogin login = DatabaseLogin.resolve(jdbcUrl, user, password).requireUser("user(…)", "jdbcUrl");
-            CdcSettings settings = CdcSettings.of(this::get, login, instanceIdOrDefault(), this::producerConfig,
+            return new CdcRelay(CdcWiring.supervisor(this::get, login, instanceIdOrDefault(), this::producerConfig,
                     routeWithFormat(), meterRegistry == null ? new SimpleMeterRegistry() : meterRegistry, clock,
-                    Tracing.of(openTelemetry));
-            return new CdcRelay(settings, producerFactory);
+                    Tracing.of(openTelemetry), producerFactory));
         }
 
         private static void require(String name, String value) {

@@ -16,7 +16,7 @@ import java.util.Objects;
 import java.util.function.Function;
 
 /**
- * Not API: public for {@code dev.outboxkit.relay.cdc.CdcRelay}, which builds it and hands it to {@link CdcWiring}.
+ * Not API: built and read by {@link CdcWiring} alone.
  *
  * <p>The validated, immutable configuration of one CDC relay, read by name from its option catalog by {@link #of}:
  * the shared options and what derives from them ({@link SharedSettings}: the lease's timing, the tables, the producer

@@ -10,6 +10,7 @@ import dev.outboxkit.core.internal.StopOnFailure;
 import dev.outboxkit.core.internal.TracedRecords;
 import dev.outboxkit.core.internal.Tracing;
 import dev.outboxkit.relay.cdc.CdcOptions;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
@@ -22,9 +23,9 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 
 /**
- * Not API: public for {@code dev.outboxkit.relay.cdc.CdcRelay} (and the benchmarks' {@link DebeziumAlone}).
+ * Not API: public for {@code dev.outboxkit.relay.cdc.CdcRelay}.
  *
- * <p>The one place that reads a {@link CdcSettings}: {@link #supervisor} reads it once and builds the {@link Supervisor}
+ * <p>The one place that reads a {@link CdcSettings}: {@link #supervisor} builds it from the builder's values, reads it once and builds the {@link Supervisor}
  * with the values it uses, and with this wiring, which makes the relay's other parts (at start, once the pool is open,
  * and per session) from the few values each of them uses.
  */
@@ -57,14 +58,23 @@ public final class CdcWiring {
         this.leaseDuration = s.timing().lease();
     }
 
-    /** The relay of {@code settings}, with Kafka's producer. */
-    public static Supervisor supervisor(CdcSettings settings) {
-        return supervisor(settings, KafkaProducer::new);
+    /**
+     * The relay configured by the builder's values ({@link CdcSettings#of}, which checks them).
+     *
+     * @param producers makes the relay's producer from the checked configuration; null: Kafka's producer (tests pass a
+     *                  MockProducer)
+     */
+    public static Supervisor supervisor(OptionValues options, DatabaseLogin login, String instanceId,
+                                        Function<Map<String, ?>, Map<String, Object>> producerConfig, TopicRoute route,
+                                        MeterRegistry meterRegistry, Clock clock, Tracing tracing,
+                                        Function<Map<String, Object>, Producer<byte[], byte[]>> producers) {
+        CdcSettings settings = CdcSettings.of(options, login, instanceId, producerConfig, route, meterRegistry, clock, tracing);
+        return supervisor(settings, producers == null ? KafkaProducer::new : producers);
     }
 
     /** @param producers makes the relay's producer from the checked configuration (tests pass a MockProducer) */
-    public static Supervisor supervisor(CdcSettings settings, Function<Map<String, Object>, Producer<byte[], byte[]>> producers) {
-        Supervisor.Terms terms = new Supervisor.Terms(settings.slotName(), settings.logPrefix(),
+    static Supervisor supervisor(CdcSettings settings, Function<Map<String, Object>, Producer<byte[], byte[]>> producers) {
+        Supervisor.Terms terms = new Supervisor.Terms(settings.slotName(), settings.instanceId(), settings.logPrefix(),
                 settings.jdbcUrl(), settings.describe(), settings.startTimeout(), settings.shutdownTimeout(),
                 settings.timing().stallAfter());
         return new Supervisor(terms, new CdcMetrics(settings.meterRegistry(), settings.slotName()),

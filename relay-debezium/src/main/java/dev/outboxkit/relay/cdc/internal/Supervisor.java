@@ -58,7 +58,7 @@ public final class Supervisor implements AutoCloseable {
      * @param description a masked one-line description, logged at start
      * @param stallAfter  {@link LeaseTiming#stallAfter()}
      */
-    record Terms(String slotName, String logPrefix, String jdbcUrl, String description, Duration startTimeout,
+    record Terms(String slotName, String instanceId, String logPrefix, String jdbcUrl, String description, Duration startTimeout,
                  Duration shutdownTimeout, Duration stallAfter) {
     }
 
@@ -110,6 +110,19 @@ public final class Supervisor implements AutoCloseable {
 
     public Role role() {
         return role;
+    }
+
+    public String instanceId() {
+        return terms.instanceId();
+    }
+
+    public String slotName() {
+        return terms.slotName();
+    }
+
+    /** A masked, one-line description for logs. */
+    public String description() {
+        return terms.description();
     }
 
     /** The fatal error after which the relay stopped ({@link Role#FAILED}), else null. */
