@@ -3,7 +3,7 @@ package dev.outboxkit.relay.cdc;
 import dev.outboxkit.relay.Relay;
 import dev.outboxkit.relay.RelayBuilder;
 import dev.outboxkit.relay.RelayOption;
-import dev.outboxkit.relay.cdc.internal.CdcSettings;
+import dev.outboxkit.relay.cdc.internal.CdcWiring;
 import dev.outboxkit.relay.cdc.internal.Supervisor;
 import dev.outboxkit.runtime.DatabaseLogin;
 import dev.outboxkit.runtime.Tracing;
@@ -61,12 +61,10 @@ public final class CdcRelay implements Relay {
         FAILED
     }
 
-    private final CdcSettings settings;
     private final Supervisor supervisor;
 
-    private CdcRelay(CdcSettings settings, Function<Map<String, Object>, Producer<byte[], byte[]>> producerFactory) {
-        this.settings = settings;
-        this.supervisor = producerFactory == null ? new Supervisor(settings) : new Supervisor(settings, producerFactory);
+    private CdcRelay(Supervisor supervisor) {
+        this.supervisor = supervisor;
     }
 
     public static Builder builder() {
@@ -110,11 +108,11 @@ public final class CdcRelay implements Relay {
     }
 
     public String instanceId() {
-        return settings.instanceId();
+        return supervisor.instanceId();
     }
 
     public String slotName() {
-        return settings.slotName();
+        return supervisor.slotName();
     }
 
     /**
@@ -130,7 +128,7 @@ public final class CdcRelay implements Relay {
 
     @Override
     public String toString() {
-        return "CdcRelay[" + settings.describe() + "]";
+        return "CdcRelay[" + supervisor.description() + "]";
     }
 
     /**
@@ -233,10 +231,9 @@ public final class CdcRelay implements Relay {
             require("bootstrapServers", bootstrapServers);
             checkShared();
             DatabaseLogin login = DatabaseLogin.resolve(jdbcUrl, user, password).requireUser("user(…)", "jdbcUrl");
-            CdcSettings settings = CdcSettings.of(this::get, login, instanceIdOrDefault(), this::producerConfig,
+            return new CdcRelay(CdcWiring.supervisor(this::get, login, instanceIdOrDefault(), this::producerConfig,
                     routeWithFormat(), meterRegistry == null ? new SimpleMeterRegistry() : meterRegistry, clock,
-                    Tracing.of(openTelemetry));
-            return new CdcRelay(settings, producerFactory);
+                    Tracing.of(openTelemetry), producerFactory));
         }
 
         private static void require(String name, String value) {

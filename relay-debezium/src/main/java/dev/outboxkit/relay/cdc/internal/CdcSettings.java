@@ -16,7 +16,7 @@ import java.util.Objects;
 import java.util.function.Function;
 
 /**
- * Not API: public for {@code dev.outboxkit.relay.cdc.CdcRelay} (and the benchmarks' {@link DebeziumAlone}).
+ * Not API: built and read by {@link CdcWiring} alone.
  *
  * <p>The validated, immutable configuration of one CDC relay, read by name from its option catalog by {@link #of}:
  * the shared options and what derives from them ({@link SharedSettings}: the lease's timing, the tables, the producer
@@ -26,7 +26,7 @@ import java.util.function.Function;
 public final class CdcSettings extends SharedSettings {
 
     /** Prefix of the logical decoding messages the writer emits in its emit-message mode. */
-    public static final String MESSAGE_PREFIX = "outboxkit";
+    public static final String MESSAGE_PREFIX = ChangeDecoder.MESSAGE_PREFIX;
 
     private final DatabaseLogin login;
     private final String slotName;

@@ -33,6 +33,9 @@ final class ChangeDecoder {
     record Change(Kind kind, OutboxRow row, Position position) {
     }
 
+    /** Prefix of the logical decoding messages the writer emits in its emit-message mode. */
+    static final String MESSAGE_PREFIX = "outboxkit";
+
     private static final JsonFactory JSON = new JsonFactory();
 
     private final String schema;
@@ -54,7 +57,7 @@ final class ChangeDecoder {
         String op = value.getString("op");
         if ("m".equals(op)) {
             Struct message = value.getStruct("message");
-            if (message != null && CdcSettings.MESSAGE_PREFIX.equals(message.getString("prefix"))) {
+            if (message != null && MESSAGE_PREFIX.equals(message.getString("prefix"))) {
                 return new Change(Kind.OUTBOX_MESSAGE, fromMessage(bytes(message.get("content"))), position);
             }
             return new Change(Kind.POSITION, null, position);

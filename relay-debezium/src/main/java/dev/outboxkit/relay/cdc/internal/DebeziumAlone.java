@@ -2,22 +2,16 @@ package dev.outboxkit.relay.cdc.internal;
 
 import dev.outboxkit.core.OutboxTables;
 import dev.outboxkit.core.Secret;
-import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.relay.RelayOptions;
 import dev.outboxkit.relay.cdc.CdcOptions;
 import dev.outboxkit.runtime.DatabaseLogin;
-import dev.outboxkit.runtime.OptionValues;
-import dev.outboxkit.runtime.Tracing;
 import io.debezium.engine.DebeziumEngine;
 import io.debezium.engine.RecordChangeEvent;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Properties;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
@@ -38,10 +32,19 @@ public final class DebeziumAlone implements AutoCloseable {
     private final AtomicLong outboxRecords = new AtomicLong();
     private final AtomicLong records = new AtomicLong();
 
-    private DebeziumAlone(CdcSettings settings, Consumer<UUID> onOutboxRow) {
-        Properties p = EngineConfig.properties(settings, JdbcTarget.parse(settings.jdbcUrl()), "unused");
+    /**
+     * The relay's default settings for one slot, as far as Debezium alone uses them ({@link CdcWiring#debeziumAlone}).
+     *
+     * @param logPrefix the relay's name in messages
+     */
+    record Terms(SlotTerms slot, EngineTuning engine, DatabaseLogin login, String instanceId, String logPrefix) {
+    }
+
+    private DebeziumAlone(Terms terms, Consumer<UUID> onOutboxRow) {
+        Properties p = EngineConfig.properties(terms.slot(), terms.login(), terms.engine(),
+                JdbcTarget.parse(terms.login().jdbcUrl()), "unused");
         p.setProperty("offset.storage", "org.apache.kafka.connect.storage.MemoryOffsetBackingStore");
-        String outboxTopic = EngineConfig.TOPIC_PREFIX + "." + settings.schema() + "." + OutboxTables.OUTBOX_EVENT;
+        String outboxTopic = EngineConfig.TOPIC_PREFIX + "." + terms.slot().schema() + "." + OutboxTables.OUTBOX_EVENT;
         DebeziumEngine.ChangeConsumer<RecordChangeEvent<SourceRecord>> handler = (List<RecordChangeEvent<SourceRecord>> batch,
                 DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer) -> {
             long outbox = 0;
@@ -59,7 +62,7 @@ public final class DebeziumAlone implements AutoCloseable {
             outboxRecords.addAndGet(outbox);
             records.addAndGet(batch.size());
         };
-        runner = new EngineRunner(p, handler, new FlushPolicy(settings.offsetFlushInterval()), settings.slotName(),
+        runner = new EngineRunner(p, handler, new FlushPolicy(terms.engine().offsetFlushInterval()), terms.slot().slotName(),
                 () -> false);
     }
 
@@ -78,23 +81,21 @@ public final class DebeziumAlone implements AutoCloseable {
      */
     public static DebeziumAlone start(String jdbcUrl, String user, Secret password, String slotName,
                                       Consumer<UUID> onOutboxRow) throws SQLException {
-        CdcSettings settings = CdcSettings.of(OptionValues.of(Map.of(CdcOptions.SLOT_NAME, slotName)),
-                new DatabaseLogin(jdbcUrl, user, password), "debezium-alone", noKafka -> Map.of(),
-                TopicRoute.defaultRoute(), new SimpleMeterRegistry(), Clock.systemUTC(), Tracing.OFF);
-        SlotGuard guard = new SlotGuard(settings);
+        Terms terms = CdcWiring.debeziumAlone(new DatabaseLogin(jdbcUrl, user, password), slotName);
+        SlotGuard guard = new SlotGuard(terms.slot(), terms.instanceId(), terms.logPrefix(), terms.login());
         Properties login = new Properties();
-        login.setProperty("user", settings.user());
-        if (settings.password() != null) {
-            login.setProperty("password", settings.password().reveal());
+        login.setProperty("user", terms.login().user());
+        if (terms.login().password() != null) {
+            login.setProperty("password", terms.login().password().reveal());
         }
-        try (Connection c = DriverManager.getConnection(settings.jdbcUrl(), login)) {
+        try (Connection c = DriverManager.getConnection(terms.login().jdbcUrl(), login)) {
             guard.requireSchema(c);
             guard.ensurePublication(c);
             if (guard.slot(c) == null) {
                 guard.createSlot(c, Server.of(c));
             }
         }
-        DebeziumAlone alone = new DebeziumAlone(settings, onOutboxRow);
+        DebeziumAlone alone = new DebeziumAlone(terms, onOutboxRow);
         alone.runner.start();
         return alone;
     }

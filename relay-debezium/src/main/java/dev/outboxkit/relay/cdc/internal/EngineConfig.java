@@ -1,6 +1,7 @@
 package dev.outboxkit.relay.cdc.internal;
 
 import dev.outboxkit.core.OutboxTables;
+import dev.outboxkit.runtime.DatabaseLogin;
 import java.util.Map;
 import java.util.Properties;
 
@@ -18,13 +19,17 @@ final class EngineConfig {
     }
 
     /**
+     * @param terms          the slot, its publication and tables
+     * @param login          the login of Debezium's connections
+     * @param tuning         Debezium's pace
      * @param target         the one host Debezium connects to in the current session (a multi-host URL resolved: {@link JdbcTarget#at})
      * @param storeContextId the session's key: of its offset store ({@link PostgresOffsetStore}) and its sockets
      *                       ({@link DebeziumSockets})
      */
-    static Properties properties(CdcSettings s, JdbcTarget target, String storeContextId) {
+    static Properties properties(SlotTerms terms, DatabaseLogin login, EngineTuning tuning, JdbcTarget target,
+                                 String storeContextId) {
         Properties p = new Properties();
-        p.setProperty("name", "outboxkit-cdc-" + s.slotName());
+        p.setProperty("name", "outboxkit-cdc-" + terms.slotName());
         p.setProperty("connector.class", "io.debezium.connector.postgresql.PostgresConnector");
         p.setProperty("tasks.max", "1");
 
@@ -32,16 +37,35 @@ final class EngineConfig {
         // transaction-complete positions as processed).
         p.setProperty("offset.storage", PostgresOffsetStore.class.getName());
         p.setProperty(PostgresOffsetStore.CONTEXT_PROPERTY, storeContextId);
-        p.setProperty("offset.flush.interval.ms", Long.toString(s.offsetFlushInterval().toMillis()));
+        p.setProperty("offset.flush.interval.ms", Long.toString(tuning.offsetFlushInterval().toMillis()));
         p.setProperty("offset.flush.timeout.ms", "30000");
 
-        // Where to read.
+        where(p, login, target, storeContextId);
+        safeDefaults(p, terms);
+
+        // Heartbeats: every interval Debezium inserts a beat into our table (replacing the last one);
+        // the insert travels through the WAL, so the slot advances even while the outbox is idle.
+        p.setProperty("heartbeat.interval.ms", Long.toString(tuning.heartbeatInterval().toMillis()));
+        p.setProperty("heartbeat.action.query", heartbeatQuery(terms));
+
+        // Latency and throughput: big batches under load, a lone event waits at most pollInterval.
+        p.setProperty("max.batch.size", Integer.toString(tuning.maxBatchSize()));
+        p.setProperty("max.queue.size", Integer.toString(tuning.maxBatchSize() * 4));
+        p.setProperty("poll.interval.ms", Long.toString(Math.max(1, tuning.pollInterval().toMillis())));
+        p.setProperty("record.processing.threads", "1");
+
+        restarts(p);
+        return p;
+    }
+
+    /** Where to read: the one host of {@code target}, with the relay's login and the URL's driver options. */
+    private static void where(Properties p, DatabaseLogin login, JdbcTarget target, String storeContextId) {
         p.setProperty("database.hostname", target.host().host());
         p.setProperty("database.port", Integer.toString(target.host().port()));
         p.setProperty("database.dbname", target.database());
-        p.setProperty("database.user", s.user());
-        if (s.password() != null) {
-            p.setProperty("database.password", s.password().reveal());
+        p.setProperty("database.user", login.user());
+        if (login.password() != null) {
+            p.setProperty("database.password", login.password().reveal());
         }
         // TCP keepalive on Debezium's connections, the replication connection included, as on the relay's pool
         // (ConnectionPools); a tcpKeepAlive in the URL is handed on below and wins.
@@ -55,21 +79,23 @@ final class EngineConfig {
         p.setProperty("database.socketFactoryArg", storeContextId);
         p.setProperty("topic.prefix", TOPIC_PREFIX);
         p.setProperty("topic.heartbeat.prefix", HEARTBEAT_TOPIC_PREFIX);
+    }
 
+    private static void safeDefaults(Properties p, SlotTerms terms) {
         // Safe defaults, set explicitly: pgoutput (Debezium still defaults to decoderbufs), our own
         // publication (inserts into the outbox and the heartbeat table only), never a snapshot of the
         // table (the relay's own start-up drain publishes existing rows once, through the same mapping),
         // and a slot that outlives the process.
         p.setProperty("plugin.name", "pgoutput");
-        p.setProperty("slot.name", s.slotName());
+        p.setProperty("slot.name", terms.slotName());
         p.setProperty("slot.drop.on.stop", "false");
-        p.setProperty("publication.name", s.publicationName());
+        p.setProperty("publication.name", terms.publicationName());
         p.setProperty("publication.autocreate.mode", "disabled");
         p.setProperty("snapshot.mode", "no_data");
         p.setProperty("lsn.flush.mode", "connector");
         p.setProperty("offset.mismatch.strategy", "no_validation");
-        p.setProperty("table.include.list", s.schema() + "\\.outbox_event," + s.schema() + "\\.outbox_cdc_heartbeat");
-        p.setProperty("message.prefix.include.list", CdcSettings.MESSAGE_PREFIX);
+        p.setProperty("table.include.list", terms.schema() + "\\.outbox_event," + terms.schema() + "\\.outbox_cdc_heartbeat");
+        p.setProperty("message.prefix.include.list", ChangeDecoder.MESSAGE_PREFIX);
         p.setProperty("skipped.operations", "u,d,t");
         p.setProperty("tombstones.on.delete", "false");
         p.setProperty("provide.transaction.metadata", "false");
@@ -78,18 +104,9 @@ final class EngineConfig {
         p.setProperty("binary.handling.mode", "bytes");
         p.setProperty("schema.name.adjustment.mode", "none");
         p.setProperty("field.name.adjustment.mode", "none");
+    }
 
-        // Heartbeats: every interval Debezium inserts a beat into our table (replacing the last one);
-        // the insert travels through the WAL, so the slot advances even while the outbox is idle.
-        p.setProperty("heartbeat.interval.ms", Long.toString(s.heartbeatInterval().toMillis()));
-        p.setProperty("heartbeat.action.query", heartbeatQuery(s));
-
-        // Latency and throughput: big batches under load, a lone event waits at most pollInterval.
-        p.setProperty("max.batch.size", Integer.toString(s.maxBatchSize()));
-        p.setProperty("max.queue.size", Integer.toString(s.maxBatchSize() * 4));
-        p.setProperty("poll.interval.ms", Long.toString(Math.max(1, s.pollInterval().toMillis())));
-        p.setProperty("record.processing.threads", "1");
-
+    private static void restarts(Properties p) {
         // After a lost connection (walsender terminated, server restarted) Debezium restarts its task
         // from the stored offset; keep that quick.
         p.setProperty("retriable.restart.connector.wait.ms", "1000");
@@ -99,13 +116,12 @@ final class EngineConfig {
         p.setProperty("slot.max.retries", "6");
         p.setProperty("slot.retry.delay.ms", "2000");
         p.setProperty("status.update.interval.ms", "10000");
-        return p;
     }
 
     /** Replaces this slot's previous beat with a new one, in one statement (an insert, so pgoutput sends it). */
-    static String heartbeatQuery(CdcSettings s) {
-        String table = s.table(OutboxTables.CDC_HEARTBEAT);
-        String slot = "'" + s.slotName() + "'"; // validated identifier: no quote can occur in it
+    static String heartbeatQuery(SlotTerms terms) {
+        String table = terms.table(OutboxTables.CDC_HEARTBEAT);
+        String slot = "'" + terms.slotName() + "'"; // validated identifier: no quote can occur in it
         return "WITH previous AS (DELETE FROM " + table + " WHERE slot_name = " + slot + ") INSERT INTO " + table
                 + " (slot_name, beat_at) VALUES (" + slot + ", now())";
     }

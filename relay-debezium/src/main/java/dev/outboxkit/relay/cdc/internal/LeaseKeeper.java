@@ -41,19 +41,20 @@ final class LeaseKeeper {
     private final Takeovers takeovers;
 
     /** For tests: takeovers counted nowhere. */
-    LeaseKeeper(DataSource dataSource, CdcSettings settings) {
-        this(dataSource, settings, new Takeovers(new Meters(new SimpleMeterRegistry(), RelayMetric.CDC, Tags.empty())));
+    LeaseKeeper(DataSource dataSource, SlotTerms terms, String instanceId, Duration duration) {
+        this(dataSource, terms, instanceId, duration, new Takeovers(new Meters(new SimpleMeterRegistry(), RelayMetric.CDC, Tags.empty())));
     }
 
-    LeaseKeeper(DataSource dataSource, CdcSettings settings, Takeovers takeovers) {
+    /** @param duration the lease's duration ({@code LeaseTiming#lease}) */
+    LeaseKeeper(DataSource dataSource, SlotTerms terms, String instanceId, Duration duration, Takeovers takeovers) {
         this.dataSource = dataSource;
-        this.leaseKey = settings.leaseKey();
-        this.instanceId = settings.instanceId();
-        this.duration = settings.timing().lease();
-        this.table = new LeaseTable(settings.schema());
+        this.leaseKey = terms.leaseKey();
+        this.instanceId = instanceId;
+        this.duration = duration;
+        this.table = new LeaseTable(terms.schema());
         this.takeovers = takeovers;
-        this.liveness = new Liveness(dataSource, settings.schema(), leaseKey, instanceId,
-                "CDC relay " + instanceId + " on slot " + settings.slotName(), duration);
+        this.liveness = new Liveness(dataSource, terms.schema(), leaseKey, instanceId,
+                "CDC relay " + instanceId + " on slot " + terms.slotName(), duration);
     }
 
     String leaseKey() {

@@ -37,12 +37,15 @@ final class RowSink implements AutoCloseable {
     private static final Duration VISIBILITY_WAIT = Duration.ofSeconds(5);
 
     private final DataSource dataSource;
-    private final CdcSettings settings;
+    private final String instanceId;
+    /** The table is the truth: acknowledged rows are deleted. */
+    private final boolean deleteAfterPublish;
     private final LeaseKeeper lease;
     private final LongSupplier fence;
     private final Consumer<Throwable> onFenced;
     private final CdcMetrics metrics;
     private final Duration visibilityWait;
+    private final String outboxTable;
     private final String deleteSql;
     private final DeadLetterWriter deadLetters;
     private final LinkedBlockingQueue<Batch> pending = new LinkedBlockingQueue<>();
@@ -54,27 +57,28 @@ final class RowSink implements AutoCloseable {
     /** Told of every failed delete but a fenced one (the session ends on a broken database connection). */
     private volatile Consumer<Throwable> onDatabaseError = e -> { };
 
-    RowSink(DataSource dataSource, CdcSettings settings, LeaseKeeper lease, LongSupplier fence, Consumer<Throwable> onFenced,
-            CdcMetrics metrics) {
-        this(dataSource, settings, lease, fence, onFenced, metrics, VISIBILITY_WAIT);
+    RowSink(DataSource dataSource, SlotTerms terms, String instanceId, LeaseKeeper lease, LongSupplier fence,
+            Consumer<Throwable> onFenced, CdcMetrics metrics) {
+        this(dataSource, terms, instanceId, lease, fence, onFenced, metrics, VISIBILITY_WAIT);
     }
 
     /** With the longest wait for the transactions of rows not yet visible (tests hold one open on purpose). */
-    RowSink(DataSource dataSource, CdcSettings settings, LeaseKeeper lease, LongSupplier fence, Consumer<Throwable> onFenced,
-            CdcMetrics metrics, Duration visibilityWait) {
+    RowSink(DataSource dataSource, SlotTerms terms, String instanceId, LeaseKeeper lease, LongSupplier fence,
+            Consumer<Throwable> onFenced, CdcMetrics metrics, Duration visibilityWait) {
         this.visibilityWait = visibilityWait;
         this.dataSource = dataSource;
-        this.settings = settings;
+        this.instanceId = instanceId;
+        this.deleteAfterPublish = terms.deleteAfterPublish();
+        this.outboxTable = terms.outboxTable();
         this.lease = lease;
         this.fence = fence;
         this.onFenced = onFenced;
         this.metrics = metrics;
-        String outbox = settings.outboxTable();
-        deleteSql = "DELETE FROM " + outbox + " WHERE seq = ANY (?)";
-        deadLetters = new DeadLetterWriter(settings.schema());
-        deleter = new Thread(this::deleteLoop, "outboxkit-cdc-deleter-" + settings.slotName());
+        deleteSql = "DELETE FROM " + outboxTable + " WHERE seq = ANY (?)";
+        deadLetters = new DeadLetterWriter(terms.schema());
+        deleter = new Thread(this::deleteLoop, "outboxkit-cdc-deleter-" + terms.slotName());
         deleter.setDaemon(true);
-        if (settings.deleteAfterPublish()) {
+        if (deleteAfterPublish) {
             deleter.start();
         }
     }
@@ -104,7 +108,7 @@ final class RowSink implements AutoCloseable {
         try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(true);
             boolean anyRow = letters.stream().anyMatch(letter -> letter.row().seq() > 0); // a message has none
-            if (settings.deleteAfterPublish() && anyRow && txIds.length > 0
+            if (deleteAfterPublish && anyRow && txIds.length > 0
                     && !RunningTransactions.awaitEnded(c, txIds, visibilityWait)) {
                 log.warn("parking {} events: the transactions that wrote them were still running after {} s; a row not "
                         + "deleted now is parked again at the next start", letters.size(), visibilityWait.toSeconds());
@@ -118,8 +122,8 @@ final class RowSink implements AutoCloseable {
                         seqs.add(letter.row().seq());
                     }
                 }
-                deadLetters.park(tx, rows, settings.instanceId());
-                if (settings.deleteAfterPublish() && !seqs.isEmpty()) {
+                deadLetters.park(tx, rows, instanceId);
+                if (deleteAfterPublish && !seqs.isEmpty()) {
                     try (PreparedStatement ps = tx.prepareStatement(deleteSql)) {
                         ps.setArray(1, tx.createArrayOf("bigint", seqs.toArray()));
                         ps.executeUpdate();
@@ -174,7 +178,7 @@ final class RowSink implements AutoCloseable {
      * ({@link #delete}).
      */
     void deleteLater(long[] seqs, long[] txIds) {
-        if (!settings.deleteAfterPublish() || seqs.length == 0) {
+        if (!deleteAfterPublish || seqs.length == 0) {
             return;
         }
         queued.addAndGet(seqs.length);
@@ -230,7 +234,7 @@ final class RowSink implements AutoCloseable {
                             break;
                         }
                         log.warn("deleting {} published rows from {} failed ({}); retrying in {} ms", all.length,
-                                settings.outboxTable(), e.toString(), backoffMillis);
+                                outboxTable, e.toString(), backoffMillis);
                         onDatabaseError.accept(e);
                         TimeUnit.MILLISECONDS.sleep(backoffMillis);
                         backoffMillis = Math.min(backoffMillis * 2, 5_000);

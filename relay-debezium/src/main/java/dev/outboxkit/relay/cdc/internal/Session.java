@@ -4,10 +4,10 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxkit.core.FencedException;
 import dev.outboxkit.core.OutboxTables;
 import dev.outboxkit.relay.cdc.CdcStartupException;
+import dev.outboxkit.runtime.DatabaseLogin;
 import dev.outboxkit.runtime.Flusher;
 import dev.outboxkit.runtime.JdbcUrls;
 import dev.outboxkit.runtime.StopOnFailure;
-import dev.outboxkit.runtime.TracedRecords;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -19,6 +19,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -60,9 +61,29 @@ final class Session {
 
     enum End { CLOSED, LOST, FAILED, CATCH_UP }
 
-    /** What a session works with: the supervisor's resources, alive for all its sessions. */
-    record Context(CdcSettings settings, JdbcTarget target, CdcMetrics metrics, HikariDataSource pool,
-                   StopOnFailure producers, RowAttempts attempts, LeaseKeeper lease, SlotGuard guard, StateTables state,
+    /**
+     * What a session uses of the relay's settings, the same for all its sessions.
+     *
+     * @param slot            the slot, its publication and tables, the mode
+     * @param login           the login of Debezium's connections
+     * @param target          the database URL parsed ({@link #resolve} points it at the primary's one host)
+     * @param engine          Debezium's pace
+     * @param leaseDuration   how long the lease lasts after its last renewal ({@code LeaseTiming#lease})
+     * @param renewInterval   how often the session renews it ({@code LeaseTiming#renewInterval})
+     * @param shutdownTimeout how long a stop waits for the open transaction to finish publishing
+     * @param maxInFlight     most records handed to the producer and not yet acknowledged
+     */
+    record Terms(SlotTerms slot, String instanceId, DatabaseLogin login, JdbcTarget target, EngineTuning engine,
+                 Duration leaseDuration, Duration renewInterval, Duration shutdownTimeout, int maxInFlight) {
+    }
+
+    /**
+     * What a session works with: the supervisor's resources, alive for all its sessions.
+     *
+     * @param publishers a publisher through the relay's producer; its argument asks the session's flusher to send now
+     */
+    record Context(CdcMetrics metrics, HikariDataSource pool, StopOnFailure producers,
+                   Function<Runnable, Publisher> publishers, LeaseKeeper lease, SlotGuard guard, StateTables state,
                    ScheduledExecutorService scheduler, SlotMonitor monitor, BooleanSupplier closing, boolean schemaChecked) {
     }
 
@@ -83,12 +104,12 @@ final class Session {
     /** How long a session waits for a predecessor that handed over to end its walsender before ending it itself. */
     static final Duration PREDECESSOR_SENDER_GRACE = Duration.ofSeconds(10);
 
-    private final CdcSettings settings;
-    private final JdbcTarget target;
+    private final Terms terms;
+    private final SlotTerms slotTerms;
     private final CdcMetrics metrics;
     private final HikariDataSource pool;
     private final StopOnFailure producers;
-    private final RowAttempts attempts;
+    private final Function<Runnable, Publisher> publishers;
     private final LeaseKeeper lease;
     private final SlotGuard guard;
     private final StateTables state;
@@ -112,7 +133,7 @@ final class Session {
     private boolean firstStart;
     /** The server the session streams from (a multi-host URL resolved to the primary): set by {@link #check}. */
     private volatile Server server;
-    /** {@link #target} on {@link #server}'s one host: what Debezium connects to. */
+    /** The URL ({@link Terms#target}) on {@link #server}'s one host: what Debezium connects to. */
     private JdbcTarget streamTarget;
     /**
      * The slot streamed events that live only in the WAL (logical decoding messages) while the table was supposed to be
@@ -130,13 +151,13 @@ final class Session {
 
     final long startedNanos = System.nanoTime();
 
-    Session(Context context, long fence, String previousHolder, boolean handedOver) {
-        this.settings = context.settings();
-        this.target = context.target();
+    Session(Terms terms, Context context, long fence, String previousHolder, boolean handedOver) {
+        this.terms = terms;
+        this.slotTerms = terms.slot();
         this.metrics = context.metrics();
         this.pool = context.pool();
         this.producers = context.producers();
-        this.attempts = context.attempts();
+        this.publishers = context.publishers();
         this.lease = context.lease();
         this.guard = context.guard();
         this.state = context.state();
@@ -165,7 +186,7 @@ final class Session {
     }
 
     boolean authority() {
-        return !lost && System.nanoTime() - lastRenewNanos < settings.timing().lease().toNanos();
+        return !lost && System.nanoTime() - lastRenewNanos < terms.leaseDuration().toNanos();
     }
 
     void fail(RuntimeException e) {
@@ -182,9 +203,9 @@ final class Session {
      *                     {@code start()} throws
      */
     void prepare(boolean publishFirst) throws SQLException {
-        long period = settings.timing().renewInterval().toMillis();
+        long period = terms.renewInterval().toMillis();
         renewer = scheduler.scheduleWithFixedDelay(this::renew, period, period, TimeUnit.MILLISECONDS);
-        checksAfterFirstPass = publishFirst && handedOver && schemaChecked && settings.deleteAfterPublish();
+        checksAfterFirstPass = publishFirst && handedOver && schemaChecked && slotTerms.deleteAfterPublish();
         if (checksAfterFirstPass) {
             return; // run() publishes the first pass, then checks
         }
@@ -268,7 +289,7 @@ final class Session {
     private void resolve(Connection c) throws SQLException {
         if (server == null) {
             server = Server.of(c);
-            streamTarget = target.at(server.address());
+            streamTarget = terms.target().at(server.address());
         }
     }
 
@@ -295,60 +316,14 @@ final class Session {
         StateTables.SlotRecord record = state.slotRecord(c);
         SlotGuard.SlotState slot = guard.slot(c);
         StateTables.StoredOffset stored = state.storedOffset(c);
-        String name = settings.slotName();
         if (record == null) {
-            if (stored != null) {
-                throw new CdcStartupException("offsets are stored for slot " + name + " but " + settings.table(OutboxTables.CDC_SLOT)
-                        + " has no record of it: the relay's state is incomplete. " + guard.recoveryAdvice());
-            }
-            if (!mayCreate) {
-                throw new CdcStartupException("slot " + name + " has no record in " + settings.table(OutboxTables.CDC_SLOT));
-            }
-            long baseLsn;
-            if (slot == null) {
-                baseLsn = guard.createSlot(c, server);
-            } else {
-                guard.requireUsable(c, slot);
-                baseLsn = slot.confirmedFlush();
-                log.info("adopting existing replication slot {} at {}", name, Lsns.format(baseLsn));
-            }
-            state.recordSlot(c, fence, baseLsn, server);
-            return true;
+            return firstSlot(c, slot, stored, mayCreate);
         }
         walOnlySeen = record.walOnlySeen() != null;
         boolean serverChanged = server.changedFrom(record.systemIdentifier(), record.timeline());
-        SlotLoss lost;
-        if (slot == null) {
-            lost = SlotLoss.MISSING;
-        } else {
-            guard.requireKind(c, slot);
-            // The slot moves only when the relay fast-forwards it (to base_lsn, recorded first) or confirms a
-            // stored offset; so it can be at most at the larger of the two. (A stored offset inside the first
-            // transaction after a fast-forward may even point before base_lsn: its changes began earlier.)
-            long expected = Math.max(record.baseLsn(), stored != null ? stored.flushLsn() : -1);
-            if (slot.invalidated()) {
-                lost = SlotLoss.INVALIDATED;
-            } else if (slot.confirmedFlush() > expected) {
-                if (!serverChanged) {
-                    throw new CdcStartupException("replication slot " + name + " has confirmed WAL up to "
-                            + Lsns.format(slot.confirmedFlush()) + " but the relay's stored offset is at " + Lsns.format(expected)
-                            + ": someone else advanced or re-created the slot, so events between them may never be streamed. "
-                            + guard.recoveryAdvice());
-                }
-                lost = SlotLoss.AHEAD;
-            } else {
-                lost = null;
-            }
-        }
+        SlotLoss lost = slotLoss(c, slot, record, stored, serverChanged);
         if (lost == null) {
-            if (serverChanged || record.serverAddress() == null || !record.serverAddress().equals(server.address().toString())) {
-                if (serverChanged) {
-                    log.info("replication slot {} is on {} now (the relay last streamed it on {}): the standby was promoted "
-                            + "and kept the slot (a failover slot); streaming goes on from it", name, server.describe(),
-                            record.describeServer());
-                }
-                state.recordServer(c, fence, server);
-            }
+            followServer(c, record, serverChanged);
             return !record.drained();
         }
         String what = describeLoss(lost, record, slot, stored, serverChanged);
@@ -365,6 +340,67 @@ final class Session {
         return recreate(c, lost, what, slot);
     }
 
+    /** No record of the slot yet (nobody streamed it): it is created, or an existing one adopted. */
+    private boolean firstSlot(Connection c, SlotGuard.SlotState slot, StateTables.StoredOffset stored, boolean mayCreate)
+            throws SQLException {
+        String name = slotTerms.slotName();
+        if (stored != null) {
+            throw new CdcStartupException("offsets are stored for slot " + name + " but " + slotTerms.table(OutboxTables.CDC_SLOT)
+                    + " has no record of it: the relay's state is incomplete. " + guard.recoveryAdvice());
+        }
+        if (!mayCreate) {
+            throw new CdcStartupException("slot " + name + " has no record in " + slotTerms.table(OutboxTables.CDC_SLOT));
+        }
+        long baseLsn;
+        if (slot == null) {
+            baseLsn = guard.createSlot(c, server);
+        } else {
+            guard.requireUsable(c, slot);
+            baseLsn = slot.confirmedFlush();
+            log.info("adopting existing replication slot {} at {}", name, Lsns.format(baseLsn));
+        }
+        state.recordSlot(c, fence, baseLsn, server);
+        return true;
+    }
+
+    /** How the slot the relay streamed before can no longer be used as it is, or null when it can. */
+    private SlotLoss slotLoss(Connection c, SlotGuard.SlotState slot, StateTables.SlotRecord record,
+                              StateTables.StoredOffset stored, boolean serverChanged) throws SQLException {
+        if (slot == null) {
+            return SlotLoss.MISSING;
+        }
+        guard.requireKind(c, slot);
+        // The slot moves only when the relay fast-forwards it (to base_lsn, recorded first) or confirms a
+        // stored offset; so it can be at most at the larger of the two. (A stored offset inside the first
+        // transaction after a fast-forward may even point before base_lsn: its changes began earlier.)
+        long expected = Math.max(record.baseLsn(), stored != null ? stored.flushLsn() : -1);
+        if (slot.invalidated()) {
+            return SlotLoss.INVALIDATED;
+        }
+        if (slot.confirmedFlush() > expected) {
+            if (!serverChanged) {
+                throw new CdcStartupException("replication slot " + slotTerms.slotName() + " has confirmed WAL up to "
+                        + Lsns.format(slot.confirmedFlush()) + " but the relay's stored offset is at " + Lsns.format(expected)
+                        + ": someone else advanced or re-created the slot, so events between them may never be streamed. "
+                        + guard.recoveryAdvice());
+            }
+            return SlotLoss.AHEAD;
+        }
+        return null;
+    }
+
+    /** A usable slot: the server it is on now is recorded when it changed (a promoted standby that kept it). */
+    private void followServer(Connection c, StateTables.SlotRecord record, boolean serverChanged) throws SQLException {
+        if (serverChanged || record.serverAddress() == null || !record.serverAddress().equals(server.address().toString())) {
+            if (serverChanged) {
+                log.info("replication slot {} is on {} now (the relay last streamed it on {}): the standby was promoted "
+                        + "and kept the slot (a failover slot); streaming goes on from it", slotTerms.slotName(),
+                        server.describe(), record.describeServer());
+            }
+            state.recordServer(c, fence, server);
+        }
+    }
+
     /**
      * Why the relay must not create its slot again (or adopt another copy), or null when it may: only while every
      * unpublished event is a row in the table (deleteAfterPublish, and no event without a row streamed so far). The
@@ -374,15 +410,15 @@ final class Session {
      * such proof, which is why the writers' transient modes belong with deleteAfterPublish(false).)
      */
     private String recreationRefused(StateTables.SlotRecord record) {
-        if (!settings.deleteAfterPublish()) {
+        if (!slotTerms.deleteAfterPublish()) {
             return "with deleteAfterPublish(false) the WAL may have been the only copy of events committed meanwhile "
                     + "(the writers' insert-and-delete and emit-message modes keep no row).";
         }
         if (record.walOnlySeen() != null) {
             return "the WAL may have been the only copy of events committed meanwhile: though the relay runs with "
                     + "deleteAfterPublish, it streamed an event that had no row in the table (" + record.walOnlySeen()
-                    + "). Once the writers keep rows again, clear that mark (UPDATE " + settings.table(OutboxTables.CDC_SLOT)
-                    + " SET wal_only_seen_at = NULL WHERE slot_name = '" + settings.slotName() + "') so a lost slot is "
+                    + "). Once the writers keep rows again, clear that mark (UPDATE " + slotTerms.table(OutboxTables.CDC_SLOT)
+                    + " SET wal_only_seen_at = NULL WHERE slot_name = '" + slotTerms.slotName() + "') so a lost slot is "
                     + "created again without an operator.";
         }
         return null;
@@ -406,7 +442,7 @@ final class Session {
 
     private String describeLoss(SlotLoss lost, StateTables.SlotRecord record, SlotGuard.SlotState slot,
                                 StateTables.StoredOffset stored, boolean serverChanged) {
-        String where = "replication slot " + settings.slotName() + " ";
+        String where = "replication slot " + slotTerms.slotName() + " ";
         String state = switch (lost) {
             case MISSING -> "is missing on " + server.describe();
             case INVALIDATED -> "was invalidated by PostgreSQL on " + server.describe() + " (wal_status=" + slot.walStatus()
@@ -435,9 +471,9 @@ final class Session {
         metrics.slotRecreated(lost.tag).increment();
         log.warn("{}. {} it at {}: with deleteAfterPublish every unpublished event is still a row in {}, and the relay "
                         + "publishes those rows before it streams, so nothing is lost and nobody needs to act{}", what,
-                lost == SlotLoss.AHEAD ? "Adopted" : "Created", Lsns.format(lsn), settings.outboxTable(),
+                lost == SlotLoss.AHEAD ? "Adopted" : "Created", Lsns.format(lsn), slotTerms.outboxTable(),
                 !server.hasFailoverSlots() ? " (before PostgreSQL 17 a standby keeps no logical slot)"
-                        : settings.failoverSlot() ? "" : " (failoverSlot = false: a promoted standby keeps no copy)");
+                        : slotTerms.failoverSlot() ? "" : " (failoverSlot = false: a promoted standby keeps no copy)");
         return true;
     }
 
@@ -470,7 +506,7 @@ final class Session {
             fail(e);
             throw e;
         } catch (SQLException e) {
-            throw new IllegalStateException("cannot check slot " + settings.slotName() + ": " + e.getMessage(), e);
+            throw new IllegalStateException("cannot check slot " + slotTerms.slotName() + ": " + e.getMessage(), e);
         }
     }
 
@@ -492,7 +528,7 @@ final class Session {
      * remembered with the slot, so the slot is neither fast-forwarded nor created again from now on. Once per session.
      */
     void walOnlyEvent(String what) {
-        if (walOnlySeen || !settings.deleteAfterPublish()) {
+        if (walOnlySeen || !slotTerms.deleteAfterPublish()) {
             return;
         }
         walOnlySeen = true;
@@ -500,7 +536,7 @@ final class Session {
             state.recordWalOnly(c, fence, what);
         } catch (SQLException | RuntimeException e) {
             log.warn("could not record that slot {} streamed an event with no row in the table ({}); the relay "
-                    + "stops fast-forwarding it for this run", settings.slotName(), e.toString());
+                    + "stops fast-forwarding it for this run", slotTerms.slotName(), e.toString());
         }
     }
 
@@ -522,66 +558,18 @@ final class Session {
 
     End run() {
         String storeId = null;
-        RowSink sink = new RowSink(pool, settings, lease, () -> fence, e -> lost = true, metrics)
+        RowSink sink = new RowSink(pool, slotTerms, terms.instanceId(), lease, () -> fence, e -> lost = true, metrics)
                 .onDatabaseError(this::databaseError);
         // A producer stopped by a failed record in the last session is replaced: everything it held is sent again.
         producers.renew();
-        Flusher flusher = new Flusher(producers::producer);
-        Thread flushing = new Thread(flusher, "outboxkit-cdc-flush-" + settings.slotName());
-        flushing.setDaemon(true);
-        flushing.start();
+        Flusher flusher = startFlusher();
         try {
-            Publisher publisher = new Publisher(producers, attempts, new TracedRecords(settings.route(), settings.tracing()),
-                    metrics, settings.clock(), flusher::request, settings.producerConfig());
-            StartupDrain.Result drained = null;
-            StartupDrain drain = new StartupDrain(settings, publisher, sink, 5_000);
+            Publisher publisher = publishers.apply(flusher::request);
+            StartupDrain drain = new StartupDrain(slotTerms.outboxTable(), publisher, sink, 5_000);
             BooleanSupplier keepGoing = () -> !closing.getAsBoolean() && authority();
-            // With the table as the truth, it bridges the predecessor's walsender exit and Debezium's start (class doc)
-            boolean bridge = settings.deleteAfterPublish();
+            StartupDrain.Result drained;
             try (Connection c = pool.getConnection()) {
-                if (checksAfterFirstPass) {
-                    phase = "publishing the rows already in " + settings.outboxTable();
-                    drained = drain.run(c, keepGoing);
-                    phases.drained = System.nanoTime();
-                    phases.firstRows = drained.published() + drained.parked();
-                    phase = "checking slot and publication";
-                    check(c);
-                    if (firstStart) {
-                        // the slot was created (or adopted) after that pass's snapshot: one more, after it (class doc)
-                        drained = pass(c, drain, drained, keepGoing);
-                    }
-                    state.markDrained(c, fence);
-                } else if (settings.deleteAfterPublish() || firstStart) {
-                    phase = "publishing the rows already in " + settings.outboxTable();
-                    // The first pass at once: the events that waited during a hand-over go out first.
-                    drained = drain.run(c, keepGoing);
-                    state.markDrained(c, fence);
-                    phases.drained = System.nanoTime();
-                    phases.firstRows = drained.published() + drained.parked();
-                }
-                if (settings.deleteAfterPublish() || firstStart) {
-                    OptionalLong skipTo = OptionalLong.empty();
-                    if (settings.deleteAfterPublish() && !walOnlySeen) {
-                        // With the table as the truth, the WAL before this point holds nothing the passes have not
-                        // published (or an earlier run had) once a pass ran after it: the slot may skip it.
-                        skipTo = StartupDrain.fastForwardPoint(c, Duration.ofSeconds(10), keepGoing);
-                        if (skipTo.isPresent()) {
-                            drained = pass(c, drain, drained, keepGoing);
-                        }
-                    }
-                    drained = awaitSlotFree(c, bridge ? drain : null, drained, keepGoing);
-                    if (skipTo.isPresent()) {
-                        SlotGuard.SlotState slot = guard.slot(c);
-                        if (slot != null && slot.confirmedFlush() < skipTo.getAsLong()) {
-                            state.rebase(c, fence, skipTo.getAsLong());
-                            guard.advance(c, skipTo.getAsLong());
-                        }
-                    }
-                } else {
-                    awaitSlotFree(c, null, null, keepGoing);
-                }
-                // No walsender streams the slot now: the one moment it may be altered.
-                guard.ensureFailover(c, server, streamTarget);
+                drained = publishTableAndFreeSlot(c, drain, keepGoing);
             } catch (InterruptedException e) {
                 if (closing.getAsBoolean()) {
                     sink.flush(Duration.ofSeconds(30));
@@ -592,91 +580,18 @@ final class Session {
                 return End.LOST;
             }
             phase = "starting Debezium";
-            FlushPolicy policy = new FlushPolicy(settings.offsetFlushInterval());
-            StreamHandler handler = new StreamHandler(new ChangeDecoder(settings.schema(), EngineConfig.HEARTBEAT_TOPIC_PREFIX),
-                    publisher, sink, metrics, policy, this::authority, drained, !settings.deleteAfterPublish(),
-                    settings.maxInFlight(), bridge && drained != null, this::walOnlyEvent);
+            FlushPolicy policy = new FlushPolicy(terms.engine().offsetFlushInterval());
+            StreamHandler handler = new StreamHandler(new ChangeDecoder(slotTerms.schema(), EngineConfig.HEARTBEAT_TOPIC_PREFIX),
+                    publisher, sink, metrics, policy, this::authority, drained, !slotTerms.deleteAfterPublish(),
+                    terms.maxInFlight(), bridges() && drained != null, this::walOnlyEvent);
             storeId = PostgresOffsetStore.register(new PostgresOffsetStore.Context(state, () -> fence,
                     this::checkBeforeRead, this::onWriteFailure));
             DebeziumSockets.register(storeId);
             socketsKey = storeId;
-            String offsets = storeId;
-            CompletableFuture<EngineRunner> starting = new CompletableFuture<>();
-            Runnable start = () -> {
-                try {
-                    EngineRunner built = new EngineRunner(EngineConfig.properties(settings, streamTarget, offsets), handler, policy,
-                            settings.slotName(), handler::pollingEnded);
-                    engineStartNanos = System.nanoTime();
-                    engine = built;
-                    built.start();
-                    phases.engineStarted = System.nanoTime();
-                    starting.complete(built);
-                } catch (RuntimeException | LinkageError e) {
-                    starting.completeExceptionally(e);
-                }
-            };
-            if (bridge && drained != null) {
-                // Building Debezium's engine loads its classes (about 0.5 s in a standby's JVM that never ran it): the
-                // passes go on meanwhile, as they do while the engine starts, instead of leaving events waiting.
-                Thread builder = new Thread(start, "outboxkit-cdc-engine-start-" + settings.slotName());
-                builder.setDaemon(true);
-                builder.start();
-                bridge(drain, drained, handler, starting, keepGoing);
-            } else {
-                start.run();
-            }
-            EngineRunner runner = started(starting);
-            long streamingSince = System.nanoTime();
-            while (true) {
-                EngineRunner.Outcome outcome = runner.outcome(Duration.ofMillis(100), wake);
-                if (!phases.logged && handler.firstBatchNanos() != 0) {
-                    phases.log(handler.firstBatchNanos());
-                }
-                if (outcome != null) {
-                    runner.close();
-                    if (!lost && closing.getAsBoolean() && handler.stopReached()) {
-                        sink.flush(Duration.ofSeconds(30));
-                        return End.CLOSED;
-                    }
-                    fail(outcome.error() instanceof RuntimeException re ? re
-                            : new IllegalStateException("Debezium's engine stopped: " + outcome.message(), outcome.error()));
-                    return failedOrLost();
-                }
-                if (error != null) {
-                    runner.close();
-                    return failedOrLost();
-                }
-                if (lost || !authority()) {
-                    lost = true;
-                    runner.close();
-                    return End.LOST;
-                }
-                if (closing.getAsBoolean()) {
-                    stopGracefully(handler, runner, sink, true);
-                    sink.flush(Duration.ofSeconds(30));
-                    return End.CLOSED;
-                }
-                if (catchUpDue(streamingSince)) {
-                    log.info("the WAL backlog is {} MB and the oldest unpublished event {} s old: publishing the backlog "
-                            + "from the table, then skipping the WAL it covered", metrics.slotLagBytes.get() >> 20,
-                            metrics.oldestUnackedMicros.get() == 0 ? 0
-                                    : (System.currentTimeMillis() * 1000 - metrics.oldestUnackedMicros.get()) / 1_000_000);
-                    stopGracefully(handler, runner, sink, false);
-                    sink.flush(Duration.ofSeconds(30));
-                    return End.CATCH_UP;
-                }
-            }
+            EngineRunner runner = startEngine(handler, policy, storeId, drain, drained, keepGoing);
+            return watch(runner, handler, sink);
         } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            EngineRunner running = engine;
-            if (running != null && !running.done()) {
-                // a stop that gave up on an unanswering database (Supervisor#abandon): Debezium stops on its own thread
-                Thread closer = new Thread(running::close, "outboxkit-cdc-engine-close-" + settings.slotName());
-                closer.setDaemon(true);
-                closer.start();
-            }
-            fail(new IllegalStateException("interrupted", e));
-            return End.FAILED;
+            return interrupted(e);
         } catch (SQLException | RuntimeException e) {
             fail(e instanceof RuntimeException re ? re : new IllegalStateException(e.getMessage(), e));
             return failedOrLost();
@@ -692,6 +607,187 @@ final class Session {
                 renewer.cancel(false); // the next session (if any) renews on its own
             }
         }
+    }
+
+    /** The session's flusher of the producer, on a thread of its own (stopped when the session ends). */
+    private Flusher startFlusher() {
+        Flusher flusher = new Flusher(producers::producer);
+        Thread flushing = new Thread(flusher, "outboxkit-cdc-flush-" + slotTerms.slotName());
+        flushing.setDaemon(true);
+        flushing.start();
+        return flusher;
+    }
+
+    /** With the table as the truth, it bridges the predecessor's walsender exit and Debezium's start (class doc). */
+    private boolean bridges() {
+        return slotTerms.deleteAfterPublish();
+    }
+
+    /**
+     * Everything before Debezium starts, in the class doc's order: the first pass over the table (and the slot's
+     * checks, for a takeover of a lease handed over), the slot fast-forwarded past what the passes covered, no
+     * walsender left on the slot, and the slot made a failover slot. Returns what the passes handled (null: none ran).
+     */
+    private StartupDrain.Result publishTableAndFreeSlot(Connection c, StartupDrain drain, BooleanSupplier keepGoing)
+            throws SQLException, InterruptedException {
+        StartupDrain.Result drained = firstPass(c, drain, keepGoing);
+        if (slotTerms.deleteAfterPublish() || firstStart) {
+            drained = fastForwardOnceFree(c, drain, drained, keepGoing);
+        } else {
+            awaitSlotFree(c, null, null, keepGoing);
+        }
+        // No walsender streams the slot now: the one moment it may be altered.
+        guard.ensureFailover(c, server, streamTarget);
+        return drained;
+    }
+
+    /** The session's first pass over the table, when it owes one (null otherwise). */
+    private StartupDrain.Result firstPass(Connection c, StartupDrain drain, BooleanSupplier keepGoing)
+            throws SQLException, InterruptedException {
+        StartupDrain.Result drained = null;
+        if (checksAfterFirstPass) {
+            phase = "publishing the rows already in " + slotTerms.outboxTable();
+            drained = drain.run(c, keepGoing);
+            phases.drained = System.nanoTime();
+            phases.firstRows = drained.published() + drained.parked();
+            phase = "checking slot and publication";
+            check(c);
+            if (firstStart) {
+                // the slot was created (or adopted) after that pass's snapshot: one more, after it (class doc)
+                drained = pass(c, drain, drained, keepGoing);
+            }
+            state.markDrained(c, fence);
+        } else if (slotTerms.deleteAfterPublish() || firstStart) {
+            phase = "publishing the rows already in " + slotTerms.outboxTable();
+            // The first pass at once: the events that waited during a hand-over go out first.
+            drained = drain.run(c, keepGoing);
+            state.markDrained(c, fence);
+            phases.drained = System.nanoTime();
+            phases.firstRows = drained.published() + drained.parked();
+        }
+        return drained;
+    }
+
+    /**
+     * Waits for the slot to be free (the passes going on meanwhile when they bridge) and, with the table as the truth,
+     * fast-forwards it past the WAL a pass covered.
+     */
+    private StartupDrain.Result fastForwardOnceFree(Connection c, StartupDrain drain, StartupDrain.Result drained,
+                                                    BooleanSupplier keepGoing) throws SQLException, InterruptedException {
+        OptionalLong skipTo = OptionalLong.empty();
+        if (slotTerms.deleteAfterPublish() && !walOnlySeen) {
+            // With the table as the truth, the WAL before this point holds nothing the passes have not
+            // published (or an earlier run had) once a pass ran after it: the slot may skip it.
+            skipTo = StartupDrain.fastForwardPoint(c, Duration.ofSeconds(10), keepGoing);
+            if (skipTo.isPresent()) {
+                drained = pass(c, drain, drained, keepGoing);
+            }
+        }
+        drained = awaitSlotFree(c, bridges() ? drain : null, drained, keepGoing);
+        if (skipTo.isPresent()) {
+            // only now: a slot may be moved only while no walsender streams it (awaitSlotFree); base_lsn is recorded
+            // before the slot moves, so the slot is never past what the relay recorded (verifySlot)
+            SlotGuard.SlotState slot = guard.slot(c);
+            if (slot != null && slot.confirmedFlush() < skipTo.getAsLong()) {
+                state.rebase(c, fence, skipTo.getAsLong());
+                guard.advance(c, skipTo.getAsLong());
+            }
+        }
+        return drained;
+    }
+
+    /**
+     * Builds and starts Debezium's engine for the offset store and sockets of key {@code offsets}; while the passes
+     * bridge its start, on a thread of its own, the passes going on meanwhile. Returns the engine once started.
+     */
+    private EngineRunner startEngine(StreamHandler handler, FlushPolicy policy, String offsets, StartupDrain drain,
+                                     StartupDrain.Result drained, BooleanSupplier keepGoing) throws InterruptedException {
+        CompletableFuture<EngineRunner> starting = new CompletableFuture<>();
+        Runnable start = () -> {
+            try {
+                EngineRunner built = new EngineRunner(EngineConfig.properties(slotTerms, terms.login(), terms.engine(), streamTarget, offsets), handler, policy,
+                        slotTerms.slotName(), handler::pollingEnded);
+                engineStartNanos = System.nanoTime();
+                engine = built;
+                built.start();
+                phases.engineStarted = System.nanoTime();
+                starting.complete(built);
+            } catch (RuntimeException | LinkageError e) {
+                starting.completeExceptionally(e);
+            }
+        };
+        if (bridges() && drained != null) {
+            // Building Debezium's engine loads its classes (about 0.5 s in a standby's JVM that never ran it): the
+            // passes go on meanwhile, as they do while the engine starts, instead of leaving events waiting.
+            Thread builder = new Thread(start, "outboxkit-cdc-engine-start-" + slotTerms.slotName());
+            builder.setDaemon(true);
+            builder.start();
+            bridge(drain, drained, handler, starting, keepGoing);
+        } else {
+            start.run();
+        }
+        return started(starting);
+    }
+
+    /**
+     * Streams until the session ends: the engine stopped, the session failed or lost its lease, the relay closes (at
+     * the stop point when it can), or a catch-up from the table is due.
+     */
+    private End watch(EngineRunner runner, StreamHandler handler, RowSink sink) throws InterruptedException {
+        long streamingSince = System.nanoTime();
+        while (true) {
+            EngineRunner.Outcome outcome = runner.outcome(Duration.ofMillis(100), wake);
+            if (!phases.logged && handler.firstBatchNanos() != 0) {
+                phases.log(handler.firstBatchNanos());
+            }
+            if (outcome != null) {
+                runner.close();
+                if (!lost && closing.getAsBoolean() && handler.stopReached()) {
+                    sink.flush(Duration.ofSeconds(30));
+                    return End.CLOSED;
+                }
+                fail(outcome.error() instanceof RuntimeException re ? re
+                        : new IllegalStateException("Debezium's engine stopped: " + outcome.message(), outcome.error()));
+                return failedOrLost();
+            }
+            if (error != null) {
+                runner.close();
+                return failedOrLost();
+            }
+            if (lost || !authority()) {
+                lost = true;
+                runner.close();
+                return End.LOST;
+            }
+            if (closing.getAsBoolean()) {
+                stopGracefully(handler, runner, sink, true);
+                sink.flush(Duration.ofSeconds(30));
+                return End.CLOSED;
+            }
+            if (catchUpDue(streamingSince)) {
+                log.info("the WAL backlog is {} MB and the oldest unpublished event {} s old: publishing the backlog "
+                        + "from the table, then skipping the WAL it covered", metrics.slotLagBytes.get() >> 20,
+                        metrics.oldestUnackedMicros.get() == 0 ? 0
+                                : (System.currentTimeMillis() * 1000 - metrics.oldestUnackedMicros.get()) / 1_000_000);
+                stopGracefully(handler, runner, sink, false);
+                sink.flush(Duration.ofSeconds(30));
+                return End.CATCH_UP;
+            }
+        }
+    }
+
+    /** The session's thread was interrupted: a stop that gave up on an unanswering database. */
+    private End interrupted(InterruptedException e) {
+        Thread.currentThread().interrupt();
+        EngineRunner running = engine;
+        if (running != null && !running.done()) {
+            // a stop that gave up on an unanswering database (Supervisor#abandon): Debezium stops on its own thread
+            Thread closer = new Thread(running::close, "outboxkit-cdc-engine-close-" + slotTerms.slotName());
+            closer.setDaemon(true);
+            closer.start();
+        }
+        fail(new IllegalStateException("interrupted", e));
+        return End.FAILED;
     }
 
     /**
@@ -712,24 +808,24 @@ final class Session {
             if (slot == null || !slot.active()) {
                 phases.slotFree = System.nanoTime();
                 if (busy != null) {
-                    log.info("slot {} is free after {} ms", settings.slotName(), (System.nanoTime() - start) / 1_000_000);
+                    log.info("slot {} is free after {} ms", slotTerms.slotName(), (System.nanoTime() - start) / 1_000_000);
                 }
                 return drained;
             }
             if (!keepGoing.getAsBoolean()) {
-                throw new InterruptedException("stopped while waiting for slot " + settings.slotName() + " (closing or lease lost)");
+                throw new InterruptedException("stopped while waiting for slot " + slotTerms.slotName() + " (closing or lease lost)");
             }
             boolean mayEnd = handedOver && !ended;
             if (busy == null) {
                 // A predecessor that handed over is closing its engine (its walsender leaves within a second or so);
                 // otherwise endStaleWalsender could not end it (another role): say so once, with the way out.
-                busy = mayEnd ? "waiting for the previous holder's walsender to leave slot " + settings.slotName()
+                busy = mayEnd ? "waiting for the previous holder's walsender to leave slot " + slotTerms.slotName()
                         : guard.reportBusySlot(c, slot);
             }
             phase = busy;
             if (mayEnd && System.nanoTime() - deadline > 0) {
                 log.warn("slot {} is still streamed {} s after its previous holder handed it over: ending that walsender",
-                        settings.slotName(), PREDECESSOR_SENDER_GRACE.toSeconds());
+                        slotTerms.slotName(), PREDECESSOR_SENDER_GRACE.toSeconds());
                 guard.endStaleWalsender(c, fence);
                 ended = true;
                 busy = null; // still streamed at the next look: a walsender this role may not end, said once
@@ -763,7 +859,7 @@ final class Session {
             while (handler.firstBatchNanos() == 0 && !ended(starting) && keepGoing.getAsBoolean()) {
                 if (System.nanoTime() - until > 0) {
                     log.info("Debezium is not streaming slot {} {} s after its start: the passes over the table stop, "
-                            + "the stream publishes from here", settings.slotName(), BRIDGE_MAX.toSeconds());
+                            + "the stream publishes from here", slotTerms.slotName(), BRIDGE_MAX.toSeconds());
                     break;
                 }
                 result = pass(c, drain, result, keepGoing);
@@ -821,8 +917,8 @@ final class Session {
     private void writeHeartbeat(Connection c) throws SQLException {
         c.setAutoCommit(true);
         try (PreparedStatement ps = c.prepareStatement(
-                "INSERT INTO " + settings.table(OutboxTables.CDC_HEARTBEAT) + " (slot_name) VALUES (?)")) {
-            ps.setString(1, settings.slotName());
+                "INSERT INTO " + slotTerms.table(OutboxTables.CDC_HEARTBEAT) + " (slot_name) VALUES (?)")) {
+            ps.setString(1, slotTerms.slotName());
             ps.executeUpdate();
         }
     }
@@ -847,7 +943,7 @@ final class Session {
             logged = true;
             log.info("slot {} taken over (lease token {}): checks done at {}, drain of {} rows done at {}, slot free at {}, "
                             + "Debezium started at {} and streaming at {} after the lease; meanwhile {} passes over the table "
-                            + "published {} more rows", settings.slotName(), fence, at(checked), firstRows, at(drained),
+                            + "published {} more rows", slotTerms.slotName(), fence, at(checked), firstRows, at(drained),
                     at(slotFree), at(engineStarted), at(firstChange), passes, bridgedRows);
         }
     }
@@ -857,7 +953,7 @@ final class Session {
      * fast-forwarding the slot is much faster than decoding the backlog event by event.
      */
     private boolean catchUpDue(long streamingSince) {
-        if (!settings.deleteAfterPublish() || walOnlySeen
+        if (!slotTerms.deleteAfterPublish() || walOnlySeen
                 || System.nanoTime() - streamingSince < Supervisor.CATCH_UP_MIN_STREAMING.toNanos()) {
             return false;
         }
@@ -878,12 +974,12 @@ final class Session {
                 log.warn("could not write the stop marker ({}); waiting for the next heartbeat instead", e.toString());
             }
         }
-        boolean reached = handler.awaitStopped(settings.shutdownTimeout());
+        boolean reached = handler.awaitStopped(terms.shutdownTimeout());
         if (!reached) {
             log.warn("no transaction boundary reached within {}; events of the transaction in progress may be "
-                    + "published again after the restart", settings.shutdownTimeout());
+                    + "published again after the restart", terms.shutdownTimeout());
         }
-        if (marker && reached && settings.deleteAfterPublish()) {
+        if (marker && reached && slotTerms.deleteAfterPublish()) {
             // Hand over at the stop point: nothing more is published, and once the deletes of what Kafka acknowledged
             // are committed the table holds exactly the unpublished rows, which the successor drains while this
             // engine closes (its walsender leaves the slot with it). The stored offset does not matter to the
@@ -891,12 +987,12 @@ final class Session {
             if (sink.flush(Duration.ofSeconds(30))) {
                 releaseLease();
                 log.info("CDC relay {}: handed over {} ms after the stop began (stop point, last deletes, release); "
-                        + "closing Debezium's engine", settings.instanceId(), (System.nanoTime() - began) / 1_000_000);
+                        + "closing Debezium's engine", terms.instanceId(), (System.nanoTime() - began) / 1_000_000);
             }
         }
         // At the stop point the handler ended Debezium's polling: its engine is closing itself meanwhile, uninterrupted
         // (StreamHandler#endPolling); without a stop point the close below interrupts it (the WARN above said so).
-        log.info("CDC relay {}: {}", settings.instanceId(), reached
+        log.info("CDC relay {}: {}", terms.instanceId(), reached
                 ? "Debezium's polling ended at the stop point; waiting for its engine to close itself"
                 : "closing Debezium's engine without a stop point");
         runner.close();

@@ -4,6 +4,7 @@ import dev.outboxkit.core.Identifiers;
 import dev.outboxkit.core.OutboxTables;
 import dev.outboxkit.core.spi.RoleGrants;
 import dev.outboxkit.relay.cdc.CdcStartupException;
+import dev.outboxkit.runtime.DatabaseLogin;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -45,11 +46,19 @@ final class SlotGuard {
     /** How long pg_terminate_backend waits for the walsender to exit, so that Debezium finds the slot free. */
     private static final Duration TERMINATE_WAIT = Duration.ofSeconds(5);
 
-    private final CdcSettings settings;
+    private final SlotTerms terms;
+    private final String instanceId;
+    /** The relay's name in messages ({@code SharedSettings#logPrefix}). */
+    private final String logPrefix;
+    /** The login of the replication connection that makes the slot a failover slot. */
+    private final DatabaseLogin login;
     private final AtomicBoolean warnedNotPermitted = new AtomicBoolean();
 
-    SlotGuard(CdcSettings settings) {
-        this.settings = settings;
+    SlotGuard(SlotTerms terms, String instanceId, String logPrefix, DatabaseLogin login) {
+        this.terms = terms;
+        this.instanceId = instanceId;
+        this.logPrefix = logPrefix;
+        this.login = login;
     }
 
     /** Throws unless the schema has every table the relay uses (outboxkit's migrations up to V4). */
@@ -58,7 +67,7 @@ final class SlotGuard {
         try (PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
             for (String table : List.of(OutboxTables.OUTBOX_EVENT, OutboxTables.DEAD_LETTER, OutboxTables.RELAY_LEASE,
                     OutboxTables.FENCE_SEQUENCE, OutboxTables.CDC_SLOT, OutboxTables.CDC_OFFSET, OutboxTables.CDC_HEARTBEAT)) {
-                ps.setString(1, settings.table(table));
+                ps.setString(1, terms.table(table));
                 try (ResultSet rs = ps.executeQuery()) {
                     rs.next();
                     if (!rs.getBoolean(1)) {
@@ -70,7 +79,7 @@ final class SlotGuard {
         if (missing.isEmpty()) {
             try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM pg_attribute WHERE attrelid = to_regclass(?) "
                     + "AND attname = 'wal_only_seen_at' AND NOT attisdropped")) {
-                ps.setString(1, settings.table(OutboxTables.CDC_SLOT));
+                ps.setString(1, terms.table(OutboxTables.CDC_SLOT));
                 try (ResultSet rs = ps.executeQuery()) {
                     rs.next();
                     if (rs.getInt(1) == 0) {
@@ -80,9 +89,9 @@ final class SlotGuard {
             }
         }
         if (!missing.isEmpty()) {
-            throw new CdcStartupException("schema " + settings.schema() + " lacks " + String.join(", ", missing)
+            throw new CdcStartupException("schema " + terms.schema() + " lacks " + String.join(", ", missing)
                     + ": apply outboxkit's migrations first (outbox migrate, or Migrations.migrate(dataSource, \""
-                    + settings.schema() + "\"))");
+                    + terms.schema() + "\"))");
         }
     }
 
@@ -91,7 +100,7 @@ final class SlotGuard {
      * holds what relay-debezium/README.md lists for it: the least-privilege grants, and REPLICATION.
      */
     void requireGrants(Connection c) throws SQLException {
-        RoleGrants.cdcRelay(settings.schema(), settings.deleteAfterPublish()).require(c, "the " + settings.logPrefix());
+        RoleGrants.cdcRelay(terms.schema(), terms.deleteAfterPublish()).require(c, "the " + logPrefix);
     }
 
     /**
@@ -99,7 +108,7 @@ final class SlotGuard {
      * when it is missing; checks a pre-created one (an administrator's) covers both tables and inserts.
      */
     void ensurePublication(Connection c) throws SQLException {
-        String pub = settings.publicationName();
+        String pub = terms.publicationName();
         Boolean insert = null;
         boolean allTables = false;
         try (PreparedStatement ps = c.prepareStatement("SELECT pubinsert, puballtables FROM pg_publication WHERE pubname = ?")) {
@@ -113,15 +122,15 @@ final class SlotGuard {
         }
         if (insert == null) {
             String sql = "CREATE PUBLICATION " + Identifiers.quote("publicationName", pub) + " FOR TABLE "
-                    + settings.outboxTable() + ", " + settings.table(OutboxTables.CDC_HEARTBEAT) + " WITH (publish = 'insert')";
+                    + terms.outboxTable() + ", " + terms.table(OutboxTables.CDC_HEARTBEAT) + " WITH (publish = 'insert')";
             try (Statement s = c.createStatement()) {
                 s.execute(sql);
             } catch (SQLException e) {
                 throw new CdcStartupException("cannot create publication " + pub + " (" + e.getMessage().trim()
                         + "). Either grant the relay's role CREATE on the database and ownership of "
-                        + settings.outboxTable() + ", or let an administrator run: " + sql, e);
+                        + terms.outboxTable() + ", or let an administrator run: " + sql, e);
             }
-            log.info("created publication {} for {} and the heartbeat table (inserts only)", pub, settings.outboxTable());
+            log.info("created publication {} for {} and the heartbeat table (inserts only)", pub, terms.outboxTable());
             return;
         }
         if (!insert) {
@@ -130,14 +139,14 @@ final class SlotGuard {
         }
         if (allTables) {
             log.warn("publication {} is FOR ALL TABLES: every change of the database is decoded and sent to the relay, "
-                    + "which ignores all but the outbox; a publication FOR TABLE {} is much cheaper", pub, settings.outboxTable());
+                    + "which ignores all but the outbox; a publication FOR TABLE {} is much cheaper", pub, terms.outboxTable());
             return;
         }
         Set<String> tables = new HashSet<>();
         try (PreparedStatement ps = c.prepareStatement(
                 "SELECT tablename FROM pg_publication_tables WHERE pubname = ? AND schemaname = ?")) {
             ps.setString(1, pub);
-            ps.setString(2, settings.schema());
+            ps.setString(2, terms.schema());
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     tables.add(rs.getString(1));
@@ -147,10 +156,10 @@ final class SlotGuard {
         for (String table : new String[] {OutboxTables.OUTBOX_EVENT, OutboxTables.CDC_HEARTBEAT}) {
             if (!tables.contains(table)) {
                 throw new CdcStartupException("publication " + pub + " exists but does not include "
-                        + settings.table(table) + (table.equals(OutboxTables.OUTBOX_EVENT)
+                        + terms.table(table) + (table.equals(OutboxTables.OUTBOX_EVENT)
                         ? ": the relay would never see an event."
                         : ": without it heartbeats cannot move the slot while the outbox is idle, and WAL piles up.")
-                        + " Run: ALTER PUBLICATION " + pub + " ADD TABLE " + settings.table(table));
+                        + " Run: ALTER PUBLICATION " + pub + " ADD TABLE " + terms.table(table));
             }
         }
     }
@@ -166,7 +175,7 @@ final class SlotGuard {
                   FROM pg_replication_slots s WHERE slot_name = ?
                 """;
         try (PreparedStatement ps = c.prepareStatement(sql)) {
-            ps.setString(1, settings.slotName());
+            ps.setString(1, terms.slotName());
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
                     return null;
@@ -184,19 +193,19 @@ final class SlotGuard {
      * standbys that run {@code sync_replication_slots}) on PostgreSQL 17 and later unless {@code failoverSlot} is off.
      */
     long createSlot(Connection c, Server server) throws SQLException {
-        boolean failover = server.hasFailoverSlots() && settings.failoverSlot();
+        boolean failover = server.hasFailoverSlots() && terms.failoverSlot();
         try (PreparedStatement ps = c.prepareStatement(failover
                 ? "SELECT lsn::text FROM pg_create_logical_replication_slot(?, 'pgoutput', false, false, true)"
                 : "SELECT lsn::text FROM pg_create_logical_replication_slot(?, 'pgoutput')")) {
-            ps.setString(1, settings.slotName());
+            ps.setString(1, terms.slotName());
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 long lsn = Lsns.parse(rs.getString(1));
-                log.info("created replication slot {} (pgoutput{}) at {} on {}", settings.slotName(),
+                log.info("created replication slot {} (pgoutput{}) at {} on {}", terms.slotName(),
                         failover ? ", failover" : "", Lsns.format(lsn), server.describe());
                 return lsn;
             } catch (SQLException e) {
-                throw new CdcStartupException("cannot create replication slot " + settings.slotName() + " ("
+                throw new CdcStartupException("cannot create replication slot " + terms.slotName() + " ("
                         + e.getMessage().trim() + "): the relay's role needs the REPLICATION attribute "
                         + "(ALTER ROLE <role> REPLICATION) and a free slot (max_replication_slots)", e);
             }
@@ -206,7 +215,7 @@ final class SlotGuard {
     /** Drops the (inactive) slot: one PostgreSQL invalidated, before it is created again. */
     void dropSlot(Connection c) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT pg_drop_replication_slot(?)")) {
-            ps.setString(1, settings.slotName());
+            ps.setString(1, terms.slotName());
             ps.execute();
         }
     }
@@ -219,14 +228,14 @@ final class SlotGuard {
      */
     void ensureFailover(Connection c, Server server, JdbcTarget target) throws SQLException {
         SlotState slot = slot(c);
-        if (slot == null || slot.failover() || !server.hasFailoverSlots() || !settings.failoverSlot()) {
+        if (slot == null || slot.failover() || !server.hasFailoverSlots() || !terms.failoverSlot()) {
             return;
         }
-        String command = "ALTER_REPLICATION_SLOT " + Identifiers.quote("slotName", settings.slotName()) + " ( FAILOVER true )";
+        String command = "ALTER_REPLICATION_SLOT " + Identifiers.quote("slotName", terms.slotName()) + " ( FAILOVER true )";
         java.util.Properties props = new java.util.Properties();
-        props.setProperty("user", settings.user());
-        if (settings.password() != null) {
-            props.setProperty("password", settings.password().reveal());
+        props.setProperty("user", login.user());
+        if (login.password() != null) {
+            props.setProperty("password", login.password().reveal());
         }
         try (Connection replication = java.sql.DriverManager.getConnection(target.jdbcUrl(java.util.Map.of(
                 "replication", "database", "preferQueryMode", "simple", "assumeMinServerVersion", "17")), props);
@@ -234,11 +243,11 @@ final class SlotGuard {
             st.execute(command);
             log.info("made replication slot {} a failover slot: a standby with sync_replication_slots = on keeps a copy, "
                     + "from which the relay resumes after a promotion (failoverSlot = false leaves slots as they are)",
-                    settings.slotName());
+                    terms.slotName());
         } catch (SQLException e) {
             log.warn("could not make replication slot {} a failover slot ({}): the relay streams on, but a promoted "
                     + "standby will not have it. Run, on a replication connection (psql \"dbname=... replication=database\"): {}",
-                    settings.slotName(), e.getMessage().trim(), command);
+                    terms.slotName(), e.getMessage().trim(), command);
         }
     }
 
@@ -249,11 +258,11 @@ final class SlotGuard {
      */
     void advance(Connection c, long lsn) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT end_lsn::text FROM pg_replication_slot_advance(?, ?::pg_lsn)")) {
-            ps.setString(1, settings.slotName());
+            ps.setString(1, terms.slotName());
             ps.setString(2, Lsns.format(lsn));
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
-                log.info("fast-forwarded slot {} to {}: the WAL before it was published from the table", settings.slotName(),
+                log.info("fast-forwarded slot {} to {}: the WAL before it was published from the table", terms.slotName(),
                         rs.getString(1));
             }
         }
@@ -263,7 +272,7 @@ final class SlotGuard {
     void requireUsable(Connection c, SlotState slot) throws SQLException {
         requireKind(c, slot);
         if (slot.invalidated()) {
-            throw new CdcStartupException("replication slot " + settings.slotName() + " was invalidated by PostgreSQL "
+            throw new CdcStartupException("replication slot " + terms.slotName() + " was invalidated by PostgreSQL "
                     + "(wal_status=" + slot.walStatus() + (slot.invalidationReason() == null ? ""
                     : ", reason " + slot.invalidationReason()) + "): the WAL it needed is gone, so events committed "
                     + "meanwhile cannot be streamed. " + recoveryAdvice());
@@ -277,7 +286,7 @@ final class SlotGuard {
             rs.next();
             database = rs.getString(1);
         }
-        String name = settings.slotName();
+        String name = terms.slotName();
         if (!"logical".equals(slot.slotType()) || !"pgoutput".equals(slot.plugin())) {
             throw new CdcStartupException("replication slot " + name + " is a " + slot.slotType() + " slot with plugin "
                     + slot.plugin() + "; the relay needs a logical slot with pgoutput. Choose another slotName.");
@@ -304,16 +313,16 @@ final class SlotGuard {
         long start = System.nanoTime();
         try (PreparedStatement ps = c.prepareStatement("SELECT s.active_pid, pg_terminate_backend(s.active_pid, "
                 + TERMINATE_WAIT.toMillis() + ") FROM pg_replication_slots s WHERE s.slot_name = ? AND s.active"
-                + " AND s.active_pid <> pg_backend_pid() AND EXISTS (SELECT 1 FROM " + settings.tables().relayLease()
+                + " AND s.active_pid <> pg_backend_pid() AND EXISTS (SELECT 1 FROM " + terms.tables().relayLease()
                 + " l WHERE l.lease_key = ? AND l.holder = ? AND l.fence = ? AND l.expires_at > statement_timestamp())")) {
-            ps.setString(1, settings.slotName());
-            ps.setString(2, settings.leaseKey());
-            ps.setString(3, settings.instanceId());
+            ps.setString(1, terms.slotName());
+            ps.setString(2, terms.leaseKey());
+            ps.setString(3, instanceId);
             ps.setLong(4, fence);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     log.warn("slot {} was still streamed by walsender {} of a previous lease holder: ended it{} "
-                                    + "({} ms after this instance took the lease with fencing token {})", settings.slotName(),
+                                    + "({} ms after this instance took the lease with fencing token {})", terms.slotName(),
                             rs.getInt(1), rs.getBoolean(2) ? "" : " (it has not exited yet)", millisSince(start), fence);
                 }
             }
@@ -321,7 +330,7 @@ final class SlotGuard {
             if (!NOT_PERMITTED.equals(e.getSQLState())) {
                 throw e;
             }
-            warnNotPermitted(c, "the walsender still attached to slot " + settings.slotName(), e);
+            warnNotPermitted(c, "the walsender still attached to slot " + terms.slotName(), e);
         }
     }
 
@@ -333,11 +342,11 @@ final class SlotGuard {
     String reportBusySlot(Connection c, SlotState slot) throws SQLException {
         String timeout = show(c, "wal_sender_timeout");
         log.warn("slot {} is still active (walsender {}): waiting for it to be free; a walsender this role may not end "
-                        + "is ended by the server once its client is gone for wal_sender_timeout ({}){}", settings.slotName(),
+                        + "is ended by the server once its client is gone for wal_sender_timeout ({}){}", terms.slotName(),
                 slot.activePid(), timeout,
                 "0".equals(timeout) ? ", which is 0 here: it never does. End it by hand: SELECT pg_terminate_backend("
                         + slot.activePid() + ")" : "");
-        return "waiting for walsender " + slot.activePid() + " to leave slot " + settings.slotName()
+        return "waiting for walsender " + slot.activePid() + " to leave slot " + terms.slotName()
                 + " (wal_sender_timeout " + timeout + "; GRANT pg_signal_backend lets this relay end it)";
     }
 
@@ -370,8 +379,8 @@ final class SlotGuard {
     }
 
     /** The {@code application_name} of the relay's own database sessions (its pool). */
-    static String applicationName(CdcSettings settings, String instanceId) {
-        String name = "outboxkit-cdc:" + settings.slotName() + ":" + instanceId;
+    static String applicationName(String slotName, String instanceId) {
+        String name = "outboxkit-cdc:" + slotName + ":" + instanceId;
         return name.length() > 63 ? name.substring(0, 63) : name;
     }
 
@@ -380,12 +389,12 @@ final class SlotGuard {
      * locks it still holds in half-done transactions (it may be frozen, not dead) are released at once.
      */
     void terminateSessionsOf(Connection c, String previousHolder) throws SQLException {
-        if (previousHolder == null || previousHolder.equals(settings.instanceId())) {
+        if (previousHolder == null || previousHolder.equals(instanceId)) {
             return;
         }
         try (PreparedStatement ps = c.prepareStatement("SELECT pid, pg_terminate_backend(pid) FROM pg_stat_activity "
                 + "WHERE application_name = ? AND pid <> pg_backend_pid()")) {
-            ps.setString(1, applicationName(settings, previousHolder));
+            ps.setString(1, applicationName(terms.slotName(), previousHolder));
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     log.warn("ended session {} of the previous lease holder {}", rs.getInt(1), previousHolder);
@@ -402,11 +411,11 @@ final class SlotGuard {
 
     /** How to recover when the slot cannot be trusted: shared by every such error. */
     String recoveryAdvice() {
-        String common = "To start over from what the database still has: DELETE FROM " + settings.table(OutboxTables.CDC_OFFSET)
-                + " WHERE slot_name = '" + settings.slotName() + "'; DELETE FROM " + settings.table(OutboxTables.CDC_SLOT)
-                + " WHERE slot_name = '" + settings.slotName() + "'; then start the relay again (it creates a slot and "
-                + "publishes the rows in " + settings.outboxTable() + ").";
-        return settings.deleteAfterPublish()
+        String common = "To start over from what the database still has: DELETE FROM " + terms.table(OutboxTables.CDC_OFFSET)
+                + " WHERE slot_name = '" + terms.slotName() + "'; DELETE FROM " + terms.table(OutboxTables.CDC_SLOT)
+                + " WHERE slot_name = '" + terms.slotName() + "'; then start the relay again (it creates a slot and "
+                + "publishes the rows in " + terms.outboxTable() + ").";
+        return terms.deleteAfterPublish()
                 ? common + " With deleteAfterPublish (the default) every unpublished event is still a row there, so nothing is lost."
                 : common + " With deleteAfterPublish(false) the WAL was the only copy of events written while the slot "
                 + "was gone; compare with your writer's records (outbox reconcile).";

@@ -2,6 +2,7 @@ package dev.outboxkit.relay.cdc.internal;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxkit.relay.cdc.CdcStartupException;
+import dev.outboxkit.runtime.DatabaseLogin;
 import dev.outboxkit.runtime.DatabaseSilence;
 import dev.outboxkit.runtime.FailoverSlots;
 import dev.outboxkit.runtime.JdbcUrls;
@@ -28,7 +29,9 @@ final class SlotMonitor implements Runnable {
 
     private static final Logger log = LoggerFactory.getLogger(Supervisor.class);
 
-    private final CdcSettings settings;
+    private final SlotTerms terms;
+    /** The URL (its hosts: the standbys asked for their copy of the slot) and the login to ask them with. */
+    private final DatabaseLogin login;
     private final CdcMetrics metrics;
     private final HikariDataSource pool;
     private final SlotGuard guard;
@@ -48,10 +51,11 @@ final class SlotMonitor implements Runnable {
     private Map<String, Boolean> standbyCopies = Map.of();
     private volatile String lastError;
 
-    SlotMonitor(CdcSettings settings, CdcMetrics metrics, HikariDataSource pool, SlotGuard guard,
+    SlotMonitor(SlotTerms terms, DatabaseLogin login, CdcMetrics metrics, HikariDataSource pool, SlotGuard guard,
                 Supplier<Session> activeSession) {
-        this.standbyHosts = JdbcUrls.hosts(settings.jdbcUrl());
-        this.settings = settings;
+        this.standbyHosts = JdbcUrls.hosts(login.jdbcUrl());
+        this.terms = terms;
+        this.login = login;
         this.metrics = metrics;
         this.pool = pool;
         this.guard = guard;
@@ -78,23 +82,23 @@ final class SlotMonitor implements Runnable {
      */
     private Map<String, Boolean> standbyCopies(JdbcUrls.HostPort primary) {
         Map<String, Boolean> copies = new LinkedHashMap<>();
-        Properties login = new Properties();
-        login.setProperty("user", settings.user());
-        if (settings.password() != null) {
-            login.setProperty("password", settings.password().reveal());
+        Properties props = new Properties();
+        props.setProperty("user", login.user());
+        if (login.password() != null) {
+            props.setProperty("password", login.password().reveal());
         }
-        login.setProperty("connectTimeout", "2");
-        login.setProperty("socketTimeout", "5");
-        login.setProperty("ApplicationName", "outboxkit-cdc-standby-check");
+        props.setProperty("connectTimeout", "2");
+        props.setProperty("socketTimeout", "5");
+        props.setProperty("ApplicationName", "outboxkit-cdc-standby-check");
         for (JdbcUrls.HostPort host : standbyHosts) {
             if (host.equals(primary)) {
                 continue;
             }
-            try (Connection standby = DriverManager.getConnection(JdbcUrls.withHost(settings.jdbcUrl(), host), login)) {
-                copies.put(host.toString(), FailoverSlots.syncedOnStandby(standby, settings.slotName()));
+            try (Connection standby = DriverManager.getConnection(JdbcUrls.withHost(login.jdbcUrl(), host), props)) {
+                copies.put(host.toString(), FailoverSlots.syncedOnStandby(standby, terms.slotName()));
             } catch (SQLException e) {
                 copies.put(host.toString(), null);
-                log.debug("standby {} could not be asked for its copy of slot {}: {}", host, settings.slotName(), e.toString());
+                log.debug("standby {} could not be asked for its copy of slot {}: {}", host, terms.slotName(), e.toString());
             }
         }
         return copies;
@@ -104,27 +108,8 @@ final class SlotMonitor implements Runnable {
     public void run() {
         long lookNanos = System.nanoTime();
         try (Connection c = pool.getConnection()) {
-            SlotGuard.SlotState slot = guard.slot(c);
-            if (slot == null) {
-                streamedLookNanos = 0;
-                metrics.walStatus.set(CdcMetrics.WAL_NO_SLOT);
-                metrics.slotLagBytes.set(0);
-                metrics.retainedWalBytes.set(0);
-            } else {
-                streamedLookNanos = slot.active() ? lookNanos : 0;
-                metrics.walStatus.set(CdcMetrics.walStatusCode(slot.walStatus()));
-                metrics.slotLagBytes.set(slot.lagBytes());
-                metrics.retainedWalBytes.set(slot.retainedBytes());
-            }
-            FailoverSlots.State failover = FailoverSlots.of(c, settings.slotName());
-            if (failover.code() == FailoverSlots.READY && standbyHosts.size() > 1) {
-                if (looks++ % STANDBY_LOOK_EVERY == 0) {
-                    standbyCopies = standbyCopies(JdbcUrls.connectedTo(c));
-                }
-                failover = FailoverSlots.withStandbys(failover, standbyCopies);
-            }
-            metrics.failoverReady.set(failover.code());
-            metrics.failoverDetail = failover.detail();
+            SlotGuard.SlotState slot = readSlot(c, lookNanos);
+            readFailover(c);
             Session s = activeSession.get();
             if (s != null && s.enginePolling()) {
                 try {
@@ -138,16 +123,8 @@ final class SlotMonitor implements Runnable {
                     s.fail(e);
                 }
             }
-            if (settings.deleteAfterPublish()) {
-                try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT created_at FROM "
-                        + settings.outboxTable() + " WHERE published_at IS NULL ORDER BY seq LIMIT 1")) {
-                    if (rs.next()) {
-                        OffsetDateTime at = rs.getObject(1, OffsetDateTime.class);
-                        metrics.oldestUnackedMicros.set(at.toEpochSecond() * 1_000_000 + at.getNano() / 1000);
-                    } else {
-                        metrics.oldestUnackedMicros.set(0);
-                    }
-                }
+            if (terms.deleteAfterPublish()) {
+                readOldestUnpublished(c);
             }
             lastReadNanos = System.nanoTime();
             lastError = null;
@@ -157,6 +134,49 @@ final class SlotMonitor implements Runnable {
             Session s = activeSession.get();
             if (s != null) {
                 s.databaseError(e);
+            }
+        }
+    }
+
+    /** The slot's state into the metrics; whether it had a walsender at this look. Returns the slot, null if none. */
+    private SlotGuard.SlotState readSlot(Connection c, long lookNanos) throws SQLException {
+        SlotGuard.SlotState slot = guard.slot(c);
+        if (slot == null) {
+            streamedLookNanos = 0;
+            metrics.walStatus.set(CdcMetrics.WAL_NO_SLOT);
+            metrics.slotLagBytes.set(0);
+            metrics.retainedWalBytes.set(0);
+        } else {
+            streamedLookNanos = slot.active() ? lookNanos : 0;
+            metrics.walStatus.set(CdcMetrics.walStatusCode(slot.walStatus()));
+            metrics.slotLagBytes.set(slot.lagBytes());
+            metrics.retainedWalBytes.set(slot.retainedBytes());
+        }
+        return slot;
+    }
+
+    /** Whether a promoted standby would have the slot (asking the standbys now and then) into the metrics. */
+    private void readFailover(Connection c) throws SQLException {
+        FailoverSlots.State failover = FailoverSlots.of(c, terms.slotName());
+        if (failover.code() == FailoverSlots.READY && standbyHosts.size() > 1) {
+            if (looks++ % STANDBY_LOOK_EVERY == 0) {
+                standbyCopies = standbyCopies(JdbcUrls.connectedTo(c));
+            }
+            failover = FailoverSlots.withStandbys(failover, standbyCopies);
+        }
+        metrics.failoverReady.set(failover.code());
+        metrics.failoverDetail = failover.detail();
+    }
+
+    /** The oldest unpublished row's age into the metrics (the table holds every unpublished event). */
+    private void readOldestUnpublished(Connection c) throws SQLException {
+        try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT created_at FROM "
+                + terms.outboxTable() + " WHERE published_at IS NULL ORDER BY seq LIMIT 1")) {
+            if (rs.next()) {
+                OffsetDateTime at = rs.getObject(1, OffsetDateTime.class);
+                metrics.oldestUnackedMicros.set(at.toEpochSecond() * 1_000_000 + at.getNano() / 1000);
+            } else {
+                metrics.oldestUnackedMicros.set(0);
             }
         }
     }

@@ -1,5 +1,6 @@
 package dev.outboxkit.relay.cdc.internal;
 
+import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.relay.KafkaRecords;
 import dev.outboxkit.runtime.DeadLetterWriter;
 import dev.outboxkit.runtime.Flusher;
@@ -11,6 +12,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.function.BooleanSupplier;
 import javax.sql.DataSource;
@@ -38,7 +40,9 @@ final class StandbyWarmup implements Runnable {
     /** At most this many topics are fetched per look. */
     private static final int MAX_TOPICS = 20;
 
-    private final CdcSettings settings;
+    private final String slotName;
+    private final String outboxTable;
+    private final Map<String, Object> producerConfig;
     private final DataSource pool;
     private final StopOnFailure producers;
     private final BooleanSupplier standingBy;
@@ -47,12 +51,19 @@ final class StandbyWarmup implements Runnable {
     private long nextLookNanos;
     private final Set<String> known = new LinkedHashSet<>();
 
-    StandbyWarmup(CdcSettings settings, DataSource pool, StopOnFailure producers, BooleanSupplier standingBy) {
-        this.settings = settings;
+    /**
+     * @param route          the relay's route (the records' topics)
+     * @param producerConfig the relay's checked producer configuration (its compression)
+     */
+    StandbyWarmup(SlotTerms terms, TopicRoute route, Map<String, Object> producerConfig, DataSource pool,
+                  StopOnFailure producers, BooleanSupplier standingBy) {
+        this.slotName = terms.slotName();
+        this.outboxTable = terms.outboxTable();
+        this.producerConfig = producerConfig;
         this.pool = pool;
         this.producers = producers;
         this.standingBy = standingBy;
-        this.records = new KafkaRecords(settings.route());
+        this.records = new KafkaRecords(route);
     }
 
     @Override
@@ -63,7 +74,7 @@ final class StandbyWarmup implements Runnable {
         long began = System.nanoTime();
         if (!codecWarmed) {
             codecWarmed = true;
-            ProducerWarmup.compression(settings.producerConfig());
+            ProducerWarmup.compression(producerConfig);
             // what a takeover's first pass runs through before its first send, besides the producer's own path
             ProducerWarmup.classes(List.of(RowSink.class, Publisher.class, Publisher.Sent.class, Publisher.Outcome.class,
                     Publisher.DeadLetter.class, StartupDrain.class, StartupDrain.Result.class, Flusher.class,
@@ -75,7 +86,7 @@ final class StandbyWarmup implements Runnable {
         Set<String> topics = new LinkedHashSet<>(known);
         try (Connection c = pool.getConnection()) {
             c.setAutoCommit(true);
-            for (OutboxRow row : StartupDrain.newest(c, settings, SAMPLE)) {
+            for (OutboxRow row : StartupDrain.newest(c, outboxTable, SAMPLE)) {
                 if (topics.size() >= MAX_TOPICS) {
                     break;
                 }
@@ -87,14 +98,14 @@ final class StandbyWarmup implements Runnable {
                 }
             }
         } catch (SQLException | RuntimeException e) {
-            log.debug("standby warm-up could not sample {}: {}", settings.outboxTable(), e.toString());
+            log.debug("standby warm-up could not sample {}: {}", outboxTable, e.toString());
         }
         ProducerWarmup.metadata(producers.producer(), topics);
         boolean first = known.isEmpty() && !topics.isEmpty();
         known.addAll(topics);
         nextLookNanos = System.nanoTime() + (known.isEmpty() ? RETRY : REFRESH).toNanos();
         if (first) {
-            log.info("standby for slot {} warmed its producer for topics {} in {} ms", settings.slotName(), topics,
+            log.info("standby for slot {} warmed its producer for topics {} in {} ms", slotName, topics,
                     (System.nanoTime() - began) / 1_000_000);
         }
     }

@@ -98,15 +98,16 @@ final class StartupDrain {
         }
     }
 
-    private final CdcSettings settings;
+    private final String outboxTable;
     private final Publisher publisher;
     private final RowSink sink;
     private final int chunk;
     /** The select of the unpublished rows, built at the first pass (the schema's version decides its columns). */
     private String select;
 
-    StartupDrain(CdcSettings settings, Publisher publisher, RowSink sink, int chunk) {
-        this.settings = settings;
+    /** @param outboxTable the outbox table, qualified */
+    StartupDrain(String outboxTable, Publisher publisher, RowSink sink, int chunk) {
+        this.outboxTable = outboxTable;
         this.publisher = publisher;
         this.sink = sink;
         this.chunk = chunk;
@@ -153,69 +154,16 @@ final class StartupDrain {
         int isolation = c.getTransactionIsolation();
         c.setAutoCommit(false);
         c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
-        long[] drained = new long[1024];
-        long[] parkedSeqs = new long[0];
-        int count = 0;
-        long published = 0;
-        long parked = 0;
-        long snapshotLsn;
-        long firstSendNanos = 0;
-        long publishNanos = 0;
+        Pass pass = new Pass();
         try {
             try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT pg_current_wal_insert_lsn()::text")) {
                 rs.next();
-                snapshotLsn = Lsns.parse(rs.getString(1));
+                pass.snapshotLsn = Lsns.parse(rs.getString(1));
             }
             if (select == null) {
-                select = unpublished(c, settings) + " ORDER BY seq";
+                select = unpublished(c, outboxTable) + " ORDER BY seq";
             }
-            try (PreparedStatement ps = c.prepareStatement(select)) {
-                ps.setFetchSize(chunk);
-                try (ResultSet rs = ps.executeQuery()) {
-                    List<OutboxRow> rows = new ArrayList<>(chunk);
-                    boolean more = true;
-                    while (more) {
-                        more = rs.next();
-                        if (more && earlier != null && earlier.publishedBefore(rs.getLong(1))) {
-                            continue;
-                        }
-                        if (more) {
-                            rows.add(row(rs));
-                        }
-                        if (rows.size() == chunk || (!more && !rows.isEmpty())) {
-                            if (!keepGoing.getAsBoolean()) {
-                                throw new InterruptedException("start-up drain stopped (relay closing or lease lost)");
-                            }
-                            long sending = System.nanoTime();
-                            if (firstSendNanos == 0) {
-                                firstSendNanos = sending;
-                            }
-                            Publisher.Outcome outcome = publisher.publish(rows);
-                            publishNanos += System.nanoTime() - sending;
-                            sink.park(outcome.deadLetters());
-                            if (!outcome.deadLetters().isEmpty()) {
-                                long[] now = outcome.deadLetters().stream().mapToLong(d -> d.row().seq()).toArray();
-                                parkedSeqs = Arrays.copyOf(parkedSeqs, parkedSeqs.length + now.length);
-                                System.arraycopy(now, 0, parkedSeqs, parkedSeqs.length - now.length, now.length);
-                            }
-                            long[] seqs = new long[outcome.acked().size()];
-                            for (int i = 0; i < seqs.length; i++) {
-                                seqs[i] = outcome.acked().get(i).seq();
-                            }
-                            sink.deleteLater(seqs);
-                            for (OutboxRow row : rows) {
-                                if (count == drained.length) {
-                                    drained = Arrays.copyOf(drained, count * 2);
-                                }
-                                drained[count++] = row.seq();
-                            }
-                            published += outcome.acked().size();
-                            parked += outcome.deadLetters().size();
-                            rows.clear();
-                        }
-                    }
-                }
-            }
+            publishUnpublished(c, keepGoing, earlier, pass);
             c.commit();
         } catch (SQLException | RuntimeException | InterruptedException e) {
             c.rollback();
@@ -224,24 +172,110 @@ final class StartupDrain {
             c.setAutoCommit(true);
             c.setTransactionIsolation(isolation);
         }
-        long[] seqs = Arrays.copyOf(drained, count);
-        Arrays.sort(seqs);
-        Arrays.sort(parkedSeqs);
-        if (count > 0 && earlier == null) {
+        Result result = pass.result();
+        if (pass.count > 0 && earlier == null) {
             log.info("start-up drain published {} rows already in {} ({} parked) in {} ms (first send at {} ms, waiting "
-                            + "for Kafka's acknowledgements {} ms)", published, settings.outboxTable(), parked,
-                    (System.nanoTime() - started) / 1_000_000, (firstSendNanos - started) / 1_000_000,
-                    publishNanos / 1_000_000);
+                            + "for Kafka's acknowledgements {} ms)", pass.published, outboxTable, pass.parked,
+                    (System.nanoTime() - started) / 1_000_000, (pass.firstSendNanos - started) / 1_000_000,
+                    pass.publishNanos / 1_000_000);
         }
-        return new Result(seqs, Result.filled(seqs.length, snapshotLsn), snapshotLsn, published, parked, parkedSeqs);
+        return result;
+    }
+
+    /** Reads the unpublished rows in seq order, in the pass's snapshot, and publishes them chunk by chunk. */
+    private void publishUnpublished(Connection c, BooleanSupplier keepGoing, Result earlier, Pass pass)
+            throws SQLException, InterruptedException {
+        try (PreparedStatement ps = c.prepareStatement(select)) {
+            ps.setFetchSize(chunk);
+            try (ResultSet rs = ps.executeQuery()) {
+                List<OutboxRow> rows = new ArrayList<>(chunk);
+                boolean more = true;
+                while (more) {
+                    more = rs.next();
+                    if (more && earlier != null && earlier.publishedBefore(rs.getLong(1))) {
+                        continue;
+                    }
+                    if (more) {
+                        rows.add(row(rs));
+                    }
+                    if (rows.size() == chunk || (!more && !rows.isEmpty())) {
+                        publishChunk(rows, keepGoing, pass);
+                        rows.clear();
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * Publishes one chunk and waits for Kafka's answers before the next is sent (so rows go out in seq order); its dead
+     * letters are parked, and its acknowledged rows queued for deletion, only after those answers.
+     */
+    private void publishChunk(List<OutboxRow> rows, BooleanSupplier keepGoing, Pass pass)
+            throws SQLException, InterruptedException {
+        if (!keepGoing.getAsBoolean()) {
+            throw new InterruptedException("start-up drain stopped (relay closing or lease lost)");
+        }
+        long sending = System.nanoTime();
+        if (pass.firstSendNanos == 0) {
+            pass.firstSendNanos = sending;
+        }
+        Publisher.Outcome outcome = publisher.publish(rows);
+        pass.publishNanos += System.nanoTime() - sending;
+        sink.park(outcome.deadLetters());
+        pass.parked(outcome.deadLetters());
+        long[] seqs = new long[outcome.acked().size()];
+        for (int i = 0; i < seqs.length; i++) {
+            seqs[i] = outcome.acked().get(i).seq();
+        }
+        sink.deleteLater(seqs);
+        pass.handled(rows, outcome);
+    }
+
+    /** What one pass did so far (the pass's thread only). */
+    private static final class Pass {
+        private long[] drained = new long[1024];
+        private long[] parkedSeqs = new long[0];
+        private int count;
+        private long published;
+        private long parked;
+        private long snapshotLsn;
+        private long firstSendNanos;
+        private long publishNanos;
+
+        void parked(List<Publisher.DeadLetter> deadLetters) {
+            if (!deadLetters.isEmpty()) {
+                long[] now = deadLetters.stream().mapToLong(d -> d.row().seq()).toArray();
+                parkedSeqs = Arrays.copyOf(parkedSeqs, parkedSeqs.length + now.length);
+                System.arraycopy(now, 0, parkedSeqs, parkedSeqs.length - now.length, now.length);
+            }
+        }
+
+        void handled(List<OutboxRow> rows, Publisher.Outcome outcome) {
+            for (OutboxRow row : rows) {
+                if (count == drained.length) {
+                    drained = Arrays.copyOf(drained, count * 2);
+                }
+                drained[count++] = row.seq();
+            }
+            published += outcome.acked().size();
+            parked += outcome.deadLetters().size();
+        }
+
+        Result result() {
+            long[] seqs = Arrays.copyOf(drained, count);
+            Arrays.sort(seqs);
+            Arrays.sort(parkedSeqs);
+            return new Result(seqs, Result.filled(seqs.length, snapshotLsn), snapshotLsn, published, parked, parkedSeqs);
+        }
     }
 
     /** The select of the unpublished rows, without an order; {@link #row} reads one of its rows. */
-    private static String unpublished(Connection c, CdcSettings settings) throws SQLException {
+    private static String unpublished(Connection c, String outboxTable) throws SQLException {
         // A schema before version 10 has no binary columns: read it as version 9 did.
-        String binary = binaryColumnsPresent(c, settings) ? ", payload_bytes, content_type" : ", NULL::bytea, NULL::text";
+        String binary = binaryColumnsPresent(c, outboxTable) ? ", payload_bytes, content_type" : ", NULL::bytea, NULL::text";
         return "SELECT seq, id::text, aggregate_type, aggregate_id, event_type, topic, payload::text, headers::text, "
-                + "created_at" + binary + " FROM " + settings.outboxTable() + " WHERE published_at IS NULL";
+                + "created_at" + binary + " FROM " + outboxTable + " WHERE published_at IS NULL";
     }
 
     private static OutboxRow row(ResultSet rs) throws SQLException {
@@ -255,9 +289,9 @@ final class StartupDrain {
      * Up to {@code limit} of the newest unpublished rows, read without a lock (a standby's sample of what it will
      * publish once it takes over: {@link StandbyWarmup}).
      */
-    static List<OutboxRow> newest(Connection c, CdcSettings settings, int limit) throws SQLException {
+    static List<OutboxRow> newest(Connection c, String outboxTable, int limit) throws SQLException {
         List<OutboxRow> rows = new ArrayList<>(limit);
-        try (PreparedStatement ps = c.prepareStatement(unpublished(c, settings) + " ORDER BY seq DESC LIMIT ?")) {
+        try (PreparedStatement ps = c.prepareStatement(unpublished(c, outboxTable) + " ORDER BY seq DESC LIMIT ?")) {
             ps.setInt(1, limit);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
@@ -268,10 +302,10 @@ final class StartupDrain {
         return rows;
     }
 
-    private static boolean binaryColumnsPresent(Connection c, CdcSettings settings) throws SQLException {
+    private static boolean binaryColumnsPresent(Connection c, String outboxTable) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT count(*) = 2 FROM pg_attribute WHERE attrelid = to_regclass(?)"
                 + " AND attname IN ('payload_bytes', 'content_type') AND NOT attisdropped")) {
-            ps.setString(1, settings.outboxTable());
+            ps.setString(1, outboxTable);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 return rs.getBoolean(1);

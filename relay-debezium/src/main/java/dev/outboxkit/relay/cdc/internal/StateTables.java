@@ -49,24 +49,26 @@ final class StateTables {
     }
 
     private final DataSource dataSource;
-    private final CdcSettings settings;
+    private final String slotName;
+    private final String instanceId;
     private final LeaseKeeper lease;
     private final String offsetTable;
     private final String slotTable;
 
-    StateTables(DataSource dataSource, CdcSettings settings, LeaseKeeper lease) {
+    StateTables(DataSource dataSource, SlotTerms terms, String instanceId, LeaseKeeper lease) {
         this.dataSource = dataSource;
-        this.settings = settings;
+        this.slotName = terms.slotName();
+        this.instanceId = instanceId;
         this.lease = lease;
-        this.offsetTable = settings.table(OutboxTables.CDC_OFFSET);
-        this.slotTable = settings.table(OutboxTables.CDC_SLOT);
+        this.offsetTable = terms.table(OutboxTables.CDC_OFFSET);
+        this.slotTable = terms.table(OutboxTables.CDC_SLOT);
     }
 
     SlotRecord slotRecord(Connection c) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT base_lsn::text, drained_at IS NOT NULL, system_identifier, "
                 + "timeline, server_address, CASE WHEN wal_only_seen_at IS NULL THEN NULL ELSE wal_only_seen_at::text || ': ' "
                 + "|| coalesce(wal_only_seen, '') END FROM " + slotTable + " WHERE slot_name = ?")) {
-            ps.setString(1, settings.slotName());
+            ps.setString(1, slotName);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
                     return null;
@@ -85,9 +87,9 @@ final class StateTables {
             try (PreparedStatement ps = tx.prepareStatement("INSERT INTO " + slotTable + " (slot_name, base_lsn, created_by, "
                     + "system_identifier, timeline, server_address) VALUES (?, ?::pg_lsn, ?, ?, ?, ?) "
                     + "ON CONFLICT (slot_name) DO NOTHING")) {
-                ps.setString(1, settings.slotName());
+                ps.setString(1, slotName);
                 ps.setString(2, Lsns.format(baseLsn));
-                ps.setString(3, settings.instanceId());
+                ps.setString(3, instanceId);
                 bindServer(ps, 4, server);
                 ps.executeUpdate();
             }
@@ -100,7 +102,7 @@ final class StateTables {
             try (PreparedStatement ps = tx.prepareStatement("UPDATE " + slotTable + " SET system_identifier = ?, "
                     + "timeline = ?, server_address = ? WHERE slot_name = ?")) {
                 bindServer(ps, 1, server);
-                ps.setString(4, settings.slotName());
+                ps.setString(4, slotName);
                 ps.executeUpdate();
             }
         });
@@ -114,7 +116,7 @@ final class StateTables {
     void recordRecreated(Connection c, long fence, long lsn, Server server, String reason) throws SQLException {
         lease.inFencedTransaction(c, fence, tx -> {
             try (PreparedStatement ps = tx.prepareStatement("DELETE FROM " + offsetTable + " WHERE slot_name = ?")) {
-                ps.setString(1, settings.slotName());
+                ps.setString(1, slotName);
                 ps.executeUpdate();
             }
             try (PreparedStatement ps = tx.prepareStatement("UPDATE " + slotTable + " SET base_lsn = ?::pg_lsn, "
@@ -123,7 +125,7 @@ final class StateTables {
                 ps.setString(1, Lsns.format(lsn));
                 bindServer(ps, 2, server);
                 ps.setString(5, reason);
-                ps.setString(6, settings.slotName());
+                ps.setString(6, slotName);
                 ps.executeUpdate();
             }
         });
@@ -135,7 +137,7 @@ final class StateTables {
             try (PreparedStatement ps = tx.prepareStatement("UPDATE " + slotTable + " SET wal_only_seen_at = now(), "
                     + "wal_only_seen = ? WHERE slot_name = ? AND wal_only_seen_at IS NULL")) {
                 ps.setString(1, what);
-                ps.setString(2, settings.slotName());
+                ps.setString(2, slotName);
                 ps.executeUpdate();
             }
         });
@@ -155,7 +157,7 @@ final class StateTables {
         lease.inFencedTransaction(c, fence, tx -> {
             try (PreparedStatement ps = tx.prepareStatement(
                     "UPDATE " + slotTable + " SET drained_at = now() WHERE slot_name = ? AND drained_at IS NULL")) {
-                ps.setString(1, settings.slotName());
+                ps.setString(1, slotName);
                 ps.executeUpdate();
             }
         });
@@ -170,13 +172,13 @@ final class StateTables {
     void rebase(Connection c, long fence, long lsn) throws SQLException {
         lease.inFencedTransaction(c, fence, tx -> {
             try (PreparedStatement ps = tx.prepareStatement("DELETE FROM " + offsetTable + " WHERE slot_name = ?")) {
-                ps.setString(1, settings.slotName());
+                ps.setString(1, slotName);
                 ps.executeUpdate();
             }
             try (PreparedStatement ps = tx.prepareStatement(
                     "UPDATE " + slotTable + " SET base_lsn = ?::pg_lsn WHERE slot_name = ?")) {
                 ps.setString(1, Lsns.format(lsn));
-                ps.setString(2, settings.slotName());
+                ps.setString(2, slotName);
                 ps.executeUpdate();
             }
         });
@@ -186,7 +188,7 @@ final class StateTables {
     StoredOffset storedOffset(Connection c) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT offset_value FROM " + offsetTable
                 + " WHERE slot_name = ? AND offset_value IS NOT NULL ORDER BY updated_at DESC LIMIT 1")) {
-            ps.setString(1, settings.slotName());
+            ps.setString(1, slotName);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
                     return null;
@@ -219,7 +221,7 @@ final class StateTables {
                 "SELECT offset_value FROM " + offsetTable + " WHERE slot_name = ? AND offset_key = ?")) {
             c.setAutoCommit(true);
             for (ByteBuffer key : keys) {
-                ps.setString(1, settings.slotName());
+                ps.setString(1, slotName);
                 ps.setString(2, text(key));
                 try (ResultSet rs = ps.executeQuery()) {
                     String value = rs.next() ? rs.getString(1) : null;
@@ -247,13 +249,13 @@ final class StateTables {
                         + "fence = EXCLUDED.fence, updated_at = now(), updated_by = EXCLUDED.updated_by "
                         + "WHERE o.fence <= EXCLUDED.fence")) {
                     for (Map.Entry<ByteBuffer, ByteBuffer> e : entries) {
-                        ps.setString(1, settings.slotName());
+                        ps.setString(1, slotName);
                         ps.setString(2, text(e.getKey()));
                         ps.setString(3, e.getValue() == null ? null : text(e.getValue()));
                         ps.setLong(4, token);
-                        ps.setString(5, settings.instanceId());
+                        ps.setString(5, instanceId);
                         if (ps.executeUpdate() != 1) {
-                            throw new FencedWriteException("offset of slot " + settings.slotName()
+                            throw new FencedWriteException("offset of slot " + slotName
                                     + " was written by a newer lease holder; this instance (token " + token + ") is stale");
                         }
                     }

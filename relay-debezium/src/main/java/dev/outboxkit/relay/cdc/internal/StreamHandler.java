@@ -167,7 +167,40 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
             }
             limit = firstCompletion(events);
         }
+        Decoded batch = decode(events, limit);
+        Mark mark = lastBoundary(events, batch.changes(), limit);
+        boolean stopNow = stopping && limit < events.size();
+        if (stopNow) {
+            mark = stopPoint(mark);
+        }
+        send(batch, mark);
+        settle(committer, stopNow);
+        batches++;
+        if (stopNow) {
+            throw finishStop(committer);
+        } else {
+            committer.markBatchFinished();
+        }
+    }
 
+    /**
+     * A batch's first {@code limit} changes, and the rows among them to publish: {@code rowAt} holds the index in the
+     * batch of each row.
+     */
+    private record Decoded(List<ChangeDecoder.Change> changes, List<OutboxRow> rows, int[] rowAt) {
+    }
+
+    /**
+     * Where a batch may be marked: {@code event}, the last position of the batch that may be stored, and where it is
+     * ({@code at}: its index in the batch; -1 for the open transaction's last change from an earlier batch; none (-2)
+     * when this batch completes no transaction); {@code tailAt}, the index of the open transaction's last change when it
+     * is in this batch, else -1.
+     */
+    private record Mark(RecordChangeEvent<SourceRecord> event, int at, int tailAt) {
+    }
+
+    /** Decodes the first {@code limit} events, skipping the WAL copies of rows the table's passes handled. */
+    private Decoded decode(List<RecordChangeEvent<SourceRecord>> events, int limit) {
         List<ChangeDecoder.Change> changes = new ArrayList<>(limit);
         List<OutboxRow> rows = new ArrayList<>(limit);
         int[] rowAt = new int[limit]; // the index in 'events' of each row
@@ -186,21 +219,31 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
                 rowAt[rows.size()] = i;
                 rows.add(change.row());
                 if (!trackInFlightAge && !warnedAboutMessages) {
-                    warnedAboutMessages = true;
-                    log.error("a logical decoding message (the writer's emit-message mode) arrived while the relay runs with "
-                            + "deleteAfterPublish(true), where the table is meant to hold every unpublished event. It is "
-                            + "published; the relay remembers that this slot carries events the WAL alone holds "
-                            + "(outbox_cdc_slot.wal_only_seen_at), so from now on it never fast-forwards the slot and stops "
-                            + "rather than create it again when it is lost. Configure deleteAfterPublish(false) for the "
-                            + "emit-message writer mode.");
-                    Long at = change.position().lsn();
-                    walOnlyEvent.accept("a logical decoding message at " + (at == null ? "an unknown position" : Lsns.format(at)));
+                    walOnlyMessage(change);
                 }
             }
         }
+        return new Decoded(changes, rows, rowAt);
+    }
 
-        // The last position of this batch that may be stored, and where it is: -1 for the open transaction's last
-        // change from an earlier batch, none (-2) when this batch completes no transaction.
+    /** A logical decoding message while the table should hold every unpublished event: said once, remembered. */
+    private void walOnlyMessage(ChangeDecoder.Change change) {
+        warnedAboutMessages = true;
+        log.error("a logical decoding message (the writer's emit-message mode) arrived while the relay runs with "
+                + "deleteAfterPublish(true), where the table is meant to hold every unpublished event. It is "
+                + "published; the relay remembers that this slot carries events the WAL alone holds "
+                + "(outbox_cdc_slot.wal_only_seen_at), so from now on it never fast-forwards the slot and stops "
+                + "rather than create it again when it is lost. Configure deleteAfterPublish(false) for the "
+                + "emit-message writer mode.");
+        Long at = change.position().lsn();
+        walOnlyEvent.accept("a logical decoding message at " + (at == null ? "an unknown position" : Lsns.format(at)));
+    }
+
+    /**
+     * The last position of the first {@code limit} changes that may be stored: the end of the last transaction they
+     * complete. Follows the open transaction across batches ({@link #openTail}).
+     */
+    private Mark lastBoundary(List<RecordChangeEvent<SourceRecord>> events, List<ChangeDecoder.Change> changes, int limit) {
         RecordChangeEvent<SourceRecord> candidate = null;
         int candidateAt = -2;
         int tailAt = -1;
@@ -231,39 +274,37 @@ final class StreamHandler implements DebeziumEngine.ChangeConsumer<RecordChangeE
                 passed(position);
             }
         }
-        boolean stopNow = false;
-        if (stopping && limit < events.size()) {
-            // Record 'limit' shows the open transaction is complete: its last change is the stop position.
-            // Record 'limit' itself is neither published nor marked; it is streamed again at the next start.
-            if (openTail != null) {
-                candidate = openTail;
-                candidateAt = tailAt;
-            }
-            openTail = null;
-            openTx = null;
-            stopNow = true;
-        }
+        return new Mark(candidate, candidateAt, tailAt);
+    }
 
+    /** Stopping, and the change after the batch's first {@code limit} showed the open transaction complete. */
+    private Mark stopPoint(Mark mark) {
+        // Record 'limit' shows the open transaction is complete: its last change is the stop position.
+        // Record 'limit' itself is neither published nor marked; it is streamed again at the next start.
+        Mark stop = openTail != null ? new Mark(openTail, mark.tailAt(), mark.tailAt()) : mark;
+        openTail = null;
+        openTx = null;
+        return stop;
+    }
+
+    /** Hands the batch's rows to the producer: those up to the mark with it, the rest to wait for a later position. */
+    private void send(Decoded batch, Mark mark) {
+        List<OutboxRow> rows = batch.rows();
+        int[] rowAt = batch.rowAt();
         if (!rows.isEmpty()) {
             metrics.batchSize.record(rows.size());
         }
         // Rows up to the candidate go with it; the rest wait for a later batch's position.
         int upTo = 0;
-        while (upTo < rows.size() && rowAt[upTo] <= candidateAt) {
+        while (upTo < rows.size() && rowAt[upTo] <= mark.at()) {
             upTo++;
         }
-        if (upTo > 0 || candidate != null) {
-            enqueue(upTo == 0 ? null : publisher.send(rows.subList(0, upTo)), txIds(changes, rowAt, 0, upTo), candidate);
+        if (upTo > 0 || mark.event() != null) {
+            enqueue(upTo == 0 ? null : publisher.send(rows.subList(0, upTo)), txIds(batch.changes(), rowAt, 0, upTo),
+                    mark.event());
         }
         if (upTo < rows.size()) {
-            enqueue(publisher.send(rows.subList(upTo, rows.size())), txIds(changes, rowAt, upTo, rows.size()), null);
-        }
-        settle(committer, stopNow);
-        batches++;
-        if (stopNow) {
-            throw finishStop(committer);
-        } else {
-            committer.markBatchFinished();
+            enqueue(publisher.send(rows.subList(upTo, rows.size())), txIds(batch.changes(), rowAt, upTo, rows.size()), null);
         }
     }
 

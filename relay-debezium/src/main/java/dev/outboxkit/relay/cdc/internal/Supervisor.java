@@ -4,7 +4,6 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxkit.core.MissingGrantsException;
 import dev.outboxkit.relay.Relay;
 import dev.outboxkit.relay.cdc.CdcStartupException;
-import dev.outboxkit.runtime.ConnectionPools;
 import dev.outboxkit.runtime.DatabaseAtStart;
 import dev.outboxkit.runtime.FailoverSlots;
 import dev.outboxkit.runtime.JdbcUrls;
@@ -18,14 +17,10 @@ import dev.outboxkit.runtime.StopOnFailure;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.Producer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -55,10 +50,22 @@ public final class Supervisor implements AutoCloseable {
     /** The longest wait between two tries while the database does not answer (a restart, a failover in progress). */
     static final Duration DATABASE_RETRY_MAX = Duration.ofSeconds(2);
 
-    private final CdcSettings settings;
-    private final JdbcTarget target;
+    /**
+     * What the supervisor itself uses of the relay's terms.
+     *
+     * @param logPrefix   the relay's name in messages
+     * @param jdbcUrl     the database URL (without user= and password=), for the start's wait and the messages
+     * @param description a masked one-line description, logged at start
+     * @param stallAfter  {@link LeaseTiming#stallAfter()}
+     */
+    record Terms(String slotName, String instanceId, String logPrefix, String jdbcUrl, String description, Duration startTimeout,
+                 Duration shutdownTimeout, Duration stallAfter) {
+    }
+
+    private final Terms terms;
+    /** Makes the relay's other parts, each from the values it uses. */
+    private final CdcWiring wiring;
     private final CdcMetrics metrics;
-    private final Function<Map<String, Object>, Producer<byte[], byte[]>> producers;
     private HikariDataSource pool;
     private StopOnFailure producer;
     /** Counted failures per row, across sessions (each failure ends one). */
@@ -88,22 +95,34 @@ public final class Supervisor implements AutoCloseable {
     private volatile long lastFailureNanos;
     /** Since when (System.nanoTime) the lease loop cannot reach the database, or 0. */
     private long unreachableSinceNanos;
+    /** The lease loop's wait before the next session after a failure (the loop's thread only). */
+    private long restartBackoff = 500;
+    /** The lease loop's wait before its next look while the database does not answer (the loop's thread only). */
+    private long databaseBackoff = 250;
 
-    public Supervisor(CdcSettings settings) {
-        this(settings, KafkaProducer::new);
-    }
-
-    /** @param producers makes the relay's producer from the checked configuration (tests pass a MockProducer) */
-    public Supervisor(CdcSettings settings, Function<Map<String, Object>, Producer<byte[], byte[]>> producers) {
-        this.settings = settings;
-        this.attempts = new RowAttempts(settings.maxAttempts());
-        this.producers = producers;
-        this.target = JdbcTarget.parse(settings.jdbcUrl());
-        this.metrics = new CdcMetrics(settings.meterRegistry(), settings.slotName());
+    /** Built by {@link CdcWiring#supervisor}. */
+    Supervisor(Terms terms, CdcMetrics metrics, RowAttempts attempts, CdcWiring wiring) {
+        this.terms = terms;
+        this.metrics = metrics;
+        this.attempts = attempts;
+        this.wiring = wiring;
     }
 
     public Role role() {
         return role;
+    }
+
+    public String instanceId() {
+        return terms.instanceId();
+    }
+
+    public String slotName() {
+        return terms.slotName();
+    }
+
+    /** A masked, one-line description for logs. */
+    public String description() {
+        return terms.description();
     }
 
     /** The fatal error after which the relay stopped ({@link Role#FAILED}), else null. */
@@ -115,19 +134,46 @@ public final class Supervisor implements AutoCloseable {
         if (role != Role.NEW) {
             throw new IllegalStateException("the relay was already started (" + role + "); build a new one");
         }
-        pool = ConnectionPools.open(settings.login(),
-                "outboxkit-cdc-" + settings.slotName(), 6, SlotGuard.applicationName(settings, settings.instanceId()));
-        lease = new LeaseKeeper(pool, settings, metrics.takeovers);
-        guard = new SlotGuard(settings);
-        DatabaseAtStart contact = new DatabaseAtStart("the " + settings.logPrefix(), settings.jdbcUrl(),
-                settings.startTimeout(), () -> stopRequested);
-        firstContact = contact;
+        pool = wiring.openPool();
+        lease = wiring.leaseKeeper(pool, metrics);
+        guard = wiring.slotGuard();
+        awaitDatabase();
+        checkGrantsAndSchema();
         try {
-            contact.await(pool);
-            PoolerCheck.requireDirect(pool, "the " + settings.logPrefix(), settings.jdbcUrl());
+            wiring.refuseUntrustedBroker();
         } catch (IllegalStateException e) {
             throw refusedToStart(e);
         }
+        openWorkers();
+        log.info("starting CDC relay: {}", terms.description());
+        Session first = takeLeaseAtStart();
+        scheduler.scheduleWithFixedDelay(monitor, 0, 2, TimeUnit.SECONDS);
+        warmer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "outboxkit-cdc-warmup-" + terms.slotName());
+            t.setDaemon(true);
+            return t;
+        });
+        warmer.scheduleWithFixedDelay(wiring.standbyWarmup(pool, producer, () -> role == Role.STANDBY && !closing),
+                0, StandbyWarmup.RETRY.toMillis(), TimeUnit.MILLISECONDS);
+        loop = new Thread(() -> run(first), "outboxkit-cdc-" + terms.slotName());
+        loop.setDaemon(true);
+        loop.start();
+    }
+
+    /** Waits (up to {@code startTimeout}, or until closed) for the database to answer, directly rather than through a pooler. */
+    private void awaitDatabase() {
+        DatabaseAtStart contact = new DatabaseAtStart("the " + terms.logPrefix(), terms.jdbcUrl(),
+                terms.startTimeout(), () -> stopRequested);
+        firstContact = contact;
+        try {
+            contact.await(pool);
+            PoolerCheck.requireDirect(pool, "the " + terms.logPrefix(), terms.jdbcUrl());
+        } catch (IllegalStateException e) {
+            throw refusedToStart(e);
+        }
+    }
+
+    private void checkGrantsAndSchema() {
         try (Connection c = pool.getConnection()) {
             // before Kafka and any lease: a standby that lacked a grant or a table would fail only at takeover
             guard.requireGrants(c);
@@ -138,27 +184,30 @@ public final class Supervisor implements AutoCloseable {
         } catch (SQLException e) {
             log.debug("could not check the role's grants and tables at start; the start-up below reports the database", e);
         }
-        try {
-            KafkaReachability.refuseUntrustedBroker(settings.producerConfig(), "the " + settings.logPrefix());
-        } catch (IllegalStateException e) {
-            throw refusedToStart(e);
-        }
-        state = new StateTables(pool, settings, lease);
-        monitor = new SlotMonitor(settings, metrics, pool, guard, () -> {
+    }
+
+    /** What works for every session: the offset and slot tables, the slot monitor, the producer, Kafka's probe. */
+    private void openWorkers() {
+        state = wiring.stateTables(pool, lease);
+        monitor = wiring.slotMonitor(metrics, pool, guard, () -> {
             Session s = session;
             return role == Role.ACTIVE ? s : null;
         });
-        producer = new StopOnFailure(() -> producers.apply(settings.producerConfig()), settings.logPrefix(),
-                metrics.kafkaWrites);
-        kafka = new KafkaReachability(settings.producerConfig(), settings.logPrefix(),
-                "outboxkit-cdc-kafka-probe-" + settings.slotName(), metrics, settings.route());
+        producer = wiring.producer(metrics);
+        kafka = wiring.kafkaProbe(metrics);
         kafka.start();
         scheduler = Executors.newScheduledThreadPool(1, r -> {
-            Thread t = new Thread(r, "outboxkit-cdc-monitor-" + settings.slotName());
+            Thread t = new Thread(r, "outboxkit-cdc-monitor-" + terms.slotName());
             t.setDaemon(true);
             return t;
         });
-        log.info("starting CDC relay: {}", settings.describe());
+    }
+
+    /**
+     * The start's look at the lease: when free, the first session, prepared (its start-up checks, whose refusal
+     * {@code start()} throws); else null, standing by.
+     */
+    private Session takeLeaseAtStart() {
         Session first = null;
         try {
             Optional<LeaseKeeper.Acquired> acquired = lease.tryAcquire();
@@ -171,6 +220,7 @@ public final class Supervisor implements AutoCloseable {
                 detail = standbyDetail();
                 log.info("standing by: {}", detail);
             }
+            return first;
         } catch (CdcStartupException e) {
             role = Role.FAILED;
             failure = e;
@@ -182,24 +232,12 @@ public final class Supervisor implements AutoCloseable {
             throw e;
         } catch (SQLException e) {
             role = Role.FAILED;
-            String why = OperatorActions.database(e, settings.jdbcUrl());
+            String why = OperatorActions.database(e, terms.jdbcUrl());
             detail = "cannot reach the database: " + why;
             shutdownResources();
-            throw new IllegalStateException("the CDC relay cannot reach " + JdbcUrls.where(settings.jdbcUrl()) + " (" + why
+            throw new IllegalStateException("the CDC relay cannot reach " + JdbcUrls.where(terms.jdbcUrl()) + " (" + why
                     + "); check jdbcUrl, user and password", e);
         }
-        scheduler.scheduleWithFixedDelay(monitor, 0, 2, TimeUnit.SECONDS);
-        warmer = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "outboxkit-cdc-warmup-" + settings.slotName());
-            t.setDaemon(true);
-            return t;
-        });
-        warmer.scheduleWithFixedDelay(new StandbyWarmup(settings, pool, producer, () -> role == Role.STANDBY && !closing),
-                0, StandbyWarmup.RETRY.toMillis(), TimeUnit.MILLISECONDS);
-        Session prepared = first;
-        loop = new Thread(() -> run(prepared), "outboxkit-cdc-" + settings.slotName());
-        loop.setDaemon(true);
-        loop.start();
     }
 
     /** The start's refusal {@code e}: the relay is FAILED with it, its resources closed; returns it to be thrown. */
@@ -211,39 +249,22 @@ public final class Supervisor implements AutoCloseable {
         return e;
     }
 
+    /**
+     * The lease loop: stand by until the lease is free, then run one session after another under it, each started
+     * after the last one's end was dealt with (standing by again when the lease is lost), until closed or failed.
+     */
     private void run(Session prepared) {
         Session next = prepared;
-        long backoff = 500;
-        long databaseBackoff = 250;
         while (!closing) {
             try {
                 if (next == null) {
-                    Optional<LeaseKeeper.Acquired> acquired = lease.tryAcquire();
-                    databaseBackoff = databaseAnswers();
-                    standbyHealthy = true;
-                    if (acquired.isEmpty()) {
-                        if (role == Role.ACTIVE) {
-                            lostLease(); // found out by a renewal that failed with an error (caught below)
-                        }
-                        role = Role.STANDBY;
-                        metrics.active.set(0);
-                        detail = standbyDetail();
-                        awaitRelease();
-                        continue;
+                    next = takeOver();
+                    if (next == null) {
+                        continue; // standing by
                     }
-                    log.info("acquired lease {} with fencing token {} (previous holder {}{}): taking over slot {}",
-                            lease.leaseKey(), acquired.get().fence(), acquired.get().previousHolder(),
-                            acquired.get().from() == LeaseTable.From.HOLDER_GONE ? ", whose process is gone" : "",
-                            settings.slotName());
-                    next = newSession(acquired.get());
                     next.prepare(true);
                 }
-                session = next;
-                role = Role.ACTIVE;
-                metrics.active.set(1);
-                Session.End end = next.run();
-                databaseBackoff = databaseAnswers();
-                metrics.active.set(0);
+                Session.End end = runActive(next);
                 switch (end) {
                     case CLOSED -> {
                         next.releaseLease();
@@ -251,7 +272,10 @@ public final class Supervisor implements AutoCloseable {
                         detail = "stopped";
                         return;
                     }
-                    case CATCH_UP -> {
+                    case CATCH_UP, FAILED -> {
+                        if (end == Session.End.FAILED && !mayRestartAfter(next)) {
+                            return; // a stop that gave up on the database (close() said so): nothing to restart
+                        }
                         long fence = next.fence;
                         next = null;
                         next = nextUnder(fence);
@@ -265,66 +289,16 @@ public final class Supervisor implements AutoCloseable {
                             lostLease(); // a stop that found its authority lapsed (database away) just stops
                         }
                     }
-                    case FAILED -> {
-                        RuntimeException error = next.error;
-                        if (error instanceof CdcStartupException) {
-                            throw error;
-                        }
-                        if (closing) {
-                            return; // a stop that gave up on the database (close() said so): nothing to restart
-                        }
-                        long lastAck = metrics.lastAckNanos.get();
-                        if (lastAck != 0 && lastAck - next.startedNanos > 0 || error instanceof SlotMovedException) {
-                            // the session made progress (a new failure, not the same one again), or the primary or
-                            // the slot moved, which the next session mends at its start
-                            backoff = 500;
-                        }
-                        if (error instanceof SlotMovedException) {
-                            log.warn("{}; the next session starts in {} ms", error.getMessage(), backoff);
-                        } else {
-                            log.warn("streaming failed ({}); restarting from the last stored offset in {} ms",
-                                    error == null ? "engine stopped" : error.toString(), backoff);
-                        }
-                        detail = "restarting after: " + (error == null ? "engine stopped" : error.getMessage());
-                        lastFailure = detail;
-                        lastFailureNanos = System.nanoTime();
-                        long fence = next.fence;
-                        sleep(backoff);
-                        backoff = Math.min(backoff * 2, 30_000);
-                        next = null;
-                        next = nextUnder(fence);
-                        if (next != null) {
-                            next.prepare(true); // assigned first: a start-up refusal below gives its lease back
-                        }
-                    }
                     default -> throw new IllegalStateException("unknown end " + end);
                 }
                 if (end != Session.End.FAILED) {
-                    backoff = 500;
+                    restartBackoff = 500;
                 }
             } catch (CdcStartupException e) {
-                log.error("the CDC relay stopped: {}", e.getMessage());
-                failure = e;
-                role = Role.FAILED;
-                detail = e.getMessage();
-                metrics.active.set(0);
-                if (next != null) {
-                    next.releaseLease();
-                }
+                stopOnStartupRefusal(e, next);
                 return;
             } catch (SQLException | RuntimeException e) {
-                // The database is away (a restart, a failover, a network cut): look again soon, so that a promoted
-                // standby or a restarted server is taken up within a couple of seconds, however long it took.
-                standbyHealthy = false;
-                String why = "database unreachable: " + e.getMessage();
-                if (!why.equals(detail) || unreachableSinceNanos == 0) {
-                    log.warn("lease handling failed ({}); retrying every {} ms or sooner until the database answers",
-                            e.toString(), DATABASE_RETRY_MAX.toMillis());
-                }
-                if (unreachableSinceNanos == 0) {
-                    unreachableSinceNanos = System.nanoTime();
-                }
-                detail = why;
+                databaseAway(e);
                 next = null;
                 sleep(databaseBackoff);
                 databaseBackoff = Math.min(databaseBackoff * 2, DATABASE_RETRY_MAX.toMillis());
@@ -334,6 +308,102 @@ public final class Supervisor implements AutoCloseable {
             next.releaseLease(); // prepared under the lease, never run: the stop came first
         }
         role = Role.STOPPED;
+    }
+
+    /**
+     * A look at the lease from the loop: the session under it when this instance took it (not yet prepared), else null
+     * after standing by until it is given back or a while passed.
+     */
+    private Session takeOver() throws SQLException {
+        Optional<LeaseKeeper.Acquired> acquired = lease.tryAcquire();
+        databaseBackoff = databaseAnswers();
+        standbyHealthy = true;
+        if (acquired.isEmpty()) {
+            if (role == Role.ACTIVE) {
+                lostLease(); // found out by a renewal that failed with an error (caught in run)
+            }
+            role = Role.STANDBY;
+            metrics.active.set(0);
+            detail = standbyDetail();
+            awaitRelease();
+            return null;
+        }
+        log.info("acquired lease {} with fencing token {} (previous holder {}{}): taking over slot {}",
+                lease.leaseKey(), acquired.get().fence(), acquired.get().previousHolder(),
+                acquired.get().from() == LeaseTable.From.HOLDER_GONE ? ", whose process is gone" : "",
+                terms.slotName());
+        return newSession(acquired.get());
+    }
+
+    /** Runs {@code s} as the active instance until it ends. */
+    private Session.End runActive(Session s) {
+        session = s;
+        role = Role.ACTIVE;
+        metrics.active.set(1);
+        Session.End end = s.run();
+        databaseBackoff = databaseAnswers();
+        metrics.active.set(0);
+        return end;
+    }
+
+    /**
+     * After session {@code failed} failed: throws a start-up refusal on; false when the relay is closing; else says
+     * why, waits the back-off and returns true (the next session starts from the last stored offset).
+     */
+    private boolean mayRestartAfter(Session failed) {
+        RuntimeException error = failed.error;
+        if (error instanceof CdcStartupException) {
+            throw error;
+        }
+        if (closing) {
+            return false;
+        }
+        long lastAck = metrics.lastAckNanos.get();
+        if (lastAck != 0 && lastAck - failed.startedNanos > 0 || error instanceof SlotMovedException) {
+            // the session made progress (a new failure, not the same one again), or the primary or
+            // the slot moved, which the next session mends at its start
+            restartBackoff = 500;
+        }
+        if (error instanceof SlotMovedException) {
+            log.warn("{}; the next session starts in {} ms", error.getMessage(), restartBackoff);
+        } else {
+            log.warn("streaming failed ({}); restarting from the last stored offset in {} ms",
+                    error == null ? "engine stopped" : error.toString(), restartBackoff);
+        }
+        detail = "restarting after: " + (error == null ? "engine stopped" : error.getMessage());
+        lastFailure = detail;
+        lastFailureNanos = System.nanoTime();
+        sleep(restartBackoff);
+        restartBackoff = Math.min(restartBackoff * 2, 30_000);
+        return true;
+    }
+
+    /** A start-up refusal stops the relay (FAILED); the lease of a session prepared under it is given back. */
+    private void stopOnStartupRefusal(CdcStartupException e, Session prepared) {
+        log.error("the CDC relay stopped: {}", e.getMessage());
+        failure = e;
+        role = Role.FAILED;
+        detail = e.getMessage();
+        metrics.active.set(0);
+        if (prepared != null) {
+            prepared.releaseLease();
+        }
+    }
+
+    /** The lease loop could not reach the database: says so once per outage (and when the reason changes). */
+    private void databaseAway(Exception e) {
+        // The database is away (a restart, a failover, a network cut): look again soon, so that a promoted
+        // standby or a restarted server is taken up within a couple of seconds, however long it took.
+        standbyHealthy = false;
+        String why = "database unreachable: " + e.getMessage();
+        if (!why.equals(detail) || unreachableSinceNanos == 0) {
+            log.warn("lease handling failed ({}); retrying every {} ms or sooner until the database answers",
+                    e.toString(), DATABASE_RETRY_MAX.toMillis());
+        }
+        if (unreachableSinceNanos == 0) {
+            unreachableSinceNanos = System.nanoTime();
+        }
+        detail = why;
     }
 
     /** The database answered the lease loop: says so once after an outage; returns the first wait of the next one. */
@@ -378,8 +448,9 @@ public final class Supervisor implements AutoCloseable {
     }
 
     private Session newSession(long fence, String previousHolder, boolean handedOver) {
-        return new Session(new Session.Context(settings, target, metrics, pool, producer, attempts, lease, guard, state, scheduler,
-                monitor, () -> closing, schemaChecked), fence, previousHolder, handedOver);
+        return new Session(wiring.sessionTerms(), new Session.Context(metrics, pool, producer,
+                flush -> wiring.publisher(producer, attempts, metrics, flush), lease, guard, state, scheduler, monitor,
+                () -> closing, schemaChecked), fence, previousHolder, handedOver);
     }
 
     /**
@@ -423,34 +494,18 @@ public final class Supervisor implements AutoCloseable {
     }
 
     /**
-     * Not ready, though streaming, when events wait and Kafka acknowledged nothing for {@link #stallAfter()}: a
-     * producer stuck on a partition, or an engine that stopped handing over rows, must not look healthy.
+     * The relay's health, aggregated here and only here (with {@link #roleHealth()} and its helpers below), from:
+     * <ul>
+     *   <li>the role: NEW is live, not ready ("not started", or what the start's wait for the database says);
+     *       STANDBY is live, ready while the lease loop reaches the database; STOPPED and FAILED are neither;</li>
+     *   <li>while ACTIVE: ready only while the session streams (Debezium polls, the lease is held, and a slot monitor
+     *       look after the engine's start saw the slot streamed), is not stalled ({@link #stall}) and the slot
+     *       monitor's reads reach the database; the detail adds the lease token, the slot lag, the failover state and,
+     *       while not streaming, the session's phase and the last failure not yet followed by an acknowledgement;</li>
+     *   <li>last, Kafka ({@link KafkaReachability#applyTo}): not ready while its probe gets no answer, or while records
+     *       wait and Kafka acknowledged none of them for a while.</li>
+     * </ul>
      */
-    private String stall(Session s) {
-        long oldest = metrics.oldestUnackedMicros.get();
-        if (oldest <= 0) {
-            return null;
-        }
-        long limit = stallAfter().toSeconds();
-        long waited = (System.currentTimeMillis() * 1000 - oldest) / 1_000_000;
-        long quiet = (System.nanoTime() - Math.max(metrics.lastAckNanos.get(), s.startedNanos)) / 1_000_000_000L;
-        return waited >= limit && quiet >= limit
-                ? "stalled: the oldest event has waited " + waited + " s and Kafka acknowledged nothing for " + quiet + " s"
-                : null;
-    }
-
-    /** {@link LeaseTiming#stallAfter()}. */
-    Duration stallAfter() {
-        return settings.timing().stallAfter();
-    }
-
-    /** The last session's failure, until Kafka acknowledges something after it (health shows it while not streaming). */
-    private String failureSinceLastAck() {
-        String f = lastFailure;
-        return f != null && metrics.lastAckNanos.get() - lastFailureNanos <= 0 ? "; " + f : "";
-    }
-
-    /** Ready also needs Kafka to answer its probe, and (while active) the slot monitor's reads to reach the database. */
     public Relay.Health health() {
         Relay.Health h = roleHealth();
         return kafka == null ? h : kafka.applyTo(h);
@@ -471,7 +526,7 @@ public final class Supervisor implements AutoCloseable {
                 String stall = streaming ? stall(s) : null;
                 String database = streaming ? monitor.databaseProblem() : null;
                 yield new Relay.Health(true, streaming && stall == null && database == null, streaming
-                        ? "active: " + (stall != null ? stall + "; " : "") + "streaming slot " + settings.slotName()
+                        ? "active: " + (stall != null ? stall + "; " : "") + "streaming slot " + terms.slotName()
                         + " (lease token " + s.fence + ", slot lag " + metrics.slotLagBytes.get() + " bytes)"
                         + (database != null ? "; " + database : "") + failoverDetail()
                         : "active: " + (s == null ? "starting" : s.phase) + failureSinceLastAck());
@@ -479,6 +534,34 @@ public final class Supervisor implements AutoCloseable {
             case STOPPED -> new Relay.Health(false, false, "stopped");
             case FAILED -> new Relay.Health(false, false, "failed: " + detail);
         };
+    }
+
+    /**
+     * Not ready, though streaming, when events wait and Kafka acknowledged nothing for {@link #stallAfter()}: a
+     * producer stuck on a partition, or an engine that stopped handing over rows, must not look healthy.
+     */
+    private String stall(Session s) {
+        long oldest = metrics.oldestUnackedMicros.get();
+        if (oldest <= 0) {
+            return null;
+        }
+        long limit = stallAfter().toSeconds();
+        long waited = (System.currentTimeMillis() * 1000 - oldest) / 1_000_000;
+        long quiet = (System.nanoTime() - Math.max(metrics.lastAckNanos.get(), s.startedNanos)) / 1_000_000_000L;
+        return waited >= limit && quiet >= limit
+                ? "stalled: the oldest event has waited " + waited + " s and Kafka acknowledged nothing for " + quiet + " s"
+                : null;
+    }
+
+    /** {@link LeaseTiming#stallAfter()}. */
+    Duration stallAfter() {
+        return terms.stallAfter();
+    }
+
+    /** The last session's failure, until Kafka acknowledges something after it (health shows it while not streaming). */
+    private String failureSinceLastAck() {
+        String f = lastFailure;
+        return f != null && metrics.lastAckNanos.get() - lastFailureNanos <= 0 ? "; " + f : "";
     }
 
     /** {@code "; failover: …"} on PostgreSQL 17 and later (whether a promoted standby would have the slot), else empty. */
@@ -507,7 +590,7 @@ public final class Supervisor implements AutoCloseable {
         boolean abandoned = false;
         if (t != null) {
             try {
-                t.join(settings.shutdownTimeout().toMillis());
+                t.join(terms.shutdownTimeout().toMillis());
                 if (t.isAlive() && !lease.databaseAnswers(Liveness.CLOSE_PATIENCE)) {
                     abandoned = true;
                 } else {
@@ -531,7 +614,7 @@ public final class Supervisor implements AutoCloseable {
         } else {
             shutdownResources(false);
         }
-        log.info("{} stopped", settings.logPrefix());
+        log.info("{} stopped", terms.logPrefix());
     }
 
     /**
@@ -548,8 +631,8 @@ public final class Supervisor implements AutoCloseable {
                         + "that refuses any late write of this instance){}, and the offsets of events Kafka acknowledged "
                         + "since the last stored ones (published again by the next holder: at least once). PostgreSQL "
                         + "ends this instance's sessions and frees its slot once TCP keepalive (or tcp_user_timeout, "
-                        + "wal_sender_timeout) finds this host silent", JdbcUrls.where(settings.jdbcUrl()),
-                settings.shutdownTimeout(), phase, lease.leaseKey(),
+                        + "wal_sender_timeout) finds this host silent", JdbcUrls.where(terms.jdbcUrl()),
+                terms.shutdownTimeout(), phase, lease.leaseKey(),
                 liveness == null ? "" : ", its liveness lock (" + liveness + ")");
         shutdownResources(true);
     }
@@ -590,7 +673,7 @@ public final class Supervisor implements AutoCloseable {
         if (pool != null) {
             if (databaseGone) {
                 HikariDataSource abandoned = pool;
-                Thread closer = new Thread(abandoned::close, "outboxkit-cdc-pool-close-" + settings.slotName());
+                Thread closer = new Thread(abandoned::close, "outboxkit-cdc-pool-close-" + terms.slotName());
                 closer.setDaemon(true);
                 closer.start();
             } else {

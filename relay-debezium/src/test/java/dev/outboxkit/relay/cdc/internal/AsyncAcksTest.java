@@ -161,7 +161,7 @@ class AsyncAcksTest {
                 "i", Map.of(CdcOptions.DELETE_AFTER_PUBLISH, false, CdcOptions.MAX_IN_FLIGHT, maxInFlight));
         CdcMetrics metrics = new CdcMetrics(settings.meterRegistry(), "s");
         // deleteAfterPublish=false and no dead letters: the sink never touches its (absent) database
-        RowSink sink = new RowSink(null, settings, null, () -> 1, e -> { }, metrics);
+        RowSink sink = new RowSink(null, CdcWiring.slotTerms(settings), settings.instanceId(), null, () -> 1, e -> { }, metrics);
         // no flush requests: MockProducer.flush() would acknowledge everything at once
         Publisher publisher = new Publisher(new StopOnFailure(() -> producer, "test"), new RowAttempts(10), new TracedRecords(settings.route(), Tracing.OFF), metrics,
                 Clock.systemUTC(), () -> { });

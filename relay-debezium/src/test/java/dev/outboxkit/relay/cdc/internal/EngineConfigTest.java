@@ -17,7 +17,8 @@ class EngineConfigTest {
 
     private static Properties engine(DatabaseLogin login) {
         CdcSettings s = settings(login);
-        return EngineConfig.properties(s, JdbcTarget.parse(s.jdbcUrl()), "ctx");
+        return EngineConfig.properties(CdcWiring.slotTerms(s), s.login(), CdcWiring.engineTuning(s),
+                JdbcTarget.parse(s.jdbcUrl()), "ctx");
     }
 
     @Test

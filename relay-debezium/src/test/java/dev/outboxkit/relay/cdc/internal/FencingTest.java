@@ -36,10 +36,10 @@ class FencingTest {
     void aStaleHolderCannotWriteOffsetsDeleteRowsOrParkEvents(TestDatabase db) throws Exception {
         CdcSettings a = settings(db, "instance-a");
         CdcSettings b = settings(db, "instance-b");
-        LeaseKeeper leaseA = new LeaseKeeper(db.dataSource(), a);
-        LeaseKeeper leaseB = new LeaseKeeper(db.dataSource(), b);
-        StateTables tablesA = new StateTables(db.dataSource(), a, leaseA);
-        StateTables tablesB = new StateTables(db.dataSource(), b, leaseB);
+        LeaseKeeper leaseA = new LeaseKeeper(db.dataSource(), CdcWiring.slotTerms(a), a.instanceId(), a.timing().lease());
+        LeaseKeeper leaseB = new LeaseKeeper(db.dataSource(), CdcWiring.slotTerms(b), b.instanceId(), b.timing().lease());
+        StateTables tablesA = new StateTables(db.dataSource(), CdcWiring.slotTerms(a), a.instanceId(), leaseA);
+        StateTables tablesB = new StateTables(db.dataSource(), CdcWiring.slotTerms(b), b.instanceId(), leaseB);
 
         OptionalLong fenceA = OptionalLong.of(leaseA.tryAcquire().orElseThrow().fence());
         assertThat(leaseB.tryAcquire()).as("a live lease is not taken").isEmpty();
@@ -71,7 +71,7 @@ class FencingTest {
         long seq = single(db, "SELECT seq FROM outbox_event");
         CdcMetrics metrics = new CdcMetrics(new SimpleMeterRegistry(), "fence_slot");
         java.util.concurrent.atomic.AtomicReference<Throwable> fenced = new java.util.concurrent.atomic.AtomicReference<>();
-        try (RowSink sinkA = new RowSink(db.dataSource(), a, leaseA, fenceA::getAsLong, fenced::set, metrics)) {
+        try (RowSink sinkA = new RowSink(db.dataSource(), CdcWiring.slotTerms(a), a.instanceId(), leaseA, fenceA::getAsLong, fenced::set, metrics)) {
             OutboxRow row = new OutboxRow(seq, "0191f0a4-1c2b-7d3e-8f40-123456789abc", "order", "1", "E", null, "{}", "{}",
                     "2024-05-06T07:08:09Z");
             assertThatThrownBy(() -> sinkA.park(List.of(new Publisher.DeadLetter(row,

@@ -94,10 +94,11 @@ class RowSinkTest {
     private static RowSink sinkUnderLease(TestDatabase db) throws Exception {
         CdcSettings settings = TestSettings.of(new DatabaseLogin(db.jdbcUrl(), db.user(), Secret.of(db.password())),
                 "sink_slot", "instance-a", Map.of());
-        LeaseKeeper lease = new LeaseKeeper(db.dataSource(), settings);
+        LeaseKeeper lease = new LeaseKeeper(db.dataSource(), CdcWiring.slotTerms(settings), settings.instanceId(),
+                settings.timing().lease());
         long fence = lease.tryAcquire().orElseThrow().fence();
         // waits for the test's open transaction far longer than the test keeps it open, however busy the machine
-        return new RowSink(db.dataSource(), settings, lease, () -> fence, e -> { },
+        return new RowSink(db.dataSource(), CdcWiring.slotTerms(settings), settings.instanceId(), lease, () -> fence, e -> { },
                 new CdcMetrics(new SimpleMeterRegistry(), "sink_slot"), Duration.ofMinutes(2));
     }
 

@@ -42,7 +42,7 @@ class StandbyWarmupTest {
     private StandbyWarmup warmup(TestDatabase db, AtomicBoolean standingBy) {
         CdcSettings settings = TestSettings.of(new DatabaseLogin(db.jdbcUrl(), db.user(), Secret.of(db.password())),
                 "warm_slot", "instance-w", Map.of());
-        return new StandbyWarmup(settings, db.dataSource(), new StopOnFailure(() -> producer, "test"), standingBy::get);
+        return new StandbyWarmup(CdcWiring.slotTerms(settings), settings.route(), settings.producerConfig(), db.dataSource(), new StopOnFailure(() -> producer, "test"), standingBy::get);
     }
 
     @Test

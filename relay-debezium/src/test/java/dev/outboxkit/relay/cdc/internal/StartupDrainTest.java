@@ -29,7 +29,7 @@ class StartupDrainTest {
         CdcSettings settings = TestSettings.of(new DatabaseLogin(db.jdbcUrl(), db.user(), Secret.of(db.password())),
                 "drain_slot", "instance-a", Map.of());
         // no publisher or sink: an empty table has nothing to publish, and a stopped pass stops before its first send
-        StartupDrain drain = new StartupDrain(settings, null, null, 100);
+        StartupDrain drain = new StartupDrain(settings.outboxTable(), null, null, 100);
         try (Connection c = db.connect()) {
             c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
 
