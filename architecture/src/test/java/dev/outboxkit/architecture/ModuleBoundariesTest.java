@@ -1,12 +1,15 @@
 package dev.outboxkit.architecture;
 
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.codeUnits;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.tngtech.archunit.base.DescribedPredicate;
 import com.tngtech.archunit.core.domain.Dependency;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.domain.JavaCodeUnit;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.lang.ArchCondition;
@@ -73,6 +76,38 @@ class ModuleBoundariesTest {
                 .should().dependOnClassesThat().resideInAPackage("dev.outboxkit.relay.cdc..").check(classes);
         noClasses().that().resideInAPackage("dev.outboxkit.relay.cdc..")
                 .should().dependOnClassesThat().resideInAPackage("dev.outboxkit.relay.poller..").check(classes);
+    }
+
+    /**
+     * A relay reads its settings in one wiring place and hands each internal part the values it uses, so a reader
+     * sees which value a class really depends on (as Kafka's producer hands its accumulator and sender plain values).
+     */
+    @Test
+    void noInternalPartOfARelayTakesAWholeSettingsObject() {
+        Set<String> bags = Set.of("dev.outboxkit.relay.poller.internal.PollerSettings",
+                "dev.outboxkit.relay.cdc.internal.CdcSettings", "dev.outboxkit.runtime.SharedSettings");
+        Set<String> wiring = Set.of("PollerSettings", "CdcSettings", "CdcWiring");
+        codeUnits().that().areDeclaredInClassesThat().resideInAnyPackage("dev.outboxkit.relay.poller.internal",
+                        "dev.outboxkit.relay.cdc.internal")
+                .and().areDeclaredInClassesThat(new DescribedPredicate<>("are not the wiring") {
+                    @Override
+                    public boolean test(JavaClass c) {
+                        String outermost = c.getName().substring(c.getPackageName().length() + 1).split("\\$")[0];
+                        return !wiring.contains(outermost);
+                    }
+                })
+                .should(new ArchCondition<>("take no settings object") {
+                    @Override
+                    public void check(JavaCodeUnit unit, ConditionEvents events) {
+                        for (JavaClass parameter : unit.getRawParameterTypes()) {
+                            if (bags.contains(parameter.getName())) {
+                                events.add(SimpleConditionEvent.violated(unit, unit.getFullName() + " takes "
+                                        + parameter.getSimpleName() + "; pass the values it uses instead"));
+                            }
+                        }
+                    }
+                })
+                .check(classes);
     }
 
     private static ArchCondition<JavaClass> useNoInternalPackageOfAnotherModule() {
