@@ -13,6 +13,7 @@ import dev.outboxkit.runtime.LeaseTiming;
 import dev.outboxkit.runtime.Liveness;
 import dev.outboxkit.runtime.OperatorActions;
 import dev.outboxkit.runtime.PoolerCheck;
+import dev.outboxkit.runtime.RelayHealth;
 import dev.outboxkit.runtime.StopOnFailure;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -514,22 +515,16 @@ public final class Supervisor implements AutoCloseable {
     private Relay.Health roleHealth() {
         Role r = role;
         return switch (r) {
-            case NEW -> {
-                DatabaseAtStart contact = firstContact;
-                String waiting = contact == null ? null : contact.status();
-                yield new Relay.Health(true, false, waiting != null ? waiting : "not started");
-            }
+            case NEW -> RelayHealth.beforeStart("", firstContact);
             case STANDBY -> new Relay.Health(true, standbyHealthy, detail);
             case ACTIVE -> {
                 Session s = session;
-                boolean streaming = s != null && s.streaming();
-                String stall = streaming ? stall(s) : null;
-                String database = streaming ? monitor.databaseProblem() : null;
-                yield new Relay.Health(true, streaming && stall == null && database == null, streaming
-                        ? "active: " + (stall != null ? stall + "; " : "") + "streaming slot " + terms.slotName()
-                        + " (lease token " + s.fence + ", slot lag " + metrics.slotLagBytes.get() + " bytes)"
-                        + (database != null ? "; " + database : "") + failoverDetail()
-                        : "active: " + (s == null ? "starting" : s.phase) + failureSinceLastAck());
+                if (s == null || !s.streaming()) {
+                    yield new Relay.Health(true, false, "active: " + (s == null ? "starting" : s.phase) + failureSinceLastAck());
+                }
+                yield RelayHealth.running("active: streaming slot " + terms.slotName() + " (lease token " + s.fence
+                        + ", slot lag " + metrics.slotLagBytes.get() + " bytes)" + failoverDetail(), true,
+                        stall(s), monitor.databaseProblem());
             }
             case STOPPED -> new Relay.Health(false, false, "stopped");
             case FAILED -> new Relay.Health(false, false, "failed: " + detail);

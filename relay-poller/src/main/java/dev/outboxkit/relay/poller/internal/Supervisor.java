@@ -12,6 +12,7 @@ import dev.outboxkit.runtime.KafkaReachability;
 import dev.outboxkit.runtime.KafkaWrites;
 import dev.outboxkit.runtime.OperatorActions;
 import dev.outboxkit.runtime.PoolerCheck;
+import dev.outboxkit.runtime.RelayHealth;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -321,14 +322,11 @@ public final class Supervisor implements AutoCloseable {
      * either holds partitions or stands by (all partitions are held by others).
      */
     public Relay.Health health() {
-        if (!started) {
-            DatabaseAtStart contact = firstContact;
-            String waiting = contact == null || closed ? null : contact.status();
-            return new Relay.Health(!closed, false, logPrefix
-                    + (closed ? ": closed" : waiting != null ? ": " + waiting : ": not started"));
-        }
         if (closed) {
             return new Relay.Health(false, false, logPrefix + ": closed");
+        }
+        if (!started) {
+            return RelayHealth.beforeStart(logPrefix + ": ", firstContact);
         }
         return aggregateHealth();
     }
@@ -346,27 +344,14 @@ public final class Supervisor implements AutoCloseable {
         // live only while every claim loop runs: a dead loop's partitions would wait for ever
         List<String> dead = deadClaimLoops();
         boolean live = dead.isEmpty() && !heartbeat.isShutdown();
-        long now = System.nanoTime();
-        String database = databaseProblem();
         KafkaTrouble kafkaTrouble = longestKafkaTrouble();
-        boolean partitionMismatch = leases.partitionMismatch();
-        StringBuilder detail = holdingDetail();
-        if (!dead.isEmpty()) {
-            detail.append("; claim loop thread ").append(String.join(", ", dead))
-                    .append(" ended (see the log for its error): not live");
-        }
-        if (database != null) {
-            detail.append("; ").append(database);
-        }
-        if (kafkaTrouble != null) {
-            detail.append("; Kafka failing for ").append((now - kafkaTrouble.sinceNanos()) / 1_000_000_000L)
-                    .append(" s: ").append(kafkaTrouble.loop().lastError());
-        }
-        if (partitionMismatch) {
-            detail.append("; partition count in dispute with other instances");
-        }
-        boolean ready = live && database == null && kafkaTrouble == null && !partitionMismatch;
-        return kafka.applyTo(new Relay.Health(live, ready, detail.toString()));
+        return kafka.applyTo(RelayHealth.running(holdingDetail().toString(), live,
+                dead.isEmpty() ? null : "claim loop thread " + String.join(", ", dead)
+                        + " ended (see the log for its error): not live",
+                databaseProblem(),
+                kafkaTrouble == null ? null : "Kafka failing for "
+                        + (System.nanoTime() - kafkaTrouble.sinceNanos()) / 1_000_000_000L + " s: " + kafkaTrouble.loop().lastError(),
+                leases.partitionMismatch() ? "partition count in dispute with other instances" : null));
     }
 
     private List<String> deadClaimLoops() {
