@@ -16,7 +16,6 @@ import com.tngtech.archunit.lang.ArchCondition;
 import com.tngtech.archunit.lang.ConditionEvents;
 import com.tngtech.archunit.lang.SimpleConditionEvent;
 import java.util.Arrays;
-import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
@@ -26,18 +25,11 @@ import org.junit.jupiter.api.Test;
 /**
  * The boundaries between outboxkit's modules, on their compiled main classes (this module depends on each module's
  * jar alone). A package named {@code internal} belongs to its module: no other module uses it. What modules share is
- * named: {@code dev.outboxkit.core.spi}, {@code dev.outboxkit.runtime}, {@code dev.outboxkit.writer.spi},
- * {@code dev.outboxkit.spring.spi}. The writer and the contract bring no Kafka client and no connection pool, and the
+ * named: the {@code spi} packages ({@code dev.outboxkit.core.spi}, {@code dev.outboxkit.writer.spi}, …) and
+ * {@code dev.outboxkit.runtime}. The writer and the contract bring no Kafka client and no connection pool, and the
  * two relays never use each other.
  */
 class ModuleBoundariesTest {
-
-    /**
-     * Modules that may use other modules' internals, each with why. The benchmarks measure the relays against their
-     * dependencies' own ceilings (Debezium alone, the poller's claim SQL alone) and are never published.
-     */
-    private static final Map<String, Set<String>> EXEMPT = Map.of(
-            "benchmarks", Set.of("dev.outboxkit.relay.cdc.internal", "dev.outboxkit.relay.poller.internal"));
 
     private static JavaClasses classes;
 
@@ -122,8 +114,7 @@ class ModuleBoundariesTest {
                         continue;
                     }
                     String to = module(target);
-                    boolean allowed = from.equals(to) || EXEMPT.getOrDefault(from, Set.of()).contains(pkg);
-                    if (!allowed) {
+                    if (!from.equals(to)) {
                         events.add(SimpleConditionEvent.violated(d, from + " uses " + to + "'s internal "
                                 + target.getName() + ": " + d.getDescription()
                                 + " (share it through a named package such as " + to + "'s spi, or keep it in one module)"));

@@ -6,12 +6,12 @@ import dev.outboxkit.benchmarks.load.Await;
 import dev.outboxkit.benchmarks.load.Backlog;
 import dev.outboxkit.benchmarks.load.Relays;
 import dev.outboxkit.core.Secret;
-import dev.outboxkit.relay.cdc.internal.DebeziumAlone;
+import dev.outboxkit.relay.cdc.spi.DebeziumCeiling;
 import dev.outboxkit.testkit.TestDatabase;
 import java.time.Duration;
 
 /**
- * {@code debezium_ceiling_eps}: Debezium Embedded alone ({@link DebeziumAlone}: the CDC relay's own connector
+ * {@code debezium_ceiling_eps}: Debezium Embedded alone ({@link DebeziumCeiling}: the CDC relay's own connector
  * settings and slot set-up, a handler that only marks records processed) streaming the same backlog as
  * {@link CdcDrain}, on the same clock: from the COPY's commit until Debezium handed over every row. The WAL
  * relay's drain is reported as a ratio of it ({@code cdc_vs_debezium_ceiling}).
@@ -25,7 +25,7 @@ public final class DebeziumCeilingDrain extends BacklogDrain {
     @Override
     void drain(BenchContext context, TestDatabase db, int backlog, DrainClock clock) throws Exception {
         String slot = Relays.uniqueSlot("bench_dbz_alone");
-        try (DebeziumAlone alone = DebeziumAlone.start(db.jdbcUrl(), db.user(), Secret.of(db.password()), slot)) {
+        try (DebeziumCeiling alone = DebeziumCeiling.start(db.jdbcUrl(), db.user(), Secret.of(db.password()), slot)) {
             // streaming once a heartbeat (or anything) came through, like the relay's readiness
             Await.until("Debezium alone streaming", () -> alone.records() > 0, Duration.ofMinutes(2), 20, alone::failure);
             Backlog.copy(db, SCHEMA, backlog, context.payloadBytes());

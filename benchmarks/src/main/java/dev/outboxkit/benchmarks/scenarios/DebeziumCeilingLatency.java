@@ -11,7 +11,7 @@ import dev.outboxkit.benchmarks.load.OpenLoopDriver;
 import dev.outboxkit.benchmarks.load.OutboxInsertTarget;
 import dev.outboxkit.benchmarks.load.Relays;
 import dev.outboxkit.core.Secret;
-import dev.outboxkit.relay.cdc.internal.DebeziumAlone;
+import dev.outboxkit.relay.cdc.spi.DebeziumCeiling;
 import dev.outboxkit.testkit.TestDatabase;
 import java.time.Duration;
 import java.util.List;
@@ -19,7 +19,7 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * {@code debezium_ceiling_p50_ms_at_<rate>}, {@code debezium_ceiling_p99_ms_at_<rate>}: the floor of the WAL
- * relay's latency on the database side — commit→hand-over of Debezium Embedded alone ({@link DebeziumAlone}: the
+ * relay's latency on the database side — commit→hand-over of Debezium Embedded alone ({@link DebeziumCeiling}: the
  * relay's connector settings, a handler that only notes each row's event id), open loop at the same rates, writers
  * and inserts as {@link RelayLatency} measures the CDC relay with. No Kafka: the "ack" is the moment Debezium hands
  * the change record to the handler. What the CDC relay adds over it is its decoding, the Kafka hop
@@ -47,7 +47,7 @@ public final class DebeziumCeilingLatency implements Scenario {
         Measurements m = new Measurements();
         // One tracker per rate; Debezium's thread reports into whichever is current.
         AtomicReference<LatencyTracker> current = new AtomicReference<>(new LatencyTracker());
-        try (DebeziumAlone alone = DebeziumAlone.start(db.jdbcUrl(), db.user(), Secret.of(db.password()), slot,
+        try (DebeziumCeiling alone = DebeziumCeiling.start(db.jdbcUrl(), db.user(), Secret.of(db.password()), slot,
                 id -> current.get().acked(id))) {
             Await.until("Debezium alone streaming", () -> alone.records() > 0, Duration.ofMinutes(2), 20, alone::failure);
             for (int rate : context.sizes().latencyRates()) {

@@ -4,7 +4,7 @@ import dev.outboxkit.benchmarks.BenchContext;
 import dev.outboxkit.benchmarks.Measurements;
 import dev.outboxkit.benchmarks.Metric;
 import dev.outboxkit.benchmarks.Scenario;
-import dev.outboxkit.relay.poller.internal.PollerSql;
+import dev.outboxkit.relay.poller.spi.SliceIndexes;
 import dev.outboxkit.testkit.TestDatabase;
 import java.sql.Connection;
 import java.sql.Statement;
@@ -13,7 +13,7 @@ import java.util.List;
 /**
  * {@code poller_pipeline_<variant>_eps}: the polling relay's drain with claims one after the other (the default),
  * pipelined on the seq index (the next claim steps over the locked rows of the batch in flight), and pipelined on
- * alternate slices of the slice index ({@link PollerSql#SLICE_INDEX}), in the order A B C C B A on fresh backlogs.
+ * alternate slices of the slice index ({@link SliceIndexes#NAME}), in the order A B C C B A on fresh backlogs.
  */
 public final class PollerPipeline implements Scenario {
 
@@ -56,7 +56,7 @@ public final class PollerPipeline implements Scenario {
         TestDatabase db = context.newDatabase();
         if (v == Variant.SLICED) {
             try (Connection c = db.connect(); Statement s = c.createStatement()) {
-                for (String ddl : PollerSql.sliceIndexDdl(BacklogDrain.SCHEMA)) {
+                for (String ddl : SliceIndexes.ddl(BacklogDrain.SCHEMA)) {
                     s.execute(ddl);
                 }
             }
