@@ -67,7 +67,7 @@ final class IdempotencyFilter extends OncePerRequestFilter {
 
     IdempotencyFilter(IdempotencyKeys keys, DataSource dataSource, PlatformTransactionManager transactionManager,
                       Supplier<RequestMappingHandlerMapping> handlerMapping, OutboxkitProperties.Idempotency settings) {
-        this.engine = IdempotencyEngine.of(keys);
+        this.engine = keys.unwrap(IdempotencyEngine.class);
         this.dataSource = dataSource;
         this.transactionManager = transactionManager;
         this.handlerMapping = handlerMapping;

@@ -73,8 +73,8 @@ public final class IdempotencyKeys {
     public static final Duration DEFAULT_RETENTION = Duration.ofHours(24);
     /** The shortest {@code Retry-After} of a request still in progress; see {@link Builder#retryAfter}. */
     public static final Duration DEFAULT_RETRY_AFTER = Duration.ofSeconds(1);
-    public static final int MAX_KEY_LENGTH = 255;
-    public static final int MAX_SCOPE_LENGTH = 255;
+    public static final int MAX_KEY_LENGTH = IdempotencyEngine.MAX_KEY_LENGTH;
+    public static final int MAX_SCOPE_LENGTH = IdempotencyEngine.MAX_SCOPE_LENGTH;
 
     private final String schema;
     private final Duration lease;

@@ -120,7 +120,7 @@ class IdempotencyKeysTest {
     /** The engine under the adapters, on a transaction of the caller's: claim, release, fence, complete, replay. */
     @Test
     void theEngineClaimsReleasesFencesAndCompletesInTheCallersTransaction(TestDatabase db) throws Exception {
-        IdempotencyEngine engine = IdempotencyEngine.of(IdempotencyKeys.builder().build());
+        IdempotencyEngine engine = IdempotencyKeys.builder().build().unwrap(IdempotencyEngine.class);
         byte[] hash = IdempotencyKeys.requestHash(BODY);
         IdempotencyEngine.Claim claim = engine.claim(db.dataSource(), "steps", "s-1", hash);
         assertThat(claim.attempt()).isEqualTo(1);

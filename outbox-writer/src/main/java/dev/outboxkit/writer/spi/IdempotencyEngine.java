@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.outboxkit.core.spi.GrantsOnce;
 import dev.outboxkit.writer.CommitOutcomeUnknownException;
 import dev.outboxkit.writer.IdempotencyKeyExpiredException;
-import dev.outboxkit.writer.IdempotencyKeys;
 import dev.outboxkit.writer.KeyReusedWithDifferentRequestException;
 import dev.outboxkit.writer.RequestInProgressException;
 import dev.outboxkit.writer.StoredResponse;
@@ -43,6 +42,9 @@ public final class IdempotencyEngine {
 
     private static final Logger log = LoggerFactory.getLogger(IdempotencyEngine.class);
     private static final int MAX_ROUNDS = 3;
+    /** The longest idempotency key and scope a request may use. */
+    public static final int MAX_KEY_LENGTH = 255;
+    public static final int MAX_SCOPE_LENGTH = 255;
 
     private final Duration lease;
     private final Duration retryAfter;
@@ -92,11 +94,6 @@ public final class IdempotencyEngine {
         this.grants = grants;
     }
 
-    /** The engine behind {@code keys}, for integrations in other modules such as the Spring filter. */
-    public static IdempotencyEngine of(IdempotencyKeys keys) {
-        return Objects.requireNonNull(keys, "keys").unwrap(IdempotencyEngine.class);
-    }
-
     /** The hash a stored request is compared by: SHA-256 of the request's canonical form. */
     public static byte[] requestHash(JsonNode canonicalRequest) {
         return CanonicalJson.sha256(canonicalRequest);
@@ -113,8 +110,8 @@ public final class IdempotencyEngine {
 
     /** @throws IllegalArgumentException when the scope or the key is blank, too long or holds control characters */
     public static void requireValid(String scope, String key) {
-        requireName("scope", scope, IdempotencyKeys.MAX_SCOPE_LENGTH, "a namespace such as the endpoint or tenant");
-        requireName("idempotency key", key, IdempotencyKeys.MAX_KEY_LENGTH, "a unique value per request, for example a UUID");
+        requireName("scope", scope, MAX_SCOPE_LENGTH, "a namespace such as the endpoint or tenant");
+        requireName("idempotency key", key, MAX_KEY_LENGTH, "a unique value per request, for example a UUID");
     }
 
     /** {@link #claim(Connection, String, String, byte[])} on a connection of its own, committed at once. */
