@@ -1,7 +1,7 @@
 package dev.outboxkit.core;
 
 /**
- * How {@link KafkaRecords} lays out an event's metadata in the Kafka record. The key (aggregate id), the value
+ * How the relays' record mapping ({@code dev.outboxkit.relay.KafkaRecords} in outbox-runtime) lays out an event's metadata in the Kafka record. The key (aggregate id), the value
  * (payload) and the row's own headers are the same in both; only the metadata headers differ.
  */
 public enum RecordFormat {
@@ -10,7 +10,7 @@ public enum RecordFormat {
     /**
      * The CloudEvents 1.0 Kafka protocol binding in binary mode: {@code ce_specversion}, {@code ce_id},
      * {@code ce_source}, {@code ce_type}, {@code ce_time}, {@code ce_subject}, {@code ce_aggregatetype} and
-     * {@code content-type} (see {@link CloudEventsHeaders}).
+     * {@code content-type} (named in {@code dev.outboxkit.relay.CloudEventsHeaders}).
      */
     CLOUDEVENTS
 }
