@@ -8,7 +8,7 @@ import java.util.Set;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 
 /**
- * The headers of {@link RecordFormat#CLOUDEVENTS} records: the CloudEvents 1.0 Kafka protocol binding, binary mode
+ * The headers of {@link dev.outboxkit.core.RecordFormat#CLOUDEVENTS} records: the CloudEvents 1.0 Kafka protocol binding, binary mode
  * (every attribute a {@code ce_} header, the data the record value, {@code content-type} its media type).
  *
  * <table>

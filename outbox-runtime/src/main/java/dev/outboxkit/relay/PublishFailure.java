@@ -33,7 +33,7 @@ public enum PublishFailure {
     FATAL,
 
     /**
-     * This instance lost its lease ({@link FencedException}): a newer holder owns the work. Nothing is
+     * This instance lost its lease ({@link dev.outboxkit.core.FencedException}): a newer holder owns the work. Nothing is
      * written under the old token; the instance steps down and competes for the lease again.
      */
     FENCED;

@@ -15,7 +15,7 @@ public interface WorkTransaction {
      * transaction is rolled back before this throws.
      *
      * @throws dev.outboxkit.writer.CommitOutcomeUnknownException when the COMMIT may or may not have committed
-     * @throws SQLException the completion or the commit was refused ({@link IdempotencySql#isClaimLost} tells a lost
+     * @throws SQLException the completion or the commit was refused ({@code IdempotencySql.isClaimLost} tells a lost
      *                      claim); nothing committed
      */
     void commit(RoundTrip completion) throws SQLException;
