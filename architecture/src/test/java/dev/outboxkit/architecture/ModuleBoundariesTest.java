@@ -43,7 +43,7 @@ class ModuleBoundariesTest {
     void everyModuleIsImported() {
         Set<String> modules = classes.stream().map(ModuleBoundariesTest::module).collect(Collectors.toCollection(TreeSet::new));
         assertThat(modules).contains("outbox-core", "outbox-runtime", "sql", "outbox-writer", "relay-poller",
-                "relay-debezium", "consumer-dedupe", "outbox-ops", "outbox-testkit", "outbox-cli", "outbox-dev-tools",
+                "relay-debezium", "consumer-dedupe", "outbox-ops", "outbox-console", "outbox-testkit", "outbox-cli", "outbox-dev-tools",
                 "outbox-spring-boot-autoconfigure", "outbox-spring-boot-test", "benchmarks");
         assertThat(classes.contain("dev.outboxkit.writer.OutboxWriter")).isTrue();
         assertThat(classes.contain("dev.outboxkit.relay.poller.internal.PollerSql")).isTrue();

@@ -1,6 +1,5 @@
 package dev.outboxkit.testkit;
 
-import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
@@ -16,7 +15,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Assumptions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -205,25 +203,12 @@ public final class PgBouncer implements AutoCloseable {
      * it fails instead.
      */
     public static Path requireInstalled() {
-        List<String> dirs = new ArrayList<>(List.of(System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)));
-        dirs.addAll(SBIN);
-        return requireInstalled(dirs, Boolean.parseBoolean(System.getenv("OUTBOXKIT_REQUIRE_TOOLS")));
+        return RequiredTools.require("pgbouncer", "pgbouncer", SBIN);
     }
 
     /** {@link #requireInstalled()} looking in {@code dirs}; {@code required}: fail rather than skip. */
     static Path requireInstalled(List<String> dirs, boolean required) {
-        for (String d : dirs) {
-            if (!d.isEmpty() && Files.isExecutable(Path.of(d, "pgbouncer"))) {
-                return Path.of(d, "pgbouncer");
-            }
-        }
-        String message = "pgbouncer is not installed (not on the PATH, nor in " + String.join(", ", SBIN)
-                + "); install it with: apt-get update && apt-get install -y pgbouncer (.ci/run does)";
-        if (required) {
-            throw new AssertionError(message + "; OUTBOXKIT_REQUIRE_TOOLS=true, so this test may not be skipped");
-        }
-        Assumptions.abort(message);
-        throw new AssertionError("unreachable");
+        return RequiredTools.require("pgbouncer", "pgbouncer", dirs, SBIN, required);
     }
 
     private Process start(Builder b, Path executable, int port) {

@@ -1,0 +1,155 @@
+package dev.outboxkit.console;
+
+import dev.outboxkit.console.internal.ConsoleApp;
+import dev.outboxkit.console.internal.ConsoleSettings;
+import dev.outboxkit.console.internal.JdkHttpAdapter;
+import dev.outboxkit.core.Secret;
+import dev.outboxkit.ops.admin.OutboxAdmin;
+import dev.outboxkit.relay.Relay;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.function.Supplier;
+import java.util.regex.Pattern;
+
+/**
+ * The operator console: server-rendered pages on an {@link OutboxAdmin}, answering "where is my event?".
+ *
+ * <pre>{@code
+ * Console console = Console.builder().admin(admin).build();          // read-only at /console
+ * ConsoleResponse response = console.handle(request);                // from any HTTP server
+ * }</pre>
+ *
+ * <p>Read-only unless {@link Builder#writeActions(boolean)} is on. Write actions (retry, discard) need an operator: one
+ * the host framework authenticated ({@link ConsoleRequest#operator()}), or one who logged in with the
+ * {@link Builder#operatorToken operator token}. Every write is a POST checked against the session's CSRF token (and
+ * the Origin header, when the browser sends one) and is written to the audit log ({@value OutboxAdmin#AUDIT_LOGGER})
+ * under the operator's name. Payloads are never shown unless {@link Builder#showPayloads(boolean)} is on; credentials
+ * and connection strings never.
+ *
+ * <p>Thread-safe. {@link #close()} stops the backlog sampler (one status read every 10 s for the overview's chart).
+ */
+public final class Console implements AutoCloseable {
+
+    /** The base path unless {@link Builder#basePath(String)} sets another. */
+    public static final String DEFAULT_BASE_PATH = "/console";
+
+    private final ConsoleApp app;
+
+    private Console(ConsoleSettings settings) {
+        this.app = new ConsoleApp(settings);
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Answers one request; paths outside the {@link Builder#basePath base path} get 404. Never throws for a bad request. */
+    public ConsoleResponse handle(ConsoleRequest request) {
+        return app.handle(request);
+    }
+
+    /**
+     * This console as a handler of the JDK's HTTP server: {@code server.createContext(console.basePath(),
+     * console.httpHandler())}. Form bodies over 64 KiB are refused (413).
+     */
+    public com.sun.net.httpserver.HttpHandler httpHandler() {
+        return new JdkHttpAdapter(this::handle);
+    }
+
+    /** The base path the console answers under. */
+    public String basePath() {
+        return app.basePath();
+    }
+
+    @Override
+    public void close() {
+        app.close();
+    }
+
+    /** Configures a {@link Console}; only {@link #admin} is required. */
+    public static final class Builder {
+
+        private static final Pattern BASE_PATH = Pattern.compile("(/[A-Za-z0-9._-]+)+");
+        private static final Pattern OPERATOR = Pattern.compile("[A-Za-z0-9@._-]{1,64}");
+
+        private OutboxAdmin admin;
+        private String basePath = DEFAULT_BASE_PATH;
+        private boolean writeActions;
+        private boolean showPayloads;
+        private String operatorName;
+        private Secret operatorToken;
+        private Supplier<Relay.Health> relayHealth;
+        private Duration sessionLifetime = Duration.ofHours(8);
+
+        private Builder() {
+        }
+
+        /** The operations API the pages read and act through (its database role decides what they may do). */
+        public Builder admin(OutboxAdmin admin) {
+            this.admin = Objects.requireNonNull(admin, "admin");
+            return this;
+        }
+
+        /** Where the console answers, e.g. {@code /console} (the default): segments of letters, digits, {@code ._-}. */
+        public Builder basePath(String basePath) {
+            if (basePath == null || !BASE_PATH.matcher(basePath).matches()) {
+                throw new IllegalArgumentException("basePath must look like /console (segments of letters, digits, '.', '_', "
+                        + "'-'; no trailing slash), got '" + basePath + "'");
+            }
+            this.basePath = basePath;
+            return this;
+        }
+
+        /** Offer retry and discard of dead letters to a logged-in operator; default false (read-only). */
+        public Builder writeActions(boolean enabled) {
+            this.writeActions = enabled;
+            return this;
+        }
+
+        /** Show event payloads where a page can; default false. */
+        public Builder showPayloads(boolean enabled) {
+            this.showPayloads = enabled;
+            return this;
+        }
+
+        /**
+         * Turns the built-in login on: whoever gives {@code token} acts as {@code operatorName} (the name the audit log
+         * records; the token is never logged or shown). Give a long random token (32 characters or more).
+         */
+        public Builder operatorToken(String operatorName, Secret token) {
+            if (operatorName == null || !OPERATOR.matcher(operatorName).matches()) {
+                throw new IllegalArgumentException("operatorName must be 1 to 64 letters, digits or '@._-', got '" + operatorName + "'");
+            }
+            if (token == null || token.reveal() == null || token.reveal().strip().length() < 16) {
+                throw new IllegalArgumentException("the operator token must have at least 16 characters (32 random ones are better)");
+            }
+            this.operatorName = operatorName;
+            this.operatorToken = token;
+            return this;
+        }
+
+        /** The health of a relay running in the same process, shown on the overview. */
+        public Builder relayHealth(Supplier<Relay.Health> relayHealth) {
+            this.relayHealth = Objects.requireNonNull(relayHealth, "relayHealth");
+            return this;
+        }
+
+        /** How long a login lasts; default 8 hours, at most 24. */
+        public Builder sessionLifetime(Duration lifetime) {
+            if (lifetime == null || lifetime.isNegative() || lifetime.isZero() || lifetime.compareTo(Duration.ofHours(24)) > 0) {
+                throw new IllegalArgumentException("sessionLifetime must be positive and at most 24 hours, got " + lifetime);
+            }
+            this.sessionLifetime = lifetime;
+            return this;
+        }
+
+        /** @throws IllegalStateException when no admin was given */
+        public Console build() {
+            if (admin == null) {
+                throw new IllegalStateException("Console.builder() needs admin(OutboxAdmin): the console reads and acts through it");
+            }
+            return new Console(new ConsoleSettings(admin, basePath, writeActions, showPayloads, operatorName, operatorToken,
+                    relayHealth, sessionLifetime));
+        }
+    }
+}

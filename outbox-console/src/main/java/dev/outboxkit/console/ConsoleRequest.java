@@ -1,0 +1,103 @@
+package dev.outboxkit.console;
+
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * One HTTP request as the host server received it.
+ *
+ * @param method    the HTTP method ({@code GET}, {@code POST})
+ * @param path      the request path, without query ({@code /console/dead-letters})
+ * @param query     the query parameters, decoded
+ * @param form      the {@code application/x-www-form-urlencoded} body's parameters, decoded; empty for a GET
+ * @param headers   the request headers; names are matched without regard to case
+ * @param secure    the connection is TLS (the session cookie is then {@code Secure})
+ * @param operator  the operator the host framework authenticated; null when it authenticated none (the console's own
+ *                  login then decides who may act)
+ */
+public record ConsoleRequest(String method, String path, Map<String, List<String>> query, Map<String, List<String>> form,
+                             Map<String, List<String>> headers, boolean secure, String operator) {
+
+    public ConsoleRequest {
+        if (method == null || path == null) {
+            throw new IllegalArgumentException("a console request needs a method and a path");
+        }
+        method = method.toUpperCase(Locale.ROOT);
+        query = copy(query, false);
+        form = copy(form, false);
+        headers = copy(headers, true);
+    }
+
+    /** A GET of {@code path} with the query parameters of {@code rawQuery} (may be null). */
+    public static ConsoleRequest get(String path, String rawQuery, Map<String, List<String>> headers, boolean secure) {
+        return new ConsoleRequest("GET", path, parameters(rawQuery), Map.of(), headers, secure, null);
+    }
+
+    /** The first value of query parameter {@code name}, or null. */
+    public String queryParameter(String name) {
+        return first(query, name);
+    }
+
+    /** The first value of form parameter {@code name}, or null. */
+    public String formParameter(String name) {
+        return first(form, name);
+    }
+
+    /** The first value of header {@code name} (any case), or null. */
+    public String header(String name) {
+        return first(headers, name.toLowerCase(Locale.ROOT));
+    }
+
+    /** A request authenticated by the host framework as {@code operator}. */
+    public ConsoleRequest withOperator(String operator) {
+        return new ConsoleRequest(method, path, query, form, headers, secure, operator);
+    }
+
+    /**
+     * Decodes {@code a=1&b=x%20y} (a URL's query or an {@code application/x-www-form-urlencoded} body) into its
+     * parameters, in order; null or empty gives none.
+     */
+    public static Map<String, List<String>> parameters(String urlEncoded) {
+        Map<String, List<String>> out = new LinkedHashMap<>();
+        if (urlEncoded == null || urlEncoded.isEmpty()) {
+            return out;
+        }
+        for (String pair : urlEncoded.split("&")) {
+            if (pair.isEmpty()) {
+                continue;
+            }
+            int eq = pair.indexOf('=');
+            String name = URLDecoder.decode(eq < 0 ? pair : pair.substring(0, eq), StandardCharsets.UTF_8);
+            String value = eq < 0 ? "" : URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8);
+            out.computeIfAbsent(name, k -> new ArrayList<>()).add(value);
+        }
+        return out;
+    }
+
+    private static String first(Map<String, List<String>> map, String name) {
+        List<String> values = map.get(name);
+        return values == null || values.isEmpty() ? null : values.get(0);
+    }
+
+    private static Map<String, List<String>> copy(Map<String, List<String>> in, boolean lowerCaseKeys) {
+        if (in == null) {
+            return Map.of();
+        }
+        Map<String, List<String>> out = new LinkedHashMap<>();
+        in.forEach((k, v) -> {
+            if (k != null && v != null) {
+                out.merge(lowerCaseKeys ? k.toLowerCase(Locale.ROOT) : k, List.copyOf(v), (a, b) -> {
+                    List<String> both = new ArrayList<>(a);
+                    both.addAll(b);
+                    return List.copyOf(both);
+                });
+            }
+        });
+        return Map.copyOf(out);
+    }
+}

@@ -1,0 +1,621 @@
+package dev.outboxkit.console.internal;
+
+import dev.outboxkit.console.ConsoleRequest;
+import dev.outboxkit.console.ConsoleResponse;
+import dev.outboxkit.core.MissingGrantsException;
+import dev.outboxkit.ops.admin.CdcRelaySlot;
+import dev.outboxkit.ops.admin.DeadLetter;
+import dev.outboxkit.ops.admin.DeadLetterChange;
+import dev.outboxkit.ops.admin.DeadLetterConflictException;
+import dev.outboxkit.ops.admin.DeadLetterFilter;
+import dev.outboxkit.ops.admin.DeadLetterPage;
+import dev.outboxkit.ops.admin.OutboxAdmin;
+import dev.outboxkit.ops.admin.ReplayResult;
+import dev.outboxkit.ops.admin.ReplaySelection;
+import dev.outboxkit.ops.admin.Status;
+import dev.outboxkit.relay.Relay;
+import gg.jte.ContentType;
+import gg.jte.TemplateEngine;
+import gg.jte.output.StringOutput;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Not API: the console's routes, security checks and page assembly behind {@code Console.handle}. */
+public final class ConsoleApp implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger("dev.outboxkit.console");
+    private static final String COOKIE = "outbox_console";
+    private static final String TEMPLATES = "dev.outboxkit.console.internal.templates";
+    /** Rows shown per dead-letter group on the page, and per page of one group. */
+    static final int ROWS_PER_GROUP = 20;
+    /**
+     * Dead letters read to form the groups (the first ones parked). To be replaced by
+     * {@code OutboxAdmin.deadLetterReasons}, which groups in the database.
+     */
+    static final int GROUPING_SCAN = 1000;
+    /** Upper bound on the rows one group action collects before it acts (10 pages of {@link #GROUPING_SCAN}). */
+    static final int GROUP_ACTION_PAGES = 10;
+
+    private static final Map<String, String> SECURITY_HEADERS = Map.of(
+            "Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
+            "X-Content-Type-Options", "nosniff",
+            "X-Frame-Options", "DENY",
+            "Referrer-Policy", "same-origin");
+
+    private final ConsoleSettings settings;
+    private final OutboxAdmin admin;
+    private final String base;
+    private final TemplateEngine templates;
+    private final Assets assets = new Assets();
+    private final Sessions sessions;
+    private final BacklogSamples samples = new BacklogSamples();
+    private final ScheduledExecutorService sampler;
+    private final Clock clock = Clock.systemUTC();
+
+    public ConsoleApp(ConsoleSettings settings) {
+        this.settings = settings;
+        this.admin = settings.admin();
+        this.base = settings.basePath();
+        this.sessions = new Sessions(settings.sessionLifetime(), clock);
+        this.templates = TemplateEngine.createPrecompiled(null, ContentType.Html, ConsoleApp.class.getClassLoader(), TEMPLATES);
+        this.sampler = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "outbox-console-sampler");
+            t.setDaemon(true);
+            return t;
+        });
+        sampler.scheduleWithFixedDelay(this::sample, 0, BacklogSamples.INTERVAL_SECONDS, TimeUnit.SECONDS);
+    }
+
+    public String basePath() {
+        return base;
+    }
+
+    private void sample() {
+        try {
+            samples.add(clock.instant(), admin.status().backlog());
+        } catch (Exception e) {
+            log.debug("console backlog sample failed: {}", e.toString());
+        }
+    }
+
+    public ConsoleResponse handle(ConsoleRequest request) {
+        try {
+            return route(request);
+        } catch (RuntimeException e) {
+            log.warn("console: {} {} failed", request.method(), request.path(), e);
+            return message(request, new Views.Message(500, "The console failed",
+                    "It could not answer " + request.method() + " " + request.path() + " (" + e.getClass().getSimpleName() + ").",
+                    "The stack trace is in the application's log (logger dev.outboxkit.console). Reload to try again."));
+        }
+    }
+
+    private ConsoleResponse route(ConsoleRequest r) {
+        String path = r.path();
+        if (path.equals(base)) {
+            return redirect(base + "/");
+        }
+        if (!path.startsWith(base + "/")) {
+            return notFound(r);
+        }
+        String rest = path.substring(base.length());
+        boolean get = r.method().equals("GET") || r.method().equals("HEAD");
+        boolean post = r.method().equals("POST");
+        if (rest.startsWith("/assets/") && get) {
+            return asset(rest.substring("/assets/".length()));
+        }
+        switch (rest) {
+            case "/":
+                return get ? overviewPage(r) : notAllowed(r, "GET");
+            case "/fragments/overview":
+                return get ? page("overviewFragment", Map.of("overview", overview(), "page", pageFor(r, "Overview", "overview")))
+                        : notAllowed(r, "GET");
+            case "/backlog.json":
+                return get ? response(200, "application/json", samples.json(), true) : notAllowed(r, "GET");
+            case "/dead-letters":
+                return get ? deadLettersPage(r, null) : notAllowed(r, "GET");
+            case "/dead-letters/retry":
+            case "/dead-letters/discard":
+                return post ? deadLetterAction(r, rest.endsWith("retry")) : notAllowed(r, "POST");
+            case "/events":
+                return get ? eventPage(r) : notAllowed(r, "GET");
+            case "/login":
+                return get ? loginPage(r, 200, null) : post ? login(r) : notAllowed(r, "GET, POST");
+            case "/logout":
+                return post ? logout(r) : notAllowed(r, "POST");
+            default:
+                return notFound(r);
+        }
+    }
+
+    // ---------------------------------------------------------------- overview
+
+    private ConsoleResponse overviewPage(ConsoleRequest r) {
+        return page("overview", Map.of("page", pageFor(r, "Overview", "overview"), "overview", overview()));
+    }
+
+    private Views.Overview overview() {
+        Status status = null;
+        String error = null;
+        List<Views.Holder> holders = List.of();
+        try {
+            status = admin.status();
+            holders = holders(status);
+        } catch (Exception e) {
+            error = describe("read the status", e);
+        }
+        List<CdcRelaySlot> cdc = List.of();
+        String cdcError = null;
+        try {
+            cdc = admin.cdcRelaySlots();
+        } catch (Exception e) {
+            cdcError = describe("read the CDC relay slots", e);
+        }
+        Relay.Health health = null;
+        if (settings.relayHealth() != null) {
+            try {
+                health = settings.relayHealth().get();
+            } catch (RuntimeException e) {
+                health = new Relay.Health(false, false, "the health check failed: " + e.getClass().getSimpleName());
+            }
+        }
+        return new Views.Overview(status, error, holders, cdc, cdcError, health, clock.instant());
+    }
+
+    /** Leases by holder: an instance with a valid lease holds, one with only expired leases stands by. */
+    static List<Views.Holder> holders(Status status) {
+        Map<String, List<Status.Lease>> byHolder = new LinkedHashMap<>();
+        for (Status.Lease l : status.leases()) {
+            byHolder.computeIfAbsent(l.holder() == null ? "(none)" : l.holder(), k -> new ArrayList<>()).add(l);
+        }
+        List<Views.Holder> out = new ArrayList<>();
+        byHolder.forEach((holder, leases) -> {
+            long valid = leases.stream().filter(Status.Lease::valid).count();
+            out.add(new Views.Holder(holder, valid > 0 ? "holder" : "standby", valid, List.copyOf(leases)));
+        });
+        return out;
+    }
+
+    // ---------------------------------------------------------------- dead letters
+
+    private ConsoleResponse deadLettersPage(ConsoleRequest r, Views.Outcome outcome) {
+        Views.Page page = pageFor(r, "Dead letters", "dead-letters");
+        String errorClass = r.queryParameter("errorClass");
+        String message = r.queryParameter("message");
+        Views.DeadLetters view;
+        try {
+            if (errorClass != null) {
+                view = oneGroup(errorClass, message == null ? "" : message, cursor(r.queryParameter("after")), outcome);
+            } else {
+                view = groups(outcome);
+            }
+        } catch (IllegalArgumentException e) {
+            return message(r, new Views.Message(400, "Bad request", e.getMessage(), "Go back to the dead letters and follow a link from there."));
+        } catch (Exception e) {
+            view = new Views.DeadLetters(List.of(), 0, false, null, outcome, describe("read the dead letters", e));
+        }
+        return page("deadLetters", Map.of("page", page, "view", view));
+    }
+
+    /**
+     * Groups the first {@link #GROUPING_SCAN} dead letters by reason, in Java. To be replaced by
+     * {@code OutboxAdmin.deadLetterReasons}, which counts every row in the database.
+     */
+    private Views.DeadLetters groups(Views.Outcome outcome) throws SQLException {
+        DeadLetterPage first = admin.deadLetters(DeadLetterFilter.all(), GROUPING_SCAN, null);
+        Map<List<String>, List<DeadLetter>> byReason = new LinkedHashMap<>();
+        for (DeadLetter d : first.items()) {
+            byReason.computeIfAbsent(List.of(nz(d.errorClass()), nz(d.errorMessage())), k -> new ArrayList<>()).add(d);
+        }
+        List<Views.Group> groups = new ArrayList<>();
+        byReason.forEach((reason, rows) -> {
+            Instant firstParked = rows.get(0).parkedAt();
+            Instant lastParked = rows.get(rows.size() - 1).parkedAt();
+            String more = rows.size() > ROWS_PER_GROUP || first.hasMore() ? groupHref(reason.get(0), reason.get(1), null) : null;
+            groups.add(new Views.Group(reason.get(0), reason.get(1), rows.size(), firstParked, lastParked,
+                    List.copyOf(rows.subList(0, Math.min(ROWS_PER_GROUP, rows.size()))), more));
+        });
+        groups.sort((a, b) -> Long.compare(b.count(), a.count()));
+        String note = first.hasMore() ? "Grouped from the first " + GROUPING_SCAN + " dead letters parked; counts cover those rows only." : null;
+        return new Views.DeadLetters(groups, first.items().size(), first.hasMore(), note, outcome, null);
+    }
+
+    /** One reason's rows, a page at a time (the message is matched in Java until the ops API filters by reason). */
+    private Views.DeadLetters oneGroup(String errorClass, String message, DeadLetterPage.Cursor after, Views.Outcome outcome)
+            throws SQLException {
+        DeadLetterPage page = admin.deadLetters(DeadLetterFilter.all().withErrorClass(errorClass), ROWS_PER_GROUP, after);
+        List<DeadLetter> rows = page.items().stream().filter(d -> nz(d.errorMessage()).equals(message)).toList();
+        String more = page.hasMore() ? groupHref(errorClass, message, page.next()) : null;
+        Instant firstParked = rows.isEmpty() ? null : rows.get(0).parkedAt();
+        Instant lastParked = rows.isEmpty() ? null : rows.get(rows.size() - 1).parkedAt();
+        Views.Group g = new Views.Group(errorClass, message, rows.size(), firstParked, lastParked, rows, more);
+        return new Views.DeadLetters(rows.isEmpty() ? List.of() : List.of(g), rows.size(), page.hasMore(),
+                after == null ? null : "A later page of this reason.", outcome, null);
+    }
+
+    private String groupHref(String errorClass, String message, DeadLetterPage.Cursor after) {
+        return base + "/dead-letters?errorClass=" + enc(errorClass) + "&message=" + enc(message)
+                + (after == null ? "" : "&after=" + enc(after.parkedAt().getEpochSecond() + ":" + after.parkedAt().getNano()
+                        + ":" + after.seq() + ":" + after.id()));
+    }
+
+    private static DeadLetterPage.Cursor cursor(String token) {
+        if (token == null || token.isEmpty()) {
+            return null;
+        }
+        String[] p = token.split(":");
+        try {
+            if (p.length != 4) {
+                throw new IllegalArgumentException();
+            }
+            return new DeadLetterPage.Cursor(Instant.ofEpochSecond(Long.parseLong(p[0]), Long.parseLong(p[1])),
+                    Long.parseLong(p[2]), UUID.fromString(p[3]));
+        } catch (IllegalArgumentException | java.time.DateTimeException e) {
+            throw new IllegalArgumentException("'after' is not a page cursor of this console: " + abbreviate(token));
+        }
+    }
+
+    private ConsoleResponse deadLetterAction(ConsoleRequest r, boolean retry) {
+        String operator = requireWriter(r);
+        if (operator.startsWith("!")) {
+            return refusal(operator, r);
+        }
+        DeadLetterFilter filter;
+        String idParam = r.formParameter("id");
+        String errorClass = r.formParameter("errorClass");
+        try {
+            if (idParam != null) {
+                filter = DeadLetterFilter.ids(UUID.fromString(idParam.strip()));
+            } else if (errorClass != null) {
+                filter = groupFilter(errorClass, nz(r.formParameter("message")));
+                if (filter == null) {
+                    return deadLettersPage(r, new Views.Outcome(retry ? "retry" : "discard", List.of(), List.of(),
+                            "No dead letter has this reason any more (retried or discarded meanwhile)."));
+                }
+            } else {
+                return message(r, new Views.Message(400, "Nothing selected",
+                        "The form named neither a dead letter (id) nor a reason (errorClass and message).",
+                        "Use the Retry and Discard buttons of the dead-letter page."));
+            }
+        } catch (IllegalArgumentException e) {
+            return message(r, new Views.Message(400, "Not an event id", "'" + abbreviate(idParam) + "' is not a UUID.",
+                    "Use the Retry and Discard buttons of the dead-letter page."));
+        } catch (Exception e) {
+            return deadLettersPage(r, new Views.Outcome(retry ? "retry" : "discard", List.of(), List.of(),
+                    describe("find the dead letters of this reason", e)));
+        }
+        Views.Outcome outcome;
+        try {
+            DeadLetterChange change = retry ? admin.retryDeadLetters(filter, operator)
+                    : admin.discardDeadLetters(filter, blankToNull(r.formParameter("reason")), operator);
+            outcome = new Views.Outcome(retry ? "retry" : "discard", change.rows(), change.missing(), null);
+        } catch (DeadLetterConflictException e) {
+            outcome = new Views.Outcome("retry", List.of(), List.of(), e.getMessage());
+        } catch (Exception e) {
+            outcome = new Views.Outcome(retry ? "retry" : "discard", List.of(), List.of(), describe(retry ? "retry" : "discard", e));
+        }
+        return deadLettersPage(r, outcome);
+    }
+
+    /**
+     * The dead letters of one reason, by id (at most {@link #GROUP_ACTION_PAGES} pages read). To be replaced by
+     * {@code DeadLetterFilter.withReason}, which selects them in the database. Null when none is left.
+     */
+    private DeadLetterFilter groupFilter(String errorClass, String message) throws SQLException {
+        List<UUID> ids = new ArrayList<>();
+        DeadLetterPage.Cursor after = null;
+        for (int i = 0; i < GROUP_ACTION_PAGES; i++) {
+            DeadLetterPage page = admin.deadLetters(DeadLetterFilter.all().withErrorClass(errorClass), GROUPING_SCAN, after);
+            page.items().stream().filter(d -> nz(d.errorMessage()).equals(message)).forEach(d -> ids.add(d.id()));
+            if (!page.hasMore()) {
+                break;
+            }
+            after = page.next();
+        }
+        return ids.isEmpty() ? null : DeadLetterFilter.ids(ids);
+    }
+
+    // ---------------------------------------------------------------- where is my event
+
+    private ConsoleResponse eventPage(ConsoleRequest r) {
+        Views.Page page = pageFor(r, "Where is my event?", "events");
+        String q = r.queryParameter("id");
+        if (q == null || q.isBlank()) {
+            return page("event", Map.of("page", page, "event", new Views.Event("", null, null, null, null, null)));
+        }
+        UUID id;
+        try {
+            id = UUID.fromString(q.strip());
+        } catch (IllegalArgumentException e) {
+            Views.Event bad = new Views.Event(abbreviate(q), null, null, null, null,
+                    "'" + abbreviate(q) + "' is not an event id: give the UUID the writer returned (8-4-4-4-12 hex digits).");
+            return page("event", 400, Map.of("page", page, "event", bad));
+        }
+        return page("event", Map.of("page", page, "event", lookup(id)));
+    }
+
+    /**
+     * Where {@code id} is: parked ({@code deadLetter}), else what a dry-run replay says of it (waiting, published and
+     * kept, or gone). To be replaced by {@code OutboxAdmin.traceEvent}, which also reads consumer groups and intents.
+     */
+    private Views.Event lookup(UUID id) {
+        String q = id.toString();
+        try {
+            Optional<DeadLetter> parked = admin.deadLetter(id);
+            if (parked.isPresent()) {
+                DeadLetter d = parked.get();
+                return new Views.Event(q, "parked", "Dead-lettered: Kafka refused it and the relay parked it.",
+                        "Parked " + Fmt.time(d.parkedAt()) + " by " + d.parkedBy() + " after " + d.attempts() + " attempt(s).", d, null);
+            }
+            ReplayResult where = admin.replay(ReplaySelection.ids(List.of(id)), true, "console lookup");
+            if (!where.replayed().isEmpty()) {
+                return new Views.Event(q, "published", "Published: the relay sent it to Kafka; its row is kept (MARK mode).",
+                        null, null, null);
+            }
+            ReplayResult.NotReplayed why = where.notReplayed().get(id);
+            if (why == ReplayResult.NotReplayed.UNPUBLISHED) {
+                return new Views.Event(q, "waiting", "Waiting in the outbox table: the relay has not published it yet.",
+                        "If it stays here, look at the overview: is a relay holding the leases, and how old is the backlog?", null, null);
+            }
+            return new Views.Event(q, "not-found", "Not found: not in the outbox table and not dead-lettered.",
+                    "Either a relay published it and deleted its row (the default), or it was never committed.", null, null);
+        } catch (Exception e) {
+            return new Views.Event(q, null, null, null, null, describe("look the event up", e));
+        }
+    }
+
+    // ---------------------------------------------------------------- login
+
+    private ConsoleResponse loginPage(ConsoleRequest r, int status, String problem) {
+        return page("login", status, Map.of("page", pageFor(r, "Log in", "login"), "problem", problem == null ? "" : problem));
+    }
+
+    private ConsoleResponse login(ConsoleRequest r) {
+        if (settings.operatorToken() == null) {
+            return message(r, new Views.Message(403, "The built-in login is off",
+                    "This console has no operator token configured.",
+                    "Start it with an operator token (the sidecar's --console-token-file or --console-token-env) to log in."));
+        }
+        if (!sameOrigin(r)) {
+            return crossOrigin(r);
+        }
+        if (!Sessions.constantTimeEquals(settings.operatorToken().reveal(), nz(r.formParameter("token")))) {
+            log.warn("console: a login with a wrong operator token was refused");
+            return loginPage(r, 401, "That is not the operator token. Give the token from the console's token file or variable.");
+        }
+        Sessions.Session s = sessions.create(settings.operatorName());
+        log.info("console: operator {} logged in", s.operator());
+        Map<String, String> headers = new LinkedHashMap<>(SECURITY_HEADERS);
+        headers.put("Location", base + "/dead-letters");
+        headers.put("Cache-Control", "no-store");
+        headers.put("Set-Cookie", COOKIE + "=" + s.id() + "; Path=" + base + "; HttpOnly; SameSite=Strict; Max-Age="
+                + sessions.lifetime().toSeconds() + (r.secure() ? "; Secure" : ""));
+        return new ConsoleResponse(303, headers, new byte[0]);
+    }
+
+    private ConsoleResponse logout(ConsoleRequest r) {
+        Sessions.Session s = sessions.find(cookie(r));
+        if (s != null && sameOrigin(r) && Sessions.constantTimeEquals(s.csrf(), nz(r.formParameter("csrf")))) {
+            sessions.end(s.id());
+        }
+        Map<String, String> headers = new LinkedHashMap<>(SECURITY_HEADERS);
+        headers.put("Location", base + "/");
+        headers.put("Cache-Control", "no-store");
+        headers.put("Set-Cookie", COOKIE + "=; Path=" + base + "; HttpOnly; SameSite=Strict; Max-Age=0" + (r.secure() ? "; Secure" : ""));
+        return new ConsoleResponse(303, headers, new byte[0]);
+    }
+
+    // ---------------------------------------------------------------- security
+
+    private ConsoleResponse refusal(String key, ConsoleRequest r) {
+        switch (key) {
+            case "!off":
+                return message(r, new Views.Message(403, "Write actions are off",
+                        "This console is read-only: retry and discard are not enabled.",
+                        "Use the CLI (outbox dead-letters retry|discard), or restart the console with write actions on "
+                                + "(the sidecar's --console-write-actions)."));
+            case "!origin":
+                return crossOrigin(r);
+            case "!login":
+                return message(r, new Views.Message(401, "Log in first",
+                        "Retry and discard need a logged-in operator; this request has no valid session (none, or it expired).",
+                        settings.operatorToken() == null ? "Authenticate through the application that hosts the console."
+                                : "Log in at " + base + "/login with the operator token, then use the buttons again."));
+            default:
+                return message(r, new Views.Message(403, "The form is stale",
+                        "The request did not carry this session's form token, so it may not come from a console page.",
+                        "Reload the dead-letter page and use its buttons again."));
+        }
+    }
+
+    /** The operator allowed to write, or a refusal key ({@code !off}, {@code !origin}, {@code !login}, {@code !csrf}). */
+    private String requireWriter(ConsoleRequest r) {
+        if (!settings.writeActions()) {
+            return "!off";
+        }
+        if (!sameOrigin(r)) {
+            return "!origin";
+        }
+        String operator;
+        String csrf;
+        if (r.operator() != null) {
+            operator = r.operator();
+            csrf = sessions.hostCsrf(operator);
+        } else {
+            Sessions.Session s = sessions.find(cookie(r));
+            if (s == null) {
+                return "!login";
+            }
+            operator = s.operator();
+            csrf = s.csrf();
+        }
+        if (!Sessions.constantTimeEquals(csrf, r.formParameter("csrf"))) {
+            log.warn("console: a {} by {} without this session's CSRF token was refused", r.path(), operator);
+            return "!csrf";
+        }
+        return operator;
+    }
+
+    private ConsoleResponse crossOrigin(ConsoleRequest r) {
+        return message(r, new Views.Message(403, "Refused: another site sent this form",
+                "The browser said the form came from " + abbreviate(r.header("Origin")) + ", not from this console's host.",
+                "Open the console directly (not through another site or a proxy that rewrites Host) and try again."));
+    }
+
+    /** No Origin header (older browsers, curl) passes; one that is present must name the Host the request went to. */
+    private static boolean sameOrigin(ConsoleRequest r) {
+        String origin = r.header("Origin");
+        if (origin == null) {
+            return true;
+        }
+        String host = r.header("Host");
+        try {
+            URI u = URI.create(origin);
+            if (u.getHost() == null || host == null) {
+                return false;
+            }
+            String authority = u.getPort() < 0 ? u.getHost() : u.getHost() + ":" + u.getPort();
+            return authority.equalsIgnoreCase(host);
+        } catch (IllegalArgumentException e) {
+            return false;
+        }
+    }
+
+    private static String cookie(ConsoleRequest r) {
+        String header = r.header("Cookie");
+        if (header == null) {
+            return null;
+        }
+        for (String part : header.split(";")) {
+            String p = part.strip();
+            if (p.startsWith(COOKIE + "=")) {
+                return p.substring(COOKIE.length() + 1);
+            }
+        }
+        return null;
+    }
+
+    private Views.Page pageFor(ConsoleRequest r, String title, String nav) {
+        String operator = null;
+        String csrf = null;
+        if (r.operator() != null) {
+            operator = r.operator();
+            csrf = sessions.hostCsrf(operator);
+        } else {
+            Sessions.Session s = sessions.find(cookie(r));
+            if (s != null) {
+                operator = s.operator();
+                csrf = s.csrf();
+            }
+        }
+        return new Views.Page(title, base, nav, operator, csrf, settings.writeActions(), settings.operatorToken() != null,
+                settings.writeActions() && operator != null);
+    }
+
+    // ---------------------------------------------------------------- responses
+
+    private ConsoleResponse page(String template, Map<String, Object> params) {
+        return page(template, 200, params);
+    }
+
+    private ConsoleResponse page(String template, int status, Map<String, Object> params) {
+        StringOutput out = new StringOutput();
+        templates.render(template + ".jte", params, out);
+        return response(status, "text/html; charset=utf-8", out.toString(), true);
+    }
+
+    private ConsoleResponse message(ConsoleRequest r, Views.Message m) {
+        return page("message", m.status(), Map.of("page", pageFor(r, m.heading(), ""), "message", m));
+    }
+
+    private ConsoleResponse notFound(ConsoleRequest r) {
+        return message(r, new Views.Message(404, "Not found", "The console has no page at " + abbreviate(r.path()) + ".",
+                "Start from the overview at " + base + "/."));
+    }
+
+    private ConsoleResponse notAllowed(ConsoleRequest r, String allowed) {
+        return message(r, new Views.Message(405, "Method not allowed", r.method() + " is not accepted at " + abbreviate(r.path()) + ".",
+                "Use " + allowed + "."));
+    }
+
+    private ConsoleResponse redirect(String location) {
+        Map<String, String> headers = new LinkedHashMap<>(SECURITY_HEADERS);
+        headers.put("Location", location);
+        return new ConsoleResponse(302, headers, new byte[0]);
+    }
+
+    private ConsoleResponse asset(String name) {
+        Assets.Asset a = assets.get(name);
+        if (a == null) {
+            return response(404, "text/plain; charset=utf-8", "no such asset\n", true);
+        }
+        Map<String, String> headers = new LinkedHashMap<>(SECURITY_HEADERS);
+        headers.put("Content-Type", a.contentType());
+        headers.put("Cache-Control", "public, max-age=3600");
+        return new ConsoleResponse(200, headers, a.bytes());
+    }
+
+    private static ConsoleResponse response(int status, String type, String body, boolean noStore) {
+        Map<String, String> headers = new LinkedHashMap<>(SECURITY_HEADERS);
+        headers.put("Content-Type", type);
+        if (noStore) {
+            headers.put("Cache-Control", "no-store");
+        }
+        return new ConsoleResponse(status, headers, body.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /**
+     * A failure as the page says it: the library's own messages (missing grants, missing tables) as they are; a
+     * database error by its SQLState only, since driver messages can name hosts. The whole error goes to the log.
+     */
+    private static String describe(String what, Exception e) {
+        log.warn("console: could not {}", what, e);
+        if (e instanceof MissingGrantsException || e instanceof IllegalStateException || e instanceof IllegalArgumentException) {
+            return "Could not " + what + ": " + e.getMessage();
+        }
+        if (e instanceof SQLException sql) {
+            return "Could not " + what + ": the database answered with an error (SQLState " + sql.getSQLState()
+                    + "). The full error is in the application's log (logger dev.outboxkit.console).";
+        }
+        return "Could not " + what + " (" + e.getClass().getSimpleName() + "). The full error is in the application's log "
+                + "(logger dev.outboxkit.console).";
+    }
+
+    private static String enc(String s) {
+        return URLEncoder.encode(s, StandardCharsets.UTF_8);
+    }
+
+    private static String nz(String s) {
+        return s == null ? "" : s;
+    }
+
+    private static String blankToNull(String s) {
+        return s == null || s.isBlank() ? null : s.strip();
+    }
+
+    private static String abbreviate(String s) {
+        if (s == null) {
+            return "(none)";
+        }
+        return s.length() <= 80 ? s : s.substring(0, 80) + "…";
+    }
+
+    @Override
+    public void close() {
+        sampler.shutdownNow();
+    }
+}

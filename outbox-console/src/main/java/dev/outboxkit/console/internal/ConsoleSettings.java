@@ -1,0 +1,18 @@
+package dev.outboxkit.console.internal;
+
+import dev.outboxkit.core.Secret;
+import dev.outboxkit.ops.admin.OutboxAdmin;
+import dev.outboxkit.relay.Relay;
+import java.time.Duration;
+import java.util.function.Supplier;
+
+/**
+ * Not API: what {@code Console.Builder} resolved.
+ *
+ * @param operatorName  who the operator token logs in as; null: no built-in login
+ * @param relayHealth   null: no relay in this process
+ */
+public record ConsoleSettings(OutboxAdmin admin, String basePath, boolean writeActions, boolean showPayloads,
+                              String operatorName, Secret operatorToken, Supplier<Relay.Health> relayHealth,
+                              Duration sessionLifetime) {
+}

@@ -1,0 +1,67 @@
+package dev.outboxkit.console.internal;
+
+import dev.outboxkit.ops.admin.CdcRelaySlot;
+import dev.outboxkit.ops.admin.DeadLetter;
+import dev.outboxkit.ops.admin.DeadLetterChange;
+import dev.outboxkit.ops.admin.Status;
+import dev.outboxkit.relay.Relay;
+import java.time.Instant;
+import java.util.List;
+import java.util.UUID;
+
+/** Not API: what the templates render, one record per page or part. */
+public final class Views {
+
+    private Views() {
+    }
+
+    /**
+     * What every page's frame needs.
+     *
+     * @param operator the logged-in operator; null: nobody
+     * @param csrf     the CSRF token for the page's forms; null when nobody is logged in
+     * @param canWrite write actions are on and an operator is logged in: the page offers them
+     */
+    public record Page(String title, String base, String nav, String operator, String csrf, boolean writeActions,
+                       boolean loginOn, boolean canWrite) {
+    }
+
+    /** A relay instance as the lease table shows it: {@code holder} while it holds a valid lease, else {@code standby}. */
+    public record Holder(String name, String role, long valid, List<Status.Lease> leases) {
+    }
+
+    /** The overview; {@code error} or {@code cdcError} say what could not be read. */
+    public record Overview(Status status, String error, List<Holder> holders, List<CdcRelaySlot> cdcSlots, String cdcError,
+                           Relay.Health health, Instant readAt) {
+    }
+
+    /** Dead letters sharing one reason. {@code moreHref}: the next rows of this group; null when all are listed. */
+    public record Group(String errorClass, String message, long count, Instant firstParked, Instant lastParked,
+                       List<DeadLetter> rows, String moreHref) {
+    }
+
+    /** What a retry or discard did; {@code failure} says why nothing moved. */
+    public record Outcome(String action, List<DeadLetterChange.Row> rows, List<UUID> missing, String failure) {
+    }
+
+    /**
+     * The dead-letter page.
+     *
+     * @param partial the groups cover only the first rows read (the note says how many)
+     */
+    public record DeadLetters(List<Group> groups, long total, boolean partial, String note, Outcome outcome, String error) {
+    }
+
+    /**
+     * Where one event is.
+     *
+     * @param state      {@code parked}, {@code waiting}, {@code published}, {@code not-found}; null before a lookup
+     * @param deadLetter the parked row when {@code state} is {@code parked}
+     */
+    public record Event(String query, String state, String headline, String detail, DeadLetter deadLetter, String error) {
+    }
+
+    /** A refusal or error page: what happened and what to do. */
+    public record Message(int status, String heading, String what, String todo) {
+    }
+}

@@ -1,0 +1,146 @@
+package dev.outboxkit.console;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.outboxkit.core.Secret;
+import dev.outboxkit.testkit.OutboxTestkitExtension;
+import dev.outboxkit.testkit.TestDatabase;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.UUID;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * The console's refusals and headers over real HTTP (the JDK server the sidecar uses) on a real database: writes need
+ * write actions, a session, its CSRF token and a matching Origin; the token never appears in a page.
+ */
+@ExtendWith(OutboxTestkitExtension.class)
+class ConsoleSecurityTest {
+
+    private final HttpClient http = HttpClient.newBuilder().followRedirects(HttpClient.Redirect.NEVER)
+            .connectTimeout(Duration.ofSeconds(10)).build();
+
+    @Test
+    void pagesCarryTheSecurityHeadersAndAreNeverCached(TestDatabase db) throws Exception {
+        try (ConsoleServer s = new ConsoleServer(db, b -> b)) {
+            for (String path : new String[] {"/", "/dead-letters", "/events?id=" + UUID.randomUUID(), "/fragments/overview", "/login"}) {
+                HttpResponse<String> r = get(s.url() + path, null);
+                assertThat(r.statusCode()).as(path).isEqualTo(200);
+                assertThat(r.headers().firstValue("Content-Security-Policy")).as(path).hasValueSatisfying(csp ->
+                        assertThat(csp).contains("default-src 'self'").contains("frame-ancestors 'none'"));
+                assertThat(r.headers().firstValue("X-Content-Type-Options")).hasValue("nosniff");
+                assertThat(r.headers().firstValue("X-Frame-Options")).hasValue("DENY");
+                assertThat(r.headers().firstValue("Referrer-Policy")).hasValue("same-origin");
+                assertThat(r.headers().firstValue("Cache-Control")).as(path).hasValue("no-store");
+                assertThat(r.body()).doesNotContain("<script>").doesNotContain(" onclick=").doesNotContain(db.jdbcUrl());
+            }
+            assertThat(get(s.url() + "/assets/htmx.min.js", null).statusCode()).isEqualTo(200);
+            assertThat(get(s.url() + "/assets/uPlot.iife.min.js", null).statusCode()).isEqualTo(200);
+            assertThat(get(s.url() + "/nowhere", null).statusCode()).isEqualTo(404);
+        }
+    }
+
+    @Test
+    void aReadOnlyConsoleRefusesEveryWrite(TestDatabase db) throws Exception {
+        try (ConsoleServer s = new ConsoleServer(db, b -> b.operatorToken(ConsoleServer.OPERATOR, Secret.of(ConsoleServer.TOKEN)))) {
+            String cookie = login(s);
+            String csrf = csrfOf(get(s.url() + "/dead-letters", cookie).body());
+            HttpResponse<String> r = post(s.url() + "/dead-letters/retry", cookie, "csrf=" + csrf + "&id=" + UUID.randomUUID(), null);
+            assertThat(r.statusCode()).isEqualTo(403);
+            assertThat(r.body()).contains("Write actions are off").contains("--console-write-actions");
+        }
+    }
+
+    @Test
+    void writesNeedASessionItsCsrfTokenAndTheSameOrigin(TestDatabase db) throws Exception {
+        try (ConsoleServer s = new ConsoleServer(db, b -> b.writeActions(true)
+                .operatorToken(ConsoleServer.OPERATOR, Secret.of(ConsoleServer.TOKEN)))) {
+            String id = UUID.randomUUID().toString();
+            HttpResponse<String> none = post(s.url() + "/dead-letters/retry", null, "id=" + id, null);
+            assertThat(none.statusCode()).isEqualTo(401);
+            assertThat(none.body()).contains("Log in first").contains("/console/login");
+
+            HttpResponse<String> wrongToken = post(s.url() + "/login", null, "token=not-the-token", null);
+            assertThat(wrongToken.statusCode()).isEqualTo(401);
+            assertThat(wrongToken.headers().firstValue("Set-Cookie")).isEmpty();
+
+            String cookie = login(s);
+            String page = get(s.url() + "/dead-letters", cookie).body();
+            String csrf = csrfOf(page);
+            assertThat(page).doesNotContain(ConsoleServer.TOKEN);
+
+            HttpResponse<String> noCsrf = post(s.url() + "/dead-letters/retry", cookie, "id=" + id, null);
+            assertThat(noCsrf.statusCode()).isEqualTo(403);
+            assertThat(noCsrf.body()).contains("The form is stale");
+            HttpResponse<String> wrongCsrf = post(s.url() + "/dead-letters/retry", cookie, "csrf=x" + csrf + "&id=" + id, null);
+            assertThat(wrongCsrf.statusCode()).isEqualTo(403);
+
+            HttpResponse<String> crossSite = post(s.url() + "/dead-letters/retry", cookie, "csrf=" + csrf + "&id=" + id,
+                    "https://evil.example");
+            assertThat(crossSite.statusCode()).isEqualTo(403);
+            assertThat(crossSite.body()).contains("another site");
+
+            String origin = "http://127.0.0.1:" + s.server.getAddress().getPort();
+            HttpResponse<String> ok = post(s.url() + "/dead-letters/retry", cookie, "csrf=" + csrf + "&id=" + id, origin);
+            assertThat(ok.statusCode()).isEqualTo(200);
+            assertThat(ok.body()).contains("Retry:").contains("0 moved back to the outbox").contains("1 no longer parked").contains(id);
+
+            HttpResponse<String> logout = post(s.url() + "/logout", cookie, "csrf=" + csrf, origin);
+            assertThat(logout.statusCode()).isEqualTo(303);
+            assertThat(post(s.url() + "/dead-letters/retry", cookie, "csrf=" + csrf + "&id=" + id, null).statusCode()).isEqualTo(401);
+        }
+    }
+
+    @Test
+    void theSessionCookieIsHttpOnlySameSiteStrictAndScopedToTheConsole(TestDatabase db) throws Exception {
+        try (ConsoleServer s = new ConsoleServer(db, b -> b.writeActions(true)
+                .operatorToken(ConsoleServer.OPERATOR, Secret.of(ConsoleServer.TOKEN)))) {
+            HttpResponse<String> r = post(s.url() + "/login", null, "token=" + ConsoleServer.TOKEN, null);
+            assertThat(r.statusCode()).isEqualTo(303);
+            String setCookie = r.headers().firstValue("Set-Cookie").orElseThrow();
+            assertThat(setCookie).contains("HttpOnly").contains("SameSite=Strict").contains("Path=/console").contains("Max-Age=")
+                    .doesNotContain("Secure").doesNotContain(ConsoleServer.TOKEN);
+            Matcher m = Pattern.compile("outbox_console=([A-Za-z0-9_-]+)").matcher(setCookie);
+            assertThat(m.find()).isTrue();
+            assertThat(m.group(1)).hasSize(43); // 32 random bytes, base64url without padding
+        }
+    }
+
+    private String login(ConsoleServer s) throws Exception {
+        HttpResponse<String> r = post(s.url() + "/login", null, "token=" + ConsoleServer.TOKEN, null);
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(303);
+        return r.headers().firstValue("Set-Cookie").orElseThrow().split(";")[0];
+    }
+
+    private static String csrfOf(String page) {
+        Matcher m = Pattern.compile("name=\"csrf\" value=\"([^\"]+)\"").matcher(page);
+        assertThat(m.find()).as("a CSRF field on the page").isTrue();
+        return m.group(1);
+    }
+
+    private HttpResponse<String> get(String url, String cookie) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(30)).GET();
+        if (cookie != null) {
+            b.header("Cookie", cookie);
+        }
+        return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private HttpResponse<String> post(String url, String cookie, String form, String origin) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(30))
+                .header("Content-Type", "application/x-www-form-urlencoded").POST(HttpRequest.BodyPublishers.ofString(form));
+        if (cookie != null) {
+            b.header("Cookie", cookie);
+        }
+        if (origin != null) {
+            b.header("Origin", origin);
+        }
+        return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    }
+}
