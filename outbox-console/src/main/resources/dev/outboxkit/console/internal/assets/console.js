@@ -9,7 +9,9 @@
       if (plot) { plot.setData(series); return; }
       plot = new uPlot({
         width: Math.max(300, el.clientWidth - 10), height: 170,
-        series: [{}, { label: 'Unpublished events', stroke: '#0a3069', width: 2 }],
+        // One sample alone would stretch the time axis over years: show at least the two minutes around it.
+        scales: { x: { time: true, range: function (u, min, max) { return max - min < 120 ? [min - 60, max + 60] : [min, max]; } } },
+        series: [{}, { label: 'Unpublished events', stroke: '#0a3069', width: 2, points: { show: true } }],
         axes: [{}, { label: 'events' }]
       }, series, el);
     }

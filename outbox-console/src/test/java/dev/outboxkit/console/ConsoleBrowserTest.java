@@ -1,0 +1,250 @@
+package dev.outboxkit.console;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import dev.outboxkit.core.EventIds;
+import dev.outboxkit.core.Secret;
+import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.ops.admin.OutboxAdmin;
+import dev.outboxkit.relay.Relay;
+import dev.outboxkit.relay.poller.ParkPolicy;
+import dev.outboxkit.relay.poller.PollingRelay;
+import dev.outboxkit.testkit.OutboxTestkitExtension;
+import dev.outboxkit.testkit.TestDatabase;
+import dev.outboxkit.testkit.TestKafka;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.common.config.ConfigResource;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.openqa.selenium.By;
+import org.openqa.selenium.WebElement;
+import org.openqa.selenium.chrome.ChromeDriver;
+import org.openqa.selenium.support.ui.ExpectedConditions;
+import org.openqa.selenium.support.ui.WebDriverWait;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The console in a real browser (headless chromium) on real PostgreSQL 17 and, for the poison event, a real Kafka and
+ * polling relay. Each test waits on what the page shows, with a deadline. Screenshots go to target/console-screenshots.
+ */
+@ExtendWith(OutboxTestkitExtension.class)
+class ConsoleBrowserTest {
+
+    private static final Duration PAGE = Duration.ofSeconds(30);
+    private static ChromeDriver browser;
+
+    @BeforeAll
+    static void startBrowser() {
+        browser = Browser.start();
+    }
+
+    @AfterAll
+    static void stopBrowser() {
+        if (browser != null) {
+            browser.quit();
+        }
+    }
+
+    @Test
+    void theOverviewShowsTheBacklogAndTheLeasesTheDatabaseHoldsAndRefreshesWithoutAReload(TestDatabase db) throws Exception {
+        for (int i = 0; i < 3; i++) {
+            insert(db, "order", "o-" + i, "{\"n\": " + i + "}");
+        }
+        db.exec("INSERT INTO outbox_relay_lease (lease_key, holder, fence, expires_at) VALUES "
+                + "('poll/0', 'relay-a', 7, now() + interval '1 hour'), ('poll/1', 'relay-b', 3, now() - interval '1 minute')");
+        Relay.Health health = new Relay.Health(true, true, "polling 2 partitions");
+        try (ConsoleServer s = new ConsoleServer(db, b -> b.relayHealth(() -> health))) {
+            browser.get(s.url() + "/");
+            wait(PAGE).until(ExpectedConditions.textToBe(By.id("backlog-total"), "3"));
+            assertThat(browser.findElement(By.tagName("html")).getAttribute("lang")).isEqualTo("en");
+            assertThat(browser.findElements(By.tagName("h1"))).hasSize(1);
+            WebElement a = browser.findElement(By.cssSelector("table.leases[data-holder='relay-a']"));
+            assertThat(a.findElement(By.tagName("caption")).getText()).contains("relay-a").contains("holder").contains("1 valid lease");
+            assertThat(a.getText()).contains("poll/0").contains("7").contains("✓ valid");
+            WebElement b = browser.findElement(By.cssSelector("table.leases[data-holder='relay-b']"));
+            assertThat(b.findElement(By.tagName("caption")).getText()).contains("standby");
+            assertThat(b.getText()).contains("✗ expired");
+            assertThat(browser.findElement(By.id("backlog-by-topic")).getText()).contains("order").contains("3");
+            assertThat(browser.findElement(By.id("relay-health")).getText()).contains("✓ ready").contains("polling 2 partitions");
+            assertThat(browser.findElement(By.id("dead-letter-count")).getText()).isEqualTo("0");
+            // The chart is drawn from the samples the console took (uPlot puts a canvas in its box).
+            wait(PAGE).until(d -> !d.findElements(By.cssSelector("#backlog-chart canvas")).isEmpty());
+
+            // htmx polls the fragment: a new event shows up without a reload (the marker set in this page survives).
+            browser.executeScript("window.__consoleMarker = 'same page';");
+            insert(db, "order", "o-3", "{}");
+            wait(Duration.ofSeconds(40)).until(ExpectedConditions.textToBe(By.id("backlog-total"), "4"));
+            assertThat(browser.executeScript("return window.__consoleMarker;")).isEqualTo("same page");
+            Browser.screenshot(browser, "overview");
+        }
+    }
+
+    @Test
+    void aPoisonEventAppearsUnderItsReasonAndIsRetriedFromTheBrowserAfterTheFix(TestDatabase db, TestKafka kafka) throws Exception {
+        String topic = TestKafka.uniqueTopic("console-poison");
+        // Kafka refuses records over 1 KiB on this topic: the cause the operator fixes.
+        kafka.createTopic(topic, 1, (short) -1, Map.of("max.message.bytes", "1024"));
+        Logger audit = (Logger) LoggerFactory.getLogger(OutboxAdmin.AUDIT_LOGGER);
+        ListAppender<ILoggingEvent> auditLines = new ListAppender<>();
+        auditLines.start();
+        audit.addAppender(auditLines);
+        try (PollingRelay relay = PollingRelay.builder()
+                .jdbcUrl(db.jdbcUrl()).user(db.user()).password(Secret.of(db.password()))
+                .bootstrapServers(kafka.bootstrapServers())
+                .route(TopicRoute.of(topic))
+                .parkPolicy(ParkPolicy.HOLD_AGGREGATE)
+                .leaseDuration(Duration.ofSeconds(30))
+                .build();
+             ConsoleServer s = new ConsoleServer(db, b -> b.writeActions(true).relayHealth(relay::health)
+                     .operatorToken(ConsoleServer.OPERATOR, Secret.of(ConsoleServer.TOKEN)))) {
+            relay.start();
+            // Random text: the producer compresses, and a repeated letter would fit in 1 KiB.
+            UUID poison = insert(db, "account", "A", "{\"blob\": \"" + randomText(20_000) + "\"}");
+            await().atMost(Duration.ofSeconds(90)).until(() -> db.count("SELECT count(*) FROM outbox_dead_letter WHERE id = ?", poison) == 1);
+
+            // Not logged in: the reason and the row are shown, the Retry button is not.
+            browser.manage().deleteAllCookies();
+            browser.get(s.url() + "/dead-letters");
+            WebElement group = wait(PAGE).until(ExpectedConditions.visibilityOfElementLocated(By.cssSelector("section.group")));
+            assertThat(group.findElement(By.className("error-class")).getText()).endsWith("RecordTooLargeException");
+            assertThat(group.findElement(By.className("group-count")).getText()).isEqualTo("1");
+            assertThat(group.findElement(By.cssSelector("tr[data-id='" + poison + "']")).getText()).contains("account/A");
+            assertThat(browser.findElements(By.cssSelector("button.retry"))).isEmpty();
+            assertThat(browser.findElement(By.cssSelector("main")).getText()).contains("Log in");
+
+            browser.get(s.url() + "/login");
+            browser.findElement(By.id("token")).sendKeys(ConsoleServer.TOKEN);
+            browser.findElement(By.cssSelector("form.login button")).click();
+            wait(PAGE).until(ExpectedConditions.textToBePresentInElementLocated(By.id("operator"), ConsoleServer.OPERATOR));
+            Browser.screenshot(browser, "dead-letters");
+
+            raiseRecordLimit(kafka, topic, 1_048_576);
+            browser.findElement(By.cssSelector("tr[data-id='" + poison + "'] button.retry")).click();
+            WebElement outcome = wait(PAGE).until(ExpectedConditions.visibilityOfElementLocated(By.id("outcome")));
+            assertThat(outcome.getText()).contains("Retry: 1 moved back to the outbox").contains(poison.toString());
+            Browser.screenshot(browser, "dead-letters-retried");
+
+            // The relay publishes it now; the dead-letter page is empty and the audit names the session's operator.
+            await().atMost(Duration.ofSeconds(90)).until(() -> db.count("SELECT count(*) FROM outbox_event WHERE published_at IS NULL") == 0
+                    && db.count("SELECT count(*) FROM outbox_dead_letter") == 0);
+            browser.get(s.url() + "/dead-letters");
+            wait(PAGE).until(ExpectedConditions.visibilityOfElementLocated(By.id("no-dead-letters")));
+            assertThat(auditLines.list).anySatisfy(e -> assertThat(e.getFormattedMessage()).contains(poison.toString())
+                    .contains(ConsoleServer.OPERATOR));
+            assertThat(auditLines.list).noneSatisfy(e -> assertThat(e.getFormattedMessage()).contains(ConsoleServer.TOKEN));
+        } finally {
+            audit.detachAppender(auditLines);
+        }
+    }
+
+    @Test
+    void anEventIsFoundInEachStateThePageKnows(TestDatabase db) throws Exception {
+        UUID waiting = insert(db, "order", "w", "{}");
+        UUID published = insert(db, "order", "p", "{}");
+        db.execute("UPDATE outbox_event SET published_at = now() WHERE id = ?", published);
+        UUID parked = UUID.fromString("018f3a5e-7b2c-7d11-8a00-000000000201");
+        db.exec("INSERT INTO outbox_dead_letter (id, seq, aggregate_type, aggregate_id, event_type, payload, headers, "
+                + "created_at, error_class, error_message, attempts, parked_by) VALUES ('" + parked + "', 0, 'account', 'k', "
+                + "'Opened', '{\"secret\": \"payload-text\"}', '{}', now(), 'org.apache.kafka.common.errors.InvalidTopicException', "
+                + "'Invalid topic', 3, 'relay-1')");
+        UUID unknown = UUID.fromString("018f3a5e-7b2c-7d11-8a00-0000000002ff");
+        try (ConsoleServer s = new ConsoleServer(db, b -> b)) {
+            assertState(s, parked, "parked", "Dead-lettered");
+            assertThat(browser.findElement(By.id("event-reason")).getText()).contains("InvalidTopicException").contains("Invalid topic");
+            assertThat(browser.findElement(By.tagName("main")).getText()).doesNotContain("payload-text");
+            Browser.screenshot(browser, "event-parked");
+            assertState(s, waiting, "waiting", "Waiting in the outbox table");
+            assertState(s, published, "published", "Published");
+            assertState(s, unknown, "not-found", "Not found");
+
+            browser.get(s.url() + "/events");
+            WebElement input = browser.findElement(By.id("event-id"));
+            assertThat(browser.findElement(By.cssSelector("label[for='event-id']")).getText()).isEqualTo("Event id");
+            input.sendKeys("not-a-uuid");
+            browser.findElement(By.cssSelector("form.search button")).click();
+            wait(PAGE).until(ExpectedConditions.textToBePresentInElementLocated(By.cssSelector("p.error"), "is not an event id"));
+        }
+    }
+
+    @Test
+    void withoutALoginNoWriteIsOfferedAndAFormPostedWithoutASessionIsRefused(TestDatabase db) throws Exception {
+        UUID parked = UUID.fromString("018f3a5e-7b2c-7d11-8a00-000000000301");
+        db.exec("INSERT INTO outbox_dead_letter (id, seq, aggregate_type, aggregate_id, event_type, payload, headers, "
+                + "created_at, error_class, error_message, attempts, parked_by) VALUES ('" + parked + "', 0, 'account', 'k', "
+                + "'Opened', '{}', '{}', now(), 'E', 'm', 1, 'relay-1')");
+        try (ConsoleServer s = new ConsoleServer(db, b -> b.writeActions(true)
+                .operatorToken(ConsoleServer.OPERATOR, Secret.of(ConsoleServer.TOKEN)))) {
+            browser.manage().deleteAllCookies();
+            browser.get(s.url() + "/dead-letters");
+            wait(PAGE).until(ExpectedConditions.visibilityOfElementLocated(By.cssSelector("tr[data-id='" + parked + "']")));
+            assertThat(browser.findElements(By.cssSelector("button.retry, button.discard, button.retry-group"))).isEmpty();
+
+            // A form another page would post (no session, no CSRF token): refused with what to do.
+            browser.executeScript("var f = document.createElement('form'); f.method = 'post'; f.action = arguments[0];"
+                    + "var i = document.createElement('input'); i.type = 'hidden'; i.name = 'id'; i.value = arguments[1];"
+                    + "f.appendChild(i); document.body.appendChild(f); f.submit();", s.url() + "/dead-letters/retry", parked.toString());
+            WebElement refusal = wait(PAGE).until(ExpectedConditions.visibilityOfElementLocated(By.id("message")));
+            assertThat(refusal.getAttribute("data-status")).isEqualTo("401");
+            assertThat(refusal.getText()).contains("Log in at /console/login");
+            Browser.screenshot(browser, "refused");
+            assertThat(db.count("SELECT count(*) FROM outbox_dead_letter WHERE id = ?", parked)).isEqualTo(1);
+        }
+    }
+
+    private static void assertState(ConsoleServer s, UUID id, String state, String headline) {
+        browser.get(s.url() + "/events?id=" + id);
+        WebElement result = wait(PAGE).until(ExpectedConditions.visibilityOfElementLocated(By.id("event-result")));
+        assertThat(result.getAttribute("data-state")).as(id.toString()).isEqualTo(state);
+        assertThat(browser.findElement(By.id("event-headline")).getText()).startsWith(headline);
+    }
+
+    private static WebDriverWait wait(Duration d) {
+        return new WebDriverWait(browser, d);
+    }
+
+    private static UUID insert(TestDatabase db, String type, String aggregate, String payload) throws Exception {
+        UUID id = EventIds.next();
+        try (Connection c = db.connect(); PreparedStatement ps = c.prepareStatement(
+                "INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload) VALUES (?, ?, ?, 'Changed', ?::jsonb)")) {
+            ps.setObject(1, id);
+            ps.setString(2, type);
+            ps.setString(3, aggregate);
+            ps.setString(4, payload);
+            ps.executeUpdate();
+        }
+        return id;
+    }
+
+    private static String randomText(int length) {
+        java.util.Random random = new java.util.Random(42);
+        StringBuilder sb = new StringBuilder(length);
+        for (int i = 0; i < length; i++) {
+            sb.append((char) ('a' + random.nextInt(26)));
+        }
+        return sb.toString();
+    }
+
+    private static void raiseRecordLimit(TestKafka kafka, String topic, int bytes) throws Exception {
+        try (Admin admin = kafka.admin()) {
+            ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+            admin.incrementalAlterConfigs(Map.of(resource, List.of(new AlterConfigOp(
+                    new ConfigEntry("max.message.bytes", Integer.toString(bytes)), AlterConfigOp.OpType.SET))))
+                    .all().get(60, TimeUnit.SECONDS);
+        }
+    }
+}
