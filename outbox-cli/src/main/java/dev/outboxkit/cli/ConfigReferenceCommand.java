@@ -52,6 +52,11 @@ final class ConfigReferenceCommand implements Callable<Integer> {
             Map.entry("--http-port", RARELY_NEEDED),
             Map.entry("--shutdown-deadline", RARELY_NEEDED),
             Map.entry("--retention-interval", RARELY_NEEDED),
+            Map.entry("--console", RARELY_NEEDED),
+            Map.entry("--console-write-actions", RARELY_NEEDED),
+            Map.entry("--console-token-file", RARELY_NEEDED),
+            Map.entry("--console-token-env", RARELY_NEEDED),
+            Map.entry("--console-operator", RARELY_NEEDED),
             // retention windows (purge, and the sidecars' --retention-interval job)
             Map.entry("--partitions-ahead", RARELY_NEEDED),
             Map.entry("--intent-retention", RARELY_NEEDED),

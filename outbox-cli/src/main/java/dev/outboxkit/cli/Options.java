@@ -1,23 +1,29 @@
 package dev.outboxkit.cli;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.outboxkit.console.Console;
 import dev.outboxkit.core.Identifiers;
 import dev.outboxkit.core.OutboxTables;
 import dev.outboxkit.core.Secret;
 import dev.outboxkit.ops.admin.OutboxAdmin;
 import dev.outboxkit.ops.retention.Retention;
 import dev.outboxkit.relay.ProducerSafety;
+import dev.outboxkit.relay.Relay;
 import dev.outboxkit.runtime.ConnectionPools;
 import dev.outboxkit.runtime.DatabaseLogin;
 import dev.outboxkit.runtime.JdbcUrls;
 import dev.outboxkit.writer.IdempotencyKeys;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.function.Supplier;
 import javax.sql.DataSource;
 import org.apache.kafka.clients.admin.Admin;
 import picocli.CommandLine;
@@ -181,6 +187,108 @@ final class Options {
         @Option(names = "--http-port", paramLabel = "PORT", defaultValue = "8080",
                 description = "Port for /health/live, /health/ready and /metrics; 0 picks a free port, -1 turns HTTP off.")
         int httpPort;
+    }
+
+    /** The operator console on the sidecar's HTTP port (docs/console.md). */
+    static final class ConsoleOptions {
+        @Option(names = "--console", defaultValue = "false",
+                description = "Serve the operator console (docs/console.md) at /console on --http-port: overview, dead letters, "
+                        + "where an event is. Read-only unless --console-write-actions.")
+        boolean enabled;
+
+        @Option(names = "--console-write-actions", defaultValue = "false",
+                description = "Let an operator who logged in with the console's token retry and discard dead letters (audited "
+                        + "under --console-operator); needs --console-token-file or --console-token-env.")
+        boolean writeActions;
+
+        @Option(names = "--console-token-file", paramLabel = "PATH",
+                description = "File whose first line is the console's operator token (16 characters or more; 32 random ones are "
+                        + "better). The token is never an option value, so it stays out of process lists and shell history.")
+        Path tokenFile;
+
+        @Option(names = "--console-token-env", paramLabel = "VARIABLE",
+                description = "Name of the environment variable holding the console's operator token (instead of --console-token-file).")
+        String tokenEnv;
+
+        @Option(names = "--console-operator", paramLabel = "NAME", defaultValue = "console-operator",
+                description = "Who the audit log (logger outboxkit.audit) says retried or discarded, for the console's login.")
+        String operator;
+
+        /**
+         * The console on its own pool of two connections, or null when {@code --console} is off. Configuration errors
+         * (exit 2): no HTTP port, write actions without a token, an unreadable or short token.
+         */
+        ConsoleMount open(Database db, Map<String, String> env, int httpPort, Supplier<Relay.Health> health) {
+            if (!enabled) {
+                if (writeActions) {
+                    throw new ConfigurationException("--console-write-actions needs --console: the console is off");
+                }
+                return null;
+            }
+            if (httpPort < 0) {
+                throw new ConfigurationException("--console needs the HTTP server: --http-port is -1 (off); give a port");
+            }
+            Secret token = token(env);
+            if (writeActions && token == null) {
+                throw new ConfigurationException("--console-write-actions needs an operator token: give --console-token-file PATH "
+                        + "(a file whose first line is the token) or --console-token-env VARIABLE");
+            }
+            HikariDataSource pool = db.dataSource("outbox-console", 2);
+            try {
+                Console.Builder builder = Console.builder().admin(db.admin(pool)).writeActions(writeActions).relayHealth(health);
+                if (token != null) {
+                    builder.operatorToken(operator, token);
+                }
+                return new ConsoleMount(builder.build(), pool);
+            } catch (IllegalArgumentException e) {
+                pool.close();
+                throw new ConfigurationException("Invalid console setting: " + e.getMessage());
+            } catch (RuntimeException e) {
+                pool.close();
+                throw e;
+            }
+        }
+
+        private Secret token(Map<String, String> env) {
+            if (tokenFile != null && tokenEnv != null) {
+                throw new ConfigurationException("give either --console-token-file or --console-token-env, not both");
+            }
+            if (tokenFile != null) {
+                try {
+                    List<String> lines = Files.readAllLines(tokenFile);
+                    String first = lines.isEmpty() ? "" : lines.get(0).strip();
+                    if (first.isEmpty()) {
+                        throw new ConfigurationException("Invalid value for option '--console-token-file': " + tokenFile
+                                + " is empty; write the operator token on its first line");
+                    }
+                    return Secret.of(first);
+                } catch (IOException e) {
+                    throw new ConfigurationException("Invalid value for option '--console-token-file': cannot read " + tokenFile
+                            + " (" + e.getClass().getSimpleName() + ")");
+                }
+            }
+            if (tokenEnv != null) {
+                String value = env.get(tokenEnv);
+                if (value == null || value.isBlank()) {
+                    throw new ConfigurationException("Invalid value for option '--console-token-env': the variable " + tokenEnv
+                            + " is not set (or empty) in the sidecar's environment");
+                }
+                return Secret.of(value.strip());
+            }
+            return null;
+        }
+    }
+
+    /** A built console with the pool it reads through; closing it closes both. */
+    record ConsoleMount(Console console, HikariDataSource pool) implements AutoCloseable {
+        @Override
+        public void close() {
+            try {
+                console.close();
+            } finally {
+                pool.close();
+            }
+        }
     }
 
     /** How many day partitions of the intent ledger are created ahead ({@code intents enable}, {@code purge}, sidecar retention). */

@@ -1,5 +1,6 @@
 package dev.outboxkit.cli;
 
+import dev.outboxkit.console.Console;
 import dev.outboxkit.ops.retention.RetentionSchedule;
 import dev.outboxkit.relay.Relay;
 import dev.outboxkit.relay.RelayBuilder;
@@ -98,7 +99,7 @@ final class RelayCommand {
      * Runs a relay (and, with --retention-interval, the retention schedule) until SIGTERM/SIGINT,
      * serving health and metrics; exit 0 after a graceful stop. Retention never affects health.
      */
-    static int serve(String kind, Relay relay, PrometheusMeterRegistry registry, int httpPort, Duration shutdownDeadline,
+    static int serve(String kind, Relay relay, PrometheusMeterRegistry registry, int httpPort, Console console, Duration shutdownDeadline,
                      PrintWriter out, java.util.function.Supplier<SidecarRetention> retentionSetup) throws Exception {
         SidecarRetention retention;
         try {
@@ -113,7 +114,7 @@ final class RelayCommand {
         try {
             if (httpPort >= 0) {
                 // before the start, which waits up to --start-timeout for the database: not ready meanwhile, and why
-                http = new SidecarServer(httpPort, relay::health, registry);
+                http = new SidecarServer(httpPort, relay::health, registry, console);
                 out.println("relay " + kind + " starting; /health/ready answers 503 until it runs (port "
                         + http.port() + ")");
                 out.flush();
@@ -132,7 +133,8 @@ final class RelayCommand {
             if (retention != null) {
                 retention.schedule.start();
             }
-            out.println("relay " + kind + " started" + (http == null ? "" : "; health and metrics on http://0.0.0.0:" + http.port()));
+            out.println("relay " + kind + " started" + (http == null ? "" : "; health and metrics on http://0.0.0.0:" + http.port())
+                    + (console == null ? "" : "; console on http://0.0.0.0:" + http.port() + console.basePath() + "/"));
             out.flush();
             shutdown.await();
             log.info("relay {}: stop requested, finishing the batch in flight and releasing leases (at most {})", kind,
@@ -243,6 +245,8 @@ final class RelayCommand {
         Options.Http http;
         @Mixin
         Common common;
+        @Mixin
+        Options.ConsoleOptions console;
         /** The spans' exporter when the OTEL_* variables ask for one, else null (no tracing). */
         private OpenTelemetrySdk tracing;
 
@@ -294,8 +298,22 @@ final class RelayCommand {
                 Relay relay = build(() -> relay(producer, registry));
                 log.info("relay {}: {}{} → {}{}", kind(), db.describe(), source(), kafka.bootstrapServers,
                         tracing == null ? "" : "; exporting spans (OTEL_* environment)");
-                return serve(kind(), relay, registry, http.httpPort, common.shutdownDeadline, spec.commandLine().getOut(),
-                        () -> SidecarRetention.of(common, db, kafka, settings, registry));
+                Options.ConsoleMount mount;
+                try {
+                    mount = console.open(db, settings.env(), http.httpPort, relay::health);
+                } catch (RuntimeException e) {
+                    relay.close();
+                    throw e;
+                }
+                try {
+                    return serve(kind(), relay, registry, http.httpPort, mount == null ? null : mount.console(),
+                            common.shutdownDeadline, spec.commandLine().getOut(),
+                            () -> SidecarRetention.of(common, db, kafka, settings, registry));
+                } finally {
+                    if (mount != null) {
+                        mount.close();
+                    }
+                }
             } finally {
                 // the relay has stopped (or never started): send what is buffered, bounded like the stop
                 SidecarTracing.close(tracing, Math.max(1, common.shutdownDeadline.toSeconds() / 4));

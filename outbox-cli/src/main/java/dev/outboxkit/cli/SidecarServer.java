@@ -2,6 +2,7 @@ package dev.outboxkit.cli;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import dev.outboxkit.console.Console;
 import dev.outboxkit.relay.Relay;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
@@ -12,18 +13,23 @@ import java.nio.charset.StandardCharsets;
 import java.util.concurrent.Executors;
 import java.util.function.Supplier;
 
-/** {@code /health/live}, {@code /health/ready} and {@code /metrics} (Prometheus text) for a sidecar. */
+/**
+ * {@code /health/live}, {@code /health/ready} and {@code /metrics} (Prometheus text) for a sidecar, and the operator
+ * console under its base path when one is given.
+ */
 final class SidecarServer implements AutoCloseable {
 
     private final HttpServer server;
 
-    SidecarServer(int port, Supplier<Relay.Health> health, PrometheusMeterRegistry registry) {
+    /** @param console served under its base path; null: no console */
+    SidecarServer(int port, Supplier<Relay.Health> health, PrometheusMeterRegistry registry, Console console) {
         try {
             server = HttpServer.create(new InetSocketAddress(port), 16);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot listen on --http-port " + port + ": " + e.getMessage(), e);
         }
-        server.setExecutor(Executors.newSingleThreadExecutor(r -> {
+        // With the console, a few threads: a page waiting for the database must not hold up a health probe.
+        server.setExecutor(Executors.newFixedThreadPool(console == null ? 1 : 4, r -> {
             Thread t = new Thread(r, "outbox-http");
             t.setDaemon(true);
             return t;
@@ -37,6 +43,9 @@ final class SidecarServer implements AutoCloseable {
             respond(ex, h.ready() ? 200 : 503, "text/plain", (h.ready() ? "ready" : "not ready") + ": " + h.detail() + "\n");
         });
         server.createContext("/metrics", ex -> respond(ex, 200, "text/plain; version=0.0.4; charset=utf-8", registry.scrape()));
+        if (console != null) {
+            server.createContext(console.basePath(), console.httpHandler());
+        }
         server.start();
     }
 
