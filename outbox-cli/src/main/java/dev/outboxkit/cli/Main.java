@@ -19,7 +19,7 @@ import picocli.CommandLine.Command;
         description = "Transactional outbox for PostgreSQL and Kafka: relays and operations (dev stack and demo: dev-tools jar).",
         // dev, demo, config-reference and help are added in this order by commandLine()
         subcommands = {MigrateCommand.class, RelayCommand.class, StatusCommand.class, DeadLettersCommand.class,
-                ReplayCommand.class, ReconcileCommand.class, PurgeCommand.class, IntentsCommand.class},
+                ReplayCommand.class, ReconcileCommand.class, PurgeCommand.class, IntentsCommand.class, ConsoleCommand.class},
         footer = {"", "Every option can also come from the environment (--jdbc-url → OUTBOX_JDBC_URL) or from a "
                 + "properties file named by --config / OUTBOX_CONFIG (jdbc-url=…); flags win over the environment, "
                 + "the environment over the file.",

@@ -185,7 +185,7 @@ final class Options {
     /** The sidecar's HTTP port. */
     static final class Http {
         @Option(names = "--http-port", paramLabel = "PORT", defaultValue = "8080",
-                description = "Port for /health/live, /health/ready and /metrics; 0 picks a free port, -1 turns HTTP off.")
+                description = "Port for /health/live, /health/ready, /metrics and the console (--console, outbox console); 0 picks a free port, -1 turns HTTP off.")
         int httpPort;
     }
 
@@ -196,6 +196,23 @@ final class Options {
                         + "where an event is. Read-only unless --console-write-actions.")
         boolean enabled;
 
+        @Mixin
+        ConsoleAccess access;
+
+        /** The console, or null when {@code --console} is off (then no console option may be given). */
+        ConsoleMount open(Database db, Map<String, String> env, int httpPort, Supplier<Relay.Health> health) {
+            if (!enabled) {
+                if (access.writeActions) {
+                    throw new ConfigurationException("--console-write-actions needs --console: the console is off");
+                }
+                return null;
+            }
+            return access.open(db, env, httpPort, health);
+        }
+    }
+
+    /** Who may act in the console, and as whom ({@code relay --console}, {@code outbox console}). */
+    static final class ConsoleAccess {
         @Option(names = "--console-write-actions", defaultValue = "false",
                 description = "Let an operator who logged in with the console's token retry and discard dead letters (audited "
                         + "under --console-operator); needs --console-token-file or --console-token-env.")
@@ -215,16 +232,12 @@ final class Options {
         String operator;
 
         /**
-         * The console on its own pool of two connections, or null when {@code --console} is off. Configuration errors
-         * (exit 2): no HTTP port, write actions without a token, an unreadable or short token.
+         * The console on its own pool of two connections. Configuration errors (exit 2): no HTTP port, write actions
+         * without a token, an unreadable or short token.
+         *
+         * @param health the relay in this process; null: none
          */
         ConsoleMount open(Database db, Map<String, String> env, int httpPort, Supplier<Relay.Health> health) {
-            if (!enabled) {
-                if (writeActions) {
-                    throw new ConfigurationException("--console-write-actions needs --console: the console is off");
-                }
-                return null;
-            }
             if (httpPort < 0) {
                 throw new ConfigurationException("--console needs the HTTP server: --http-port is -1 (off); give a port");
             }
@@ -235,7 +248,10 @@ final class Options {
             }
             HikariDataSource pool = db.dataSource("outbox-console", 2);
             try {
-                Console.Builder builder = Console.builder().admin(db.admin(pool)).writeActions(writeActions).relayHealth(health);
+                Console.Builder builder = Console.builder().admin(db.admin(pool)).writeActions(writeActions);
+                if (health != null) {
+                    builder.relayHealth(health);
+                }
                 if (token != null) {
                     builder.operatorToken(operator, token);
                 }

@@ -49,7 +49,7 @@ class SidecarConsoleTest {
                 assertThat(overview.statusCode()).isEqualTo(200);
                 assertThat(overview.headers().firstValue("Content-Security-Policy")).isPresent();
                 assertThat(overview.body()).contains("data-holder=\"console-sidecar\"").contains("● holder")
-                        .doesNotContain(db.password());
+                        .doesNotContain(db.jdbcUrl());
             });
             HttpResponse<String> login = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/console/login"))
                     .header("Content-Type", "application/x-www-form-urlencoded").timeout(Duration.ofSeconds(30))
@@ -61,6 +61,24 @@ class SidecarConsoleTest {
             assertThat(page.body()).contains("Logged in as <strong>night-shift</strong>");
             assertThat(sidecar.awaitOutput("logged in", Duration.ofSeconds(10))).isTrue();
             assertThat(sidecar.output()).doesNotContain(TOKEN);
+        }
+    }
+
+    @Test
+    void outboxConsoleServesTheConsoleWithoutARelay(TestDatabase db) throws Exception {
+        db.exec("INSERT INTO outbox_relay_lease (lease_key, holder, fence, expires_at) VALUES ('poll/0', 'relay-elsewhere', 4, "
+                + "now() + interval '1 hour')");
+        Map<String, String> env = Map.of("OUTBOX_JDBC_URL", db.jdbcUrl(), "OUTBOX_USER", db.user(), "OUTBOX_PASSWORD", db.password());
+        try (JavaProcess console = JavaProcess.start("console-alone", Main.class, List.of("console", "--http-port", "0"), List.of(), env)) {
+            assertThat(console.awaitOutput("console on http://0.0.0.0:", Duration.ofSeconds(60))).as(console.output()).isTrue();
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("console on http://0\\.0\\.0\\.0:(\\d+)/console/").matcher(console.output());
+            assertThat(m.find()).as(console.output()).isTrue();
+            HttpResponse<String> overview = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + m.group(1) + "/console/")).timeout(Duration.ofSeconds(30)).build(),
+                    HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+            assertThat(overview.statusCode()).isEqualTo(200);
+            assertThat(overview.body()).contains("data-holder=\"relay-elsewhere\"").doesNotContain("This process's relay");
+            assertThat(console.output()).doesNotContainIgnoringCase("password");
         }
     }
 
@@ -85,5 +103,9 @@ class SidecarConsoleTest {
         CliRun tooShort = CliRun.run(env, "relay", "poll", "--http-port", "0", "--console", "--console-token-file", shortToken.toString());
         assertThat(tooShort.exitCode()).as(tooShort.all()).isEqualTo(2);
         assertThat(tooShort.err()).contains("at least 16 characters").doesNotContain("abc\n");
+
+        CliRun standaloneNoToken = CliRun.run(env, "console", "--http-port", "0", "--console-write-actions");
+        assertThat(standaloneNoToken.exitCode()).as(standaloneNoToken.all()).isEqualTo(2);
+        assertThat(standaloneNoToken.err()).contains("--console-write-actions needs an operator token");
     }
 }
