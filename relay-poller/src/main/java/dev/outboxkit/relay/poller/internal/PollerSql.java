@@ -25,7 +25,7 @@ import java.util.List;
 public final class PollerSql {
 
     /** Prefix of the poller's keys in {@code outbox_relay_lease}: {@code poll/0} … {@code poll/63}. */
-    public static final String LEASE_PREFIX = "poll/";
+    public static final String LEASE_PREFIX = dev.outboxkit.core.spi.PollPartitions.LEASE_PREFIX;
 
     final String event;
     final String deadLetter;
@@ -273,12 +273,11 @@ public final class PollerSql {
 
     /** The partition of an outbox row: a stable hash of aggregate type and id, modulo the partition count. */
     String partitionOf(String alias) {
-        return "((hashtext(" + alias + ".aggregate_type || '/' || " + alias + ".aggregate_id) & 2147483647) % "
-                + partitions + ")";
+        return dev.outboxkit.core.spi.PollPartitions.of(alias, partitions);
     }
 
     static String leaseKey(int partition) {
-        return LEASE_PREFIX + partition;
+        return dev.outboxkit.core.spi.PollPartitions.leaseKey(partition);
     }
 
     /** {@code poll/7} → 7. */
