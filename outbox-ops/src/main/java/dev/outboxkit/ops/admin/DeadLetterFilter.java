@@ -9,7 +9,8 @@ import java.util.UUID;
 
 /**
  * Which dead letters an operation applies to: {@link #all()} or {@link #ids} of particular events, narrowed by
- * aggregate type, event type, error class (or one {@link DeadLetterReason}) and parking time. Immutable; each {@code with…} method returns a copy.
+ * aggregate type, event type, error class (or one {@link DeadLetterReason}) and parking time. Immutable; each
+ * {@code with…} method returns a copy.
  * Conditions combine with AND; a null condition (the default) matches every row.
  */
 public final class DeadLetterFilter {

@@ -42,6 +42,9 @@ import org.slf4j.LoggerFactory;
  * admin.retryDeadLetters(DeadLetterFilter.ids(page.items().get(0).id()), "alice@ops");
  * admin.discardDeadLetters(DeadLetterFilter.ids(id), "topic deleted for good", "alice@ops");
  * admin.replay(ReplaySelection.createdBetween(from, to), false, "alice@ops");
+ * EventTrace t = admin.traceEvent(eventId);                     // outbox, dead letter, consumer groups, intent ledger
+ * List<DeadLetterReason> reasons = admin.deadLetterReasons(20);  // dead letters by error class and message pattern
+ * Optional<IdempotencyKeyState> k = admin.idempotencyKey("checkout", key);
  * }</pre>
  *
  * <p>Every change (retry, discard, replay) runs in one transaction and is logged, one line a row, on the
@@ -65,8 +68,11 @@ import org.slf4j.LoggerFactory;
  * {@code DELETE} on it, retry also {@code INSERT} and {@code SELECT (seq, id, aggregate_type, aggregate_id)} on
  * {@code outbox_event}; status {@code SELECT} on {@code outbox_event}, {@code outbox_dead_letter} and
  * {@code outbox_relay_lease}; replay (a dry run too) {@code SELECT} and {@code UPDATE} on {@code outbox_event} and
- * {@code SELECT} on {@code outbox_dead_letter} (to say which ids are parked). Each operation checks its own privileges
- * the first time an instance runs it (one round trip; never again once they held) and throws
+ * {@code SELECT} on {@code outbox_dead_letter} (to say which ids are parked); dead-letter reasons what listing does;
+ * traceEvent {@code SELECT} on {@code outbox_event}, {@code outbox_dead_letter}, {@code outbox_relay_lease},
+ * {@code outbox_relay_member}, {@code processed_event} and {@code outbox_intent} (those that exist); idempotencyKey
+ * {@code SELECT} on the state columns of {@code idempotency_key} (not the stored response). Each operation checks its
+ * own privileges the first time an instance runs it (one round trip; never again once they held) and throws
  * {@link dev.outboxkit.core.MissingGrantsException} with the {@code GRANT} statements to run before it does anything.
  *
  * <p>Errors: a schema without the outboxkit tables throws {@link IllegalStateException} naming the schema, the
@@ -77,6 +83,8 @@ public final class OutboxAdmin {
 
     /** The logger that receives one line per row retried, discarded or replayed. */
     public static final String AUDIT_LOGGER = "outboxkit.audit";
+    /** How many of the most recently parked dead letters {@link #deadLetterReasons} groups. */
+    public static final int REASONS_WINDOW = 20_000;
     /** Largest page {@link #deadLetters} returns. */
     public static final int MAX_PAGE_SIZE = 10_000;
 
@@ -310,7 +318,8 @@ public final class OutboxAdmin {
     /** Which of {@code names} exist in the schema (and are visible to the role). */
     private Set<String> presentTables(Connection c, String... names) throws SQLException {
         Set<String> present = new HashSet<>();
-        try (PreparedStatement ps = c.prepareStatement("SELECT n FROM unnest(?::text[]) n WHERE to_regclass(?::text || '.' || n) IS NOT NULL")) {
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT n FROM unnest(?::text[]) n WHERE to_regclass(?::text || '.' || n) IS NOT NULL")) {
             ps.setArray(1, c.createArrayOf("text", names));
             ps.setString(2, dev.outboxkit.core.Identifiers.quote("schema", tables.schema()));
             try (ResultSet rs = ps.executeQuery()) {
@@ -327,11 +336,13 @@ public final class OutboxAdmin {
         if (present.contains(OutboxTables.RELAY_MEMBER)) {
             // Live instances agree on the count (they refuse to take leases otherwise); the freshest one speaks for all.
             try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT partitions FROM "
-                    + tables.qualified(OutboxTables.RELAY_MEMBER) + " WHERE expires_at > now() ORDER BY heartbeat_at DESC LIMIT 1")) {
+                    + tables.qualified(OutboxTables.RELAY_MEMBER)
+                    + " WHERE expires_at > now() ORDER BY heartbeat_at DESC LIMIT 1")) {
                 partitions = rs.next() ? rs.getInt(1) : null;
             }
         }
-        String key = partitions == null ? "NULL::text" : "'" + PollPartitions.LEASE_PREFIX + "' || " + PollPartitions.of("e", partitions);
+        String key = partitions == null ? "NULL::text"
+                : "'" + PollPartitions.LEASE_PREFIX + "' || " + PollPartitions.of("e", partitions);
         boolean leases = partitions != null && present.contains(OutboxTables.RELAY_LEASE);
         String sql = "SELECT e.seq, e.aggregate_type, e.aggregate_id, e.event_type, e.topic, e.created_at, e.attempts,"
                 + " e.published_at, extract(epoch FROM now() - e.created_at), p.lease_key, "
@@ -405,7 +416,11 @@ public final class OutboxAdmin {
      * The dead letters grouped by reason, largest group first: by error class and by the message with its variable
      * parts replaced, so "record 123 too large" and "record 456 too large" are one group ("record {} too large"). The
      * rule: every UUID, every value in single or double quotes and every run of digits becomes {@code {}}. Act on one
-     * group with {@link DeadLetterFilter#withReason}. Reads every dead letter once (the groups are not stored).
+     * group with {@link DeadLetterFilter#withReason}.
+     *
+     * <p>Bounded: it groups the {@value #REASONS_WINDOW} most recently parked dead letters. With more parked than that
+     * ({@link Status#deadLetters()}), the counts and first-parked times cover those newest rows only; a retry or
+     * discard {@link DeadLetterFilter#withReason} still acts on every row of the group.
      *
      * @param limit at most this many groups, 1 to {@value #MAX_PAGE_SIZE}
      */
@@ -413,8 +428,9 @@ public final class OutboxAdmin {
         if (limit < 1 || limit > MAX_PAGE_SIZE) {
             throw new IllegalArgumentException("limit must be between 1 and " + MAX_PAGE_SIZE + ", got " + limit);
         }
-        String sql = "SELECT error_class, " + MESSAGE_PATTERN + " AS pattern, count(*), min(parked_at), max(parked_at) FROM "
-                + tables.deadLetter() + " GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2 LIMIT " + limit;
+        String sql = "SELECT error_class, " + MESSAGE_PATTERN + " AS pattern, count(*), min(parked_at), max(parked_at) FROM"
+                + " (SELECT error_class, error_message, parked_at FROM " + tables.deadLetter() + " ORDER BY parked_at DESC"
+                + " LIMIT " + REASONS_WINDOW + ") newest GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2 LIMIT " + limit;
         List<DeadLetterReason> out = new ArrayList<>();
         try (Connection c = connection(readGrants); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
             while (rs.next()) {
@@ -719,6 +735,9 @@ public final class OutboxAdmin {
                         f.errorClass());
             }
             if (f.messagePattern() != null) {
+                // The LIKE is implied by the pattern (its literal parts, in order) and much cheaper than the
+                // normalisation: rows it rules out never reach the regular expression.
+                w.add("error_message LIKE ?", likeOf(f.messagePattern()));
                 w.add(MESSAGE_PATTERN + " = ?", f.messagePattern());
             }
             if (f.parkedAfter() != null) {
@@ -728,6 +747,12 @@ public final class OutboxAdmin {
                 w.add("parked_at < ?", f.parkedBefore());
             }
             return w;
+        }
+
+        /** A LIKE pattern every message normalised to {@code messagePattern} matches: its placeholders become {@code %}. */
+        static String likeOf(String messagePattern) {
+            String literal = messagePattern.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_");
+            return literal.replace("{}", "%");
         }
 
         void add(String condition, Object... values) {
