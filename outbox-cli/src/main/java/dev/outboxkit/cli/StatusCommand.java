@@ -21,7 +21,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 @Command(name = "status", mixinStandardHelpOptions = true, showDefaultValues = true,
-        description = "Backlog, age of the oldest unpublished event, dead letters, relay leases, replication slots, and the "
+        description = "Backlog (counted up to 100,000 events, estimated beyond), age of the oldest unpublished event, dead letters, relay leases, replication slots, and the "
                 + "CDC relay's slots: where each was last streamed, whether a promoted standby would keep it.")
 final class StatusCommand implements Callable<Integer> {
 
@@ -115,6 +115,7 @@ final class StatusCommand implements Callable<Integer> {
         Map<String, Object> status = new LinkedHashMap<>();
         status.put("schema", s.schema());
         status.put("backlog", s.backlog());
+        status.put("backlogExact", s.backlogExact());
         status.put("oldestUnpublishedAgeSeconds", ageSeconds(s.oldestUnpublishedAge()));
         status.put("deadLetters", s.deadLetters());
         List<Map<String, Object>> leases = new ArrayList<>();
@@ -148,7 +149,9 @@ final class StatusCommand implements Callable<Integer> {
 
     private static void print(PrintWriter out, Status status) {
         out.printf("schema                        %s%n", status.schema());
-        out.printf("backlog (unpublished events)  %s%n", status.backlog());
+        out.printf("backlog (unpublished events)  %s%n", status.backlogExact() ? String.valueOf(status.backlog())
+                : String.format(java.util.Locale.ROOT, "about %,d (estimate: more than %,d, not counted)", status.backlog(),
+                        Status.EXACT_BACKLOG_LIMIT));
         Double age = ageSeconds(status.oldestUnpublishedAge());
         out.printf("oldest unpublished            %s%n", age == null ? "-" : age + " s ago");
         out.printf("dead letters                  %s%n", status.deadLetters());

@@ -134,6 +134,25 @@ class CliTest {
     }
 
     @Test
+    void statusSaysWhenTheBacklogIsAnEstimate(TestDatabase db) throws Exception {
+        Map<String, String> env = Map.of("OUTBOX_JDBC_URL", db.jdbcUrl(), "OUTBOX_USER", db.user(), "OUTBOX_PASSWORD", db.password());
+        db.exec("INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload)"
+                + " SELECT gen_random_uuid(), 'order', 'o-' || g, 'Placed', '{}' FROM generate_series(1, 100000) g");
+        CliRun counted = CliRun.run(env, "status");
+        assertThat(counted.exitCode()).as(counted.all()).isZero();
+        assertThat(counted.out()).contains("backlog (unpublished events)  100000").doesNotContain("estimate");
+
+        db.exec("INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload) VALUES"
+                + " (gen_random_uuid(), 'order', 'o-last', 'Placed', '{}')", "ANALYZE outbox_event");
+        CliRun estimated = CliRun.run(env, "status");
+        assertThat(estimated.exitCode()).as(estimated.all()).isZero();
+        assertThat(estimated.out()).containsPattern("backlog \\(unpublished events\\)  about [0-9,]+ \\(estimate: more than"
+                + " 100,000, not counted\\)");
+        CliRun json = CliRun.run(env, "status", "--json");
+        assertThat(json.out()).contains("\"backlogExact\" : false");
+    }
+
+    @Test
     void statusAndDeadLettersOperateOnParkedRows(TestDatabase db) throws Exception {
         try (Connection c = db.connect(); Statement s = c.createStatement()) {
             s.execute("INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload) VALUES "

@@ -40,7 +40,8 @@ class DocumentedGrantsReadmeTest {
         assertListed("outbox-cli/README.md", DocumentedGrants.status(), DocumentedGrants.deadLettersList(),
                 DocumentedGrants.deadLettersDiscard(), DocumentedGrants.deadLettersRetry(), DocumentedGrants.replay());
         assertListed("outbox-ops/README.md", DocumentedGrants.reconcileOutboxDatabase(), DocumentedGrants.reconcileConsumer("db"),
-                DocumentedGrants.purge("owner"), DocumentedGrants.purgeInbox());
+                DocumentedGrants.purge("owner"), DocumentedGrants.purgeInbox(), DocumentedGrants.traceEvent(),
+                DocumentedGrants.idempotencyKeyState());
     }
 
     @SafeVarargs

@@ -66,6 +66,17 @@ class GrantsAtStartTest {
     }
 
     @Test
+    void theConsoleQuestions() throws Exception {
+        assertThat(GrantsAtStart.eachMissingGrantIsNamed(db, prefix("tr"), DocumentedGrants.traceEvent(),
+                "OutboxAdmin.traceEvent", role -> admin(role).traceEvent(UUID.randomUUID())))
+                .as("schema USAGE, SELECT on six tables").hasSize(7);
+        GrantsAtStart.eachMissingGrantIsNamed(db, prefix("dr"), DocumentedGrants.deadLettersList(), "outbox dead-letters list",
+                role -> admin(role).deadLetterReasons(10));
+        GrantsAtStart.eachMissingGrantIsNamed(db, prefix("ik"), DocumentedGrants.idempotencyKeyState(),
+                "OutboxAdmin.idempotencyKey", role -> admin(role).idempotencyKey("scope", "key"));
+    }
+
+    @Test
     void reconcileOnBothSides() throws Exception {
         new IntentLedger(db.dataSource(), "public").enable();
         GrantsAtStart.eachMissingGrantIsNamed(db, prefix("rcp"), DocumentedGrants.reconcileOutboxDatabase(),

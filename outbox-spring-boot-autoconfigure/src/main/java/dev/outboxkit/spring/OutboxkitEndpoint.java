@@ -61,6 +61,7 @@ public class OutboxkitEndpoint {
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("schema", s.schema());
         out.put("backlog", s.backlog());
+        out.put("backlogExact", s.backlogExact());
         out.put("oldestUnpublishedAgeSeconds", seconds(s.oldestUnpublishedAge()));
         List<Map<String, Object>> byTopic = new ArrayList<>();
         for (Status.Backlog b : s.backlogByTopic()) {

@@ -90,6 +90,16 @@ public final class DocumentedGrants {
         return of(RoleGrants.replay(SCHEMA));
     }
 
+    /** outbox-ops/README.md, "Least-privilege grants": {@code OutboxAdmin.traceEvent} ("where is my event?"). */
+    public static List<Grant> traceEvent() {
+        return of(RoleGrants.traceEvent(SCHEMA));
+    }
+
+    /** outbox-ops/README.md, "Least-privilege grants": {@code OutboxAdmin.idempotencyKey} (the key's state columns only). */
+    public static List<Grant> idempotencyKeyState() {
+        return of(RoleGrants.idempotencyKeyState(SCHEMA));
+    }
+
     /** outbox-ops/README.md, "Least-privilege grants": {@code outbox reconcile}, on the outbox database. */
     public static List<Grant> reconcileOutboxDatabase() {
         return of(RoleGrants.reconcileOutboxDatabase(SCHEMA));

@@ -85,6 +85,26 @@ public final class RoleGrants {
         return Grants.in(schema).table(OutboxTables.CDC_SLOT, "SELECT");
     }
 
+    /**
+     * outbox-ops/README.md, "Least-privilege grants": {@code OutboxAdmin.traceEvent}. Tables a deployment does not have
+     * (no {@code processed_event} on a producer-only database, no {@code outbox_intent} without reconciliation) are not
+     * asked for: {@link Grants} skips a table that does not exist.
+     */
+    public static Grants traceEvent(String schema) {
+        return Grants.in(schema).table(OutboxTables.OUTBOX_EVENT, "SELECT").table(OutboxTables.DEAD_LETTER, "SELECT")
+                .table(OutboxTables.RELAY_LEASE, "SELECT").table(OutboxTables.RELAY_MEMBER, "SELECT")
+                .table(OutboxTables.PROCESSED_EVENT, "SELECT").table(OutboxTables.INTENT, "SELECT");
+    }
+
+    /**
+     * outbox-ops/README.md, "Least-privilege grants": {@code OutboxAdmin.idempotencyKey}: the key's state columns only,
+     * never the stored response (its body and headers may hold personal data).
+     */
+    public static Grants idempotencyKeyState(String schema) {
+        return Grants.in(schema).columns(OutboxTables.IDEMPOTENCY_KEY, "SELECT", "scope", "idem_key", "request_hash", "state",
+                "locked_until", "response_status", "created_at", "completed_at", "attempt");
+    }
+
     /** outbox-cli/README.md, "Dead letters": {@code outbox dead-letters list}. */
     public static Grants deadLettersList(String schema) {
         return Grants.in(schema).table(OutboxTables.DEAD_LETTER, "SELECT");

@@ -9,12 +9,13 @@ import java.util.UUID;
 
 /**
  * Which dead letters an operation applies to: {@link #all()} or {@link #ids} of particular events, narrowed by
- * aggregate type, event type, error class and parking time. Immutable; each {@code with…} method returns a copy.
+ * aggregate type, event type, error class (or one {@link DeadLetterReason}) and parking time. Immutable; each
+ * {@code with…} method returns a copy.
  * Conditions combine with AND; a null condition (the default) matches every row.
  */
 public final class DeadLetterFilter {
 
-    private static final DeadLetterFilter ALL = new DeadLetterFilter(null, null, null, null, null, null);
+    private static final DeadLetterFilter ALL = new DeadLetterFilter(null, null, null, null, null, null, null);
 
     private final List<UUID> ids;
     private final String aggregateType;
@@ -22,15 +23,17 @@ public final class DeadLetterFilter {
     private final String errorClass;
     private final Instant parkedAfter;
     private final Instant parkedBefore;
+    private final String messagePattern;
 
     private DeadLetterFilter(List<UUID> ids, String aggregateType, String eventType, String errorClass,
-                             Instant parkedAfter, Instant parkedBefore) {
+                             Instant parkedAfter, Instant parkedBefore, String messagePattern) {
         this.ids = ids;
         this.aggregateType = aggregateType;
         this.eventType = eventType;
         this.errorClass = errorClass;
         this.parkedAfter = parkedAfter;
         this.parkedBefore = parkedBefore;
+        this.messagePattern = messagePattern;
     }
 
     /** Every parked row. */
@@ -44,7 +47,7 @@ public final class DeadLetterFilter {
      * @throws IllegalArgumentException when {@code ids} is empty or holds null
      */
     public static DeadLetterFilter ids(Collection<UUID> ids) {
-        return new DeadLetterFilter(requireIds(ids, "use DeadLetterFilter.all()"), null, null, null, null, null);
+        return new DeadLetterFilter(requireIds(ids, "use DeadLetterFilter.all()"), null, null, null, null, null, null);
     }
 
     /** A copy of {@code ids}, which must name at least one id and hold no null; {@code otherwise} says what else to do. */
@@ -66,12 +69,12 @@ public final class DeadLetterFilter {
 
     /** Only rows of this aggregate type. */
     public DeadLetterFilter withAggregateType(String aggregateType) {
-        return new DeadLetterFilter(ids, aggregateType, eventType, errorClass, parkedAfter, parkedBefore);
+        return new DeadLetterFilter(ids, aggregateType, eventType, errorClass, parkedAfter, parkedBefore, messagePattern);
     }
 
     /** Only rows of this event type. */
     public DeadLetterFilter withEventType(String eventType) {
-        return new DeadLetterFilter(ids, aggregateType, eventType, errorClass, parkedAfter, parkedBefore);
+        return new DeadLetterFilter(ids, aggregateType, eventType, errorClass, parkedAfter, parkedBefore, messagePattern);
     }
 
     /**
@@ -79,7 +82,23 @@ public final class DeadLetterFilter {
      * ({@code org.apache.kafka.common.errors.RecordTooLargeException}) or its simple name ({@code RecordTooLargeException}).
      */
     public DeadLetterFilter withErrorClass(String errorClass) {
-        return new DeadLetterFilter(ids, aggregateType, eventType, errorClass, parkedAfter, parkedBefore);
+        return new DeadLetterFilter(ids, aggregateType, eventType, errorClass, parkedAfter, parkedBefore, messagePattern);
+    }
+
+    /**
+     * Only the rows of one {@link DeadLetterReason}: parked for this error class (in full or its simple name, as
+     * {@link #withErrorClass}) with a message that comes to {@code messagePattern} once its variable parts are
+     * replaced, by the same rule {@link OutboxAdmin#deadLetterReasons} groups with. Pass a reason's own values:
+     * {@code withReason(r.errorClass(), r.messagePattern())}.
+     *
+     * @throws IllegalArgumentException when either is null
+     */
+    public DeadLetterFilter withReason(String errorClass, String messagePattern) {
+        if (errorClass == null || messagePattern == null) {
+            throw new IllegalArgumentException("withReason needs both the error class and the message pattern of a"
+                    + " DeadLetterReason, got " + errorClass + " and " + messagePattern);
+        }
+        return new DeadLetterFilter(ids, aggregateType, eventType, errorClass, parkedAfter, parkedBefore, messagePattern);
     }
 
     /**
@@ -87,7 +106,7 @@ public final class DeadLetterFilter {
      * {@code until} not after {@code from} matches nothing.
      */
     public DeadLetterFilter withParkedBetween(Instant from, Instant until) {
-        return new DeadLetterFilter(ids, aggregateType, eventType, errorClass, from, until);
+        return new DeadLetterFilter(ids, aggregateType, eventType, errorClass, from, until, messagePattern);
     }
 
     /** The ids named, in the given order (repeats removed); empty unless made by {@link #ids}. */
@@ -119,6 +138,10 @@ public final class DeadLetterFilter {
         return parkedBefore;
     }
 
+    String messagePattern() {
+        return messagePattern;
+    }
+
     @Override
     public String toString() {
         StringBuilder sb = new StringBuilder(ids == null ? "all dead letters" : "dead letters " + ids());
@@ -127,6 +150,7 @@ public final class DeadLetterFilter {
         append(sb, "errorClass", errorClass);
         append(sb, "parkedAfter", parkedAfter);
         append(sb, "parkedBefore", parkedBefore);
+        append(sb, "messagePattern", messagePattern);
         return sb.toString();
     }
 

@@ -2,6 +2,7 @@ package dev.outboxkit.ops.admin;
 
 import dev.outboxkit.core.OutboxTables;
 import dev.outboxkit.core.spi.GrantsOnce;
+import dev.outboxkit.core.spi.PollPartitions;
 import dev.outboxkit.core.spi.RoleGrants;
 import dev.outboxkit.core.spi.Transactions;
 import dev.outboxkit.ops.OpsBuilder;
@@ -24,6 +25,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -39,6 +42,9 @@ import org.slf4j.LoggerFactory;
  * admin.retryDeadLetters(DeadLetterFilter.ids(page.items().get(0).id()), "alice@ops");
  * admin.discardDeadLetters(DeadLetterFilter.ids(id), "topic deleted for good", "alice@ops");
  * admin.replay(ReplaySelection.createdBetween(from, to), false, "alice@ops");
+ * EventTrace t = admin.traceEvent(eventId);                     // outbox, dead letter, consumer groups, intent ledger
+ * List<DeadLetterReason> reasons = admin.deadLetterReasons(20);  // dead letters by error class and message pattern
+ * Optional<IdempotencyKeyState> k = admin.idempotencyKey("checkout", key);
  * }</pre>
  *
  * <p>Every change (retry, discard, replay) runs in one transaction and is logged, one line a row, on the
@@ -62,8 +68,11 @@ import org.slf4j.LoggerFactory;
  * {@code DELETE} on it, retry also {@code INSERT} and {@code SELECT (seq, id, aggregate_type, aggregate_id)} on
  * {@code outbox_event}; status {@code SELECT} on {@code outbox_event}, {@code outbox_dead_letter} and
  * {@code outbox_relay_lease}; replay (a dry run too) {@code SELECT} and {@code UPDATE} on {@code outbox_event} and
- * {@code SELECT} on {@code outbox_dead_letter} (to say which ids are parked). Each operation checks its own privileges
- * the first time an instance runs it (one round trip; never again once they held) and throws
+ * {@code SELECT} on {@code outbox_dead_letter} (to say which ids are parked); dead-letter reasons what listing does;
+ * traceEvent {@code SELECT} on {@code outbox_event}, {@code outbox_dead_letter}, {@code outbox_relay_lease},
+ * {@code outbox_relay_member}, {@code processed_event} and {@code outbox_intent} (those that exist); idempotencyKey
+ * {@code SELECT} on the state columns of {@code idempotency_key} (not the stored response). Each operation checks its
+ * own privileges the first time an instance runs it (one round trip; never again once they held) and throws
  * {@link dev.outboxkit.core.MissingGrantsException} with the {@code GRANT} statements to run before it does anything.
  *
  * <p>Errors: a schema without the outboxkit tables throws {@link IllegalStateException} naming the schema, the
@@ -74,6 +83,8 @@ public final class OutboxAdmin {
 
     /** The logger that receives one line per row retried, discarded or replayed. */
     public static final String AUDIT_LOGGER = "outboxkit.audit";
+    /** How many of the most recently parked dead letters {@link #deadLetterReasons} groups. */
+    public static final int REASONS_WINDOW = 20_000;
     /** Largest page {@link #deadLetters} returns. */
     public static final int MAX_PAGE_SIZE = 10_000;
 
@@ -87,6 +98,15 @@ public final class OutboxAdmin {
             + " created_at, parked_at, parked_by, error_class, error_message,"
             + " coalesce(octet_length(payload_bytes), octet_length(payload::text))";
 
+    /**
+     * The one normalisation of a dead letter's message that {@link #deadLetterReasons} groups by and
+     * {@link DeadLetterFilter#withReason} matches: every UUID, every value in single or double quotes and every run of
+     * digits becomes {@code {}}, in one pass (at each place the longest of them wins, so a UUID is one placeholder).
+     */
+    private static final String MESSAGE_PATTERN = "regexp_replace(error_message, '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-"
+            + "[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|''[^'']*''|\"[^\"]*\"|[0-9]+', '{}', 'g')";
+    private static final Pattern PLAN_ROWS = Pattern.compile("\"Plan Rows\":\\s*([0-9.eE+]+)");
+
     private final DataSource dataSource;
     private final OutboxTables tables;
     private final Clock clock;
@@ -96,6 +116,8 @@ public final class OutboxAdmin {
     private final GrantsOnce retryGrants;
     private final GrantsOnce discardGrants;
     private final GrantsOnce replayGrants;
+    private final GrantsOnce traceGrants;
+    private final GrantsOnce idempotencyKeyGrants;
 
     private OutboxAdmin(OpsBuilder.Resolved p) {
         this.dataSource = p.dataSource();
@@ -108,6 +130,8 @@ public final class OutboxAdmin {
         this.retryGrants = new GrantsOnce(RoleGrants.deadLettersRetry(schema), "outbox dead-letters retry");
         this.discardGrants = new GrantsOnce(RoleGrants.deadLettersDiscard(schema), "outbox dead-letters discard");
         this.replayGrants = new GrantsOnce(RoleGrants.replay(schema), "outbox replay");
+        this.traceGrants = new GrantsOnce(RoleGrants.traceEvent(schema), "OutboxAdmin.traceEvent");
+        this.idempotencyKeyGrants = new GrantsOnce(RoleGrants.idempotencyKeyState(schema), "OutboxAdmin.idempotencyKey");
     }
 
     /** A connection whose role passed {@code grants} (checked once per instance); closed again if it did not. */
@@ -131,21 +155,36 @@ public final class OutboxAdmin {
         return tables.schema();
     }
 
-    /** Reads the backlog (in total and by topic), the oldest unpublished age, dead letters, leases and slots. */
+    /**
+     * Reads the backlog (in total and by topic), the oldest unpublished age, dead letters, leases and slots. Bounded
+     * whatever the backlog: it reads at most the oldest {@value Status#EXACT_BACKLOG_LIMIT} unpublished events in seq
+     * order (through the primary key, or the partial index a {@code MARK}-mode relay keeps); beyond them the backlog is
+     * the planner's estimate ({@link Status#backlogExact()} false). The oldest age is that of the oldest of those events
+     * (seq order follows commit order closely, so it is the oldest unpublished event but for events of transactions
+     * that committed out of order within moments).
+     */
     public Status status() throws SQLException {
         try (Connection c = connection(statusGrants); Statement s = c.createStatement()) {
             long backlog = 0;
+            long lastSeq = 0;
             Duration oldest = null;
             List<Status.Backlog> byTopic = new ArrayList<>();
             try (ResultSet rs = s.executeQuery("SELECT topic, aggregate_type, count(*),"
-                    + " extract(epoch FROM now() - min(created_at)) FROM " + tables.outboxEvent()
-                    + " WHERE published_at IS NULL GROUP BY topic, aggregate_type ORDER BY 3 DESC, 2, 1")) {
+                    + " extract(epoch FROM now() - min(created_at)), max(seq) FROM (SELECT seq, topic, aggregate_type,"
+                    + " created_at FROM " + tables.outboxEvent() + " WHERE published_at IS NULL ORDER BY seq LIMIT "
+                    + Status.EXACT_BACKLOG_LIMIT + ") head GROUP BY topic, aggregate_type ORDER BY 3 DESC, 2, 1")) {
                 while (rs.next()) {
                     Duration age = seconds(rs.getDouble(4));
                     byTopic.add(new Status.Backlog(rs.getString(1), rs.getString(2), rs.getLong(3), age));
                     backlog += rs.getLong(3);
+                    lastSeq = Math.max(lastSeq, rs.getLong(5));
                     oldest = oldest == null || age.compareTo(oldest) > 0 ? age : oldest;
                 }
+            }
+            boolean exact = backlog < Status.EXACT_BACKLOG_LIMIT || !exists(c, "SELECT 1 FROM " + tables.outboxEvent()
+                    + " WHERE published_at IS NULL AND seq > ? LIMIT 1", lastSeq);
+            if (!exact) {
+                backlog = Math.max(backlog + 1, unpublishedEstimate(s));
             }
             long deadLetters;
             try (ResultSet rs = s.executeQuery("SELECT count(*) FROM " + tables.deadLetter())) {
@@ -160,7 +199,7 @@ public final class OutboxAdmin {
                             seconds(rs.getDouble(5))));
                 }
             }
-            return new Status(tables.schema(), backlog, oldest, byTopic, deadLetters, leases, replicationSlots(s));
+            return new Status(tables.schema(), backlog, exact, oldest, byTopic, deadLetters, leases, replicationSlots(s));
         } catch (SQLException e) {
             throw described(e);
         }
@@ -231,6 +270,214 @@ public final class OutboxAdmin {
         return Duration.ofNanos(Math.round(seconds * 1e9));
     }
 
+    /**
+     * The planner's estimate of the unpublished rows: the table's row count as of its last ANALYZE, scaled to its size
+     * now, times the share of rows with {@code published_at} NULL (pg_stats). Costs a plan, not a scan.
+     */
+    private long unpublishedEstimate(Statement s) throws SQLException {
+        try (ResultSet rs = s.executeQuery("EXPLAIN (FORMAT JSON) SELECT 1 FROM " + tables.outboxEvent()
+                + " WHERE published_at IS NULL")) {
+            rs.next();
+            Matcher m = PLAN_ROWS.matcher(rs.getString(1));
+            return m.find() ? (long) Double.parseDouble(m.group(1)) : 0;
+        }
+    }
+
+    /**
+     * Where event {@code eventId} is: in {@code outbox_event} (with the polling relay's lease it waits for), parked in
+     * {@code outbox_dead_letter}, applied by consumer groups ({@code processed_event}: also where it was published to),
+     * in the intent ledger ({@code outbox_intent}). Every part is one index lookup; the consumer groups are found by a
+     * skip scan of {@code processed_event}'s primary key (one probe per group), so the cost does not grow with the
+     * table. A table the deployment does not have ({@code processed_event} on a producer-only database,
+     * {@code outbox_intent} without reconciliation, the relay tables) leaves its part empty: the tables are looked up
+     * ({@code to_regclass}) on every call, so one created later is seen.
+     *
+     * @throws dev.outboxkit.core.MissingGrantsException naming the grants when the role lacks {@code SELECT} on one of
+     *                                                   the tables that exist
+     */
+    public EventTrace traceEvent(UUID eventId) throws SQLException {
+        if (eventId == null) {
+            throw new IllegalArgumentException("eventId is required");
+        }
+        try (Connection c = connection(traceGrants)) {
+            Set<String> present = presentTables(c, OutboxTables.PROCESSED_EVENT, OutboxTables.INTENT,
+                    OutboxTables.RELAY_MEMBER, OutboxTables.RELAY_LEASE);
+            Optional<EventTrace.Pending> pending = pending(c, eventId, present);
+            Where where = Where.of(DeadLetterFilter.ids(eventId));
+            Optional<DeadLetter> parked = readDeadLetters(c, where, 1).stream().findFirst();
+            List<EventTrace.Application> applications = present.contains(OutboxTables.PROCESSED_EVENT)
+                    ? applications(c, eventId) : List.of();
+            Optional<EventTrace.Intent> intent = present.contains(OutboxTables.INTENT)
+                    ? intent(c, eventId, pending.map(EventTrace.Pending::createdAt).orElse(null)) : Optional.empty();
+            return new EventTrace(eventId, pending, parked, applications, intent);
+        } catch (SQLException e) {
+            throw described(e);
+        }
+    }
+
+    /** Which of {@code names} exist in the schema (and are visible to the role). */
+    private Set<String> presentTables(Connection c, String... names) throws SQLException {
+        Set<String> present = new HashSet<>();
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT n FROM unnest(?::text[]) n WHERE to_regclass(?::text || '.' || n) IS NOT NULL")) {
+            ps.setArray(1, c.createArrayOf("text", names));
+            ps.setString(2, dev.outboxkit.core.Identifiers.quote("schema", tables.schema()));
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    present.add(rs.getString(1));
+                }
+            }
+        }
+        return present;
+    }
+
+    private Optional<EventTrace.Pending> pending(Connection c, UUID id, Set<String> present) throws SQLException {
+        Integer partitions = null;
+        if (present.contains(OutboxTables.RELAY_MEMBER)) {
+            // Live instances agree on the count (they refuse to take leases otherwise); the freshest one speaks for all.
+            try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT partitions FROM "
+                    + tables.qualified(OutboxTables.RELAY_MEMBER)
+                    + " WHERE expires_at > now() ORDER BY heartbeat_at DESC LIMIT 1")) {
+                partitions = rs.next() ? rs.getInt(1) : null;
+            }
+        }
+        String key = partitions == null ? "NULL::text"
+                : "'" + PollPartitions.LEASE_PREFIX + "' || " + PollPartitions.of("e", partitions);
+        boolean leases = partitions != null && present.contains(OutboxTables.RELAY_LEASE);
+        String sql = "SELECT e.seq, e.aggregate_type, e.aggregate_id, e.event_type, e.topic, e.created_at, e.attempts,"
+                + " e.published_at, extract(epoch FROM now() - e.created_at), p.lease_key, "
+                + (leases ? "l.holder" : "NULL::text") + " FROM " + tables.outboxEvent() + " e CROSS JOIN LATERAL (SELECT "
+                + key + " AS lease_key) p"
+                + (leases ? " LEFT JOIN " + tables.relayLease() + " l ON l.lease_key = p.lease_key AND l.expires_at > now()" : "")
+                + " WHERE e.id = ?";
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setObject(1, id);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    return Optional.empty();
+                }
+                return Optional.of(new EventTrace.Pending(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4),
+                        rs.getString(5), instant(rs.getTimestamp(6)), rs.getInt(7), instant(rs.getTimestamp(8)),
+                        seconds(rs.getDouble(9)), rs.getString(10), rs.getString(11)));
+            }
+        }
+    }
+
+    /**
+     * The groups that applied {@code id}. processed_event's key is (consumer_group, event_id): the recursive query walks
+     * the distinct groups along the key (one descent each) and probes the key once per group, instead of scanning
+     * every row for the id.
+     */
+    private List<EventTrace.Application> applications(Connection c, UUID id) throws SQLException {
+        String pe = tables.processedEvent();
+        String sql = "WITH RECURSIVE g(name) AS ((SELECT consumer_group FROM " + pe + " ORDER BY consumer_group LIMIT 1)"
+                + " UNION ALL SELECT (SELECT consumer_group FROM " + pe + " WHERE consumer_group > g.name"
+                + " ORDER BY consumer_group LIMIT 1) FROM g WHERE g.name IS NOT NULL)"
+                + " SELECT p.consumer_group, p.processed_at, p.topic, p.kafka_partition, p.kafka_offset FROM g JOIN " + pe
+                + " p ON p.consumer_group = g.name AND p.event_id = ? ORDER BY p.processed_at, p.consumer_group";
+        List<EventTrace.Application> out = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setObject(1, id);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    int partition = rs.getInt(4);
+                    Integer kafkaPartition = rs.wasNull() ? null : partition;
+                    long offset = rs.getLong(5);
+                    Long kafkaOffset = rs.wasNull() ? null : offset;
+                    out.add(new EventTrace.Application(rs.getString(1), instant(rs.getTimestamp(2)), rs.getString(3),
+                            kafkaPartition, kafkaOffset));
+                }
+            }
+        }
+        return out;
+    }
+
+    /** The ledger row of {@code id}; with the outbox row's {@code createdAt}, only that day's partition is probed. */
+    private Optional<EventTrace.Intent> intent(Connection c, UUID id, Instant createdAt) throws SQLException {
+        String sql = "SELECT aggregate_type, aggregate_id, event_type, created_at, published_at, encode(payload_hash, 'hex')"
+                + " FROM " + tables.intent() + " WHERE event_id = ?" + (createdAt == null ? "" : " AND created_at = ?")
+                + " ORDER BY created_at DESC LIMIT 1";
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setObject(1, id);
+            if (createdAt != null) {
+                ps.setTimestamp(2, Timestamp.from(createdAt));
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    return Optional.empty();
+                }
+                return Optional.of(new EventTrace.Intent(rs.getString(1), rs.getString(2), rs.getString(3),
+                        instant(rs.getTimestamp(4)), instant(rs.getTimestamp(5)), rs.getString(6)));
+            }
+        }
+    }
+
+    /**
+     * The dead letters grouped by reason, largest group first: by error class and by the message with its variable
+     * parts replaced, so "record 123 too large" and "record 456 too large" are one group ("record {} too large"). The
+     * rule: every UUID, every value in single or double quotes and every run of digits becomes {@code {}}. Act on one
+     * group with {@link DeadLetterFilter#withReason}.
+     *
+     * <p>Bounded: it groups the {@value #REASONS_WINDOW} most recently parked dead letters. With more parked than that
+     * ({@link Status#deadLetters()}), the counts and first-parked times cover those newest rows only; a retry or
+     * discard {@link DeadLetterFilter#withReason} still acts on every row of the group.
+     *
+     * @param limit at most this many groups, 1 to {@value #MAX_PAGE_SIZE}
+     */
+    public List<DeadLetterReason> deadLetterReasons(int limit) throws SQLException {
+        if (limit < 1 || limit > MAX_PAGE_SIZE) {
+            throw new IllegalArgumentException("limit must be between 1 and " + MAX_PAGE_SIZE + ", got " + limit);
+        }
+        String sql = "SELECT error_class, " + MESSAGE_PATTERN + " AS pattern, count(*), min(parked_at), max(parked_at) FROM"
+                + " (SELECT error_class, error_message, parked_at FROM " + tables.deadLetter() + " ORDER BY parked_at DESC"
+                + " LIMIT " + REASONS_WINDOW + ") newest GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2 LIMIT " + limit;
+        List<DeadLetterReason> out = new ArrayList<>();
+        try (Connection c = connection(readGrants); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+            while (rs.next()) {
+                out.add(new DeadLetterReason(rs.getString(1), rs.getString(2), rs.getLong(3), instant(rs.getTimestamp(4)),
+                        instant(rs.getTimestamp(5))));
+            }
+        } catch (SQLException e) {
+            throw described(e);
+        }
+        return out;
+    }
+
+    /**
+     * The state of one request idempotency key ({@code idempotency_key}), if it is there: never its stored response.
+     * Needs {@code SELECT} on the key's state columns only (see the grants in the outbox-ops README). Empty too when
+     * the schema has no {@code idempotency_key} table. A key purged by retention is not reported (its tombstone holds
+     * only hashes).
+     */
+    public Optional<IdempotencyKeyState> idempotencyKey(String scope, String key) throws SQLException {
+        if (scope == null || key == null) {
+            throw new IllegalArgumentException("scope and key are required, got " + scope + " and " + key);
+        }
+        try (Connection c = connection(idempotencyKeyGrants)) {
+            if (presentTables(c, OutboxTables.IDEMPOTENCY_KEY).isEmpty()) {
+                return Optional.empty();
+            }
+            try (PreparedStatement ps = c.prepareStatement("SELECT state, encode(request_hash, 'hex'), locked_until,"
+                    + " response_status, attempt, created_at, completed_at, extract(epoch FROM now() - created_at) FROM "
+                    + tables.idempotencyKey() + " WHERE scope = ? AND idem_key = ?")) {
+                ps.setString(1, scope);
+                ps.setString(2, key);
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (!rs.next()) {
+                        return Optional.empty();
+                    }
+                    int status = rs.getInt(4);
+                    Integer responseStatus = rs.wasNull() ? null : status;
+                    return Optional.of(new IdempotencyKeyState(scope, key, rs.getString(1), rs.getString(2),
+                            instant(rs.getTimestamp(3)), responseStatus, rs.getInt(5), instant(rs.getTimestamp(6)),
+                            instant(rs.getTimestamp(7)), seconds(rs.getDouble(8))));
+                }
+            }
+        } catch (SQLException e) {
+            throw described(e);
+        }
+    }
+
     /** One dead letter, if {@code id} is parked. */
     public Optional<DeadLetter> deadLetter(UUID id) throws SQLException {
         DeadLetterPage page = deadLetters(DeadLetterFilter.ids(id), 1, null);
@@ -252,18 +499,9 @@ public final class OutboxAdmin {
         if (after != null) {
             where.add("(parked_at, seq, id) > (?, ?, ?)", after.parkedAt(), after.seq(), after.id());
         }
-        String sql = "SELECT " + DEAD_LETTER_COLUMNS + " FROM " + tables.deadLetter() + where.sql()
-                + " ORDER BY parked_at, seq, id LIMIT " + (limit + 1);
-        List<DeadLetter> rows = new ArrayList<>();
-        try (Connection c = connection(readGrants); PreparedStatement ps = c.prepareStatement(sql)) {
-            where.bind(c, ps, 1);
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    rows.add(new DeadLetter(rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3), rs.getString(4),
-                            rs.getLong(5), rs.getInt(6), instant(rs.getTimestamp(7)), instant(rs.getTimestamp(8)),
-                            rs.getString(9), rs.getString(10), rs.getString(11), rs.getLong(12)));
-                }
-            }
+        List<DeadLetter> rows;
+        try (Connection c = connection(readGrants)) {
+            rows = readDeadLetters(c, where, limit + 1);
         } catch (SQLException e) {
             throw described(e);
         }
@@ -272,6 +510,23 @@ public final class OutboxAdmin {
         }
         List<DeadLetter> page = rows.subList(0, limit);
         return new DeadLetterPage(page, DeadLetterPage.Cursor.after(page.get(limit - 1)));
+    }
+
+    private List<DeadLetter> readDeadLetters(Connection c, Where where, int limit) throws SQLException {
+        String sql = "SELECT " + DEAD_LETTER_COLUMNS + " FROM " + tables.deadLetter() + where.sql()
+                + " ORDER BY parked_at, seq, id LIMIT " + limit;
+        List<DeadLetter> rows = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            where.bind(c, ps, 1);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    rows.add(new DeadLetter(rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3), rs.getString(4),
+                            rs.getLong(5), rs.getInt(6), instant(rs.getTimestamp(7)), instant(rs.getTimestamp(8)),
+                            rs.getString(9), rs.getString(10), rs.getString(11), rs.getLong(12)));
+                }
+            }
+        }
+        return rows;
     }
 
     private static Instant instant(Timestamp t) {
@@ -414,9 +669,9 @@ public final class OutboxAdmin {
         return ReplayResult.NotReplayed.NOT_KEPT;
     }
 
-    private static boolean exists(Connection c, String sql, UUID id) throws SQLException {
+    private static boolean exists(Connection c, String sql, Object key) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql)) {
-            ps.setObject(1, id);
+            ps.setObject(1, key);
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next();
             }
@@ -479,6 +734,12 @@ public final class OutboxAdmin {
                 w.add("(error_class = ? OR right(error_class, length(?) + 1) = '.' || ?)", f.errorClass(), f.errorClass(),
                         f.errorClass());
             }
+            if (f.messagePattern() != null) {
+                // The LIKE is implied by the pattern (its literal parts, in order) and much cheaper than the
+                // normalisation: rows it rules out never reach the regular expression.
+                w.add("error_message LIKE ?", likeOf(f.messagePattern()));
+                w.add(MESSAGE_PATTERN + " = ?", f.messagePattern());
+            }
             if (f.parkedAfter() != null) {
                 w.add("parked_at >= ?", f.parkedAfter());
             }
@@ -486,6 +747,12 @@ public final class OutboxAdmin {
                 w.add("parked_at < ?", f.parkedBefore());
             }
             return w;
+        }
+
+        /** A LIKE pattern every message normalised to {@code messagePattern} matches: its placeholders become {@code %}. */
+        static String likeOf(String messagePattern) {
+            String literal = messagePattern.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_");
+            return literal.replace("{}", "%");
         }
 
         void add(String condition, Object... values) {

@@ -9,16 +9,29 @@ import java.util.Map;
  * One reading of an outbox, as {@code outbox status} prints it. Ages and lease expiries are measured by the
  * database clock at the moment of reading.
  *
+ * <p>Bounded: reading a status costs the same on a backlog of ten million events as on one of ten. The backlog is
+ * counted exactly up to {@link #EXACT_BACKLOG_LIMIT} events; above that {@link #backlog()} is the planner's estimate
+ * ({@link #backlogExact()} false) and {@link #backlogByTopic()} covers the oldest {@value #EXACT_BACKLOG_LIMIT} events
+ * only (the head of the queue, the events the relay publishes next).
+ *
  * @param schema                the schema read
- * @param backlog               unpublished events ({@code outbox_event} rows with {@code published_at} NULL)
+ * @param backlog               unpublished events ({@code outbox_event} rows with {@code published_at} NULL): exact, or
+ *                              the planner's estimate when {@code backlogExact} is false
+ * @param backlogExact          true when {@code backlog} is a count, false when it is an estimate (more than
+ *                              {@value #EXACT_BACKLOG_LIMIT} events)
  * @param oldestUnpublishedAge  how long ago the oldest of them was created; null when the backlog is empty
- * @param backlogByTopic        the backlog by explicit topic and aggregate type, largest first
+ * @param backlogByTopic        the backlog by explicit topic and aggregate type, largest first: every unpublished event
+ *                              when {@code backlogExact}, otherwise the oldest {@value #EXACT_BACKLOG_LIMIT} in seq order
  * @param deadLetters           parked rows in {@code outbox_dead_letter}
  * @param leases                every row of the relay lease table, by key
  * @param replicationSlots      the logical replication slots of the database, by name
  */
-public record Status(String schema, long backlog, Duration oldestUnpublishedAge, List<Backlog> backlogByTopic,
-                     long deadLetters, List<Lease> leases, List<ReplicationSlot> replicationSlots) {
+public record Status(String schema, long backlog, boolean backlogExact, Duration oldestUnpublishedAge,
+                     List<Backlog> backlogByTopic, long deadLetters, List<Lease> leases,
+                     List<ReplicationSlot> replicationSlots) {
+
+    /** Up to this many unpublished events the backlog is counted exactly; above it, estimated. */
+    public static final int EXACT_BACKLOG_LIMIT = 100_000;
 
     public Status {
         backlogByTopic = List.copyOf(backlogByTopic);
@@ -26,13 +39,19 @@ public record Status(String schema, long backlog, Duration oldestUnpublishedAge,
         replicationSlots = List.copyOf(replicationSlots);
     }
 
+    /** A status whose backlog is an exact count. */
+    public Status(String schema, long backlog, Duration oldestUnpublishedAge, List<Backlog> backlogByTopic,
+                  long deadLetters, List<Lease> leases, List<ReplicationSlot> replicationSlots) {
+        this(schema, backlog, true, oldestUnpublishedAge, backlogByTopic, deadLetters, leases, replicationSlots);
+    }
+
     /**
      * Unpublished events of one destination.
      *
      * @param topic         the rows' own {@code topic}; null for rows the relay routes by its route template
      * @param aggregateType their aggregate type
-     * @param events        how many
-     * @param oldestAge     how long ago the oldest was created
+     * @param events        how many (of the oldest {@value Status#EXACT_BACKLOG_LIMIT} when the backlog is estimated)
+     * @param oldestAge     how long ago the oldest of them was created
      */
     public record Backlog(String topic, String aggregateType, long events, Duration oldestAge) {
     }

@@ -2,6 +2,7 @@ package dev.outboxkit.relay.poller.internal;
 
 import dev.outboxkit.core.Identifiers;
 import dev.outboxkit.core.OutboxTables;
+import dev.outboxkit.core.spi.PollPartitions;
 import dev.outboxkit.relay.poller.AfterPublish;
 import dev.outboxkit.relay.poller.ParkPolicy;
 import dev.outboxkit.runtime.LeaseTable;
@@ -25,7 +26,7 @@ import java.util.List;
 public final class PollerSql {
 
     /** Prefix of the poller's keys in {@code outbox_relay_lease}: {@code poll/0} … {@code poll/63}. */
-    public static final String LEASE_PREFIX = "poll/";
+    public static final String LEASE_PREFIX = PollPartitions.LEASE_PREFIX;
 
     final String event;
     final String deadLetter;
@@ -273,12 +274,11 @@ public final class PollerSql {
 
     /** The partition of an outbox row: a stable hash of aggregate type and id, modulo the partition count. */
     String partitionOf(String alias) {
-        return "((hashtext(" + alias + ".aggregate_type || '/' || " + alias + ".aggregate_id) & 2147483647) % "
-                + partitions + ")";
+        return PollPartitions.of(alias, partitions);
     }
 
     static String leaseKey(int partition) {
-        return LEASE_PREFIX + partition;
+        return PollPartitions.leaseKey(partition);
     }
 
     /** {@code poll/7} → 7. */

@@ -1,0 +1,299 @@
+package dev.outboxkit.ops.admin;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.outboxkit.ops.reconcile.IntentLedger;
+import dev.outboxkit.testkit.OutboxTestkitExtension;
+import dev.outboxkit.testkit.TestDatabase;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * The operator console's questions against real PostgreSQL: where an event is (in each state), dead letters by reason
+ * (and acting on exactly one reason), an idempotency key's state, tables a deployment does not have, and a status
+ * that counts or estimates.
+ */
+@ExtendWith(OutboxTestkitExtension.class)
+class OutboxAdminConsoleTest {
+
+    private static UUID id(int n) {
+        return UUID.fromString(String.format("018f3a5e-7b2c-7d11-8b00-%012d", n));
+    }
+
+    private static OutboxAdmin admin(TestDatabase db) {
+        return OutboxAdmin.builder().outboxDatabase(db.dataSource(), "public").build();
+    }
+
+    private static void event(TestDatabase db, UUID id, String aggregateId, String topic, boolean published) throws Exception {
+        db.execute("INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload, topic, attempts, created_at,"
+                + " published_at) VALUES (?, 'order', ?, 'Placed', '{\"n\": 1}', ?, 2, now() - interval '90 seconds', "
+                + (published ? "now()" : "NULL") + ")", id, aggregateId, topic);
+    }
+
+    @Test
+    void aPendingEventSaysItsPartitionLeaseAndHolder(TestDatabase db) throws Exception {
+        OutboxAdmin admin = admin(db);
+        event(db, id(1), "o-1", "orders.v2", false);
+        EventTrace none = admin.traceEvent(id(1));
+        assertThat(none.inOutbox()).get().satisfies(p -> {
+            assertThat(p.leaseKey()).as("no live polling relay: no partition count to compute it with").isNull();
+            assertThat(p.leaseHolder()).isNull();
+        });
+
+        db.exec("INSERT INTO outbox_relay_member (member_id, partitions, expires_at) VALUES ('relay-a', 4, now() + interval '1 minute')",
+                "INSERT INTO outbox_relay_lease (lease_key, holder, fence, expires_at) SELECT 'poll/' || p, 'relay-a', p + 1,"
+                        + " now() + interval '1 minute' FROM generate_series(0, 3) p");
+        String expectedKey = db.strings("SELECT 'poll/' || ((hashtext('order/o-1') & 2147483647) % 4)").get(0);
+        EventTrace t = admin.traceEvent(id(1));
+        assertThat(t.found()).isTrue();
+        assertThat(t.deadLetter()).isEmpty();
+        assertThat(t.applications()).isEmpty();
+        assertThat(t.intent()).as("the ledger is off by default").isEmpty();
+        EventTrace.Pending p = t.inOutbox().orElseThrow();
+        assertThat(p.seq()).isPositive();
+        assertThat(p.aggregateType()).isEqualTo("order");
+        assertThat(p.aggregateId()).isEqualTo("o-1");
+        assertThat(p.eventType()).isEqualTo("Placed");
+        assertThat(p.topic()).isEqualTo("orders.v2");
+        assertThat(p.attempts()).isEqualTo(2);
+        assertThat(p.published()).isFalse();
+        assertThat(p.age()).isBetween(Duration.ofSeconds(89), Duration.ofSeconds(150));
+        assertThat(p.leaseKey()).isEqualTo(expectedKey);
+        assertThat(p.leaseHolder()).isEqualTo("relay-a");
+
+        db.exec("UPDATE outbox_relay_lease SET expires_at = now() - interval '1 second'");
+        assertThat(admin.traceEvent(id(1)).inOutbox().orElseThrow().leaseHolder()).as("an expired lease has no holder").isNull();
+    }
+
+    @Test
+    void aMarkedPublishedEventShowsWhenItWasPublished(TestDatabase db) throws Exception {
+        event(db, id(2), "o-2", null, true);
+        EventTrace.Pending p = admin(db).traceEvent(id(2)).inOutbox().orElseThrow();
+        assertThat(p.published()).isTrue();
+        assertThat(p.publishedAt()).isBetween(Instant.now().minusSeconds(60), Instant.now().plusSeconds(60));
+        assertThat(p.topic()).isNull();
+    }
+
+    @Test
+    void aDeadLetteredEventShowsWhyAndByWhom(TestDatabase db) throws Exception {
+        park(db, id(3), 7, "org.apache.kafka.common.errors.RecordTooLargeException", "The message is 2000000 bytes");
+        EventTrace t = admin(db).traceEvent(id(3));
+        assertThat(t.inOutbox()).isEmpty();
+        DeadLetter d = t.deadLetter().orElseThrow();
+        assertThat(d.errorMessage()).isEqualTo("The message is 2000000 bytes");
+        assertThat(d.parkedBy()).isEqualTo("relay-1");
+        assertThat(d.attempts()).isEqualTo(3);
+    }
+
+    @Test
+    void anEventAppliedByTwoGroupsSaysWhereItWasReadFrom(TestDatabase db) throws Exception {
+        db.execute("INSERT INTO processed_event (consumer_group, event_id, processed_at, topic, kafka_partition, kafka_offset)"
+                + " VALUES ('billing', ?, now() - interval '2 seconds', 'orders.v2', 3, 4711),"
+                + " ('shipping', ?, now() - interval '1 second', NULL, NULL, NULL), ('audit', ?, now(), 'orders.v2', 0, 1)",
+                id(4), id(4), id(5));
+        EventTrace t = admin(db).traceEvent(id(4));
+        assertThat(t.found()).isTrue();
+        assertThat(t.inOutbox()).isEmpty();
+        assertThat(t.applications()).extracting(EventTrace.Application::consumerGroup).containsExactly("billing", "shipping");
+        EventTrace.Application billing = t.applications().get(0);
+        assertThat(billing.topic()).isEqualTo("orders.v2");
+        assertThat(billing.kafkaPartition()).isEqualTo(3);
+        assertThat(billing.kafkaOffset()).isEqualTo(4711L);
+        EventTrace.Application shipping = t.applications().get(1);
+        assertThat(shipping.topic()).isNull();
+        assertThat(shipping.kafkaPartition()).isNull();
+        assertThat(shipping.kafkaOffset()).isNull();
+    }
+
+    @Test
+    void theIntentLedgerRemembersAnEventAfterTheRelayDeletedIt(TestDatabase db) throws Exception {
+        new IntentLedger(db.dataSource(), "public").enable();
+        event(db, id(6), "o-6", null, false);
+        EventTrace before = admin(db).traceEvent(id(6));
+        EventTrace.Intent intent = before.intent().orElseThrow();
+        assertThat(intent.createdAt()).isEqualTo(before.inOutbox().orElseThrow().createdAt());
+        assertThat(intent.publishedAt()).isNull();
+        assertThat(intent.payloadHash()).hasSize(64).matches("[0-9a-f]+")
+                .isEqualTo(db.strings("SELECT encode(sha256(convert_to('{\"n\": 1}'::jsonb::text, 'UTF8')), 'hex')").get(0));
+
+        db.execute("DELETE FROM outbox_event WHERE id = ?", id(6));
+        EventTrace after = admin(db).traceEvent(id(6));
+        assertThat(after.inOutbox()).isEmpty();
+        assertThat(after.found()).isTrue();
+        assertThat(after.intent().orElseThrow().publishedAt()).as("the relay's delete counts as published").isNotNull();
+    }
+
+    @Test
+    void anEventFoundNowhereHasEveryPartEmpty(TestDatabase db) throws Exception {
+        event(db, id(7), "o-7", null, false);
+        EventTrace t = admin(db).traceEvent(id(8));
+        assertThat(t.id()).isEqualTo(id(8));
+        assertThat(t.found()).isFalse();
+        assertThat(t.inOutbox()).isEmpty();
+        assertThat(t.deadLetter()).isEmpty();
+        assertThat(t.applications()).isEmpty();
+        assertThat(t.intent()).isEmpty();
+    }
+
+    @Test
+    void tablesADeploymentDoesNotHaveLeaveTheirPartEmpty(TestDatabase db) throws Exception {
+        OutboxAdmin admin = admin(db);
+        event(db, id(9), "o-9", null, false);
+        admin.traceEvent(id(9));
+        db.exec("DROP TABLE processed_event", "DROP TABLE outbox_intent CASCADE", "DROP TABLE outbox_relay_member",
+                "DROP TABLE idempotency_key");
+        EventTrace t = admin.traceEvent(id(9));
+        assertThat(t.inOutbox()).get().extracting(EventTrace.Pending::leaseKey).isNull();
+        assertThat(t.applications()).isEmpty();
+        assertThat(t.intent()).isEmpty();
+        assertThat(admin.idempotencyKey("checkout", "k-1")).isEmpty();
+
+        db.exec("DROP TABLE outbox_dead_letter CASCADE");
+        assertThatThrownBy(() -> admin.traceEvent(id(9))).as("the outbox tables themselves are not optional")
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("does not hold the outboxkit tables");
+    }
+
+    @Test
+    void deadLettersAreGroupedByReasonWithTheVariablePartsReplaced(TestDatabase db) throws Exception {
+        String tooLarge = "org.apache.kafka.common.errors.RecordTooLargeException";
+        String invalid = "org.apache.kafka.common.errors.InvalidTopicException";
+        park(db, id(10), 10, tooLarge, "record 123 too large");
+        park(db, id(11), 11, tooLarge, "record 456 too large");
+        park(db, id(12), 12, tooLarge, "record 78 too large");
+        park(db, id(13), 13, invalid, "Topic 'orders-1' not present for event 018f3a5e-7b2c-7d11-8a00-000000000001");
+        park(db, id(14), 14, invalid, "Topic \"payments\" not present for event ab8f3a5e-7b2c-7d11-8a00-0000000000a2");
+        park(db, id(15), 15, invalid, "100% of quota_a used");
+        park(db, id(16), 16, invalid, "100x of quotaba used");
+        park(db, id(17), 17, "java.lang.IllegalStateException", "record 1 too large");
+        park(db, id(18), 18, invalid, "path C:\\tmp\\x1 refused");
+
+        OutboxAdmin admin = admin(db);
+        List<DeadLetterReason> reasons = admin.deadLetterReasons(10);
+        assertThat(reasons).extracting(DeadLetterReason::errorClass, DeadLetterReason::messagePattern, DeadLetterReason::count)
+                .as("largest first, a UUID (starting with a digit or a letter) is one placeholder, quotes go with the value")
+                .startsWith(org.assertj.core.groups.Tuple.tuple(tooLarge, "record {} too large", 3L),
+                        org.assertj.core.groups.Tuple.tuple(invalid, "Topic {} not present for event {}", 2L))
+                .containsExactlyInAnyOrder(
+                        org.assertj.core.groups.Tuple.tuple(tooLarge, "record {} too large", 3L),
+                        org.assertj.core.groups.Tuple.tuple(invalid, "Topic {} not present for event {}", 2L),
+                        org.assertj.core.groups.Tuple.tuple("java.lang.IllegalStateException", "record {} too large", 1L),
+                        org.assertj.core.groups.Tuple.tuple(invalid, "{}% of quota_a used", 1L),
+                        org.assertj.core.groups.Tuple.tuple(invalid, "{}x of quotaba used", 1L),
+                        org.assertj.core.groups.Tuple.tuple(invalid, "path C:\\tmp\\x{} refused", 1L));
+        DeadLetterReason largest = reasons.get(0);
+        assertThat(largest.firstParked()).isEqualTo(parkedAt(10));
+        assertThat(largest.lastParked()).isEqualTo(parkedAt(12));
+        assertThat(admin.deadLetterReasons(1)).containsExactly(largest);
+        assertThatThrownBy(() -> admin.deadLetterReasons(0)).isInstanceOf(IllegalArgumentException.class);
+
+        // LIKE's own wildcards and escape character in a pattern are literal
+        DeadLetterFilter quota = DeadLetterFilter.all().withReason(invalid, "{}% of quota_a used");
+        assertThat(admin.deadLetters(quota, 10, null).items()).extracting(DeadLetter::id).containsExactly(id(15));
+        DeadLetterFilter path = DeadLetterFilter.all().withReason(invalid, "path C:\\tmp\\x{} refused");
+        assertThat(admin.deadLetters(path, 10, null).items()).extracting(DeadLetter::id).containsExactly(id(18));
+
+        DeadLetterFilter one = DeadLetterFilter.all().withReason(largest.errorClass(), largest.messagePattern());
+        assertThat(admin.deadLetters(one, 10, null).items()).extracting(DeadLetter::id).containsExactly(id(10), id(11), id(12));
+        DeadLetterChange retried = admin.retryDeadLetters(one, "alice@ops");
+        assertThat(retried.rows()).extracting(DeadLetterChange.Row::id).containsExactly(id(10), id(11), id(12));
+        assertThat(db.count("SELECT count(*) FROM outbox_event")).isEqualTo(3);
+        assertThat(db.count("SELECT count(*) FROM outbox_dead_letter")).as("the other error class's 'record {} too large' stays")
+                .isEqualTo(6);
+
+        DeadLetterChange discarded = admin.discardDeadLetters(DeadLetterFilter.all().withReason("InvalidTopicException",
+                "Topic {} not present for event {}"), "topics deleted", "alice@ops");
+        assertThat(discarded.rows()).extracting(DeadLetterChange.Row::id).containsExactlyInAnyOrder(id(13), id(14));
+        assertThat(admin.deadLetterReasons(10)).extracting(DeadLetterReason::messagePattern)
+                .containsExactlyInAnyOrder("record {} too large", "{}% of quota_a used", "{}x of quotaba used",
+                        "path C:\\tmp\\x{} refused");
+        assertThatThrownBy(() -> DeadLetterFilter.all().withReason(invalid, null)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void anIdempotencyKeyShowsItsStateNeverItsResponse(TestDatabase db) throws Exception {
+        OutboxAdmin admin = admin(db);
+        assertThat(admin.idempotencyKey("checkout", "k-1")).isEmpty();
+        db.exec("INSERT INTO idempotency_key (scope, idem_key, request_hash, state, locked_until, created_at, attempt)"
+                        + " VALUES ('checkout', 'k-1', sha256('req'::bytea), 'in_progress', now() + interval '30 seconds',"
+                        + " now() - interval '5 seconds', 2)",
+                "INSERT INTO idempotency_key (scope, idem_key, request_hash, state, response_status, response_body, created_at,"
+                        + " completed_at) VALUES ('checkout', 'k-2', sha256('req'::bytea), 'completed', 201,"
+                        + " 'card 4111'::bytea, now() - interval '1 hour', now() - interval '59 minutes')");
+        IdempotencyKeyState running = admin.idempotencyKey("checkout", "k-1").orElseThrow();
+        assertThat(running.scope()).isEqualTo("checkout");
+        assertThat(running.key()).isEqualTo("k-1");
+        assertThat(running.state()).isEqualTo("in_progress");
+        assertThat(running.completed()).isFalse();
+        assertThat(running.requestHash()).isEqualTo(db.strings("SELECT encode(sha256('req'::bytea), 'hex')").get(0));
+        assertThat(running.lockedUntil()).isAfter(Instant.now().minusSeconds(5));
+        assertThat(running.responseStatus()).isNull();
+        assertThat(running.attempt()).isEqualTo(2);
+        assertThat(running.completedAt()).isNull();
+        assertThat(running.age()).isBetween(Duration.ofSeconds(4), Duration.ofSeconds(60));
+
+        IdempotencyKeyState done = admin.idempotencyKey("checkout", "k-2").orElseThrow();
+        assertThat(done.completed()).isTrue();
+        assertThat(done.responseStatus()).isEqualTo(201);
+        assertThat(done.lockedUntil()).isNull();
+        assertThat(done.completedAt()).isNotNull();
+        assertThat(done.toString()).doesNotContain("4111");
+        assertThat(admin.idempotencyKey("other-scope", "k-2")).isEmpty();
+    }
+
+    @Test
+    void statusCountsUpToTheLimitAndEstimatesBeyondIt(TestDatabase db) throws Exception {
+        OutboxAdmin admin = admin(db);
+        int limit = Status.EXACT_BACKLOG_LIMIT;
+        db.exec("INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload, topic, created_at)"
+                + " SELECT gen_random_uuid(), CASE WHEN g % 4 = 0 THEN 'account' ELSE 'order' END, 'a-' || g, 'Placed', '{}',"
+                + " NULL, now() - interval '1 hour' + g * interval '1 ms' FROM generate_series(1, " + limit + ") g");
+        Status exact = admin.status();
+        assertThat(exact.backlogExact()).as("exactly the limit is still counted").isTrue();
+        assertThat(exact.backlog()).isEqualTo(limit);
+        assertThat(exact.backlogByTopic()).extracting(Status.Backlog::aggregateType, Status.Backlog::events)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple("order", (long) limit * 3 / 4),
+                        org.assertj.core.groups.Tuple.tuple("account", (long) limit / 4));
+        assertThat(exact.oldestUnpublishedAge()).isBetween(Duration.ofMinutes(59), Duration.ofMinutes(70));
+
+        db.exec("INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload, topic)"
+                + " SELECT gen_random_uuid(), 'invoice', 'i-' || g, 'Sent', '{}', 'invoices' FROM generate_series(1, 5000) g",
+                "ANALYZE outbox_event");
+        Status estimated = admin.status();
+        assertThat(estimated.backlogExact()).isFalse();
+        assertThat(estimated.backlog()).as("the planner's estimate, never below what was read").isGreaterThan(limit)
+                .isBetween((long) limit, (long) (limit + 5000) * 2);
+        assertThat(estimated.backlogByTopic()).as("the oldest events only: the newer invoices are not among them")
+                .extracting(Status.Backlog::aggregateType).containsExactly("order", "account");
+        assertThat(estimated.backlogByTopic().stream().mapToLong(Status.Backlog::events).sum()).isEqualTo(limit);
+        assertThat(estimated.oldestUnpublishedAge()).isBetween(Duration.ofMinutes(59), Duration.ofMinutes(70));
+
+        Status old = new Status("public", 3, null, List.of(), 0, List.of(), List.of());
+        assertThat(old.backlogExact()).as("the constructor without the flag makes an exact status").isTrue();
+    }
+
+    private static Instant parkedAt(int n) {
+        return Instant.parse("2026-11-29T10:00:00Z").plusSeconds(n);
+    }
+
+    private static void park(TestDatabase db, UUID id, int seq, String errorClass, String message) throws Exception {
+        try (Connection c = db.connect(); PreparedStatement ps = c.prepareStatement(
+                "INSERT INTO outbox_dead_letter (id, seq, aggregate_type, aggregate_id, event_type, payload, headers, created_at,"
+                        + " error_class, error_message, attempts, parked_by, parked_at)"
+                        + " VALUES (?, ?, 'order', ?, 'Placed', '{}', '{}', now(), ?, ?, 3, 'relay-1', ?)")) {
+            ps.setObject(1, id);
+            ps.setLong(2, seq);
+            ps.setString(3, "o-" + seq);
+            ps.setString(4, errorClass);
+            ps.setString(5, message);
+            ps.setTimestamp(6, java.sql.Timestamp.from(parkedAt(seq)));
+            ps.executeUpdate();
+        }
+    }
+}
