@@ -162,14 +162,22 @@ class ConsoleBrowserTest {
                 + "created_at, error_class, error_message, attempts, parked_by) VALUES ('" + parked + "', 0, 'account', 'k', "
                 + "'Opened', '{\"secret\": \"payload-text\"}', '{}', now(), 'org.apache.kafka.common.errors.InvalidTopicException', "
                 + "'Invalid topic', 3, 'relay-1')");
+        UUID applied = UUID.fromString("018f3a5e-7b2c-7d11-8a00-000000000202");
+        db.execute("INSERT INTO processed_event (consumer_group, event_id, topic, kafka_partition, kafka_offset)"
+                + " VALUES ('billing', ?, 'orders.v2', 3, 4711)", applied);
         UUID unknown = UUID.fromString("018f3a5e-7b2c-7d11-8a00-0000000002ff");
         try (ConsoleServer s = new ConsoleServer(db, b -> b)) {
             assertState(s, parked, "parked", "Dead-lettered");
             assertThat(browser.findElement(By.id("event-reason")).getText()).contains("InvalidTopicException").contains("Invalid topic");
             assertThat(browser.findElement(By.tagName("main")).getText()).doesNotContain("payload-text");
             Browser.screenshot(browser, "event-parked");
-            assertState(s, waiting, "waiting", "Waiting in the outbox table");
+            assertState(s, waiting, "waiting", "Waiting in the outbox table since");
+            assertThat(browser.findElement(By.id("event-outbox")).getText()).contains("order/w").contains("Failed attempts 0");
             assertState(s, published, "published", "Published");
+            assertState(s, applied, "applied", "Published and applied by 1 consumer group");
+            assertThat(browser.findElement(By.id("event-applications")).getText()).contains("billing").contains("orders.v2")
+                    .contains("3").contains("4711");
+            Browser.screenshot(browser, "event-applied");
             assertState(s, unknown, "not-found", "Not found");
 
             browser.get(s.url() + "/events");
@@ -178,6 +186,29 @@ class ConsoleBrowserTest {
             input.sendKeys("not-a-uuid");
             browser.findElement(By.cssSelector("form.search button")).click();
             wait(PAGE).until(ExpectedConditions.textToBePresentInElementLocated(By.cssSelector("p.error"), "is not an event id"));
+        }
+    }
+
+    @Test
+    void anIdempotencyKeyShowsItsStateAndStatusNeverItsResponse(TestDatabase db) throws Exception {
+        db.exec("INSERT INTO idempotency_key (scope, idem_key, request_hash, state, response_status, response_body, created_at,"
+                + " completed_at) VALUES ('checkout', 'order-42', sha256('req'::bytea), 'completed', 201,"
+                + " 'card 4111 1111'::bytea, now() - interval '1 hour', now() - interval '59 minutes')");
+        try (ConsoleServer s = new ConsoleServer(db, b -> b)) {
+            browser.get(s.url() + "/idempotency");
+            assertThat(browser.findElement(By.cssSelector("label[for='key-scope']")).getText()).isEqualTo("Scope");
+            browser.findElement(By.id("key-scope")).sendKeys("checkout");
+            browser.findElement(By.id("key-key")).sendKeys("order-42");
+            browser.findElement(By.cssSelector("form.search button")).click();
+            WebElement result = wait(PAGE).until(ExpectedConditions.visibilityOfElementLocated(By.id("key-result")));
+            assertThat(result.getAttribute("data-state")).isEqualTo("completed");
+            assertThat(browser.findElement(By.id("key-status")).getText()).isEqualTo("201");
+            assertThat(browser.findElement(By.tagName("main")).getText()).contains("1h 00m").doesNotContain("4111");
+            Browser.screenshot(browser, "idempotency");
+
+            browser.get(s.url() + "/idempotency?scope=checkout&key=order-43");
+            assertThat(wait(PAGE).until(ExpectedConditions.visibilityOfElementLocated(By.id("key-result"))).getAttribute("data-state"))
+                    .isEqualTo("not-found");
         }
     }
 

@@ -29,7 +29,8 @@ class ConsoleSecurityTest {
     @Test
     void pagesCarryTheSecurityHeadersAndAreNeverCached(TestDatabase db) throws Exception {
         try (ConsoleServer s = new ConsoleServer(db, b -> b)) {
-            for (String path : new String[] {"/", "/dead-letters", "/events?id=" + UUID.randomUUID(), "/fragments/overview", "/login"}) {
+            for (String path : new String[] {"/", "/dead-letters", "/events?id=" + UUID.randomUUID(), "/fragments/overview", "/login",
+                    "/idempotency?scope=checkout&key=k-1"}) {
                 HttpResponse<String> r = get(s.url() + path, null);
                 assertThat(r.statusCode()).as(path).isEqualTo(200);
                 assertThat(r.headers().firstValue("Content-Security-Policy")).as(path).hasValueSatisfying(csp ->
@@ -94,6 +95,28 @@ class ConsoleSecurityTest {
             HttpResponse<String> logout = post(s.url() + "/logout", cookie, "csrf=" + csrf, origin);
             assertThat(logout.statusCode()).isEqualTo(303);
             assertThat(post(s.url() + "/dead-letters/retry", cookie, "csrf=" + csrf + "&id=" + id, null).statusCode()).isEqualTo(401);
+        }
+    }
+
+    @Test
+    void aReasonIsDiscardedAsOneGroupWhateverItsNumbers(TestDatabase db) throws Exception {
+        db.exec("INSERT INTO outbox_dead_letter (id, seq, aggregate_type, aggregate_id, event_type, payload, headers, created_at,"
+                + " error_class, error_message, attempts, parked_by) VALUES"
+                + " ('018f3a5e-7b2c-7d11-8a00-000000000401', 0, 'account', 'a', 'Opened', '{}', '{}', now(), 'E', 'record 123 too large', 1, 'r'),"
+                + " ('018f3a5e-7b2c-7d11-8a00-000000000402', 0, 'account', 'b', 'Opened', '{}', '{}', now(), 'E', 'record 456 too large', 1, 'r'),"
+                + " ('018f3a5e-7b2c-7d11-8a00-000000000403', 0, 'account', 'c', 'Opened', '{}', '{}', now(), 'F', 'other', 1, 'r')");
+        try (ConsoleServer s = new ConsoleServer(db, b -> b.writeActions(true)
+                .operatorToken(ConsoleServer.OPERATOR, Secret.of(ConsoleServer.TOKEN)))) {
+            String cookie = login(s);
+            String page = get(s.url() + "/dead-letters", cookie).body();
+            assertThat(page).contains("record {} too large").contains("<strong class=\"group-count\">2</strong>");
+            HttpResponse<String> discard = post(s.url() + "/dead-letters/discard", cookie, "csrf=" + csrfOf(page)
+                    + "&errorClass=E&message=" + java.net.URLEncoder.encode("record {} too large", java.nio.charset.StandardCharsets.UTF_8)
+                    + "&reason=test", null);
+            assertThat(discard.statusCode()).isEqualTo(200);
+            assertThat(discard.body()).contains("Discard:").contains("2 discarded")
+                    .contains("018f3a5e-7b2c-7d11-8a00-000000000401").contains("018f3a5e-7b2c-7d11-8a00-000000000402");
+            assertThat(db.count("SELECT count(*) FROM outbox_dead_letter")).isEqualTo(1);
         }
     }
 

@@ -9,9 +9,10 @@ import dev.outboxkit.ops.admin.DeadLetterChange;
 import dev.outboxkit.ops.admin.DeadLetterConflictException;
 import dev.outboxkit.ops.admin.DeadLetterFilter;
 import dev.outboxkit.ops.admin.DeadLetterPage;
+import dev.outboxkit.ops.admin.DeadLetterReason;
+import dev.outboxkit.ops.admin.EventTrace;
+import dev.outboxkit.ops.admin.IdempotencyKeyState;
 import dev.outboxkit.ops.admin.OutboxAdmin;
-import dev.outboxkit.ops.admin.ReplayResult;
-import dev.outboxkit.ops.admin.ReplaySelection;
 import dev.outboxkit.ops.admin.Status;
 import dev.outboxkit.relay.Relay;
 import gg.jte.ContentType;
@@ -43,13 +44,10 @@ public final class ConsoleApp implements AutoCloseable {
     private static final String TEMPLATES = "dev.outboxkit.console.internal.templates";
     /** Rows shown per dead-letter group on the page, and per page of one group. */
     static final int ROWS_PER_GROUP = 20;
-    /**
-     * Dead letters read to form the groups (the first ones parked). To be replaced by
-     * {@code OutboxAdmin.deadLetterReasons}, which groups in the database.
-     */
-    static final int GROUPING_SCAN = 1000;
-    /** Upper bound on the rows one group action collects before it acts (10 pages of {@link #GROUPING_SCAN}). */
-    static final int GROUP_ACTION_PAGES = 10;
+    /** Reasons listed on the dead-letter page (the largest first). */
+    static final int MAX_REASONS = 50;
+    /** Reasons whose rows are listed on the page itself; the others link to their own page. */
+    static final int REASONS_WITH_ROWS = 10;
 
     private static final Map<String, String> SECURITY_HEADERS = Map.of(
             "Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
@@ -133,6 +131,8 @@ public final class ConsoleApp implements AutoCloseable {
                 return post ? deadLetterAction(r, rest.endsWith("retry")) : notAllowed(r, "POST");
             case "/events":
                 return get ? eventPage(r) : notAllowed(r, "GET");
+            case "/idempotency":
+                return get ? idempotencyPage(r) : notAllowed(r, "GET");
             case "/login":
                 return get ? loginPage(r, 200, null) : post ? login(r) : notAllowed(r, "GET, POST");
             case "/logout":
@@ -211,40 +211,51 @@ public final class ConsoleApp implements AutoCloseable {
         return page("deadLetters", Map.of("page", page, "view", view));
     }
 
-    /**
-     * Groups the first {@link #GROUPING_SCAN} dead letters by reason, in Java. To be replaced by
-     * {@code OutboxAdmin.deadLetterReasons}, which counts every row in the database.
-     */
+    /** The reasons, largest first (grouped in the database), with the first rows of the largest. */
     private Views.DeadLetters groups(Views.Outcome outcome) throws SQLException {
-        DeadLetterPage first = admin.deadLetters(DeadLetterFilter.all(), GROUPING_SCAN, null);
-        Map<List<String>, List<DeadLetter>> byReason = new LinkedHashMap<>();
-        for (DeadLetter d : first.items()) {
-            byReason.computeIfAbsent(List.of(nz(d.errorClass()), nz(d.errorMessage())), k -> new ArrayList<>()).add(d);
-        }
+        List<DeadLetterReason> reasons = admin.deadLetterReasons(MAX_REASONS + 1);
         List<Views.Group> groups = new ArrayList<>();
-        byReason.forEach((reason, rows) -> {
-            Instant firstParked = rows.get(0).parkedAt();
-            Instant lastParked = rows.get(rows.size() - 1).parkedAt();
-            String more = rows.size() > ROWS_PER_GROUP || first.hasMore() ? groupHref(reason.get(0), reason.get(1), null) : null;
-            groups.add(new Views.Group(reason.get(0), reason.get(1), rows.size(), firstParked, lastParked,
-                    List.copyOf(rows.subList(0, Math.min(ROWS_PER_GROUP, rows.size()))), more));
-        });
-        groups.sort((a, b) -> Long.compare(b.count(), a.count()));
-        String note = first.hasMore() ? "Grouped from the first " + GROUPING_SCAN + " dead letters parked; counts cover those rows only." : null;
-        return new Views.DeadLetters(groups, first.items().size(), first.hasMore(), note, outcome, null);
+        long total = 0;
+        for (int i = 0; i < Math.min(MAX_REASONS, reasons.size()); i++) {
+            DeadLetterReason reason = reasons.get(i);
+            total += reason.count();
+            List<DeadLetter> rows = List.of();
+            String more = groupHref(reason.errorClass(), reason.messagePattern(), null);
+            if (i < REASONS_WITH_ROWS) {
+                DeadLetterPage page = admin.deadLetters(reasonFilter(reason.errorClass(), reason.messagePattern()), ROWS_PER_GROUP, null);
+                rows = page.items();
+                more = page.hasMore() ? groupHref(reason.errorClass(), reason.messagePattern(), page.next()) : null;
+            }
+            groups.add(new Views.Group(reason.errorClass(), reason.messagePattern(), reason.count(), reason.firstParked(),
+                    reason.lastParked(), rows, more));
+        }
+        List<String> notes = new ArrayList<>();
+        if (reasons.size() > MAX_REASONS) {
+            notes.add("The " + MAX_REASONS + " largest reasons are shown; there are more.");
+        }
+        if (reasons.size() > REASONS_WITH_ROWS) {
+            notes.add("Rows are listed for the " + REASONS_WITH_ROWS + " largest reasons; follow a reason's link for the others.");
+        }
+        notes.add("Counts cover the " + String.format("%,d", OutboxAdmin.REASONS_WINDOW)
+                + " most recently parked dead letters; a retry or discard of a reason acts on all of its rows.");
+        return new Views.DeadLetters(groups, total, reasons.size() > MAX_REASONS, String.join(" ", notes), outcome, null);
     }
 
-    /** One reason's rows, a page at a time (the message is matched in Java until the ops API filters by reason). */
-    private Views.DeadLetters oneGroup(String errorClass, String message, DeadLetterPage.Cursor after, Views.Outcome outcome)
+    /** One reason's rows, a page at a time. */
+    private Views.DeadLetters oneGroup(String errorClass, String pattern, DeadLetterPage.Cursor after, Views.Outcome outcome)
             throws SQLException {
-        DeadLetterPage page = admin.deadLetters(DeadLetterFilter.all().withErrorClass(errorClass), ROWS_PER_GROUP, after);
-        List<DeadLetter> rows = page.items().stream().filter(d -> nz(d.errorMessage()).equals(message)).toList();
-        String more = page.hasMore() ? groupHref(errorClass, message, page.next()) : null;
+        DeadLetterPage page = admin.deadLetters(reasonFilter(errorClass, pattern), ROWS_PER_GROUP, after);
+        List<DeadLetter> rows = page.items();
+        String more = page.hasMore() ? groupHref(errorClass, pattern, page.next()) : null;
         Instant firstParked = rows.isEmpty() ? null : rows.get(0).parkedAt();
         Instant lastParked = rows.isEmpty() ? null : rows.get(rows.size() - 1).parkedAt();
-        Views.Group g = new Views.Group(errorClass, message, rows.size(), firstParked, lastParked, rows, more);
+        Views.Group g = new Views.Group(errorClass, pattern, rows.size(), firstParked, lastParked, rows, more);
         return new Views.DeadLetters(rows.isEmpty() ? List.of() : List.of(g), rows.size(), page.hasMore(),
-                after == null ? null : "A later page of this reason.", outcome, null);
+                "The rows of one reason" + (after == null ? "" : " (a later page)") + "; the count is this page's.", outcome, null);
+    }
+
+    private static DeadLetterFilter reasonFilter(String errorClass, String pattern) {
+        return DeadLetterFilter.all().withReason(errorClass, pattern);
     }
 
     private String groupHref(String errorClass, String message, DeadLetterPage.Cursor after) {
@@ -281,11 +292,7 @@ public final class ConsoleApp implements AutoCloseable {
             if (idParam != null) {
                 filter = DeadLetterFilter.ids(UUID.fromString(idParam.strip()));
             } else if (errorClass != null) {
-                filter = groupFilter(errorClass, nz(r.formParameter("message")));
-                if (filter == null) {
-                    return deadLettersPage(r, new Views.Outcome(retry ? "retry" : "discard", List.of(), List.of(),
-                            "No dead letter has this reason any more (retried or discarded meanwhile)."));
-                }
+                filter = reasonFilter(errorClass, nz(r.formParameter("message")));
             } else {
                 return message(r, new Views.Message(400, "Nothing selected",
                         "The form named neither a dead letter (id) nor a reason (errorClass and message).",
@@ -311,24 +318,6 @@ public final class ConsoleApp implements AutoCloseable {
         return deadLettersPage(r, outcome);
     }
 
-    /**
-     * The dead letters of one reason, by id (at most {@link #GROUP_ACTION_PAGES} pages read). To be replaced by
-     * {@code DeadLetterFilter.withReason}, which selects them in the database. Null when none is left.
-     */
-    private DeadLetterFilter groupFilter(String errorClass, String message) throws SQLException {
-        List<UUID> ids = new ArrayList<>();
-        DeadLetterPage.Cursor after = null;
-        for (int i = 0; i < GROUP_ACTION_PAGES; i++) {
-            DeadLetterPage page = admin.deadLetters(DeadLetterFilter.all().withErrorClass(errorClass), GROUPING_SCAN, after);
-            page.items().stream().filter(d -> nz(d.errorMessage()).equals(message)).forEach(d -> ids.add(d.id()));
-            if (!page.hasMore()) {
-                break;
-            }
-            after = page.next();
-        }
-        return ids.isEmpty() ? null : DeadLetterFilter.ids(ids);
-    }
-
     // ---------------------------------------------------------------- where is my event
 
     private ConsoleResponse eventPage(ConsoleRequest r) {
@@ -348,33 +337,68 @@ public final class ConsoleApp implements AutoCloseable {
         return page("event", Map.of("page", page, "event", lookup(id)));
     }
 
-    /**
-     * Where {@code id} is: parked ({@code deadLetter}), else what a dry-run replay says of it (waiting, published and
-     * kept, or gone). To be replaced by {@code OutboxAdmin.traceEvent}, which also reads consumer groups and intents.
-     */
+    /** Where {@code id} is, from {@code OutboxAdmin.traceEvent}; the state is the most telling part found. */
     private Views.Event lookup(UUID id) {
         String q = id.toString();
         try {
-            Optional<DeadLetter> parked = admin.deadLetter(id);
-            if (parked.isPresent()) {
-                DeadLetter d = parked.get();
+            EventTrace t = admin.traceEvent(id);
+            if (t.deadLetter().isPresent()) {
+                DeadLetter d = t.deadLetter().get();
                 return new Views.Event(q, "parked", "Dead-lettered: Kafka refused it and the relay parked it.",
-                        "Parked " + Fmt.time(d.parkedAt()) + " by " + d.parkedBy() + " after " + d.attempts() + " attempt(s).", d, null);
+                        "Parked " + Fmt.time(d.parkedAt()) + " by " + d.parkedBy() + " after " + d.attempts() + " attempt(s).", t, null);
             }
-            ReplayResult where = admin.replay(ReplaySelection.ids(List.of(id)), true, "console lookup");
-            if (!where.replayed().isEmpty()) {
-                return new Views.Event(q, "published", "Published: the relay sent it to Kafka; its row is kept (MARK mode).",
-                        null, null, null);
+            if (t.inOutbox().isPresent()) {
+                EventTrace.Pending p = t.inOutbox().get();
+                if (p.published()) {
+                    return new Views.Event(q, "published", "Published: a relay sent it and kept its row (MARK mode).",
+                            "Marked published " + Fmt.time(p.publishedAt()) + ".", t, null);
+                }
+                String lease = p.leaseKey() == null ? "No polling relay instance is alive to take it (or the CDC relay publishes this outbox)."
+                        : p.leaseHolder() == null ? "Its lease " + p.leaseKey() + " is held by nobody: no relay works on it now."
+                        : "Its lease " + p.leaseKey() + " is held by " + p.leaseHolder() + ".";
+                return new Views.Event(q, "waiting", "Waiting in the outbox table since " + Fmt.time(p.createdAt()) + " ("
+                        + Fmt.age(p.age()) + "), " + p.attempts() + " failed attempt(s).", lease, t, null);
             }
-            ReplayResult.NotReplayed why = where.notReplayed().get(id);
-            if (why == ReplayResult.NotReplayed.UNPUBLISHED) {
-                return new Views.Event(q, "waiting", "Waiting in the outbox table: the relay has not published it yet.",
-                        "If it stays here, look at the overview: is a relay holding the leases, and how old is the backlog?", null, null);
+            if (!t.applications().isEmpty()) {
+                return new Views.Event(q, "applied", "Published and applied by " + t.applications().size() + " consumer group(s).",
+                        null, t, null);
             }
-            return new Views.Event(q, "not-found", "Not found: not in the outbox table and not dead-lettered.",
-                    "Either a relay published it and deleted its row (the default), or it was never committed.", null, null);
+            if (t.intent().isPresent()) {
+                EventTrace.Intent in = t.intent().get();
+                return in.publishedAt() != null
+                        ? new Views.Event(q, "published", "Published " + Fmt.time(in.publishedAt())
+                                + "; its outbox row is gone, the intent ledger remembers it.", null, t, null)
+                        : new Views.Event(q, "ledger", "Written " + Fmt.time(in.createdAt()) + " but never published: "
+                                + "the intent ledger has it, the outbox has not.", "It was parked and discarded, written and "
+                                + "deleted in one transaction, or the ledger's triggers were off when it was published.", t, null);
+            }
+            return new Views.Event(q, "not-found", "Not found: not in the outbox table, not dead-lettered, applied by no "
+                    + "consumer group here, not in the intent ledger.", "Either a relay published it and deleted its row (the "
+                    + "default) and nothing here remembers it, or it was never committed.", t, null);
         } catch (Exception e) {
             return new Views.Event(q, null, null, null, null, describe("look the event up", e));
+        }
+    }
+
+    // ---------------------------------------------------------------- idempotency keys
+
+    private ConsoleResponse idempotencyPage(ConsoleRequest r) {
+        Views.Page page = pageFor(r, "What happened to a request?", "idempotency");
+        String scope = nz(r.queryParameter("scope")).strip();
+        String key = nz(r.queryParameter("key")).strip();
+        if (scope.isEmpty() && key.isEmpty()) {
+            return page("idempotency", Map.of("page", page, "lookup", new Views.KeyLookup("", "", false, null, null)));
+        }
+        if (scope.isEmpty() || key.isEmpty() || scope.length() > 200 || key.length() > 500) {
+            return page("idempotency", 400, Map.of("page", page, "lookup", new Views.KeyLookup(abbreviate(scope), abbreviate(key),
+                    false, null, "Give both the scope and the key the request was made with (each a few hundred characters at most).")));
+        }
+        try {
+            Optional<IdempotencyKeyState> state = admin.idempotencyKey(scope, key);
+            return page("idempotency", Map.of("page", page, "lookup", new Views.KeyLookup(scope, key, true, state.orElse(null), null)));
+        } catch (Exception e) {
+            return page("idempotency", Map.of("page", page, "lookup", new Views.KeyLookup(scope, key, false, null,
+                    describe("look the key up", e))));
         }
     }
 

@@ -3,6 +3,8 @@ package dev.outboxkit.console.internal;
 import dev.outboxkit.ops.admin.CdcRelaySlot;
 import dev.outboxkit.ops.admin.DeadLetter;
 import dev.outboxkit.ops.admin.DeadLetterChange;
+import dev.outboxkit.ops.admin.EventTrace;
+import dev.outboxkit.ops.admin.IdempotencyKeyState;
 import dev.outboxkit.ops.admin.Status;
 import dev.outboxkit.relay.Relay;
 import java.time.Instant;
@@ -55,10 +57,34 @@ public final class Views {
     /**
      * Where one event is.
      *
-     * @param state      {@code parked}, {@code waiting}, {@code published}, {@code not-found}; null before a lookup
-     * @param deadLetter the parked row when {@code state} is {@code parked}
+     * @param state {@code parked}, {@code waiting}, {@code published}, {@code applied}, {@code ledger}, {@code not-found};
+     *              null before a lookup
+     * @param trace every part found; null before a lookup or after an error
      */
-    public record Event(String query, String state, String headline, String detail, DeadLetter deadLetter, String error) {
+    public record Event(String query, String state, String headline, String detail, EventTrace trace, String error) {
+
+        /** The parked row, or null. */
+        public DeadLetter deadLetter() {
+            return trace == null ? null : trace.deadLetter().orElse(null);
+        }
+
+        /** The outbox row, or null. */
+        public EventTrace.Pending pending() {
+            return trace == null ? null : trace.inOutbox().orElse(null);
+        }
+
+        /** The intent ledger's row, or null. */
+        public EventTrace.Intent intent() {
+            return trace == null ? null : trace.intent().orElse(null);
+        }
+    }
+
+    /**
+     * An idempotency key lookup.
+     *
+     * @param looked a lookup ran ({@code state} null then: no such key)
+     */
+    public record KeyLookup(String scope, String key, boolean looked, IdempotencyKeyState state, String error) {
     }
 
     /** A refusal or error page: what happened and what to do. */
