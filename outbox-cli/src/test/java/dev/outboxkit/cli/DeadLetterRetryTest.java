@@ -24,12 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AlterConfigOp;
-import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.common.config.ConfigResource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -77,7 +72,7 @@ class DeadLetterRetryTest {
             assertThat(db.count("SELECT count(*) FROM outbox_event WHERE id IN ('" + a2 + "', '" + a3 + "')")).isEqualTo(2);
             assertThat(db.count("SELECT max(seq) FROM outbox_event")).isGreaterThan(parkedSeq);
 
-            allowRecordsUpTo(kafka, topic, 1_048_576);
+            kafka.alterTopicConfig(topic, Map.of("max.message.bytes", "1048576"));
             String role = leastPrivilegedRole(db);
             CliRun retry = CliRun.run(Map.of("OUTBOX_JDBC_URL", db.jdbcUrl(), "OUTBOX_USER", role, "OUTBOX_PASSWORD", ROLE_PASSWORD),
                     "dead-letters", "retry", "--id", a1.toString());
@@ -180,15 +175,6 @@ class DeadLetterRetryTest {
         try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT pg_get_serial_sequence('outbox_event', 'seq')")) {
             rs.next();
             return rs.getString(1);
-        }
-    }
-
-    private static void allowRecordsUpTo(TestKafka kafka, String topic, int bytes) throws Exception {
-        try (Admin admin = kafka.admin()) {
-            ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
-            admin.incrementalAlterConfigs(Map.of(resource, List.of(new AlterConfigOp(
-                    new ConfigEntry("max.message.bytes", Integer.toString(bytes)), AlterConfigOp.OpType.SET))))
-                    .all().get(60, TimeUnit.SECONDS);
         }
     }
 

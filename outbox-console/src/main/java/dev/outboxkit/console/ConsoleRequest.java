@@ -33,11 +33,6 @@ public record ConsoleRequest(String method, String path, Map<String, List<String
         headers = copy(headers, true);
     }
 
-    /** A GET of {@code path} with the query parameters of {@code rawQuery} (may be null). */
-    public static ConsoleRequest get(String path, String rawQuery, Map<String, List<String>> headers, boolean secure) {
-        return new ConsoleRequest("GET", path, parameters(rawQuery), Map.of(), headers, secure, null);
-    }
-
     /** The first value of query parameter {@code name}, or null. */
     public String queryParameter(String name) {
         return first(query, name);

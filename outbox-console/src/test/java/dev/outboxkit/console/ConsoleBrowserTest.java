@@ -6,27 +6,20 @@ import static org.awaitility.Awaitility.await;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
-import dev.outboxkit.core.EventIds;
 import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.ops.admin.OutboxAdmin;
 import dev.outboxkit.relay.Relay;
 import dev.outboxkit.relay.poller.ParkPolicy;
 import dev.outboxkit.relay.poller.PollingRelay;
+import dev.outboxkit.testkit.OutboxRows;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.testkit.TestKafka;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AlterConfigOp;
-import org.apache.kafka.clients.admin.ConfigEntry;
-import org.apache.kafka.common.config.ConfigResource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -133,7 +126,7 @@ class ConsoleBrowserTest {
             wait(PAGE).until(ExpectedConditions.textToBePresentInElementLocated(By.id("operator"), ConsoleServer.OPERATOR));
             Browser.screenshot(browser, "dead-letters");
 
-            raiseRecordLimit(kafka, topic, 1_048_576);
+            kafka.alterTopicConfig(topic, Map.of("max.message.bytes", "1048576"));
             browser.findElement(By.cssSelector("tr[data-id='" + poison + "'] button.retry")).click();
             WebElement outcome = wait(PAGE).until(ExpectedConditions.visibilityOfElementLocated(By.id("outcome")));
             assertThat(outcome.getText()).contains("Retry: 1 moved back to the outbox").contains(poison.toString());
@@ -249,16 +242,9 @@ class ConsoleBrowserTest {
     }
 
     private static UUID insert(TestDatabase db, String type, String aggregate, String payload) throws Exception {
-        UUID id = EventIds.next();
-        try (Connection c = db.connect(); PreparedStatement ps = c.prepareStatement(
-                "INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload) VALUES (?, ?, ?, 'Changed', ?::jsonb)")) {
-            ps.setObject(1, id);
-            ps.setString(2, type);
-            ps.setString(3, aggregate);
-            ps.setString(4, payload);
-            ps.executeUpdate();
+        try (Connection c = db.connect()) {
+            return OutboxRows.insert(c, type, aggregate, payload);
         }
-        return id;
     }
 
     private static String randomText(int length) {
@@ -268,14 +254,5 @@ class ConsoleBrowserTest {
             sb.append((char) ('a' + random.nextInt(26)));
         }
         return sb.toString();
-    }
-
-    private static void raiseRecordLimit(TestKafka kafka, String topic, int bytes) throws Exception {
-        try (Admin admin = kafka.admin()) {
-            ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
-            admin.incrementalAlterConfigs(Map.of(resource, List.of(new AlterConfigOp(
-                    new ConfigEntry("max.message.bytes", Integer.toString(bytes)), AlterConfigOp.OpType.SET))))
-                    .all().get(60, TimeUnit.SECONDS);
-        }
     }
 }

@@ -87,6 +87,20 @@ public abstract class TestKafka implements AutoCloseable {
         }
     }
 
+    /** Sets topic configs ({@code max.message.bytes} → {@code 1048576}: the fix of a poison-event test) and waits for the broker. */
+    public void alterTopicConfig(String topic, Map<String, String> configs) {
+        List<org.apache.kafka.clients.admin.AlterConfigOp> ops = configs.entrySet().stream()
+                .map(e -> new org.apache.kafka.clients.admin.AlterConfigOp(new org.apache.kafka.clients.admin.ConfigEntry(
+                        e.getKey(), e.getValue()), org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET))
+                .toList();
+        try (Admin admin = admin()) {
+            admin.incrementalAlterConfigs(Map.of(new org.apache.kafka.common.config.ConfigResource(
+                    org.apache.kafka.common.config.ConfigResource.Type.TOPIC, topic), ops)).all().get(60, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new IllegalStateException("cannot alter the configs " + configs + " of topic " + topic + ": " + e, e);
+        }
+    }
+
     /**
      * Returns once every partition of {@code topic} answers a ListOffsets request from its leader, which
      * the broker refuses (NOT_LEADER_OR_FOLLOWER) exactly while it would refuse a produce request.
