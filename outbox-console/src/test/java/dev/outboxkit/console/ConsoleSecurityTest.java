@@ -70,6 +70,7 @@ class ConsoleSecurityTest {
             HttpResponse<String> wrongToken = post(s.url() + "/login", null, "token=not-the-token", null);
             assertThat(wrongToken.statusCode()).isEqualTo(401);
             assertThat(wrongToken.headers().firstValue("Set-Cookie")).isEmpty();
+            assertThat(wrongToken.body()).doesNotContain(ConsoleServer.TOKEN);
 
             String cookie = login(s);
             String page = get(s.url() + "/dead-letters", cookie).body();
@@ -117,6 +118,19 @@ class ConsoleSecurityTest {
             assertThat(discard.body()).contains("Discard:").contains("2 discarded")
                     .contains("018f3a5e-7b2c-7d11-8a00-000000000401").contains("018f3a5e-7b2c-7d11-8a00-000000000402");
             assertThat(db.count("SELECT count(*) FROM outbox_dead_letter")).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void wrongTokensAreThrottledEvenBeforeTheRightOne(TestDatabase db) throws Exception {
+        try (ConsoleServer s = new ConsoleServer(db, b -> b.operatorToken(ConsoleServer.OPERATOR, Secret.of(ConsoleServer.TOKEN)))) {
+            for (int i = 0; i < 10; i++) {
+                assertThat(post(s.url() + "/login", null, "token=guess-" + i, null).statusCode()).isEqualTo(401);
+            }
+            HttpResponse<String> throttled = post(s.url() + "/login", null, "token=" + ConsoleServer.TOKEN, null);
+            assertThat(throttled.statusCode()).isEqualTo(429);
+            assertThat(throttled.body()).contains("wait a minute");
+            assertThat(throttled.headers().firstValue("Set-Cookie")).isEmpty();
         }
     }
 

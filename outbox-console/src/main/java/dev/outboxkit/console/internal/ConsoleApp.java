@@ -417,7 +417,11 @@ public final class ConsoleApp implements AutoCloseable {
         if (!sameOrigin(r)) {
             return crossOrigin(r);
         }
+        if (!sessions.loginAllowed()) {
+            return loginPage(r, 429, "Too many wrong tokens in the last minute: wait a minute, then log in again.");
+        }
         if (!Sessions.constantTimeEquals(settings.operatorToken().reveal(), nz(r.formParameter("token")))) {
+            sessions.loginFailed();
             log.warn("console: a login with a wrong operator token was refused");
             return loginPage(r, 401, "That is not the operator token. Give the token from the console's token file or variable.");
         }

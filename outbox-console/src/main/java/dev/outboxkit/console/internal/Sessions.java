@@ -24,6 +24,8 @@ public final class Sessions {
 
     /** Bound on live sessions: a login beyond it ends the oldest. */
     public static final int MAX_SESSIONS = 64;
+    /** Wrong tokens accepted per minute, all clients together; beyond it every login waits for the minute to pass. */
+    public static final int MAX_FAILED_LOGINS_PER_MINUTE = 10;
 
     /** A logged-in operator. */
     public record Session(String id, String operator, String csrf, Instant expiresAt) {
@@ -34,6 +36,8 @@ public final class Sessions {
     private final Duration lifetime;
     private final Clock clock;
     private final byte[] csrfKey = new byte[32];
+    private Instant failureWindowStart = Instant.EPOCH;
+    private int failuresInWindow;
 
     public Sessions(Duration lifetime, Clock clock) {
         this.lifetime = lifetime;
@@ -56,6 +60,26 @@ public final class Sessions {
         Session s = new Session(token(), operator, token(), clock.instant().plus(lifetime));
         sessions.put(s.id(), s);
         return s;
+    }
+
+    /** False while {@link #MAX_FAILED_LOGINS_PER_MINUTE} wrong tokens were given in the current minute: guessing stays slow. */
+    public synchronized boolean loginAllowed() {
+        rollWindow();
+        return failuresInWindow < MAX_FAILED_LOGINS_PER_MINUTE;
+    }
+
+    /** Counts a wrong token. */
+    public synchronized void loginFailed() {
+        rollWindow();
+        failuresInWindow++;
+    }
+
+    private void rollWindow() {
+        Instant now = clock.instant();
+        if (!now.isBefore(failureWindowStart.plus(Duration.ofMinutes(1)))) {
+            failureWindowStart = now;
+            failuresInWindow = 0;
+        }
     }
 
     /** The live session with this id, or null. */

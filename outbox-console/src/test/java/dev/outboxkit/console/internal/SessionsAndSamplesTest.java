@@ -1,0 +1,72 @@
+package dev.outboxkit.console.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.outboxkit.testkit.ManualClock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The console's in-memory state stays bounded: sessions by count and lifetime, failed logins per minute, chart samples. */
+class SessionsAndSamplesTest {
+
+    private final ManualClock clock = ManualClock.startingAt(Instant.parse("2026-12-07T03:00:00Z"));
+
+    @Test
+    void aLoginBeyondTheBoundEndsTheOldestAndASessionEndsWithItsLifetime() {
+        Sessions sessions = new Sessions(Duration.ofHours(8), clock);
+        List<Sessions.Session> made = new ArrayList<>();
+        for (int i = 0; i < Sessions.MAX_SESSIONS + 6; i++) {
+            made.add(sessions.create("op"));
+        }
+        assertThat(made.subList(0, 6)).allSatisfy(s -> assertThat(sessions.find(s.id())).isNull());
+        assertThat(made.subList(6, made.size())).allSatisfy(s -> assertThat(sessions.find(s.id())).isEqualTo(s));
+        assertThat(made).extracting(Sessions.Session::id).doesNotHaveDuplicates().allSatisfy(id -> assertThat(id).hasSize(43));
+        assertThat(made.get(6).csrf()).isNotEqualTo(made.get(7).csrf()).isNotEqualTo(made.get(6).id());
+
+        Sessions.Session last = made.get(made.size() - 1);
+        clock.advance(Duration.ofHours(8).minusSeconds(1));
+        assertThat(sessions.find(last.id())).isEqualTo(last);
+        clock.advance(Duration.ofSeconds(1));
+        assertThat(sessions.find(last.id())).isNull();
+    }
+
+    @Test
+    void wrongTokensAreThrottledPerMinute() {
+        Sessions sessions = new Sessions(Duration.ofHours(8), clock);
+        for (int i = 0; i < Sessions.MAX_FAILED_LOGINS_PER_MINUTE; i++) {
+            assertThat(sessions.loginAllowed()).isTrue();
+            sessions.loginFailed();
+        }
+        assertThat(sessions.loginAllowed()).isFalse();
+        clock.advance(Duration.ofMinutes(1));
+        assertThat(sessions.loginAllowed()).isTrue();
+    }
+
+    @Test
+    void hostCsrfTokensDependOnTheOperatorAndTheComparisonIsExact() {
+        Sessions sessions = new Sessions(Duration.ofHours(8), clock);
+        assertThat(sessions.hostCsrf("alice")).isEqualTo(sessions.hostCsrf("alice")).isNotEqualTo(sessions.hostCsrf("bob"));
+        assertThat(new Sessions(Duration.ofHours(8), clock).hostCsrf("alice")).isNotEqualTo(sessions.hostCsrf("alice"));
+        assertThat(Sessions.constantTimeEquals("token-1", "token-1")).isTrue();
+        assertThat(Sessions.constantTimeEquals("token-1", "token-2")).isFalse();
+        assertThat(Sessions.constantTimeEquals("token-1", "token-1 ")).isFalse();
+        assertThat(Sessions.constantTimeEquals("token-1", null)).isFalse();
+    }
+
+    @Test
+    void theChartKeepsTheLastHourOfSamplesOldestFirst() {
+        BacklogSamples samples = new BacklogSamples();
+        assertThat(samples.json()).isEqualTo("{\"t\":[],\"backlog\":[]}");
+        Instant t0 = Instant.parse("2026-12-07T03:00:00Z");
+        for (int i = 0; i < BacklogSamples.CAPACITY + 5; i++) {
+            samples.add(t0.plusSeconds(10L * i), i);
+        }
+        assertThat(samples.size()).isEqualTo(BacklogSamples.CAPACITY).isEqualTo(360);
+        String json = samples.json();
+        assertThat(json).startsWith("{\"t\":[" + t0.plusSeconds(50).getEpochSecond() + ",")
+                .contains(",\"backlog\":[5,6,").endsWith("," + (BacklogSamples.CAPACITY + 4) + "]}");
+    }
+}
