@@ -35,9 +35,18 @@ final class Browser {
         // --no-sandbox: the tests may run as root, where chromium's sandbox refuses to start.
         options.addArguments("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
                 "--window-size=1280,1000", "--lang=en-US");
+        // the browser's console (CSP violations, script errors) for browserErrors()
+        options.setCapability("goog:loggingPrefs", java.util.Map.of("browser", "ALL"));
         ChromeDriver browser = new ChromeDriver(service, options);
         browser.manage().timeouts().pageLoadTimeout(Duration.ofSeconds(60));
         return browser;
+    }
+
+    /** The browser console's warnings and errors since the last call (a CSP violation is one). */
+    static java.util.List<String> browserErrors(ChromeDriver browser) {
+        return browser.manage().logs().get(org.openqa.selenium.logging.LogType.BROWSER).getAll().stream()
+                .filter(e -> e.getLevel().intValue() >= java.util.logging.Level.WARNING.intValue())
+                .map(e -> e.getLevel() + " " + e.getMessage()).toList();
     }
 
     /** Saves what the browser shows as target/console-screenshots/{@code name}.png (the docs' images come from here). */

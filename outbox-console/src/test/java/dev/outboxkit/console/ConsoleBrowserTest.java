@@ -62,6 +62,7 @@ class ConsoleBrowserTest {
                 + "('poll/0', 'relay-a', 7, now() + interval '1 hour'), ('poll/1', 'relay-b', 3, now() - interval '1 minute')");
         Relay.Health health = new Relay.Health(true, true, "polling 2 partitions");
         try (ConsoleServer s = new ConsoleServer(db, b -> b.relayHealth(() -> health))) {
+            Browser.browserErrors(browser); // what earlier tests left
             browser.get(s.url() + "/");
             wait(PAGE).until(ExpectedConditions.textToBe(By.id("backlog-total"), "3"));
             assertThat(browser.findElement(By.tagName("html")).getAttribute("lang")).isEqualTo("en");
@@ -83,6 +84,8 @@ class ConsoleBrowserTest {
             insert(db, "order", "o-3", "{}");
             wait(Duration.ofSeconds(40)).until(ExpectedConditions.textToBe(By.id("backlog-total"), "4"));
             assertThat(browser.executeScript("return window.__consoleMarker;")).isEqualTo("same page");
+            // htmx, uPlot and the console's script ran under the CSP without a violation or an error
+            assertThat(Browser.browserErrors(browser)).isEmpty();
             Browser.screenshot(browser, "overview");
         }
     }
