@@ -119,7 +119,9 @@ class ConsoleBrowserTest {
             WebElement group = wait(PAGE).until(ExpectedConditions.visibilityOfElementLocated(By.cssSelector("section.group")));
             assertThat(group.findElement(By.className("error-class")).getText()).endsWith("RecordTooLargeException");
             assertThat(group.findElement(By.className("group-count")).getText()).isEqualTo("1");
-            assertThat(group.findElement(By.cssSelector("tr[data-id='" + poison + "']")).getText()).contains("account/A");
+            // the rows arrive after the page (htmx loads them per reason)
+            WebElement row = wait(PAGE).until(ExpectedConditions.visibilityOfElementLocated(By.cssSelector("tr[data-id='" + poison + "']")));
+            assertThat(row.getText()).contains("account/A");
             assertThat(browser.findElements(By.cssSelector("button.retry"))).isEmpty();
             assertThat(browser.findElement(By.cssSelector("main")).getText()).contains("Log in");
 
@@ -127,6 +129,7 @@ class ConsoleBrowserTest {
             browser.findElement(By.id("token")).sendKeys(ConsoleServer.TOKEN);
             browser.findElement(By.cssSelector("form.login button")).click();
             wait(PAGE).until(ExpectedConditions.textToBePresentInElementLocated(By.id("operator"), ConsoleServer.OPERATOR));
+            wait(PAGE).until(ExpectedConditions.elementToBeClickable(By.cssSelector("tr[data-id='" + poison + "'] button.retry")));
             Browser.screenshot(browser, "dead-letters");
 
             kafka.alterTopicConfig(topic, Map.of("max.message.bytes", "1048576"));

@@ -29,7 +29,7 @@ class ConsoleSecurityTest {
     @Test
     void pagesCarryTheSecurityHeadersAndAreNeverCached(TestDatabase db) throws Exception {
         try (ConsoleServer s = new ConsoleServer(db, b -> b)) {
-            for (String path : new String[] {"/", "/dead-letters", "/events?id=" + UUID.randomUUID(), "/fragments/overview", "/login",
+            for (String path : new String[] {"/", "/dead-letters", "/events?id=" + UUID.randomUUID(), "/fragments/overview", "/login", "/fragments/reason-rows?errorClass=E&message=m",
                     "/idempotency?scope=checkout&key=k-1"}) {
                 HttpResponse<String> r = get(s.url() + path, null);
                 assertThat(r.statusCode()).as(path).isEqualTo(200);

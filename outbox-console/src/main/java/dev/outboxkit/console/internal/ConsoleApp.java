@@ -46,8 +46,6 @@ public final class ConsoleApp implements AutoCloseable {
     static final int ROWS_PER_GROUP = 20;
     /** Reasons listed on the dead-letter page (the largest first). */
     static final int MAX_REASONS = 50;
-    /** Reasons whose rows are listed on the page itself; the others link to their own page. */
-    static final int REASONS_WITH_ROWS = 10;
 
     private static final Map<String, String> SECURITY_HEADERS = Map.of(
             "Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
@@ -122,6 +120,8 @@ public final class ConsoleApp implements AutoCloseable {
             case "/fragments/overview":
                 return get ? page("overviewFragment", Map.of("overview", overview(), "page", pageFor(r, "Overview", "overview")))
                         : notAllowed(r, "GET");
+            case "/fragments/reason-rows":
+                return get ? reasonRows(r) : notAllowed(r, "GET");
             case "/backlog.json":
                 return get ? response(200, "application/json", samples.json(), true) : notAllowed(r, "GET");
             case "/dead-letters":
@@ -211,7 +211,10 @@ public final class ConsoleApp implements AutoCloseable {
         return page("deadLetters", Map.of("page", page, "view", view));
     }
 
-    /** The reasons, largest first (grouped in the database), with the first rows of the largest. */
+    /**
+     * The reasons, largest first (grouped in the database). Their rows cost a query each, so the page names where to
+     * load them from ({@code /fragments/reason-rows}) and the browser fetches them after the page is shown.
+     */
     private Views.DeadLetters groups(Views.Outcome outcome) throws SQLException {
         List<DeadLetterReason> reasons = admin.deadLetterReasons(MAX_REASONS + 1);
         List<Views.Group> groups = new ArrayList<>();
@@ -219,26 +222,32 @@ public final class ConsoleApp implements AutoCloseable {
         for (int i = 0; i < Math.min(MAX_REASONS, reasons.size()); i++) {
             DeadLetterReason reason = reasons.get(i);
             total += reason.count();
-            List<DeadLetter> rows = List.of();
-            String more = groupHref(reason.errorClass(), reason.messagePattern(), null);
-            if (i < REASONS_WITH_ROWS) {
-                DeadLetterPage page = admin.deadLetters(reasonFilter(reason.errorClass(), reason.messagePattern()), ROWS_PER_GROUP, null);
-                rows = page.items();
-                more = page.hasMore() ? groupHref(reason.errorClass(), reason.messagePattern(), page.next()) : null;
-            }
+            String query = reasonQuery(reason.errorClass(), reason.messagePattern(), null);
             groups.add(new Views.Group(reason.errorClass(), reason.messagePattern(), reason.count(), reason.firstParked(),
-                    reason.lastParked(), rows, more));
+                    reason.lastParked(), List.of(), base + "/fragments/reason-rows?" + query, base + "/dead-letters?" + query));
         }
-        List<String> notes = new ArrayList<>();
-        if (reasons.size() > MAX_REASONS) {
-            notes.add("The " + MAX_REASONS + " largest reasons are shown; there are more.");
+        String note = (reasons.size() > MAX_REASONS ? "The " + MAX_REASONS + " largest reasons are shown; there are more. " : "")
+                + "Counts cover the " + String.format("%,d", OutboxAdmin.REASONS_WINDOW)
+                + " most recently parked dead letters; a retry or discard of a reason acts on all of its rows.";
+        return new Views.DeadLetters(groups, total, reasons.size() > MAX_REASONS, note, outcome, null);
+    }
+
+    /** The first rows of one reason, for the dead-letter page to show under it. */
+    private ConsoleResponse reasonRows(ConsoleRequest r) {
+        String errorClass = r.queryParameter("errorClass");
+        if (errorClass == null) {
+            return message(r, new Views.Message(400, "No reason named", "The request named no error class.",
+                    "Open the dead-letter page and follow a reason's link."));
         }
-        if (reasons.size() > REASONS_WITH_ROWS) {
-            notes.add("Rows are listed for the " + REASONS_WITH_ROWS + " largest reasons; follow a reason's link for the others.");
+        String pattern = nz(r.queryParameter("message"));
+        try {
+            DeadLetterPage page = admin.deadLetters(reasonFilter(errorClass, pattern), ROWS_PER_GROUP, null);
+            String more = page.hasMore() ? base + "/dead-letters?" + reasonQuery(errorClass, pattern, page.next()) : null;
+            return page("reasonRows", Map.of("page", pageFor(r, "Dead letters", "dead-letters"), "rows", page.items(),
+                    "moreHref", more == null ? "" : more));
+        } catch (Exception e) {
+            return response(200, "text/html; charset=utf-8", "<p class=\"error\">" + escape(describe("read the rows", e)) + "</p>", true);
         }
-        notes.add("Counts cover the " + String.format("%,d", OutboxAdmin.REASONS_WINDOW)
-                + " most recently parked dead letters; a retry or discard of a reason acts on all of its rows.");
-        return new Views.DeadLetters(groups, total, reasons.size() > MAX_REASONS, String.join(" ", notes), outcome, null);
     }
 
     /** One reason's rows, a page at a time. */
@@ -249,7 +258,7 @@ public final class ConsoleApp implements AutoCloseable {
         String more = page.hasMore() ? groupHref(errorClass, pattern, page.next()) : null;
         Instant firstParked = rows.isEmpty() ? null : rows.get(0).parkedAt();
         Instant lastParked = rows.isEmpty() ? null : rows.get(rows.size() - 1).parkedAt();
-        Views.Group g = new Views.Group(errorClass, pattern, rows.size(), firstParked, lastParked, rows, more);
+        Views.Group g = new Views.Group(errorClass, pattern, rows.size(), firstParked, lastParked, rows, null, more);
         return new Views.DeadLetters(rows.isEmpty() ? List.of() : List.of(g), rows.size(), page.hasMore(),
                 "The rows of one reason" + (after == null ? "" : " (a later page)") + "; the count is this page's.", outcome, null);
     }
@@ -259,9 +268,18 @@ public final class ConsoleApp implements AutoCloseable {
     }
 
     private String groupHref(String errorClass, String message, DeadLetterPage.Cursor after) {
-        return base + "/dead-letters?errorClass=" + enc(errorClass) + "&message=" + enc(message)
+        return base + "/dead-letters?" + reasonQuery(errorClass, message, after);
+    }
+
+    private static String reasonQuery(String errorClass, String message, DeadLetterPage.Cursor after) {
+        return "errorClass=" + enc(errorClass) + "&message=" + enc(message)
                 + (after == null ? "" : "&after=" + enc(after.parkedAt().getEpochSecond() + ":" + after.parkedAt().getNano()
                         + ":" + after.seq() + ":" + after.id()));
+    }
+
+    /** HTML escaping for the one message written outside a template. */
+    private static String escape(String s) {
+        return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\"", "&quot;");
     }
 
     private static DeadLetterPage.Cursor cursor(String token) {

@@ -37,9 +37,15 @@ public final class Views {
                            Relay.Health health, Instant readAt) {
     }
 
-    /** Dead letters sharing one reason. {@code moreHref}: the next rows of this group; null when all are listed. */
+    /**
+     * Dead letters sharing one reason.
+     *
+     * @param rowsHref where the page loads the rows from after it is shown (they cost a query per reason); null when
+     *                 {@code rows} holds them
+     * @param moreHref the next rows of this reason (its own page); null when all are listed
+     */
     public record Group(String errorClass, String message, long count, Instant firstParked, Instant lastParked,
-                       List<DeadLetter> rows, String moreHref) {
+                       List<DeadLetter> rows, String rowsHref, String moreHref) {
     }
 
     /** What a retry or discard did; {@code failure} says why nothing moved. */
