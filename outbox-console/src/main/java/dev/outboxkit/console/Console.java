@@ -50,7 +50,9 @@ public final class Console implements AutoCloseable {
 
     /**
      * This console as a handler of the JDK's HTTP server: {@code server.createContext(console.basePath(),
-     * console.httpHandler())}. Form bodies over 64 KiB are refused (413).
+     * console.httpHandler())}. Form bodies over 64 KiB are refused (413). Start the JVM with
+     * {@code -Dsun.net.httpserver.nodelay=true} (the sidecar sets it): otherwise every response waits about 40 ms for
+     * the client's delayed ACK.
      */
     public com.sun.net.httpserver.HttpHandler httpHandler() {
         return new JdkHttpAdapter(this::handle);
