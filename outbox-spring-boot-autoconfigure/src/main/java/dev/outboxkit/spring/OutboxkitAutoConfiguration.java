@@ -354,6 +354,31 @@ public class OutboxkitAutoConfiguration {
         }
     }
 
+    /**
+     * {@code outboxkit.console.enabled=true} without outbox-console or Actuator fails start-up naming what is missing:
+     * the console lives in Actuator's management context ({@link OutboxkitConsoleConfiguration}) and would otherwise
+     * just not be there.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnBooleanProperty("outboxkit.console.enabled")
+    static class ConsoleRequirements {
+
+        ConsoleRequirements() {
+            for (String[] need : new String[][] {
+                    {"dev.outboxkit.console.Console", "dev.outboxkit:outbox-console"},
+                    {"org.springframework.boot.actuate.autoconfigure.web.ManagementContextConfiguration",
+                            "org.springframework.boot:spring-boot-starter-actuator"}}) {
+                try {
+                    Class.forName(need[0], false, OutboxkitAutoConfiguration.class.getClassLoader());
+                } catch (ClassNotFoundException e) {
+                    throw new IllegalStateException("outboxkit.console.enabled=true needs " + need[1] + " on the class path "
+                            + "(the console is served next to the Actuator endpoints); add the dependency or set "
+                            + "outboxkit.console.enabled=false", e);
+                }
+            }
+        }
+    }
+
     private static void requireClass(String className, String mode, String artifact) {
         try {
             Class.forName(className, false, OutboxkitAutoConfiguration.class.getClassLoader());
