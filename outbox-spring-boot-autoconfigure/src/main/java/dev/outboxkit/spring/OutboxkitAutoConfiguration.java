@@ -31,6 +31,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
@@ -363,19 +364,26 @@ public class OutboxkitAutoConfiguration {
     @ConditionalOnBooleanProperty("outboxkit.console.enabled")
     static class ConsoleRequirements {
 
-        ConsoleRequirements() {
-            for (String[] need : new String[][] {
-                    {"dev.outboxkit.console.Console", "dev.outboxkit:outbox-console"},
-                    {"org.springframework.boot.actuate.autoconfigure.web.ManagementContextConfiguration",
-                            "org.springframework.boot:spring-boot-starter-actuator"}}) {
-                try {
-                    Class.forName(need[0], false, OutboxkitAutoConfiguration.class.getClassLoader());
-                } catch (ClassNotFoundException e) {
-                    throw new IllegalStateException("outboxkit.console.enabled=true needs " + need[1] + " on the class path "
-                            + "(the console is served next to the Actuator endpoints); add the dependency or set "
-                            + "outboxkit.console.enabled=false", e);
-                }
+        @Configuration(proxyBeanMethods = false)
+        @ConditionalOnMissingClass("dev.outboxkit.console.Console")
+        static class WithoutOutboxConsole {
+            WithoutOutboxConsole() {
+                throw consoleNeeds("dev.outboxkit:outbox-console");
             }
+        }
+
+        @Configuration(proxyBeanMethods = false)
+        @ConditionalOnMissingClass("org.springframework.boot.actuate.autoconfigure.web.ManagementContextConfiguration")
+        static class WithoutActuator {
+            WithoutActuator() {
+                throw consoleNeeds("org.springframework.boot:spring-boot-starter-actuator");
+            }
+        }
+
+        private static IllegalStateException consoleNeeds(String dependency) {
+            return new IllegalStateException("outboxkit.console.enabled=true needs " + dependency + " on the class path "
+                    + "(the console is served next to the Actuator endpoints); add the dependency or set "
+                    + "outboxkit.console.enabled=false");
         }
     }
 
