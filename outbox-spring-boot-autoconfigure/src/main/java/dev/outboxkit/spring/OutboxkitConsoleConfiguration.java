@@ -10,6 +10,7 @@ import org.springframework.boot.actuate.autoconfigure.endpoint.web.WebEndpointPr
 import org.springframework.boot.actuate.autoconfigure.web.ManagementContextConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.web.servlet.ServletRegistrationBean;
@@ -34,6 +35,7 @@ class OutboxkitConsoleConfiguration {
     private static final Logger log = LoggerFactory.getLogger(OutboxkitConsoleConfiguration.class);
 
     @Bean
+    @ConditionalOnMissingBean(name = "outboxkitConsole")
     ServletRegistrationBean<ConsoleServlet> outboxkitConsole(ObjectProvider<DataSource> dataSource, OutboxkitProperties properties,
                                                             ObjectProvider<WebEndpointProperties> endpoints,
                                                             ObjectProvider<RelayLifecycle> relay) {
