@@ -19,9 +19,32 @@ import java.util.Map;
  * @param secure    the connection is TLS (the session cookie is then {@code Secure})
  * @param operator  the operator the host framework authenticated; null when it authenticated none (the console's own
  *                  login then decides who may act)
+ * @param hostCsrf  the host framework's own CSRF token, which every form of the page then carries as a hidden field
+ *                  (besides the console's own); null when the host checks none
  */
 public record ConsoleRequest(String method, String path, Map<String, List<String>> query, Map<String, List<String>> form,
-                             Map<String, List<String>> headers, boolean secure, String operator) {
+                             Map<String, List<String>> headers, boolean secure, String operator, HostCsrf hostCsrf) {
+
+    /**
+     * A CSRF token the host framework checks on every POST before the console sees it (Spring Security's
+     * {@code _csrf}, for example).
+     *
+     * @param parameterName the form field the host reads it from
+     * @param token         its value for this request
+     */
+    public record HostCsrf(String parameterName, String token) {
+        public HostCsrf {
+            if (parameterName == null || parameterName.isBlank() || token == null) {
+                throw new IllegalArgumentException("a host CSRF token needs a parameter name and a value");
+            }
+        }
+    }
+
+    /** A request without a host CSRF token. */
+    public ConsoleRequest(String method, String path, Map<String, List<String>> query, Map<String, List<String>> form,
+                          Map<String, List<String>> headers, boolean secure, String operator) {
+        this(method, path, query, form, headers, secure, operator, null);
+    }
 
     public ConsoleRequest {
         if (method == null || path == null) {
@@ -50,7 +73,12 @@ public record ConsoleRequest(String method, String path, Map<String, List<String
 
     /** A request authenticated by the host framework as {@code operator}. */
     public ConsoleRequest withOperator(String operator) {
-        return new ConsoleRequest(method, path, query, form, headers, secure, operator);
+        return new ConsoleRequest(method, path, query, form, headers, secure, operator, hostCsrf);
+    }
+
+    /** This request with the host framework's CSRF token, for the forms of the page it answers with. */
+    public ConsoleRequest withHostCsrf(String parameterName, String token) {
+        return new ConsoleRequest(method, path, query, form, headers, secure, operator, new HostCsrf(parameterName, token));
     }
 
     /**

@@ -16,16 +16,16 @@ import org.openqa.selenium.chrome.ChromeOptions;
 /**
  * The machine's chromium, headless, driven through its own chromedriver (both named explicitly, so Selenium Manager
  * never looks for or downloads a browser). Missing: the test is skipped with the fix, or fails where
- * {@code OUTBOXKIT_REQUIRE_TOOLS=true}.
+ * {@code OUTBOXKIT_REQUIRE_TOOLS=true}. Public for the Spring Boot console's browser test (this module's test jar).
  */
-final class Browser {
+public final class Browser {
 
-    static final Path SCREENSHOTS = Path.of("target/console-screenshots");
+    public static final Path SCREENSHOTS = Path.of("target/console-screenshots");
 
     private Browser() {
     }
 
-    static ChromeDriver start() {
+    public static ChromeDriver start() {
         Path chromium = RequiredTools.require("chromium", "chromium chromium-driver", List.of("/usr/bin"));
         Path driver = RequiredTools.require("chromedriver", "chromium chromium-driver", List.of("/usr/bin"));
         ChromeDriverService service = new ChromeDriverService.Builder().usingDriverExecutable(driver.toFile())
@@ -50,7 +50,7 @@ final class Browser {
     }
 
     /** Saves what the browser shows as target/console-screenshots/{@code name}.png (the docs' images come from here). */
-    static void screenshot(ChromeDriver browser, String name) {
+    public static void screenshot(ChromeDriver browser, String name) {
         try {
             Files.createDirectories(SCREENSHOTS);
             Path shot = browser.getScreenshotAs(OutputType.FILE).toPath();

@@ -31,6 +31,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
@@ -351,6 +352,38 @@ public class OutboxkitAutoConfiguration {
         OutboxkitEndpoint outboxkitEndpoint(DataSource dataSource, OutboxkitProperties properties) {
             return new OutboxkitEndpoint(dev.outboxkit.ops.admin.OutboxAdmin.builder()
                     .outboxDatabase(dataSource, properties.getSchema()).build());
+        }
+    }
+
+    /**
+     * {@code outboxkit.console.enabled=true} without outbox-console or Actuator fails start-up naming what is missing:
+     * the console lives in Actuator's management context ({@link OutboxkitConsoleConfiguration}) and would otherwise
+     * just not be there.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnBooleanProperty("outboxkit.console.enabled")
+    static class ConsoleRequirements {
+
+        @Configuration(proxyBeanMethods = false)
+        @ConditionalOnMissingClass("dev.outboxkit.console.Console")
+        static class WithoutOutboxConsole {
+            WithoutOutboxConsole() {
+                throw consoleNeeds("dev.outboxkit:outbox-console");
+            }
+        }
+
+        @Configuration(proxyBeanMethods = false)
+        @ConditionalOnMissingClass("org.springframework.boot.actuate.autoconfigure.web.ManagementContextConfiguration")
+        static class WithoutActuator {
+            WithoutActuator() {
+                throw consoleNeeds("org.springframework.boot:spring-boot-starter-actuator");
+            }
+        }
+
+        private static IllegalStateException consoleNeeds(String dependency) {
+            return new IllegalStateException("outboxkit.console.enabled=true needs " + dependency + " on the class path "
+                    + "(the console is served next to the Actuator endpoints); add the dependency or set "
+                    + "outboxkit.console.enabled=false");
         }
     }
 

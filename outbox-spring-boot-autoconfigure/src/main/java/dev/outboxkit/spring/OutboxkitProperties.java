@@ -25,6 +25,7 @@ public class OutboxkitProperties {
     private final Idempotency idempotency = new Idempotency();
     private final Consumer consumer = new Consumer();
     private final Relay relay = new Relay();
+    private final Console console = new Console();
 
     public String getSchema() {
         return schema;
@@ -52,6 +53,64 @@ public class OutboxkitProperties {
 
     public Relay getRelay() {
         return relay;
+    }
+
+    public Console getConsole() {
+        return console;
+    }
+
+    /** The operator console (outbox-console) in the management context, next to the Actuator endpoints. */
+    public static class Console {
+
+        /**
+         * Serve the operator console at the Actuator base path + /outboxkit-console (on management.server.port when
+         * one is set). Needs dev.outboxkit:outbox-console and Actuator on the class path.
+         */
+        private boolean enabled = false;
+
+        /** Offer Retry and Discard of dead letters to users with outboxkit.console.operator-role; off: read-only for all. */
+        private boolean writeActions = false;
+
+        /** Let the pages show event payloads where they can; off: sizes only. */
+        private boolean showPayloads = false;
+
+        /**
+         * The role (HttpServletRequest.isUserInRole, Spring Security's ROLE_ prefix left out) a user needs to retry and
+         * discard; the audit log names the user.
+         */
+        private String operatorRole = "OUTBOX_OPERATOR";
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public boolean isWriteActions() {
+            return writeActions;
+        }
+
+        public void setWriteActions(boolean writeActions) {
+            this.writeActions = writeActions;
+        }
+
+        public boolean isShowPayloads() {
+            return showPayloads;
+        }
+
+        public void setShowPayloads(boolean showPayloads) {
+            this.showPayloads = showPayloads;
+        }
+
+        public String getOperatorRole() {
+            return operatorRole;
+        }
+
+        public void setOperatorRole(String operatorRole) {
+            this.operatorRole = operatorRole;
+        }
     }
 
     /** Schema migration at start-up. */

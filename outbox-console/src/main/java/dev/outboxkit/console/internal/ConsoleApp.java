@@ -569,7 +569,7 @@ public final class ConsoleApp implements AutoCloseable {
             }
         }
         return new Views.Page(title, base, nav, operator, csrf, settings.writeActions(), settings.operatorToken() != null,
-                settings.writeActions() && operator != null);
+                settings.writeActions() && operator != null, r.hostCsrf());
     }
 
     // ---------------------------------------------------------------- responses

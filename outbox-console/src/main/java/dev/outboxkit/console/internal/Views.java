@@ -1,5 +1,6 @@
 package dev.outboxkit.console.internal;
 
+import dev.outboxkit.console.ConsoleRequest;
 import dev.outboxkit.ops.admin.CdcRelaySlot;
 import dev.outboxkit.ops.admin.DeadLetter;
 import dev.outboxkit.ops.admin.DeadLetterChange;
@@ -23,9 +24,10 @@ public final class Views {
      * @param operator the logged-in operator; null: nobody
      * @param csrf     the CSRF token for the page's forms; null when nobody is logged in
      * @param canWrite write actions are on and an operator is logged in: the page offers them
+     * @param hostCsrf the host framework's CSRF token every form carries too; null when the host checks none
      */
     public record Page(String title, String base, String nav, String operator, String csrf, boolean writeActions,
-                       boolean loginOn, boolean canWrite) {
+                       boolean loginOn, boolean canWrite, ConsoleRequest.HostCsrf hostCsrf) {
     }
 
     /** A relay instance as the lease table shows it: {@code holder} while it holds a valid lease, else {@code standby}. */

@@ -1,0 +1,48 @@
+package dev.outboxkit.console;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.outboxkit.ops.admin.OutboxAdmin;
+import dev.outboxkit.testkit.OutboxTestkitExtension;
+import dev.outboxkit.testkit.TestDatabase;
+import java.util.Map;
+import java.util.UUID;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * A host framework's own CSRF token ({@link ConsoleRequest#withHostCsrf}) rides in every POST form of the page, next
+ * to the console's, escaped; without one the forms carry only the console's.
+ */
+@ExtendWith(OutboxTestkitExtension.class)
+class HostCsrfTest {
+
+    @Test
+    void everyFormCarriesTheHostsTokenWhenTheRequestHasOne(TestDatabase db) throws Exception {
+        db.execute("INSERT INTO outbox_dead_letter (id, seq, aggregate_type, aggregate_id, event_type, payload, headers, created_at,"
+                + " error_class, error_message, attempts, parked_by) VALUES (?, 900001, 'account', 'a1', 'Opened', '{}', '{}', now(),"
+                + " 'org.apache.kafka.common.errors.RecordTooLargeException', 'too large', 3, 'relay-1')", UUID.randomUUID());
+        try (Console console = Console.builder().admin(OutboxAdmin.builder().outboxDatabase(db.dataSource(), "public").build())
+                .writeActions(true).build()) {
+            ConsoleRequest page = ConsoleRequest.get("/console/dead-letters", null, Map.of(), false).withOperator("alice");
+
+            String withHost = console.handle(page.withHostCsrf("_csrf", "t<\"1")).bodyText();
+            long forms = count(withHost, "<form method=\"post\"");
+            assertThat(forms).as("Retry and Discard of the row and of its reason").isEqualTo(4);
+            assertThat(count(withHost, "<input type=\"hidden\" name=\"_csrf\" value=\"t&lt;&#34;1\">")).isEqualTo(forms);
+            assertThat(count(withHost, "<input type=\"hidden\" name=\"csrf\" ")).isEqualTo(forms);
+
+            String without = console.handle(page).bodyText();
+            assertThat(count(without, "<form method=\"post\"")).isEqualTo(4);
+            assertThat(without).doesNotContain("name=\"_csrf\"");
+        }
+        assertThatThrownBy(() -> ConsoleRequest.get("/console/", null, Map.of(), false).withHostCsrf(" ", "t"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("parameter name");
+    }
+
+    private static long count(String text, String literal) {
+        return Pattern.compile(Pattern.quote(literal)).matcher(text).results().count();
+    }
+}
