@@ -38,6 +38,8 @@ class RunbookTest {
             String body = Files.readString(Path.of("../docs/runbook.md")).split("(?m)^## " + section + "$", 2)[1].split("(?m)^## ", 2)[0];
             assertThat(body).as(section).contains("**Means:**").contains("**`outbox status` shows:**").contains("**Act:**")
                     .contains("**Do not:**");
+            assertThat(body.strip()).as("%s starts with the console page that shows it", section)
+                    .startsWith("**Look first:**").contains("console");
         }
     }
 }

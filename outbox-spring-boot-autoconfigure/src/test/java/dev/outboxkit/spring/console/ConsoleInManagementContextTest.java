@@ -60,8 +60,9 @@ class ConsoleInManagementContextTest {
         HttpResponse<String> page = oper.get(port, BASE + "/dead-letters");
         assertThat(page.statusCode()).as(page.body()).isEqualTo(200);
         assertThat(page.body()).contains("Logged in as <strong>oper</strong>").doesNotContain("do-not-print");
-        Map<String, String> retry = ConsoleClient.form(page.body(), BASE + "/dead-letters/retry", "value=\"" + id + "\"");
-        assertThat(retry).as("the Retry form of %s in%n%s", id, page.body()).isNotNull();
+        String rows = rowsOfTheFirstReason(oper, page.body());
+        Map<String, String> retry = ConsoleClient.form(rows, BASE + "/dead-letters/retry", "value=\"" + id + "\"");
+        assertThat(retry).as("the Retry form of %s in%n%s", id, rows).isNotNull();
         assertThat(retry).containsKeys("csrf", "_csrf", "id");
 
         Map<String, String> withoutSpringsToken = new java.util.LinkedHashMap<>(retry);
@@ -87,8 +88,10 @@ class ConsoleInManagementContextTest {
         ConsoleClient viewer = new ConsoleClient("viewer");
         HttpResponse<String> page = viewer.get(port, BASE + "/dead-letters");
         assertThat(page.statusCode()).as(page.body()).isEqualTo(200);
-        assertThat(page.body()).contains(id.toString()).doesNotContain("class=\"retry\"").doesNotContain("/dead-letters/retry")
+        assertThat(page.body()).doesNotContain("class=\"retry\"").doesNotContain("/dead-letters/retry")
                 .contains("Retry and discard need an operator authenticated by the application");
+        String rows = rowsOfTheFirstReason(viewer, page.body());
+        assertThat(rows).contains(id.toString()).doesNotContain("class=\"retry\"").doesNotContain("/dead-letters/retry");
 
         JsonNode token = new ObjectMapper().readTree(viewer.get(port, "/csrf").body());
         HttpResponse<String> refused = viewer.postForm(port, BASE + "/dead-letters/retry",
@@ -96,5 +99,14 @@ class ConsoleInManagementContextTest {
         assertThat(refused.statusCode()).as(refused.body()).isEqualTo(403);
         assertThat(refused.body()).contains("OUTBOX_OPERATOR");
         assertThat(db.count("SELECT count(*) FROM outbox_dead_letter WHERE id = ?", id)).as("still parked").isEqualTo(1);
+    }
+
+    /** The dead-letter page loads each reason's rows after it is shown (hx-get): fetch the first reason's as the browser does. */
+    private String rowsOfTheFirstReason(ConsoleClient client, String deadLetterPage) throws Exception {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("hx-get=\"([^\"]*/fragments/reason-rows[^\"]*)\"").matcher(deadLetterPage);
+        assertThat(m.find()).as("a reason whose rows load after the page in%n%s", deadLetterPage).isTrue();
+        HttpResponse<String> rows = client.get(port, m.group(1).replace("&amp;", "&"));
+        assertThat(rows.statusCode()).as(rows.body()).isEqualTo(200);
+        return rows.body();
     }
 }
