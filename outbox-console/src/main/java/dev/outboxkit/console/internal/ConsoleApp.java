@@ -473,7 +473,7 @@ public final class ConsoleApp implements AutoCloseable {
                 return message(r, new Views.Message(403, "Write actions are off",
                         "This console is read-only: retry and discard are not enabled.",
                         "Use the CLI (outbox dead-letters retry|discard), or restart the console with write actions on "
-                                + "(the sidecar's --console-write-actions)."));
+                                + "(the sidecar's --console-write-actions; outboxkit.console.write-actions=true in Spring Boot)."));
             case "!origin":
                 return crossOrigin(r);
             case "!login":
