@@ -17,12 +17,14 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import javax.sql.DataSource;
 
 /**
  * How long each console page takes over HTTP (not a test: run by hand): an embedded PostgreSQL 17 with N unpublished
- * outbox rows (default 1,000,000) and 30,000 dead letters of three reasons, the console on the JDK HTTP server; median
+ * outbox rows (default 1,000,000), 30,000 dead letters of three reasons and N rows of four consumer groups
+ * in {@code processed_event}, the console on the JDK HTTP server; median
  * and max of 21 requests per page after 3 warm-ups.
  * <pre>
  * ./mvnw -B -o -q -pl outbox-console -am test-compile -DskipTests
@@ -37,6 +39,7 @@ public final class MeasureConsolePages {
 
     public static void main(String[] args) throws Exception {
         long rows = args.length > 0 ? Long.parseLong(args[0]) : 1_000_000L;
+        System.setProperty("sun.net.httpserver.nodelay", "true"); // as the sidecar serves it (see Console#httpHandler)
         TestPostgres pg = OutboxTestkit.postgres();
         TestDatabase db = pg.newDatabase();
         DataSource ds = db.newPool(4);
@@ -52,22 +55,30 @@ public final class MeasureConsolePages {
                 + " FROM generate_series(" + (rows + 1) + ", " + (rows + 30_000) + ") g");
         Sql.exec(ds, "INSERT INTO outbox_relay_lease (lease_key, holder, fence, expires_at) SELECT 'poll/' || g, 'relay-' || (g % 2), g,"
                 + " now() + interval '1 minute' FROM generate_series(0, 15) g");
-        Sql.exec(ds, "ANALYZE");
+        // the consumers' inbox in the same database, as large as the outbox: four groups
+        Sql.exec(ds, "INSERT INTO processed_event (consumer_group, event_id, processed_at, topic, kafka_partition, kafka_offset)"
+                + " SELECT 'group-' || (g % 4), gen_random_uuid(), now() - interval '1 hour', 'outbox.event.order', (g % 12)::int, g"
+                + " FROM generate_series(1, " + rows + ") g");
         String anEvent;
         try (java.sql.Connection c = ds.getConnection()) {
             anEvent = Sql.strings(c, "SELECT id::text FROM outbox_event ORDER BY seq DESC LIMIT 1").get(0);
         }
+        // the looked-up event was also applied by two groups, so the event page reads the inbox too
+        Sql.exec(ds, "INSERT INTO processed_event (consumer_group, event_id, topic, kafka_partition, kafka_offset) SELECT 'group-' || g, '"
+                + anEvent + "'::uuid, 'outbox.event.order', 3, 42 FROM generate_series(0, 1) g");
+        Sql.exec(ds, "ANALYZE");
 
         OutboxAdmin admin = OutboxAdmin.builder().outboxDatabase(ds, "public").build();
         try (Console console = Console.builder().admin(admin).build()) {
             HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 16);
-            server.setExecutor(Executors.newFixedThreadPool(4));
+            ExecutorService threads = Executors.newFixedThreadPool(4);
+            server.setExecutor(threads);
             server.createContext(console.basePath(), console.httpHandler());
             server.start();
             String base = "http://127.0.0.1:" + server.getAddress().getPort() + "/console";
             HttpClient http = HttpClient.newHttpClient();
             StringBuilder report = new StringBuilder("console pages over HTTP, " + String.format("%,d", rows)
-                    + " unpublished rows, 30,000 dead letters; load before: " + Files.readString(Path.of("/proc/loadavg")).trim() + "\n");
+                    + " unpublished rows, 30,000 dead letters, " + String.format("%,d", rows) + " inbox rows; load before: " + Files.readString(Path.of("/proc/loadavg")).trim() + "\n");
             for (String page : List.of("/", "/fragments/overview", "/dead-letters",
                     "/fragments/reason-rows?errorClass=org.apache.kafka.common.errors.TimeoutException&message=record+%7B%7D+refused",
                     "/events?id=" + anEvent,
@@ -91,6 +102,7 @@ public final class MeasureConsolePages {
             report.append("load after: ").append(Files.readString(Path.of("/proc/loadavg")).trim()).append('\n');
             System.out.print(report);
             server.stop(0);
+            threads.shutdown();
         }
         db.close();
     }
