@@ -42,6 +42,8 @@ public final class OutboxTables {
     public static final String PROCESSED_EVENT = "processed_event";
     /** Effects outside the database, claimed and recorded by consumer-dedupe. */
     public static final String EXTERNAL_EFFECT = "external_effect";
+    /** What reconciliation, retention and operators did (outbox-ops), one row per run or action. */
+    public static final String OPS_JOURNAL = "outbox_ops_journal";
 
     private final String schema;
 
@@ -111,6 +113,11 @@ public final class OutboxTables {
     /** {@code "schema"."external_effect"}. */
     public String externalEffect() {
         return qualified(EXTERNAL_EFFECT);
+    }
+
+    /** {@code "schema"."outbox_ops_journal"}. */
+    public String opsJournal() {
+        return qualified(OPS_JOURNAL);
     }
 
     @Override
