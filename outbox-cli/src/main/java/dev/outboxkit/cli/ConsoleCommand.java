@@ -36,7 +36,7 @@ final class ConsoleCommand implements Callable<Integer>, Main.NeedsSettings {
     @Override
     public Integer call() throws Exception {
         db.requireUrl();
-        try (Options.ConsoleMount mount = access.open(db, settings.env(), http.httpPort, null);
+        try (Options.ConsoleMount mount = access.open(db, settings.env(), http.httpPort, null, null);
              SidecarServer server = new SidecarServer(http.httpPort, () -> NO_RELAY, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT),
                      mount.console())) {
             Shutdown shutdown = Shutdown.onSignals();

@@ -200,14 +200,15 @@ final class Options {
         ConsoleAccess access;
 
         /** The console, or null when {@code --console} is off (then no console option may be given). */
-        ConsoleMount open(Database db, Map<String, String> env, int httpPort, Supplier<Relay.Health> health) {
+        ConsoleMount open(Database db, Map<String, String> env, int httpPort, Supplier<Relay.Health> health,
+                          MeterRegistry relayMeters) {
             if (!enabled) {
                 if (access.writeActions) {
                     throw new ConfigurationException("--console-write-actions needs --console: the console is off");
                 }
                 return null;
             }
-            return access.open(db, env, httpPort, health);
+            return access.open(db, env, httpPort, health, relayMeters);
         }
     }
 
@@ -237,7 +238,9 @@ final class Options {
          *
          * @param health the relay in this process; null: none
          */
-        ConsoleMount open(Database db, Map<String, String> env, int httpPort, Supplier<Relay.Health> health) {
+        /** {@code health} and {@code relayMeters}: the relay of this process, null for the standalone console. */
+        ConsoleMount open(Database db, Map<String, String> env, int httpPort, Supplier<Relay.Health> health,
+                          MeterRegistry relayMeters) {
             if (httpPort < 0) {
                 throw new ConfigurationException("--console needs the HTTP server: --http-port is -1 (off); give a port");
             }
@@ -251,6 +254,9 @@ final class Options {
                 Console.Builder builder = Console.builder().admin(db.admin(pool)).writeActions(writeActions);
                 if (health != null) {
                     builder.relayHealth(health);
+                }
+                if (relayMeters != null) {
+                    builder.meterRegistry(relayMeters);
                 }
                 if (token != null) {
                     builder.operatorToken(operator, token);

@@ -300,7 +300,7 @@ final class RelayCommand {
                         tracing == null ? "" : "; exporting spans (OTEL_* environment)");
                 Options.ConsoleMount mount;
                 try {
-                    mount = console.open(db, settings.env(), http.httpPort, relay::health);
+                    mount = console.open(db, settings.env(), http.httpPort, relay::health, registry);
                 } catch (RuntimeException e) {
                     relay.close();
                     throw e;

@@ -50,6 +50,8 @@ class SidecarConsoleTest {
                 assertThat(overview.headers().firstValue("Content-Security-Policy")).isPresent();
                 assertThat(overview.body()).contains("data-holder=\"console-sidecar\"").contains("● holder")
                         .doesNotContain(db.jdbcUrl());
+                // its membership row, and the relay's own registry for the publish-rate chart
+                assertThat(overview.body()).containsPattern("[0-9]+ partitions, joined").contains("id=\"publish-chart\"");
             });
             HttpResponse<String> login = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/console/login"))
                     .header("Content-Type", "application/x-www-form-urlencoded").timeout(Duration.ofSeconds(30))
@@ -77,7 +79,8 @@ class SidecarConsoleTest {
                     URI.create("http://127.0.0.1:" + m.group(1) + "/console/")).timeout(Duration.ofSeconds(30)).build(),
                     HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
             assertThat(overview.statusCode()).isEqualTo(200);
-            assertThat(overview.body()).contains("data-holder=\"relay-elsewhere\"").doesNotContain("This process's relay");
+            assertThat(overview.body()).contains("data-holder=\"relay-elsewhere\"").doesNotContain("This process's relay")
+                    .as("no relay in this process: no publish rate to chart").contains("id=\"no-publish-rate\"");
             assertThat(console.output()).doesNotContainIgnoringCase("password");
         }
     }

@@ -6,6 +6,7 @@ import dev.outboxkit.console.internal.JdkHttpAdapter;
 import dev.outboxkit.core.Secret;
 import dev.outboxkit.ops.admin.OutboxAdmin;
 import dev.outboxkit.relay.Relay;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.function.Supplier;
@@ -26,7 +27,7 @@ import java.util.regex.Pattern;
  * under the operator's name. Payloads are never shown unless {@link Builder#showPayloads(boolean)} is on; credentials
  * and connection strings never.
  *
- * <p>Thread-safe. {@link #close()} stops the backlog sampler (one status read every 10 s for the overview's chart).
+ * <p>Thread-safe. {@link #close()} stops the sampler (one status read every 10 s for the overview's charts).
  */
 public final class Console implements AutoCloseable {
 
@@ -81,6 +82,7 @@ public final class Console implements AutoCloseable {
         private String operatorName;
         private Secret operatorToken;
         private Supplier<Relay.Health> relayHealth;
+        private MeterRegistry relayMeters;
         private Duration sessionLifetime = Duration.ofHours(8);
 
         private Builder() {
@@ -136,6 +138,16 @@ public final class Console implements AutoCloseable {
             return this;
         }
 
+        /**
+         * The registry the relays running in this process record their metrics into (the one given to their builders'
+         * {@code meterRegistry}): the overview charts their publish rate from {@code outbox.relay.published}. Without
+         * it the overview charts the backlog only.
+         */
+        public Builder meterRegistry(MeterRegistry registry) {
+            this.relayMeters = Objects.requireNonNull(registry, "registry");
+            return this;
+        }
+
         /** How long a login lasts; default 8 hours, at most 24. */
         public Builder sessionLifetime(Duration lifetime) {
             if (lifetime == null || lifetime.isNegative() || lifetime.isZero() || lifetime.compareTo(Duration.ofHours(24)) > 0) {
@@ -151,7 +163,7 @@ public final class Console implements AutoCloseable {
                 throw new IllegalStateException("Console.builder() needs admin(OutboxAdmin): the console reads and acts through it");
             }
             return new Console(new ConsoleSettings(admin, basePath, writeActions, showPayloads, operatorName, operatorToken,
-                    relayHealth, sessionLifetime));
+                    relayHealth, relayMeters, sessionLifetime));
         }
     }
 }

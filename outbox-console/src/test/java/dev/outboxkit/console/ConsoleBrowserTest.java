@@ -16,6 +16,7 @@ import dev.outboxkit.testkit.OutboxRows;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.TestDatabase;
 import dev.outboxkit.testkit.TestKafka;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.Map;
@@ -59,9 +60,13 @@ class ConsoleBrowserTest {
             insert(db, "order", "o-" + i, "{\"n\": " + i + "}");
         }
         db.exec("INSERT INTO outbox_relay_lease (lease_key, holder, fence, expires_at) VALUES "
-                + "('poll/0', 'relay-a', 7, now() + interval '1 hour'), ('poll/1', 'relay-b', 3, now() - interval '1 minute')");
+                + "('poll/0', 'relay-a', 7, now() + interval '1 hour'), ('poll/1', 'relay-b', 3, now() - interval '1 minute')",
+                "INSERT INTO outbox_relay_member (member_id, partitions, expires_at) VALUES ('relay-a', 2, now() + interval '1 hour'),"
+                        + " ('relay-c', 2, now() + interval '1 hour')");
         Relay.Health health = new Relay.Health(true, true, "polling 2 partitions");
-        try (ConsoleServer s = new ConsoleServer(db, b -> b.relayHealth(() -> health))) {
+        SimpleMeterRegistry relayMeters = new SimpleMeterRegistry();
+        relayMeters.counter("outbox.relay.published", "relay", "poll").increment(40);
+        try (ConsoleServer s = new ConsoleServer(db, b -> b.relayHealth(() -> health).meterRegistry(relayMeters))) {
             Browser.browserErrors(browser); // what earlier tests left
             browser.get(s.url() + "/");
             wait(PAGE).until(ExpectedConditions.textToBe(By.id("backlog-total"), "3"));
@@ -70,14 +75,19 @@ class ConsoleBrowserTest {
             WebElement a = browser.findElement(By.cssSelector("table.leases[data-holder='relay-a']"));
             assertThat(a.findElement(By.tagName("caption")).getText()).contains("relay-a").contains("holder").contains("1 valid lease");
             assertThat(a.getText()).contains("poll/0").contains("7").contains("✓ valid");
+            assertThat(a.findElement(By.tagName("caption")).getText()).contains("2 partitions").contains("heartbeat");
             WebElement b = browser.findElement(By.cssSelector("table.leases[data-holder='relay-b']"));
-            assertThat(b.findElement(By.tagName("caption")).getText()).contains("standby");
+            assertThat(b.findElement(By.tagName("caption")).getText()).as("an expired lease and no live membership").contains("gone");
             assertThat(b.getText()).contains("✗ expired");
+            WebElement c = browser.findElement(By.cssSelector("table.leases[data-holder='relay-c']"));
+            assertThat(c.findElement(By.tagName("caption")).getText()).as("a live member without a lease")
+                    .contains("standby").contains("0 valid leases");
             assertThat(browser.findElement(By.id("backlog-by-topic")).getText()).contains("order").contains("3");
             assertThat(browser.findElement(By.id("relay-health")).getText()).contains("✓ ready").contains("polling 2 partitions");
             assertThat(browser.findElement(By.id("dead-letter-count")).getText()).isEqualTo("0");
             // The chart is drawn from the samples the console took (uPlot puts a canvas in its box).
             wait(PAGE).until(d -> !d.findElements(By.cssSelector("#backlog-chart canvas")).isEmpty());
+            wait(PAGE).until(d -> !d.findElements(By.cssSelector("#publish-chart canvas")).isEmpty());
 
             // htmx polls the fragment: a new event shows up without a reload (the marker set in this page survives).
             browser.executeScript("window.__consoleMarker = 'same page';");

@@ -74,6 +74,8 @@ class GrantsAtStartTest {
                 role -> admin(role).deadLetterReasons(10));
         GrantsAtStart.eachMissingGrantIsNamed(db, prefix("ik"), DocumentedGrants.idempotencyKeyState(),
                 "OutboxAdmin.idempotencyKey", role -> admin(role).idempotencyKey("scope", "key"));
+        GrantsAtStart.eachMissingGrantIsNamed(db, prefix("rm"), DocumentedGrants.relayMembers(),
+                "OutboxAdmin.relayMembers", role -> admin(role).relayMembers());
     }
 
     @Test

@@ -2,6 +2,7 @@ package dev.outboxkit.spring;
 
 import dev.outboxkit.console.Console;
 import dev.outboxkit.ops.admin.OutboxAdmin;
+import io.micrometer.core.instrument.MeterRegistry;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -38,7 +39,8 @@ class OutboxkitConsoleConfiguration {
     @ConditionalOnMissingBean(name = "outboxkitConsole")
     ServletRegistrationBean<ConsoleServlet> outboxkitConsole(ObjectProvider<DataSource> dataSource, OutboxkitProperties properties,
                                                             ObjectProvider<WebEndpointProperties> endpoints,
-                                                            ObjectProvider<RelayLifecycle> relay) {
+                                                            ObjectProvider<RelayLifecycle> relay,
+                                                            ObjectProvider<MeterRegistry> meterRegistry) {
         DataSource db = dataSource.getIfUnique();
         if (db == null) {
             throw new IllegalStateException("outboxkit.console.enabled=true needs one DataSource (spring.datasource.*) "
@@ -52,6 +54,8 @@ class OutboxkitConsoleConfiguration {
         WebEndpointProperties web = endpoints.getIfAvailable();
         String path = (web == null ? "/actuator" : web.getBasePath()) + SEGMENT;
         RelayLifecycle inApp = relay.getIfAvailable();
+        // The relay records into the application's registry (when it has exactly one): the overview charts its publish rate.
+        MeterRegistry relayMeters = inApp == null ? null : meterRegistry.getIfUnique();
         if (settings.isWriteActions() && !securityOnClassPath()) {
             log.warn("outboxkit.console.write-actions=true, but Spring Security is not on the class path: the console "
                     + "offers Retry and Discard only to a user the servlet container authenticated with role {}",
@@ -65,6 +69,9 @@ class OutboxkitConsoleConfiguration {
                     .showPayloads(settings.isShowPayloads());
             if (inApp != null) {
                 b.relayHealth(() -> inApp.relay().health());
+            }
+            if (relayMeters != null) {
+                b.meterRegistry(relayMeters);
             }
             return b.build();
         }, settings.getOperatorRole());

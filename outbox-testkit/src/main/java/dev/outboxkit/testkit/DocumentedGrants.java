@@ -95,6 +95,11 @@ public final class DocumentedGrants {
         return of(RoleGrants.traceEvent(SCHEMA));
     }
 
+    /** outbox-ops/README.md, "Least-privilege grants": {@code OutboxAdmin.relayMembers} (the console's overview). */
+    public static List<Grant> relayMembers() {
+        return of(RoleGrants.relayMembers(SCHEMA));
+    }
+
     /** outbox-ops/README.md, "Least-privilege grants": {@code OutboxAdmin.idempotencyKey} (the key's state columns only). */
     public static List<Grant> idempotencyKeyState() {
         return of(RoleGrants.idempotencyKeyState(SCHEMA));

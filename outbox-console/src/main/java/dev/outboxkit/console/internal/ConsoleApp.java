@@ -13,6 +13,7 @@ import dev.outboxkit.ops.admin.DeadLetterReason;
 import dev.outboxkit.ops.admin.EventTrace;
 import dev.outboxkit.ops.admin.IdempotencyKeyState;
 import dev.outboxkit.ops.admin.OutboxAdmin;
+import dev.outboxkit.ops.admin.RelayMember;
 import dev.outboxkit.ops.admin.Status;
 import dev.outboxkit.relay.Relay;
 import gg.jte.ContentType;
@@ -25,6 +26,7 @@ import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -59,7 +61,8 @@ public final class ConsoleApp implements AutoCloseable {
     private final TemplateEngine templates;
     private final Assets assets = new Assets();
     private final Sessions sessions;
-    private final BacklogSamples samples = new BacklogSamples();
+    private final OverviewSamples samples = new OverviewSamples();
+    private final PublishRate publishRate;
     private final ScheduledExecutorService sampler;
     private final Clock clock = Clock.systemUTC();
 
@@ -68,13 +71,14 @@ public final class ConsoleApp implements AutoCloseable {
         this.admin = settings.admin();
         this.base = settings.basePath();
         this.sessions = new Sessions(settings.sessionLifetime(), clock);
+        this.publishRate = settings.relayMeters() == null ? null : new PublishRate(settings.relayMeters());
         this.templates = TemplateEngine.createPrecompiled(null, ContentType.Html, ConsoleApp.class.getClassLoader(), TEMPLATES);
         this.sampler = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "outbox-console-sampler");
             t.setDaemon(true);
             return t;
         });
-        sampler.scheduleWithFixedDelay(this::sample, 0, BacklogSamples.INTERVAL_SECONDS, TimeUnit.SECONDS);
+        sampler.scheduleWithFixedDelay(this::sample, 0, OverviewSamples.INTERVAL_SECONDS, TimeUnit.SECONDS);
     }
 
     public String basePath() {
@@ -82,11 +86,14 @@ public final class ConsoleApp implements AutoCloseable {
     }
 
     private void sample() {
+        Instant now = clock.instant();
+        Long backlog = null;
         try {
-            samples.add(clock.instant(), admin.status().backlog());
+            backlog = admin.status().backlog();
         } catch (Exception e) {
             log.debug("console backlog sample failed: {}", e.toString());
         }
+        samples.add(now, backlog, publishRate == null ? null : publishRate.next(now));
     }
 
     public ConsoleResponse handle(ConsoleRequest request) {
@@ -122,7 +129,7 @@ public final class ConsoleApp implements AutoCloseable {
                         : notAllowed(r, "GET");
             case "/fragments/reason-rows":
                 return get ? reasonRows(r) : notAllowed(r, "GET");
-            case "/backlog.json":
+            case "/samples.json":
                 return get ? response(200, "application/json", samples.json(), true) : notAllowed(r, "GET");
             case "/dead-letters":
                 return get ? deadLettersPage(r, null) : notAllowed(r, "GET");
@@ -151,13 +158,19 @@ public final class ConsoleApp implements AutoCloseable {
     private Views.Overview overview() {
         Status status = null;
         String error = null;
-        List<Views.Holder> holders = List.of();
         try {
             status = admin.status();
-            holders = holders(status);
         } catch (Exception e) {
             error = describe("read the status", e);
         }
+        List<RelayMember> members = List.of();
+        String membersError = null;
+        try {
+            members = admin.relayMembers();
+        } catch (Exception e) {
+            membersError = describe("read the polling relay instances", e);
+        }
+        List<Views.Instance> instances = status == null ? List.of() : instances(status, members);
         List<CdcRelaySlot> cdc = List.of();
         String cdcError = null;
         try {
@@ -173,20 +186,30 @@ public final class ConsoleApp implements AutoCloseable {
                 health = new Relay.Health(false, false, "the health check failed: " + e.getClass().getSimpleName());
             }
         }
-        return new Views.Overview(status, error, holders, cdc, cdcError, health, clock.instant());
+        return new Views.Overview(status, error, instances, membersError, cdc, cdcError, health, publishRate != null,
+                clock.instant());
     }
 
-    /** Leases by holder: an instance with a valid lease holds, one with only expired leases stands by. */
-    static List<Views.Holder> holders(Status status) {
+    /**
+     * Every instance the lease table or the member table names, leases by holder: one with a valid lease holds, a live
+     * member without one stands by, the rest are gone (their leases expired). Holders first, then standbys, then gone.
+     */
+    static List<Views.Instance> instances(Status status, List<RelayMember> members) {
         Map<String, List<Status.Lease>> byHolder = new LinkedHashMap<>();
         for (Status.Lease l : status.leases()) {
             byHolder.computeIfAbsent(l.holder() == null ? "(none)" : l.holder(), k -> new ArrayList<>()).add(l);
         }
-        List<Views.Holder> out = new ArrayList<>();
-        byHolder.forEach((holder, leases) -> {
+        Map<String, RelayMember> byId = new LinkedHashMap<>();
+        members.forEach(m -> byId.put(m.id(), m));
+        byId.keySet().forEach(id -> byHolder.computeIfAbsent(id, k -> new ArrayList<>()));
+        List<Views.Instance> out = new ArrayList<>();
+        byHolder.forEach((name, leases) -> {
             long valid = leases.stream().filter(Status.Lease::valid).count();
-            out.add(new Views.Holder(holder, valid > 0 ? "holder" : "standby", valid, List.copyOf(leases)));
+            RelayMember member = byId.get(name);
+            String role = valid > 0 ? "holder" : member != null && member.alive() ? "standby" : "gone";
+            out.add(new Views.Instance(name, role, valid, List.copyOf(leases), member));
         });
+        out.sort(Comparator.comparingInt(i -> List.of("holder", "standby", "gone").indexOf(i.role())));
         return out;
     }
 

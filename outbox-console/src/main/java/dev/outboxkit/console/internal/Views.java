@@ -6,6 +6,7 @@ import dev.outboxkit.ops.admin.DeadLetter;
 import dev.outboxkit.ops.admin.DeadLetterChange;
 import dev.outboxkit.ops.admin.EventTrace;
 import dev.outboxkit.ops.admin.IdempotencyKeyState;
+import dev.outboxkit.ops.admin.RelayMember;
 import dev.outboxkit.ops.admin.Status;
 import dev.outboxkit.relay.Relay;
 import java.time.Instant;
@@ -30,13 +31,24 @@ public final class Views {
                        boolean loginOn, boolean canWrite, ConsoleRequest.HostCsrf hostCsrf) {
     }
 
-    /** A relay instance as the lease table shows it: {@code holder} while it holds a valid lease, else {@code standby}. */
-    public record Holder(String name, String role, long valid, List<Status.Lease> leases) {
+    /**
+     * A relay instance as the lease and member tables show it. Role: {@code holder} while it holds a valid lease,
+     * {@code standby} while it is a live member without one, {@code gone} when it holds no valid lease and is no live
+     * member (crashed, paused, or a CDC relay whose lease expired).
+     *
+     * @param member its membership row; null for an instance that registers none (the CDC relay) or left
+     */
+    public record Instance(String name, String role, long valid, List<Status.Lease> leases, RelayMember member) {
     }
 
-    /** The overview; {@code error} or {@code cdcError} say what could not be read. */
-    public record Overview(Status status, String error, List<Holder> holders, List<CdcRelaySlot> cdcSlots, String cdcError,
-                           Relay.Health health, Instant readAt) {
+    /**
+     * The overview; {@code error}, {@code membersError} or {@code cdcError} say what could not be read.
+     *
+     * @param publishRate the console charts the publish rate of the relays in this process
+     */
+    public record Overview(Status status, String error, List<Instance> instances, String membersError,
+                           List<CdcRelaySlot> cdcSlots, String cdcError, Relay.Health health, boolean publishRate,
+                           Instant readAt) {
     }
 
     /**

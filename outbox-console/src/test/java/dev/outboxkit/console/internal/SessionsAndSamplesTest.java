@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.outboxkit.testkit.ManualClock;
 import java.time.Duration;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -58,15 +59,29 @@ class SessionsAndSamplesTest {
 
     @Test
     void theChartKeepsTheLastHourOfSamplesOldestFirst() {
-        BacklogSamples samples = new BacklogSamples();
-        assertThat(samples.json()).isEqualTo("{\"t\":[],\"backlog\":[]}");
+        OverviewSamples samples = new OverviewSamples();
+        assertThat(samples.json()).isEqualTo("{\"t\":[],\"backlog\":[],\"published\":[]}");
         Instant t0 = Instant.parse("2026-12-07T03:00:00Z");
-        for (int i = 0; i < BacklogSamples.CAPACITY + 5; i++) {
-            samples.add(t0.plusSeconds(10L * i), i);
+        for (int i = 0; i < OverviewSamples.CAPACITY + 5; i++) {
+            samples.add(t0.plusSeconds(10L * i), i == 7 ? null : (long) i, i % 2 == 0 ? null : i * 1.25);
         }
-        assertThat(samples.size()).isEqualTo(BacklogSamples.CAPACITY).isEqualTo(360);
+        assertThat(samples.size()).isEqualTo(OverviewSamples.CAPACITY).isEqualTo(360);
         String json = samples.json();
         assertThat(json).startsWith("{\"t\":[" + t0.plusSeconds(50).getEpochSecond() + ",")
-                .contains(",\"backlog\":[5,6,").endsWith("," + (BacklogSamples.CAPACITY + 4) + "]}");
+                .as("a sample that could not be read is a gap, not a zero").contains(",\"backlog\":[5,6,null,8,")
+                .contains(",\"published\":[6.3,null,8.8,null,")
+                .endsWith(",453.8,null]}");
+    }
+
+    @Test
+    void thePublishRateIsTheRelaysCountersDifferenceOverTime() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        PublishRate rate = new PublishRate(registry);
+        Instant t0 = Instant.parse("2026-12-07T03:00:00Z");
+        assertThat(rate.next(t0)).as("nothing to compare with yet").isNull();
+        registry.counter("outbox.relay.published", "relay", "poll").increment(300);
+        registry.counter("outbox.relay.published", "relay", "cdc").increment(200);
+        assertThat(rate.next(t0.plusSeconds(10))).as("every relay of the process, summed").isEqualTo(50.0);
+        assertThat(rate.next(t0.plusSeconds(20))).isEqualTo(0.0);
     }
 }

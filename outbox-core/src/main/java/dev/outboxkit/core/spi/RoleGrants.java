@@ -85,6 +85,11 @@ public final class RoleGrants {
         return Grants.in(schema).table(OutboxTables.CDC_SLOT, "SELECT");
     }
 
+    /** outbox-ops/README.md, "Least-privilege grants": {@code OutboxAdmin.relayMembers} (the console's overview). */
+    public static Grants relayMembers(String schema) {
+        return Grants.in(schema).table(OutboxTables.RELAY_MEMBER, "SELECT");
+    }
+
     /**
      * outbox-ops/README.md, "Least-privilege grants": {@code OutboxAdmin.traceEvent}. Tables a deployment does not have
      * (no {@code processed_event} on a producer-only database, no {@code outbox_intent} without reconciliation) are not

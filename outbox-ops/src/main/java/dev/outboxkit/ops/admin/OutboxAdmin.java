@@ -71,7 +71,8 @@ import org.slf4j.LoggerFactory;
  * {@code SELECT} on {@code outbox_dead_letter} (to say which ids are parked); dead-letter reasons what listing does;
  * traceEvent {@code SELECT} on {@code outbox_event}, {@code outbox_dead_letter}, {@code outbox_relay_lease},
  * {@code outbox_relay_member}, {@code processed_event} and {@code outbox_intent} (those that exist); idempotencyKey
- * {@code SELECT} on the state columns of {@code idempotency_key} (not the stored response). Each operation checks its
+ * {@code SELECT} on the state columns of {@code idempotency_key} (not the stored response); relayMembers {@code SELECT} on
+ * {@code outbox_relay_member}. Each operation checks its
  * own privileges the first time an instance runs it (one round trip; never again once they held) and throws
  * {@link dev.outboxkit.core.MissingGrantsException} with the {@code GRANT} statements to run before it does anything.
  *
@@ -118,6 +119,7 @@ public final class OutboxAdmin {
     private final GrantsOnce replayGrants;
     private final GrantsOnce traceGrants;
     private final GrantsOnce idempotencyKeyGrants;
+    private final GrantsOnce memberGrants;
 
     private OutboxAdmin(OpsBuilder.Resolved p) {
         this.dataSource = p.dataSource();
@@ -132,6 +134,7 @@ public final class OutboxAdmin {
         this.replayGrants = new GrantsOnce(RoleGrants.replay(schema), "outbox replay");
         this.traceGrants = new GrantsOnce(RoleGrants.traceEvent(schema), "OutboxAdmin.traceEvent");
         this.idempotencyKeyGrants = new GrantsOnce(RoleGrants.idempotencyKeyState(schema), "OutboxAdmin.idempotencyKey");
+        this.memberGrants = new GrantsOnce(RoleGrants.relayMembers(schema), "OutboxAdmin.relayMembers");
     }
 
     /** A connection whose role passed {@code grants} (checked once per instance); closed again if it did not. */
@@ -230,6 +233,33 @@ public final class OutboxAdmin {
                             failover.detail(), instant(rs.getTimestamp(7)), rs.getString(8), instant(rs.getTimestamp(9)),
                             rs.getString(10)));
                 }
+            }
+        } catch (SQLException e) {
+            throw described(e);
+        }
+        return out;
+    }
+
+    /** At most this many instances are listed by {@link #relayMembers()}. */
+    public static final int MEMBERS_LIMIT = 200;
+
+    /**
+     * The polling relay instances of this schema ({@code outbox_relay_member}), oldest first, at most
+     * {@value #MEMBERS_LIMIT}: those alive and those whose membership expired but that did not leave cleanly. With
+     * {@link Status#leases()} they tell which instance holds and which stands by. The CDC relay registers no members: its
+     * standbys wait for its lease unseen. Needs {@code SELECT} on {@code outbox_relay_member}.
+     *
+     * @throws dev.outboxkit.core.MissingGrantsException naming the grant when the role lacks it
+     */
+    public List<RelayMember> relayMembers() throws SQLException {
+        List<RelayMember> out = new ArrayList<>();
+        try (Connection c = connection(memberGrants); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT member_id, partitions, started_at, extract(epoch FROM now() - heartbeat_at),"
+                     + " expires_at > now() FROM " + tables.qualified(OutboxTables.RELAY_MEMBER)
+                     + " ORDER BY started_at, member_id LIMIT " + MEMBERS_LIMIT)) {
+            while (rs.next()) {
+                out.add(new RelayMember(rs.getString(1), rs.getInt(2), instant(rs.getTimestamp(3)), seconds(rs.getDouble(4)),
+                        rs.getBoolean(5)));
             }
         } catch (SQLException e) {
             throw described(e);

@@ -38,6 +38,20 @@ class OutboxAdminConsoleTest {
     }
 
     @Test
+    void relayMembersListEveryInstanceOldestFirstAndTellTheExpiredOnes(TestDatabase db) throws Exception {
+        assertThat(admin(db).relayMembers()).isEmpty();
+        db.exec("INSERT INTO outbox_relay_member (member_id, partitions, started_at, heartbeat_at, expires_at) VALUES"
+                + " ('relay-b', 8, now() - interval '1 hour', now() - interval '3 seconds', now() + interval '27 seconds'),"
+                + " ('relay-a', 8, now() - interval '2 hours', now() - interval '5 minutes', now() - interval '4 minutes')");
+        List<RelayMember> members = admin(db).relayMembers();
+        assertThat(members).extracting(RelayMember::id).containsExactly("relay-a", "relay-b");
+        assertThat(members).extracting(RelayMember::alive).containsExactly(false, true);
+        assertThat(members).extracting(RelayMember::partitions).containsOnly(8);
+        assertThat(members.get(1).heartbeatAge()).isBetween(Duration.ofSeconds(2), Duration.ofSeconds(60));
+        assertThat(members.get(0).startedAt()).isBefore(members.get(1).startedAt());
+    }
+
+    @Test
     void aPendingEventSaysItsPartitionLeaseAndHolder(TestDatabase db) throws Exception {
         OutboxAdmin admin = admin(db);
         event(db, id(1), "o-1", "orders.v2", false);

@@ -1,18 +1,24 @@
-// outboxkit console: the backlog chart and confirmations. Loaded as a file: the pages allow no inline script.
+// outboxkit console: the overview's charts and confirmations. Loaded as a file: the pages allow no inline script.
 (function () {
   'use strict';
 
   function chart(el) {
     var plot = null;
+    var end = Date.now() / 1000;
     function draw(data) {
-      var series = [data.t, data.backlog];
+      var series = [data.t, data[el.getAttribute('data-series')]];
+      if (data.t.length > 0) { end = data.t[data.t.length - 1]; }
       if (plot) { plot.setData(series); return; }
       plot = new uPlot({
         width: Math.max(300, el.clientWidth - 10), height: 170,
-        // One sample alone would stretch the time axis over years: show at least the two minutes around it.
-        scales: { x: { time: true, range: function (u, min, max) { return max - min < 120 ? [min - 60, max + 60] : [min, max]; } } },
-        series: [{}, { label: 'Unpublished events', stroke: '#0a3069', width: 2, points: { show: true } }],
-        axes: [{}, { label: 'events' }]
+        // Always the hour up to the newest sample, so a few samples do not stretch the axis; counts start at zero,
+        // and a series with no value yet (no rate before the second sample) still gets a readable axis.
+        scales: {
+          x: { time: true, range: function () { return [end - 3600, end]; } },
+          y: { range: function (u, min, max) { return [0, max > 0 ? max * 1.1 : 1]; } }
+        },
+        series: [{}, { label: el.getAttribute('data-label'), stroke: '#0a3069', width: 2, points: { show: true } }],
+        axes: [{}, {}]
       }, series, el);
     }
     function refresh() {
@@ -26,8 +32,9 @@
   }
 
   document.addEventListener('DOMContentLoaded', function () {
-    var el = document.getElementById('backlog-chart');
-    if (el && window.uPlot) { chart(el); }
+    if (window.uPlot) {
+      document.querySelectorAll('.chart[data-src]').forEach(chart);
+    }
     document.addEventListener('submit', function (e) {
       var button = e.submitter;
       var question = button && button.getAttribute('data-confirm');
