@@ -219,6 +219,11 @@ final class Options {
                         + "under --console-operator); needs --console-token-file or --console-token-env.")
         boolean writeActions;
 
+        @Option(names = "--console-show-payloads", defaultValue = "false",
+                description = "Show an event's payload (its first 64 KiB) on the console's event page; each read is audited "
+                        + "(logger outboxkit.audit). Off by default: payloads may hold personal data.")
+        boolean showPayloads;
+
         @Option(names = "--console-token-file", paramLabel = "PATH",
                 description = "File whose first line is the console's operator token (16 characters or more; 32 random ones are "
                         + "better). The token is never an option value, so it stays out of process lists and shell history.")
@@ -251,7 +256,8 @@ final class Options {
             }
             HikariDataSource pool = db.dataSource("outbox-console", 2);
             try {
-                Console.Builder builder = Console.builder().admin(db.admin(pool)).writeActions(writeActions);
+                Console.Builder builder = Console.builder().admin(db.admin(pool)).writeActions(writeActions)
+                        .showPayloads(showPayloads);
                 if (health != null) {
                     builder.relayHealth(health);
                 }

@@ -70,8 +70,13 @@ class SidecarConsoleTest {
     void outboxConsoleServesTheConsoleWithoutARelay(TestDatabase db) throws Exception {
         db.exec("INSERT INTO outbox_relay_lease (lease_key, holder, fence, expires_at) VALUES ('poll/0', 'relay-elsewhere', 4, "
                 + "now() + interval '1 hour')");
+        java.util.UUID event;
+        try (java.sql.Connection c = db.connect()) {
+            event = dev.outboxkit.testkit.OutboxRows.insert(c, "order", "o-1", "{\"shown\": \"with --console-show-payloads\"}");
+        }
         Map<String, String> env = Map.of("OUTBOX_JDBC_URL", db.jdbcUrl(), "OUTBOX_USER", db.user(), "OUTBOX_PASSWORD", db.password());
-        try (JavaProcess console = JavaProcess.start("console-alone", Main.class, List.of("console", "--http-port", "0"), List.of(), env)) {
+        try (JavaProcess console = JavaProcess.start("console-alone", Main.class,
+                List.of("console", "--http-port", "0", "--console-show-payloads"), List.of(), env)) {
             assertThat(console.awaitOutput("console on http://0.0.0.0:", Duration.ofSeconds(60))).as(console.output()).isTrue();
             java.util.regex.Matcher m = java.util.regex.Pattern.compile("console on http://0\\.0\\.0\\.0:(\\d+)/console/").matcher(console.output());
             assertThat(m.find()).as(console.output()).isTrue();
@@ -81,6 +86,10 @@ class SidecarConsoleTest {
             assertThat(overview.statusCode()).isEqualTo(200);
             assertThat(overview.body()).contains("data-holder=\"relay-elsewhere\"").doesNotContain("This process's relay")
                     .as("no relay in this process: no publish rate to chart").contains("id=\"no-publish-rate\"");
+            HttpResponse<String> eventPage = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + m.group(1) + "/console/events?id=" + event)).timeout(Duration.ofSeconds(30)).build(),
+                    HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+            assertThat(eventPage.body()).contains("id=\"event-payload\"").contains("with --console-show-payloads");
             assertThat(console.output()).doesNotContainIgnoringCase("password");
         }
     }

@@ -48,6 +48,40 @@ class ConsoleSecurityTest {
     }
 
     @Test
+    void payloadsAreShownOnlyWhenTurnedOnAndEveryReadIsAudited(TestDatabase db) throws Exception {
+        UUID json;
+        try (java.sql.Connection c = db.connect()) {
+            json = dev.outboxkit.testkit.OutboxRows.insert(c, "customer", "c-1", "{\"email\": \"ada@example.org\"}");
+        }
+        UUID binary = UUID.fromString("018f3a5e-7b2c-7d11-8a00-000000000301");
+        db.exec("INSERT INTO outbox_dead_letter (id, seq, aggregate_type, aggregate_id, event_type, payload_bytes, content_type,"
+                + " headers, created_at, error_class, error_message, attempts, parked_by) VALUES ('" + binary + "', 0, 'doc', 'd',"
+                + " 'Scanned', '\\x00ff10', 'application/octet-stream', '{}', now(), 'E', 'm', 1, 'relay-1')");
+        try (ConsoleServer s = new ConsoleServer(db, b -> b)) {
+            String page = get(s.url() + "/events?id=" + json, null).body();
+            assertThat(page).contains("data-state=\"waiting\"").doesNotContain("ada@example.org").doesNotContain("event-payload");
+        }
+        ch.qos.logback.classic.Logger audit = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
+                dev.outboxkit.ops.admin.OutboxAdmin.AUDIT_LOGGER);
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> lines = new ch.qos.logback.core.read.ListAppender<>();
+        lines.start();
+        audit.addAppender(lines);
+        try (ConsoleServer s = new ConsoleServer(db, b -> b.showPayloads(true))) {
+            String page = get(s.url() + "/events?id=" + json, null).body();
+            assertThat(page).contains("id=\"event-payload\"").contains("ada@example.org").contains("JSON, ");
+            String parked = get(s.url() + "/events?id=" + binary, null).body();
+            assertThat(parked).contains("application/octet-stream, 3 B, in Base64").contains("AP8Q");
+        } finally {
+            audit.detachAppender(lines);
+        }
+        assertThat(lines.list).extracting(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
+                .as("one audit line a read, naming the event and the reader, never the payload")
+                .anySatisfy(l -> assertThat(l).contains(json.toString()).contains("a console reader without a login"))
+                .anySatisfy(l -> assertThat(l).contains(binary.toString()).contains("outbox_dead_letter"))
+                .noneSatisfy(l -> assertThat(l).contains("ada@example.org"));
+    }
+
+    @Test
     void aReadOnlyConsoleRefusesEveryWrite(TestDatabase db) throws Exception {
         try (ConsoleServer s = new ConsoleServer(db, b -> b.operatorToken(ConsoleServer.OPERATOR, Secret.of(ConsoleServer.TOKEN)))) {
             String cookie = login(s);

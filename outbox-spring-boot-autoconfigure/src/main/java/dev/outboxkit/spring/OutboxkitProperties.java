@@ -71,7 +71,7 @@ public class OutboxkitProperties {
         /** Offer Retry and Discard of dead letters to users with outboxkit.console.operator-role; off: read-only for all. */
         private boolean writeActions = false;
 
-        /** Let the pages show event payloads where they can; off: sizes only. */
+        /** Show an event's payload (its first 64 KiB) on the event page, each read audited; off: sizes only. */
         private boolean showPayloads = false;
 
         /**

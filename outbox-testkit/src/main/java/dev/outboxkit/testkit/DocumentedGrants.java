@@ -100,6 +100,11 @@ public final class DocumentedGrants {
         return of(RoleGrants.relayMembers(SCHEMA));
     }
 
+    /** outbox-ops/README.md, "Least-privilege grants": {@code OutboxAdmin.eventPayload} (the payload columns only). */
+    public static List<Grant> eventPayload() {
+        return of(RoleGrants.eventPayload(SCHEMA));
+    }
+
     /** outbox-ops/README.md, "Least-privilege grants": {@code OutboxAdmin.idempotencyKey} (the key's state columns only). */
     public static List<Grant> idempotencyKeyState() {
         return of(RoleGrants.idempotencyKeyState(SCHEMA));

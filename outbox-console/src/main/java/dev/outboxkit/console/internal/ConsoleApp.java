@@ -10,6 +10,7 @@ import dev.outboxkit.ops.admin.DeadLetterConflictException;
 import dev.outboxkit.ops.admin.DeadLetterFilter;
 import dev.outboxkit.ops.admin.DeadLetterPage;
 import dev.outboxkit.ops.admin.DeadLetterReason;
+import dev.outboxkit.ops.admin.EventPayload;
 import dev.outboxkit.ops.admin.EventTrace;
 import dev.outboxkit.ops.admin.IdempotencyKeyState;
 import dev.outboxkit.ops.admin.OutboxAdmin;
@@ -26,6 +27,7 @@ import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -48,6 +50,8 @@ public final class ConsoleApp implements AutoCloseable {
     static final int ROWS_PER_GROUP = 20;
     /** Reasons listed on the dead-letter page (the largest first). */
     static final int MAX_REASONS = 50;
+    /** How much of a payload the event page shows (with payloads shown). */
+    static final int PAYLOAD_HEAD_BYTES = 64 * 1024;
 
     private static final Map<String, String> SECURITY_HEADERS = Map.of(
             "Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
@@ -375,7 +379,31 @@ public final class ConsoleApp implements AutoCloseable {
                     "'" + abbreviate(q) + "' is not an event id: give the UUID the writer returned (8-4-4-4-12 hex digits).");
             return page("event", 400, Map.of("page", page, "event", bad));
         }
-        return page("event", Map.of("page", page, "event", lookup(id)));
+        Views.Event found = lookup(id);
+        if (settings.showPayloads() && (found.pending() != null || found.deadLetter() != null)) {
+            found = found.withPayload(payload(id, page.operator()));
+        }
+        return page("event", Map.of("page", page, "event", found));
+    }
+
+    /** The head of the payload (64 KiB) as text, or in Base64 when it is binary and not textual. */
+    private Views.Payload payload(UUID id, String operator) {
+        try {
+            Optional<EventPayload> read = admin.eventPayload(id, PAYLOAD_HEAD_BYTES,
+                    operator != null ? "console operator " + operator : "a console reader without a login");
+            if (read.isEmpty()) {
+                return new Views.Payload(null, false, "Its row is gone since the lookup above.");
+            }
+            EventPayload p = read.get();
+            String what = (p.json() ? "JSON" : p.contentType()) + ", " + Fmt.bytes(p.size())
+                    + (p.truncated() ? "; the first " + Fmt.bytes(p.head().length) + " are shown" : "");
+            boolean textual = p.json() || p.contentType().startsWith("text/") || p.contentType().contains("json")
+                    || p.contentType().contains("xml");
+            return textual ? new Views.Payload(p.text(), false, what)
+                    : new Views.Payload(Base64.getEncoder().encodeToString(p.head()), true, what + ", in Base64");
+        } catch (Exception e) {
+            return new Views.Payload(null, false, describe("read the payload", e));
+        }
     }
 
     /** Where {@code id} is, from {@code OutboxAdmin.traceEvent}; the state is the most telling part found. */

@@ -81,7 +81,16 @@ public final class Views {
      *              null before a lookup
      * @param trace every part found; null before a lookup or after an error
      */
-    public record Event(String query, String state, String headline, String detail, EventTrace trace, String error) {
+    public record Event(String query, String state, String headline, String detail, EventTrace trace, String error,
+                        Payload payload) {
+
+        public Event(String query, String state, String headline, String detail, EventTrace trace, String error) {
+            this(query, state, headline, detail, trace, error, null);
+        }
+
+        public Event withPayload(Payload payload) {
+            return new Event(query, state, headline, detail, trace, error, payload);
+        }
 
         /** The parked row, or null. */
         public DeadLetter deadLetter() {
@@ -97,6 +106,16 @@ public final class Views {
         public EventTrace.Intent intent() {
             return trace == null ? null : trace.intent().orElse(null);
         }
+    }
+
+    /**
+     * An event's payload as the page shows it (only with payloads shown).
+     *
+     * @param text   the payload's head as text (JSON, or a textual content type), or its head in Base64; null: see note
+     * @param base64 {@code text} is Base64 of a binary payload's head
+     * @param note   what is shown, or why nothing is
+     */
+    public record Payload(String text, boolean base64, String note) {
     }
 
     /**

@@ -91,6 +91,16 @@ public final class RoleGrants {
     }
 
     /**
+     * outbox-ops/README.md, "Least-privilege grants": {@code OutboxAdmin.eventPayload} (the console with payloads shown):
+     * the columns a payload lives in.
+     */
+    public static Grants eventPayload(String schema) {
+        return Grants.in(schema)
+                .columns(OutboxTables.OUTBOX_EVENT, "SELECT", "id", "payload", "payload_bytes", "content_type")
+                .columns(OutboxTables.DEAD_LETTER, "SELECT", "id", "payload", "payload_bytes", "content_type");
+    }
+
+    /**
      * outbox-ops/README.md, "Least-privilege grants": {@code OutboxAdmin.traceEvent}. Tables a deployment does not have
      * (no {@code processed_event} on a producer-only database, no {@code outbox_intent} without reconciliation) are not
      * asked for: {@link Grants} skips a table that does not exist.

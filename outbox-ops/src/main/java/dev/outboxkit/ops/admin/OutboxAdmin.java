@@ -72,7 +72,8 @@ import org.slf4j.LoggerFactory;
  * traceEvent {@code SELECT} on {@code outbox_event}, {@code outbox_dead_letter}, {@code outbox_relay_lease},
  * {@code outbox_relay_member}, {@code processed_event} and {@code outbox_intent} (those that exist); idempotencyKey
  * {@code SELECT} on the state columns of {@code idempotency_key} (not the stored response); relayMembers {@code SELECT} on
- * {@code outbox_relay_member}. Each operation checks its
+ * {@code outbox_relay_member}; eventPayload {@code SELECT} on the payload columns of {@code outbox_event} and
+ * {@code outbox_dead_letter}. Each operation checks its
  * own privileges the first time an instance runs it (one round trip; never again once they held) and throws
  * {@link dev.outboxkit.core.MissingGrantsException} with the {@code GRANT} statements to run before it does anything.
  *
@@ -120,6 +121,7 @@ public final class OutboxAdmin {
     private final GrantsOnce traceGrants;
     private final GrantsOnce idempotencyKeyGrants;
     private final GrantsOnce memberGrants;
+    private final GrantsOnce payloadGrants;
 
     private OutboxAdmin(OpsBuilder.Resolved p) {
         this.dataSource = p.dataSource();
@@ -135,6 +137,7 @@ public final class OutboxAdmin {
         this.traceGrants = new GrantsOnce(RoleGrants.traceEvent(schema), "OutboxAdmin.traceEvent");
         this.idempotencyKeyGrants = new GrantsOnce(RoleGrants.idempotencyKeyState(schema), "OutboxAdmin.idempotencyKey");
         this.memberGrants = new GrantsOnce(RoleGrants.relayMembers(schema), "OutboxAdmin.relayMembers");
+        this.payloadGrants = new GrantsOnce(RoleGrants.eventPayload(schema), "OutboxAdmin.eventPayload");
     }
 
     /** A connection whose role passed {@code grants} (checked once per instance); closed again if it did not. */
@@ -310,6 +313,50 @@ public final class OutboxAdmin {
             rs.next();
             Matcher m = PLAN_ROWS.matcher(rs.getString(1));
             return m.find() ? (long) Double.parseDouble(m.group(1)) : 0;
+        }
+    }
+
+    /**
+     * The first {@code maxBytes} bytes of event {@code eventId}'s payload, from its {@code outbox_event} row or, when it
+     * is parked, its dead letter; empty when neither holds it (a relay deleted it after publishing). Only the head leaves
+     * the database, so a large payload costs no more than a small one. Needs {@code SELECT} on the {@code id},
+     * {@code payload}, {@code payload_bytes} and {@code content_type} columns of both tables. Each read is logged on the
+     * {@value #AUDIT_LOGGER} logger with the reader's name (never the payload).
+     *
+     * @param reader who reads it, for the audit line (an operator's name, or what the caller knows of the reader)
+     * @throws IllegalArgumentException when {@code maxBytes} is not between 1 and 1 MiB
+     * @throws dev.outboxkit.core.MissingGrantsException naming the grants when the role lacks them
+     */
+    public Optional<EventPayload> eventPayload(UUID eventId, int maxBytes, String reader) throws SQLException {
+        if (eventId == null) {
+            throw new IllegalArgumentException("eventId is required");
+        }
+        if (maxBytes < 1 || maxBytes > 1 << 20) {
+            throw new IllegalArgumentException("maxBytes must be between 1 and 1048576, got " + maxBytes);
+        }
+        String columns = "content_type, CASE WHEN payload_bytes IS NULL THEN substring(convert_to(payload::text, 'UTF8') FROM 1 FOR ?)"
+                + " ELSE substring(payload_bytes FROM 1 FOR ?) END, coalesce(octet_length(payload_bytes),"
+                + " octet_length(convert_to(payload::text, 'UTF8')))";
+        try (Connection c = connection(payloadGrants); PreparedStatement ps = c.prepareStatement(
+                "SELECT 'outbox_event', " + columns + " FROM " + tables.outboxEvent() + " WHERE id = ? UNION ALL"
+                        + " SELECT 'outbox_dead_letter', " + columns + " FROM " + tables.deadLetter() + " WHERE id = ? LIMIT 1")) {
+            ps.setInt(1, maxBytes);
+            ps.setInt(2, maxBytes);
+            ps.setObject(3, eventId);
+            ps.setInt(4, maxBytes);
+            ps.setInt(5, maxBytes);
+            ps.setObject(6, eventId);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    return Optional.empty();
+                }
+                EventPayload p = new EventPayload(rs.getString(1), rs.getString(2), rs.getBytes(3), rs.getLong(4));
+                AUDIT.info("payload read: event {} in {}.{} ({} bytes, {} shown) by {}", eventId, tables.schema(), p.table(),
+                        p.size(), p.head().length, reader == null || reader.isBlank() ? "(unnamed)" : reader);
+                return Optional.of(p);
+            }
+        } catch (SQLException e) {
+            throw described(e);
         }
     }
 

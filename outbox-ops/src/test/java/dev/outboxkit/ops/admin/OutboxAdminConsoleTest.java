@@ -52,6 +52,36 @@ class OutboxAdminConsoleTest {
     }
 
     @Test
+    void aPayloadIsReadByItsHeadOnlyFromTheOutboxOrTheDeadLetter(TestDatabase db) throws Exception {
+        OutboxAdmin admin = admin(db);
+        UUID big = id(11);
+        db.execute("INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload) VALUES (?, 'order', 'o',"
+                + " 'Placed', jsonb_build_object('note', repeat('x', 5000)))", big);
+        EventPayload head = admin.eventPayload(big, 100, "test").orElseThrow();
+        assertThat(head.table()).isEqualTo("outbox_event");
+        assertThat(head.json()).isTrue();
+        assertThat(head.head()).hasSize(100);
+        assertThat(head.size()).isGreaterThan(5000);
+        assertThat(head.truncated()).isTrue();
+        assertThat(head.text()).startsWith("{\"note\": \"xxx");
+        assertThat(admin.eventPayload(big, 1 << 20, "test").orElseThrow().truncated()).isFalse();
+
+        UUID parked = id(12);
+        db.execute("INSERT INTO outbox_dead_letter (id, seq, aggregate_type, aggregate_id, event_type, payload_bytes, content_type,"
+                + " headers, created_at, error_class, error_message, attempts, parked_by) VALUES (?, 0, 'doc', 'd', 'Scanned',"
+                + " '\\x00ff10', 'application/octet-stream', '{}', now(), 'E', 'm', 1, 'relay-1')", parked);
+        EventPayload bytes = admin.eventPayload(parked, 100, "test").orElseThrow();
+        assertThat(bytes.table()).isEqualTo("outbox_dead_letter");
+        assertThat(bytes.contentType()).isEqualTo("application/octet-stream");
+        assertThat(bytes.head()).containsExactly(0x00, 0xff, 0x10);
+        assertThat(bytes.truncated()).isFalse();
+
+        assertThat(admin.eventPayload(id(13), 100, "test")).isEmpty();
+        assertThatThrownBy(() -> admin.eventPayload(big, 0, "test")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("maxBytes");
+    }
+
+    @Test
     void aPendingEventSaysItsPartitionLeaseAndHolder(TestDatabase db) throws Exception {
         OutboxAdmin admin = admin(db);
         event(db, id(1), "o-1", "orders.v2", false);
