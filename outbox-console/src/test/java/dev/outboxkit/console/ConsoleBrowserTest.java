@@ -85,6 +85,8 @@ class ConsoleBrowserTest {
             assertThat(browser.findElement(By.id("backlog-by-topic")).getText()).contains("order").contains("3");
             assertThat(browser.findElement(By.id("relay-health")).getText()).contains("✓ ready").contains("polling 2 partitions");
             assertThat(browser.findElement(By.id("dead-letter-count")).getText()).isEqualTo("0");
+            assertThat(browser.findElement(By.id("database-took")).getText()).matches("[0-9]+ ms");
+            assertThat(browser.findElements(By.id("no-relay-here"))).as("a relay runs in this process").isEmpty();
             // The chart is drawn from the samples the console took (uPlot puts a canvas in its box).
             wait(PAGE).until(d -> !d.findElements(By.cssSelector("#backlog-chart canvas")).isEmpty());
             wait(PAGE).until(d -> !d.findElements(By.cssSelector("#publish-chart canvas")).isEmpty());

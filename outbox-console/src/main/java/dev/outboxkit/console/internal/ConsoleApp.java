@@ -162,11 +162,13 @@ public final class ConsoleApp implements AutoCloseable {
     private Views.Overview overview() {
         Status status = null;
         String error = null;
+        long started = System.nanoTime();
         try {
             status = admin.status();
         } catch (Exception e) {
             error = describe("read the status", e);
         }
+        java.time.Duration took = java.time.Duration.ofNanos(System.nanoTime() - started);
         List<RelayMember> members = List.of();
         String membersError = null;
         try {
@@ -190,7 +192,7 @@ public final class ConsoleApp implements AutoCloseable {
                 health = new Relay.Health(false, false, "the health check failed: " + e.getClass().getSimpleName());
             }
         }
-        return new Views.Overview(status, error, instances, membersError, cdc, cdcError, health, publishRate != null,
+        return new Views.Overview(status, error, took, instances, membersError, cdc, cdcError, health, publishRate != null,
                 clock.instant());
     }
 

@@ -38,6 +38,11 @@ public final class Fmt {
         return sign + String.format("%.1fs", a.toMillis() / 1000.0);
     }
 
+    /** {@code 12 ms}: a short wait. */
+    public static String millis(Duration d) {
+        return d.toMillis() + " ms";
+    }
+
     /** {@code 1,234,567}. */
     public static String count(long n) {
         return String.format("%,d", n);

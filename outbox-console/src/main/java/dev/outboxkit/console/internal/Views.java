@@ -9,6 +9,7 @@ import dev.outboxkit.ops.admin.IdempotencyKeyState;
 import dev.outboxkit.ops.admin.RelayMember;
 import dev.outboxkit.ops.admin.Status;
 import dev.outboxkit.relay.Relay;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
@@ -44,9 +45,10 @@ public final class Views {
     /**
      * The overview; {@code error}, {@code membersError} or {@code cdcError} say what could not be read.
      *
+     * @param statusTook  how long the database took to answer the status (or to fail)
      * @param publishRate the console charts the publish rate of the relays in this process
      */
-    public record Overview(Status status, String error, List<Instance> instances, String membersError,
+    public record Overview(Status status, String error, Duration statusTook, List<Instance> instances, String membersError,
                            List<CdcRelaySlot> cdcSlots, String cdcError, Relay.Health health, boolean publishRate,
                            Instant readAt) {
     }
