@@ -136,6 +136,7 @@ final class StatusCommand implements Callable<Integer> {
             m.put("active", slot.active());
             m.put("walStatus", slot.walStatus());
             m.put("lagBytes", slot.lagBytes());
+            m.put("retainedBytes", slot.retainedBytes());
             slots.add(m);
         }
         status.put("replicationSlots", slots);
@@ -163,7 +164,8 @@ final class StatusCommand implements Callable<Integer> {
         }
         out.printf("replication slots             %d%n", status.replicationSlots().size());
         for (Status.ReplicationSlot s : status.replicationSlots()) {
-            out.printf("  %-28s active=%s wal_status=%s lag=%s bytes%n", s.name(), s.active(), s.walStatus(), s.lagBytes());
+            out.printf("  %-28s active=%s wal_status=%s lag=%s bytes retained=%s bytes%n", s.name(), s.active(), s.walStatus(),
+                    s.lagBytes(), s.retainedBytes());
         }
     }
 }

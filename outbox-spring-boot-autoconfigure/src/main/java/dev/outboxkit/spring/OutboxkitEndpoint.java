@@ -79,7 +79,8 @@ public class OutboxkitEndpoint {
         out.put("validLeasesByHolder", s.validLeasesByHolder());
         List<Map<String, Object>> slots = new ArrayList<>();
         for (Status.ReplicationSlot r : s.replicationSlots()) {
-            slots.add(map("slot", r.name(), "active", r.active(), "walStatus", r.walStatus(), "lagBytes", r.lagBytes()));
+            slots.add(map("slot", r.name(), "active", r.active(), "walStatus", r.walStatus(), "lagBytes", r.lagBytes(),
+                    "retainedBytes", r.retainedBytes()));
         }
         out.put("replicationSlots", slots);
         return out;

@@ -285,15 +285,18 @@ public final class OutboxAdmin {
         List<Status.ReplicationSlot> slots = new ArrayList<>();
         try (ResultSet rs = s.executeQuery("""
                 SELECT slot_name, active, wal_status,
-                       pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint AS lag_bytes
+                       pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint AS lag_bytes,
+                       pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)::bigint AS retained_bytes
                   FROM pg_replication_slots
                  WHERE database = current_database() AND slot_type = 'logical'
                  ORDER BY slot_name
                 """)) {
             while (rs.next()) {
                 long lag = rs.getLong(4);
-                slots.add(new Status.ReplicationSlot(rs.getString(1), rs.getBoolean(2), rs.getString(3),
-                        rs.wasNull() ? null : lag));
+                Long lagBytes = rs.wasNull() ? null : lag;
+                long retained = rs.getLong(5);
+                slots.add(new Status.ReplicationSlot(rs.getString(1), rs.getBoolean(2), rs.getString(3), lagBytes,
+                        rs.wasNull() ? null : retained));
             }
         }
         return slots;

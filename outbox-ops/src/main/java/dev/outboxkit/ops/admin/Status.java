@@ -74,9 +74,16 @@ public record Status(String schema, long backlog, boolean backlogExact, Duration
      * @param name      the slot
      * @param active    a client streams it now
      * @param walStatus PostgreSQL's {@code wal_status} ({@code reserved}, {@code extended}, {@code unreserved}, {@code lost})
-     * @param lagBytes  WAL written since the position the client confirmed; null when unknown
+     * @param lagBytes      WAL written since the position the client confirmed; null when unknown
+     * @param retainedBytes WAL the server keeps for the slot (written since its restart position): what fills the
+     *                      disk while the slot is not consumed; null when unknown
      */
-    public record ReplicationSlot(String name, boolean active, String walStatus, Long lagBytes) {
+    public record ReplicationSlot(String name, boolean active, String walStatus, Long lagBytes, Long retainedBytes) {
+
+        /** A slot whose retained WAL is not known. */
+        public ReplicationSlot(String name, boolean active, String walStatus, Long lagBytes) {
+            this(name, active, walStatus, lagBytes, null);
+        }
     }
 
     /** Valid leases per holder, in lease-key order of first appearance. */

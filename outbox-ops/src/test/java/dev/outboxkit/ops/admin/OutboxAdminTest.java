@@ -74,6 +74,23 @@ class OutboxAdminTest {
     }
 
     @Test
+    void aSlotShowsTheWalItRetainsAndItsLag(TestDatabase db) throws Exception {
+        String slot = "status_slot_" + db.name();
+        db.exec("SELECT pg_create_logical_replication_slot('" + slot + "', 'pgoutput')");
+        try {
+            // WAL written after the slot was created is held for it until a client confirms it
+            db.exec("CREATE TABLE wal_filler AS SELECT g, repeat('x', 200) AS pad FROM generate_series(1, 20000) g");
+            Status.ReplicationSlot s = OutboxAdmin.builder().outboxDatabase(db.dataSource(), "public").build().status()
+                    .replicationSlots().stream().filter(r -> r.name().equals(slot)).findFirst().orElseThrow();
+            assertThat(s.active()).isFalse();
+            assertThat(s.retainedBytes()).as("the table's WAL at least").isGreaterThan(4_000_000L);
+            assertThat(s.lagBytes()).isNotNull().isPositive();
+        } finally {
+            db.dropReplicationSlot(slot);
+        }
+    }
+
+    @Test
     void deadLettersAreListedWithFiltersAndKeysetPagesWithoutThePayload(TestDatabase db) throws Exception {
         for (int i = 0; i < 5; i++) {
             parkDeadLetter(db, id(20 + i), 100 + i, i < 3 ? "account" : "order", i % 2 == 0 ? "Opened" : "Closed",
