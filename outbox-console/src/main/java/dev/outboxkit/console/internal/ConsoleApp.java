@@ -193,7 +193,7 @@ public final class ConsoleApp implements AutoCloseable {
             }
         }
         return new Views.Overview(status, error, took, instances, membersError, cdc, cdcError, health, publishRate != null,
-                clock.instant());
+                publishRate == null ? null : publishRate.lastPublished(), clock.instant());
     }
 
     /**

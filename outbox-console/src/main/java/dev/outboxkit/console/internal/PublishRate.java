@@ -15,6 +15,7 @@ final class PublishRate {
     private final MeterRegistry registry;
     private double lastCount = Double.NaN;
     private Instant lastAt;
+    private Instant lastPublished;
 
     PublishRate(MeterRegistry registry) {
         this.registry = registry;
@@ -26,9 +27,20 @@ final class PublishRate {
         Double rate = null;
         if (lastAt != null && now.isAfter(lastAt) && count >= lastCount) {
             rate = (count - lastCount) / ((now.toEpochMilli() - lastAt.toEpochMilli()) / 1000.0);
+            if (count > lastCount) {
+                lastPublished = now;
+            }
         }
         lastCount = count;
         lastAt = now;
         return rate;
+    }
+
+    /**
+     * The reading at which the counters were first seen higher than at the one before: the relays published within the
+     * sampling interval before it. Null until then.
+     */
+    synchronized Instant lastPublished() {
+        return lastPublished;
     }
 }

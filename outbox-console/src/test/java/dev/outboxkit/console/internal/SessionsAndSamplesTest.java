@@ -83,5 +83,6 @@ class SessionsAndSamplesTest {
         registry.counter("outbox.relay.published", "relay", "cdc").increment(200);
         assertThat(rate.next(t0.plusSeconds(10))).as("every relay of the process, summed").isEqualTo(50.0);
         assertThat(rate.next(t0.plusSeconds(20))).isEqualTo(0.0);
+        assertThat(rate.lastPublished()).as("the reading that saw the counters grow").isEqualTo(t0.plusSeconds(10));
     }
 }
