@@ -6,6 +6,7 @@ import dev.outboxkit.core.spi.PollPartitions;
 import dev.outboxkit.core.spi.RoleGrants;
 import dev.outboxkit.core.spi.Transactions;
 import dev.outboxkit.ops.OpsBuilder;
+import dev.outboxkit.ops.internal.Journal;
 import dev.outboxkit.ops.internal.OpsSettings;
 import dev.outboxkit.runtime.FailoverSlots;
 import java.sql.Connection;
@@ -49,7 +50,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Every change (retry, discard, replay) runs in one transaction and is logged, one line a row, on the
  * {@value #AUDIT_LOGGER} logger with the operator's name (never the payload), so operators can route audit lines
- * on their own. Why the semantics are as they are:
+ * on their own. A retry or discard also writes its entry in the operations journal ({@link #journal}: who, when, which
+ * selection, how many rows and the first ids) in the same transaction, so the change and its record commit together; a
+ * retry or discard that fails leaves an entry with outcome failure. Why the semantics are as they are:
  * <ul>
  *   <li><b>retry</b> moves rows back into {@code outbox_event} at their original {@code seq}
  *       ({@code OVERRIDING SYSTEM VALUE}): the polling relay publishes in seq order, so under {@code HOLD_AGGREGATE}
@@ -71,7 +74,8 @@ import org.slf4j.LoggerFactory;
  * {@code SELECT} on {@code outbox_dead_letter} (to say which ids are parked); dead-letter reasons what listing does;
  * traceEvent {@code SELECT} on {@code outbox_event}, {@code outbox_dead_letter}, {@code outbox_relay_lease},
  * {@code outbox_relay_member}, {@code processed_event} and {@code outbox_intent} (those that exist); idempotencyKey
- * {@code SELECT} on the state columns of {@code idempotency_key} (not the stored response). Each operation checks its
+ * {@code SELECT} on the state columns of {@code idempotency_key} (not the stored response); retry and discard also
+ * {@code INSERT} on {@code outbox_ops_journal}, journal {@code SELECT} on it. Each operation checks its
  * own privileges the first time an instance runs it (one round trip; never again once they held) and throws
  * {@link dev.outboxkit.core.MissingGrantsException} with the {@code GRANT} statements to run before it does anything.
  *
@@ -118,6 +122,8 @@ public final class OutboxAdmin {
     private final GrantsOnce replayGrants;
     private final GrantsOnce traceGrants;
     private final GrantsOnce idempotencyKeyGrants;
+    private final GrantsOnce journalGrants;
+    private final Journal journal;
 
     private OutboxAdmin(OpsBuilder.Resolved p) {
         this.dataSource = p.dataSource();
@@ -132,6 +138,8 @@ public final class OutboxAdmin {
         this.replayGrants = new GrantsOnce(RoleGrants.replay(schema), "outbox replay");
         this.traceGrants = new GrantsOnce(RoleGrants.traceEvent(schema), "OutboxAdmin.traceEvent");
         this.idempotencyKeyGrants = new GrantsOnce(RoleGrants.idempotencyKeyState(schema), "OutboxAdmin.idempotencyKey");
+        this.journalGrants = new GrantsOnce(RoleGrants.journal(schema), "OutboxAdmin.journal");
+        this.journal = new Journal(dataSource, tables);
     }
 
     /** A connection whose role passed {@code grants} (checked once per instance); closed again if it did not. */
@@ -580,20 +588,33 @@ public final class OutboxAdmin {
                                     String sql, String reason, String operator) throws SQLException {
         String who = requireOperator(operator);
         String verb = action.name().toLowerCase(java.util.Locale.ROOT);
+        JournalEntry.Kind kind = action == DeadLetterChange.Action.RETRY ? JournalEntry.Kind.DEAD_LETTER_RETRY
+                : JournalEntry.Kind.DEAD_LETTER_DISCARD;
+        Instant started = clock.instant();
         List<DeadLetterChange.Row> rows = new ArrayList<>();
         try (Connection c = connection(grants)) {
-            Transactions.inTransaction(c, tx -> {
-                try (PreparedStatement ps = c.prepareStatement(sql)) {
-                    where.bind(c, ps, 1);
-                    try (ResultSet rs = ps.executeQuery()) {
-                        while (rs.next()) {
-                            rows.add(new DeadLetterChange.Row(rs.getObject(1, UUID.class), rs.getString(2),
-                                    rs.getString(3), rs.getLong(4)));
+            try {
+                Transactions.inTransaction(c, tx -> {
+                    try (PreparedStatement ps = c.prepareStatement(sql)) {
+                        where.bind(c, ps, 1);
+                        try (ResultSet rs = ps.executeQuery()) {
+                            while (rs.next()) {
+                                rows.add(new DeadLetterChange.Row(rs.getObject(1, UUID.class), rs.getString(2),
+                                        rs.getString(3), rs.getLong(4)));
+                            }
                         }
                     }
-                }
-                return rows;
-            });
+                    // The audit record commits with the change or not at all.
+                    journal.record(c, kind, started, clock.instant(), who, true, actionSummary(verb, rows.size(), filter, reason),
+                            actionDetail(filter, reason, rows));
+                    return rows;
+                });
+            } catch (SQLException | RuntimeException e) {
+                rows.clear();
+                journal.record(kind, started, clock.instant(), who, false, Journal.failureSummary(verb + " of " + filter, e),
+                        withSelection(Journal.failure(e), filter, reason));
+                throw e;
+            }
         } catch (SQLException e) {
             throw described(e);
         }
@@ -610,6 +631,76 @@ public final class OutboxAdmin {
         rows.forEach(r -> done.add(r.id()));
         List<UUID> missing = filter.ids().stream().filter(id -> !done.contains(id)).toList();
         return new DeadLetterChange(action, rows, missing);
+    }
+
+    private static String actionSummary(String verb, int n, DeadLetterFilter filter, String reason) {
+        return (verb.equals("retry") ? "retried " : "discarded ") + n + " dead letter(s) of " + filter
+                + (reason == null ? "" : "; reason: " + reason);
+    }
+
+    private static Map<String, Object> actionDetail(DeadLetterFilter filter, String reason, List<DeadLetterChange.Row> rows) {
+        Map<String, Object> d = withSelection(new LinkedHashMap<>(), filter, reason);
+        d.put("count", rows.size());
+        d.put("ids", rows.stream().map(r -> r.id().toString()).toList());
+        return d;
+    }
+
+    private static Map<String, Object> withSelection(Map<String, Object> d, DeadLetterFilter filter, String reason) {
+        d.put("selection", filter.toString());
+        if (reason != null) {
+            d.put("reason", reason);
+        }
+        return d;
+    }
+
+    /** Largest {@code limit} of {@link #journal}. */
+    public static final int MAX_JOURNAL_LIMIT = 1_000;
+
+    /**
+     * The latest entries of the operations journal ({@code outbox_ops_journal}, schema version 12) of the given kinds,
+     * the most recently finished first: what the last reconciliation found, what retention purged, who retried or
+     * discarded what. Reads at most {@code limit} rows per kind through the index on {@code (kind, finished_at)}.
+     * Needs {@code SELECT} on {@code outbox_ops_journal}.
+     *
+     * @param limit how many entries, 1 to {@value #MAX_JOURNAL_LIMIT}
+     * @param kinds which kinds; none: every kind
+     * @throws IllegalStateException when the schema has no journal yet (older than version 12), naming the fix
+     * @throws dev.outboxkit.core.MissingGrantsException naming the grant when the role lacks it
+     */
+    public List<JournalEntry> journal(int limit, JournalEntry.Kind... kinds) throws SQLException {
+        if (limit < 1 || limit > MAX_JOURNAL_LIMIT) {
+            throw new IllegalArgumentException("limit must be between 1 and " + MAX_JOURNAL_LIMIT + ", got " + limit);
+        }
+        List<JournalEntry.Kind> which = kinds.length == 0 ? List.of(JournalEntry.Kind.values())
+                : new ArrayList<>(new java.util.LinkedHashSet<>(List.of(kinds)));
+        String one = "(SELECT id, kind, started_at, finished_at, actor, outcome, summary, detail::text AS detail FROM "
+                + tables.opsJournal() + " WHERE kind = ? ORDER BY finished_at DESC LIMIT " + limit + ")";
+        String sql = "SELECT * FROM (" + String.join(" UNION ALL ", java.util.Collections.nCopies(which.size(), one))
+                + ") j ORDER BY finished_at DESC, id DESC LIMIT " + limit;
+        List<JournalEntry> out = new ArrayList<>();
+        try (Connection c = connection(journalGrants)) {
+            if (!journal.present(c)) {
+                throw new IllegalStateException("schema '" + tables.schema() + "' has no operations journal ("
+                        + OutboxTables.OPS_JOURNAL + ", schema version 12): run 'outbox migrate --schema " + tables.schema()
+                        + "' (Migrations.migrate in Java)");
+            }
+            try (PreparedStatement ps = c.prepareStatement(sql)) {
+                for (int i = 0; i < which.size(); i++) {
+                    ps.setString(i + 1, which.get(i).code());
+                }
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        out.add(new JournalEntry(rs.getLong(1), JournalEntry.Kind.ofCode(rs.getString(2)),
+                                instant(rs.getTimestamp(3)), instant(rs.getTimestamp(4)), rs.getString(5),
+                                JournalEntry.Outcome.valueOf(rs.getString(6).toUpperCase(java.util.Locale.ROOT)),
+                                rs.getString(7), Journal.parse(rs.getString(8))));
+                    }
+                }
+            }
+        } catch (SQLException e) {
+            throw described(e);
+        }
+        return out;
     }
 
     /**

@@ -116,7 +116,7 @@ public final class RetentionSchedule implements AutoCloseable {
                 log.debug("retention on schema {}: another instance runs this round", schema);
                 return Outcome.SKIPPED;
             }
-            Retention.Result r = retention.purge(false);
+            Retention.Result r = retention.purge(false, interval);
             succeeded.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
             count("success");
             lastSuccess.set(clock.instant());
