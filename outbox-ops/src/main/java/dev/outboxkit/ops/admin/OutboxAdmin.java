@@ -679,11 +679,6 @@ public final class OutboxAdmin {
                 + ") j ORDER BY finished_at DESC, id DESC LIMIT " + limit;
         List<JournalEntry> out = new ArrayList<>();
         try (Connection c = connection(journalGrants)) {
-            if (!journal.present(c)) {
-                throw new IllegalStateException("schema '" + tables.schema() + "' has no operations journal ("
-                        + OutboxTables.OPS_JOURNAL + ", schema version 12): run 'outbox migrate --schema " + tables.schema()
-                        + "' (Migrations.migrate in Java)");
-            }
             try (PreparedStatement ps = c.prepareStatement(sql)) {
                 for (int i = 0; i < which.size(); i++) {
                     ps.setString(i + 1, which.get(i).code());
@@ -698,6 +693,11 @@ public final class OutboxAdmin {
                 }
             }
         } catch (SQLException e) {
+            if (UNDEFINED_TABLE.equals(e.getSQLState()) && schemaExists() && !journal.existsNow()) {
+                throw new IllegalStateException("schema '" + tables.schema() + "' has no operations journal ("
+                        + OutboxTables.OPS_JOURNAL + ", schema version 12): run 'outbox migrate --schema " + tables.schema()
+                        + "' (Migrations.migrate in Java)", e);
+            }
             throw described(e);
         }
         return out;
@@ -800,6 +800,16 @@ public final class OutboxAdmin {
         throw new IllegalStateException(what + ": name the schema that holds them (--schema, outboxkit.schema, the"
                 + " builder's outboxDatabase(dataSource, schema)), or create them there with 'outbox migrate --schema "
                 + tables.schema() + "' (Migrations.migrate in Java)", e);
+    }
+
+    private boolean schemaExists() throws SQLException {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement("SELECT 1 FROM pg_namespace WHERE nspname = ?")) {
+            ps.setString(1, tables.schema());
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next();
+            }
+        }
     }
 
     /** The conditions of a {@link DeadLetterFilter} as SQL with positional parameters. */

@@ -132,6 +132,21 @@ public final class Journal {
         return false;
     }
 
+    /**
+     * Whether the journal's table exists now, looked up again (after a statement on it failed with "undefined table"),
+     * without the WARN of {@link #present(Connection)}.
+     */
+    public boolean existsNow() throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
+            ps.setString(1, tables.opsJournal());
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                present.set(rs.getBoolean(1));
+                return present.get();
+            }
+        }
+    }
+
     /** Whether the schema has the journal, on a connection of its own. */
     public boolean present() throws SQLException {
         if (present.get()) {
