@@ -228,7 +228,7 @@ final class Options {
         String tokenEnv;
 
         @Option(names = "--console-operator", paramLabel = "NAME", defaultValue = "console-operator",
-                description = "Who the audit log (logger outboxkit.audit) says retried or discarded, for the console's login.")
+                description = "Who the audit log (logger outboxkit.audit) and the operations journal say retried or discarded, for the console's login.")
         String operator;
 
         /**

@@ -41,7 +41,7 @@ class DocumentedGrantsReadmeTest {
                 DocumentedGrants.deadLettersDiscard(), DocumentedGrants.deadLettersRetry(), DocumentedGrants.replay());
         assertListed("outbox-ops/README.md", DocumentedGrants.reconcileOutboxDatabase(), DocumentedGrants.reconcileConsumer("db"),
                 DocumentedGrants.purge("owner"), DocumentedGrants.purgeInbox(), DocumentedGrants.traceEvent(),
-                DocumentedGrants.idempotencyKeyState());
+                DocumentedGrants.idempotencyKeyState(), DocumentedGrants.journal());
     }
 
     @SafeVarargs
