@@ -46,6 +46,7 @@ import org.slf4j.LoggerFactory;
  * EventTrace t = admin.traceEvent(eventId);                     // outbox, dead letter, consumer groups, intent ledger
  * List<DeadLetterReason> reasons = admin.deadLetterReasons(20);  // dead letters by error class and message pattern
  * Optional<IdempotencyKeyState> k = admin.idempotencyKey("checkout", key);
+ * List<JournalEntry> lastRun = admin.journal(1, JournalEntry.Kind.RECONCILE); // the operations journal
  * }</pre>
  *
  * <p>Every change (retry, discard, replay) runs in one transaction and is logged, one line a row, on the

@@ -161,7 +161,7 @@ public final class Journal {
     public static Map<String, Object> failure(Throwable e) {
         Map<String, Object> d = new LinkedHashMap<>();
         d.put("error", e.getClass().getName());
-        d.put("message", e.getMessage() == null ? "" : cut(Secret.maskUrl(e.getMessage()), MAX_STRING));
+        d.put("message", cut(firstLine(e), MAX_STRING));
         if (e instanceof SQLException s && s.getSQLState() != null) {
             d.put("sqlState", s.getSQLState());
         }
@@ -170,8 +170,21 @@ public final class Journal {
 
     /** The one-line summary of a failure. */
     public static String failureSummary(String what, Throwable e) {
-        return what + " failed: " + e.getClass().getSimpleName()
-                + (e.getMessage() == null ? "" : ": " + Secret.maskUrl(e.getMessage()).replaceAll("\\s+", " "));
+        String message = firstLine(e);
+        return what + " failed: " + e.getClass().getSimpleName() + (message.isEmpty() ? "" : ": " + message);
+    }
+
+    /**
+     * The message's first line, passwords in URLs masked. Only the first: the PostgreSQL driver appends the server's
+     * detail on the next lines, and for a constraint violation that is "Failing row contains (…)", a payload.
+     */
+    private static String firstLine(Throwable e) {
+        String m = e.getMessage();
+        if (m == null) {
+            return "";
+        }
+        int nl = m.indexOf('\n');
+        return Secret.maskUrl(nl < 0 ? m : m.substring(0, nl)).strip();
     }
 
     static String json(Map<String, Object> detail) {

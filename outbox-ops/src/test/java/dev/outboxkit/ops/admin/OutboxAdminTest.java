@@ -296,6 +296,8 @@ class OutboxAdminTest {
         JournalEntry failed = admin.journal(1, JournalEntry.Kind.DEAD_LETTER_RETRY).get(0);
         assertThat(failed.outcome()).isEqualTo(JournalEntry.Outcome.FAILURE);
         assertThat(failed.detail()).containsEntry("sqlState", "23514").containsEntry("selection", "dead letters [" + id(72) + "]");
+        assertThat(failed.detail().get("message")).as("the server's detail (the failing row) is left out")
+                .asString().contains("no_retries").doesNotContain("Failing row").doesNotContain("Detail");
 
         // Without the journal (a schema older than version 12) actions go on; reading it names the fix.
         db.exec("DROP TABLE outbox_ops_journal");
