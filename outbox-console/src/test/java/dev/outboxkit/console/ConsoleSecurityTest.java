@@ -48,19 +48,6 @@ class ConsoleSecurityTest {
     }
 
     @Test
-    void theRunsPageNamesTheFixWhenTheJournalIsMissing(TestDatabase db) throws Exception {
-        try (ConsoleServer s = new ConsoleServer(db, b -> b)) {
-            assertThat(get(s.url() + "/runs", null).body()).contains("No reconciliation has run yet")
-                    .contains("No retention round has run yet").contains("No dead letter has been retried or discarded")
-                    .contains("aria-current=\"page\"");
-            db.exec("DROP TABLE outbox_ops_journal");
-            HttpResponse<String> r = get(s.url() + "/runs", null);
-            assertThat(r.statusCode()).isEqualTo(200);
-            assertThat(r.body()).contains("schema version 12").contains("outbox migrate --schema public");
-        }
-    }
-
-    @Test
     void aReadOnlyConsoleRefusesEveryWrite(TestDatabase db) throws Exception {
         try (ConsoleServer s = new ConsoleServer(db, b -> b.operatorToken(ConsoleServer.OPERATOR, Secret.of(ConsoleServer.TOKEN)))) {
             String cookie = login(s);
@@ -131,6 +118,19 @@ class ConsoleSecurityTest {
             assertThat(discard.body()).contains("Discard:").contains("2 discarded")
                     .contains("018f3a5e-7b2c-7d11-8a00-000000000401").contains("018f3a5e-7b2c-7d11-8a00-000000000402");
             assertThat(db.count("SELECT count(*) FROM outbox_dead_letter")).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void theRunsPageNamesTheFixWhenTheJournalIsMissing(TestDatabase db) throws Exception {
+        try (ConsoleServer s = new ConsoleServer(db, b -> b)) {
+            assertThat(get(s.url() + "/runs", null).body()).contains("No reconciliation has run yet")
+                    .contains("No retention round has run yet").contains("No dead letter has been retried or discarded")
+                    .contains("aria-current=\"page\"");
+            db.exec("DROP TABLE outbox_ops_journal");
+            HttpResponse<String> r = get(s.url() + "/runs", null);
+            assertThat(r.statusCode()).isEqualTo(200);
+            assertThat(r.body()).contains("schema version 12").contains("outbox migrate --schema public");
         }
     }
 

@@ -71,6 +71,12 @@ class GrantsAtStartTest {
     }
 
     @Test
+    void theJournalIsReadWithItsOwnGrant() throws Exception {
+        GrantsAtStart.eachMissingGrantIsNamed(db, prefix("jr"), DocumentedGrants.journal(), "OutboxAdmin.journal",
+                role -> admin(role).journal(5));
+    }
+
+    @Test
     void theConsoleQuestions() throws Exception {
         assertThat(GrantsAtStart.eachMissingGrantIsNamed(db, prefix("tr"), DocumentedGrants.traceEvent(),
                 "OutboxAdmin.traceEvent", role -> admin(role).traceEvent(UUID.randomUUID())))
@@ -79,8 +85,6 @@ class GrantsAtStartTest {
                 role -> admin(role).deadLetterReasons(10));
         GrantsAtStart.eachMissingGrantIsNamed(db, prefix("ik"), DocumentedGrants.idempotencyKeyState(),
                 "OutboxAdmin.idempotencyKey", role -> admin(role).idempotencyKey("scope", "key"));
-        GrantsAtStart.eachMissingGrantIsNamed(db, prefix("jr"), DocumentedGrants.journal(), "OutboxAdmin.journal",
-                role -> admin(role).journal(5));
     }
 
     @Test

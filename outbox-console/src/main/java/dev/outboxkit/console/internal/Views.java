@@ -6,7 +6,6 @@ import dev.outboxkit.ops.admin.DeadLetter;
 import dev.outboxkit.ops.admin.DeadLetterChange;
 import dev.outboxkit.ops.admin.EventTrace;
 import dev.outboxkit.ops.admin.IdempotencyKeyState;
-import dev.outboxkit.ops.admin.JournalEntry;
 import dev.outboxkit.ops.admin.Status;
 import dev.outboxkit.relay.Relay;
 import java.time.Instant;
@@ -106,8 +105,9 @@ public final class Views {
      * @param purged   what the last round purged, per store
      * @param nextDue  when the next retention round is due; null when no schedule ran the last one
      */
-    public record Runs(JournalEntry reconcile, List<Count> counts, List<FindingRow> findings, JournalEntry retention,
-                       List<Count> purged, Instant nextDue, List<JournalEntry> actions, Instant now, String error) {
+    public record Runs(dev.outboxkit.ops.admin.JournalEntry reconcile, List<Count> counts, List<FindingRow> findings,
+                       dev.outboxkit.ops.admin.JournalEntry retention, List<Count> purged, Instant nextDue,
+                       List<dev.outboxkit.ops.admin.JournalEntry> actions, Instant now, String error) {
     }
 
     /** A number with its label: findings of one kind, or rows purged from one store. */

@@ -53,7 +53,8 @@ import org.slf4j.LoggerFactory;
  * {@value #AUDIT_LOGGER} logger with the operator's name (never the payload), so operators can route audit lines
  * on their own. A retry or discard also writes its entry in the operations journal ({@link #journal}: who, when, which
  * selection, how many rows and the first ids) in the same transaction, so the change and its record commit together; a
- * retry or discard that fails leaves an entry with outcome failure. Why the semantics are as they are:
+ * retry or discard that fails leaves an entry with outcome failure. Retry and discard therefore also need {@code INSERT}
+ * on {@code outbox_ops_journal}, and {@link #journal} {@code SELECT} on it. Why the semantics are as they are:
  * <ul>
  *   <li><b>retry</b> moves rows back into {@code outbox_event} at their original {@code seq}
  *       ({@code OVERRIDING SYSTEM VALUE}): the polling relay publishes in seq order, so under {@code HOLD_AGGREGATE}
@@ -75,8 +76,7 @@ import org.slf4j.LoggerFactory;
  * {@code SELECT} on {@code outbox_dead_letter} (to say which ids are parked); dead-letter reasons what listing does;
  * traceEvent {@code SELECT} on {@code outbox_event}, {@code outbox_dead_letter}, {@code outbox_relay_lease},
  * {@code outbox_relay_member}, {@code processed_event} and {@code outbox_intent} (those that exist); idempotencyKey
- * {@code SELECT} on the state columns of {@code idempotency_key} (not the stored response); retry and discard also
- * {@code INSERT} on {@code outbox_ops_journal}, journal {@code SELECT} on it. Each operation checks its
+ * {@code SELECT} on the state columns of {@code idempotency_key} (not the stored response). Each operation checks its
  * own privileges the first time an instance runs it (one round trip; never again once they held) and throws
  * {@link dev.outboxkit.core.MissingGrantsException} with the {@code GRANT} statements to run before it does anything.
  *
@@ -115,6 +115,9 @@ public final class OutboxAdmin {
     private final DataSource dataSource;
     private final OutboxTables tables;
     private final Clock clock;
+    private final Journal journal;
+    private final GrantsOnce journalGrants;
+
     private final GrantsOnce statusGrants;
     private final GrantsOnce slotGrants;
     private final GrantsOnce readGrants;
@@ -123,13 +126,14 @@ public final class OutboxAdmin {
     private final GrantsOnce replayGrants;
     private final GrantsOnce traceGrants;
     private final GrantsOnce idempotencyKeyGrants;
-    private final GrantsOnce journalGrants;
-    private final Journal journal;
 
     private OutboxAdmin(OpsBuilder.Resolved p) {
         this.dataSource = p.dataSource();
         this.tables = p.tables();
         this.clock = p.clock();
+        this.journal = new Journal(dataSource, tables);
+        this.journalGrants = new GrantsOnce(RoleGrants.journal(p.schema()), "OutboxAdmin.journal");
+
         String schema = p.schema();
         this.statusGrants = new GrantsOnce(RoleGrants.status(schema), "outbox status");
         this.slotGrants = new GrantsOnce(RoleGrants.cdcRelaySlots(schema), "outbox status (CDC relay slots)");
@@ -139,8 +143,6 @@ public final class OutboxAdmin {
         this.replayGrants = new GrantsOnce(RoleGrants.replay(schema), "outbox replay");
         this.traceGrants = new GrantsOnce(RoleGrants.traceEvent(schema), "OutboxAdmin.traceEvent");
         this.idempotencyKeyGrants = new GrantsOnce(RoleGrants.idempotencyKeyState(schema), "OutboxAdmin.idempotencyKey");
-        this.journalGrants = new GrantsOnce(RoleGrants.journal(schema), "OutboxAdmin.journal");
-        this.journal = new Journal(dataSource, tables);
     }
 
     /** A connection whose role passed {@code grants} (checked once per instance); closed again if it did not. */
