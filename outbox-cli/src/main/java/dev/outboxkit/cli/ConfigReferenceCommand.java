@@ -65,6 +65,7 @@ final class ConfigReferenceCommand implements Callable<Integer> {
             Map.entry("--idempotency-retention", RARELY_NEEDED),
             Map.entry("--dead-letter-retention", RARELY_NEEDED),
             Map.entry("--archive-retention", RARELY_NEEDED),
+            Map.entry("--journal-retention", RARELY_NEEDED),
             Map.entry("--group", ESSENTIAL),
             Map.entry("--consumer-jdbc-url", ESSENTIAL),
             Map.entry("outbox relay --group", RARELY_NEEDED), // only with --retention-interval

@@ -28,9 +28,12 @@ import picocli.CommandLine.Spec;
                 DeadLettersCommand.DiscardCommand.class})
 final class DeadLettersCommand {
 
-    /** Who runs the command, for the audit lines: {@code user@host}. */
+    /**
+     * Who runs the command, for the audit lines and the operations journal: {@code outbox-cli <os user>@<host>} (so an
+     * entry tells the CLI from an operator in the console).
+     */
     static String operator() {
-        return System.getProperty("user.name", "?") + "@" + hostName();
+        return "outbox-cli " + System.getProperty("user.name", "?") + "@" + hostName();
     }
 
     private static String hostName() {

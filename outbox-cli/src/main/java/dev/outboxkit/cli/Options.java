@@ -234,7 +234,7 @@ final class Options {
         String tokenEnv;
 
         @Option(names = "--console-operator", paramLabel = "NAME", defaultValue = "console-operator",
-                description = "Who the audit log (logger outboxkit.audit) says retried or discarded, for the console's login.")
+                description = "Who the audit log (logger outboxkit.audit) and the operations journal say retried or discarded, for the console's login.")
         String operator;
 
         /**
@@ -362,6 +362,10 @@ final class Options {
                 description = "Purge published rows kept by a MARK-mode relay (the archive 'outbox replay' reads) once published longer ago than this; default: keep them.")
         Duration archiveRetention;
 
+        @Option(names = "--journal-retention", paramLabel = "DURATION", defaultValue = "P90D",
+                description = "Delete entries of the operations journal (reconciliation runs, retention rounds, dead-letter actions) finished longer ago than this.")
+        Duration journalRetention;
+
         /**
          * Opens what the job needs (an outbox database pool of three: the sidecar's lock, the job; a consumer
          * pool when --consumer-jdbc-url is set; a Kafka admin when groups are purged) and builds it.
@@ -381,7 +385,8 @@ final class Options {
                 job.admin = adminProps == null ? null : Admin.create(adminProps);
                 Retention.Builder builder = Retention.builder().outboxDatabase(job.outboxDatabase, db.schema).intentRetention(intentRetention)
                         .partitionsAhead(ahead.partitionsAhead).deadLetterRetention(deadLetterRetention)
-                        .archiveRetention(archiveRetention).kafkaAdmin(job.admin).meterRegistry(registry);
+                        .archiveRetention(archiveRetention).journalRetention(journalRetention).kafkaAdmin(job.admin)
+                        .meterRegistry(registry).actor(DeadLettersCommand.operator());
                 for (String group : groups) {
                     builder.inbox(job.consumer == null ? job.outboxDatabase : job.consumer, db.schema, group, processedRetention);
                 }

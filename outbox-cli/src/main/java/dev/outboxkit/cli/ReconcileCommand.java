@@ -79,7 +79,8 @@ final class ReconcileCommand implements Callable<Integer> {
             pools.add(outboxDatabase);
             String schema = consumerSchema == null ? db.schema : consumerSchema;
             Reconciler.Builder builder = Reconciler.builder().outboxDatabase(outboxDatabase, db.schema).lookback(lookback).grace(grace)
-                    .dedupeWindow(dedupeWindow).batchSize(batchSize).maxFindingsPerKind(maxFindings);
+                    .dedupeWindow(dedupeWindow).batchSize(batchSize).maxFindingsPerKind(maxFindings)
+                    .actor(DeadLettersCommand.operator());
             if (consumers.isEmpty()) {
                 builder.consumer(new ConsumerSource("local", outboxDatabase, schema, groups, new LinkedHashSet<>(aggregateTypes)));
             }

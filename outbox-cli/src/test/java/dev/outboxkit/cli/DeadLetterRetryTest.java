@@ -167,6 +167,7 @@ class DeadLetterRetryTest {
             s.execute("GRANT USAGE ON SCHEMA public TO " + role);
             s.execute("GRANT SELECT, DELETE ON outbox_dead_letter TO " + role);
             s.execute("GRANT INSERT, SELECT (seq, id, aggregate_type, aggregate_id) ON outbox_event TO " + role);
+            s.execute("GRANT INSERT ON outbox_ops_journal TO " + role); // the journal entry of each retry
         }
         return role;
     }

@@ -32,6 +32,7 @@ class DocumentedGrantsReadmeTest {
 
     @Test
     void everyModuleReadmeListsWhatItsRolesAreChecked() throws IOException {
+        assertListed("outbox-ops/README.md", DocumentedGrants.journal()); // the console's Runs page
         assertListed("relay-poller/README.md", DocumentedGrants.pollingRelay());
         assertListed("relay-debezium/README.md", DocumentedGrants.cdcRelay(true));
         assertListed("consumer-dedupe/README.md", DocumentedGrants.consumer());

@@ -65,6 +65,10 @@ class OpsSecureGroundTest {
         assertThat(discard.exitCode()).as(discard.all()).isZero();
         assertThat(db.count("SELECT count(*) FROM outbox_dead_letter")).isZero();
         assertThat(db.count("SELECT count(*) FROM outbox_event WHERE id = '" + RETRIED + "' AND seq = 900")).isOne();
+        // each action's journal entry, written with the action's own grants, names the CLI and the OS user
+        assertThat(db.count("SELECT count(*) FROM outbox_ops_journal WHERE kind IN ('dead-letter-retry', 'dead-letter-discard')"
+                + " AND outcome = 'success' AND actor = 'outbox-cli " + System.getProperty("user.name") + "@' || split_part(actor, '@', 2)"))
+                .isEqualTo(2);
 
         CliRun replay = run(db, role(db, "ops_replay", DocumentedGrants.replay()), "replay", "--id", ARCHIVED);
         assertThat(replay.exitCode()).as(replay.all()).isZero();

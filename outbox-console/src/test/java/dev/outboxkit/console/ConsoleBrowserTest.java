@@ -9,6 +9,11 @@ import ch.qos.logback.core.read.ListAppender;
 import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.ops.admin.OutboxAdmin;
+import dev.outboxkit.ops.reconcile.ConsumerSource;
+import dev.outboxkit.ops.reconcile.IntentLedger;
+import dev.outboxkit.ops.reconcile.Reconciler;
+import dev.outboxkit.ops.retention.Retention;
+import dev.outboxkit.ops.retention.RetentionSchedule;
 import dev.outboxkit.relay.Relay;
 import dev.outboxkit.relay.poller.ParkPolicy;
 import dev.outboxkit.relay.poller.PollingRelay;
@@ -19,6 +24,7 @@ import dev.outboxkit.testkit.TestKafka;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.sql.Connection;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
@@ -246,6 +252,71 @@ class ConsoleBrowserTest {
             assertThat(refusal.getText()).contains("Log in at /console/login");
             Browser.screenshot(browser, "refused");
             assertThat(db.count("SELECT count(*) FROM outbox_dead_letter WHERE id = ?", parked)).isEqualTo(1);
+        }
+    }
+
+    /**
+     * The Runs page after an operator's retry in the browser, a reconciliation run that finds an effect without an
+     * intent and a stuck intent, and a scheduled retention round: each read back from the operations journal.
+     */
+    @Test
+    void theRunsPageShowsTheLastReconciliationTheLastRetentionRoundAndWhoRetriedWhat(TestDatabase db) throws Exception {
+        UUID parked = UUID.fromString("018f3a5e-7b2c-7d11-8a00-000000000401");
+        db.exec("INSERT INTO outbox_dead_letter (id, seq, aggregate_type, aggregate_id, event_type, payload, headers, "
+                + "created_at, error_class, error_message, attempts, parked_by) VALUES ('" + parked + "', 0, 'account', 'k', "
+                + "'Opened', '{}', '{}', now(), 'E', 'm', 1, 'relay-1')");
+        try (ConsoleServer s = new ConsoleServer(db, b -> b.writeActions(true)
+                .operatorToken(ConsoleServer.OPERATOR, Secret.of(ConsoleServer.TOKEN)))) {
+            browser.manage().deleteAllCookies();
+            browser.get(s.url() + "/runs");
+            assertThat(wait(PAGE).until(ExpectedConditions.visibilityOfElementLocated(By.id("runs-reconcile"))).getText())
+                    .contains("No reconciliation has run yet");
+
+            browser.get(s.url() + "/login");
+            browser.findElement(By.id("token")).sendKeys(ConsoleServer.TOKEN);
+            browser.findElement(By.cssSelector("form.login button")).click();
+            wait(PAGE).until(ExpectedConditions.elementToBeClickable(By.cssSelector("tr[data-id='" + parked + "'] button.retry")))
+                    .click();
+            wait(PAGE).until(ExpectedConditions.textToBePresentInElementLocated(By.id("outcome"), "1 moved back"));
+
+            // A stuck intent (written two hours ago, never published) and an effect without an intent.
+            new IntentLedger(db.dataSource(), "public").enable();
+            db.exec("INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload, created_at) VALUES"
+                    + " ('018f3a5e-7b2c-7d11-8a00-000000000402', 'order', 'o-1', 'OrderPlaced', '{}', now() - interval '2 hours')");
+            UUID phantom = UUID.fromString("018f3a5e-7b2c-7d11-8a00-000000000403");
+            db.execute("INSERT INTO processed_event (consumer_group, event_id) VALUES ('billing', ?)", phantom);
+            Reconciler.builder().outboxDatabase(db.dataSource(), "public").actor("outbox-cli ops@batch-1")
+                    .consumer(new ConsumerSource("billing-db", db.dataSource(), "public", List.of("billing"))).build().run();
+            try (RetentionSchedule schedule = RetentionSchedule.builder().interval(Duration.ofHours(1))
+                    .retention(Retention.builder().outboxDatabase(db.dataSource(), "public").deadLetterRetention(Duration.ofDays(30))
+                            .actor("outbox-cli relay@node-1").build()).build()) {
+                assertThat(schedule.runOnce()).isEqualTo(RetentionSchedule.Outcome.SUCCESS);
+            }
+
+            browser.findElement(By.linkText("Runs")).click();
+            WebElement reconcile = wait(PAGE).until(ExpectedConditions.visibilityOfElementLocated(By.id("runs-counts")));
+            assertThat(reconcile.findElement(By.cssSelector("tr[data-kind='phantom']")).getText())
+                    .startsWith("Effects without an intent").endsWith("1");
+            assertThat(reconcile.findElement(By.cssSelector("tr[data-kind='lost']")).getText()).endsWith("1");
+            assertThat(reconcile.findElement(By.cssSelector("tr[data-kind='duplicate_effect']")).getText())
+                    .startsWith("Intents with two effects").endsWith("0");
+            assertThat(browser.findElement(By.id("runs-reconcile")).getText()).contains("outbox-cli ops@batch-1")
+                    .contains("1 lost, 1 phantom");
+            assertThat(browser.findElement(By.id("runs-purged")).findElement(By.cssSelector("tr[data-store='dead_letters']"))
+                    .getText()).startsWith("Dead letters").endsWith("0");
+            assertThat(browser.findElement(By.id("runs-retention")).getText()).contains("outbox-cli relay@node-1");
+            assertThat(browser.findElement(By.id("runs-next")).getText()).contains("(in 59m");
+            WebElement action = browser.findElement(By.cssSelector("#runs-actions tbody tr"));
+            assertThat(action.getText()).contains(ConsoleServer.OPERATOR).contains("retry").contains("success")
+                    .contains(parked.toString());
+            assertThat(browser.findElements(By.tagName("h1"))).hasSize(1);
+            assertThat(Browser.browserErrors(browser)).isEmpty();
+            Browser.screenshot(browser, "runs");
+
+            // Each finding's event id leads to where the event is.
+            browser.findElement(By.cssSelector("#runs-findings a[href$='" + phantom + "']")).click();
+            assertThat(wait(PAGE).until(ExpectedConditions.visibilityOfElementLocated(By.id("event-result")))
+                    .getAttribute("data-state")).isEqualTo("applied");
         }
     }
 

@@ -30,7 +30,7 @@ class ConsoleSecurityTest {
     void pagesCarryTheSecurityHeadersAndAreNeverCached(TestDatabase db) throws Exception {
         try (ConsoleServer s = new ConsoleServer(db, b -> b)) {
             for (String path : new String[] {"/", "/dead-letters", "/events?id=" + UUID.randomUUID(), "/fragments/overview", "/login", "/fragments/reason-rows?errorClass=E&message=m",
-                    "/idempotency?scope=checkout&key=k-1"}) {
+                    "/idempotency?scope=checkout&key=k-1", "/runs"}) {
                 HttpResponse<String> r = get(s.url() + path, null);
                 assertThat(r.statusCode()).as(path).isEqualTo(200);
                 assertThat(r.headers().firstValue("Content-Security-Policy")).as(path).hasValueSatisfying(csp ->
@@ -152,6 +152,19 @@ class ConsoleSecurityTest {
             assertThat(discard.body()).contains("Discard:").contains("2 discarded")
                     .contains("018f3a5e-7b2c-7d11-8a00-000000000401").contains("018f3a5e-7b2c-7d11-8a00-000000000402");
             assertThat(db.count("SELECT count(*) FROM outbox_dead_letter")).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void theRunsPageNamesTheFixWhenTheJournalIsMissing(TestDatabase db) throws Exception {
+        try (ConsoleServer s = new ConsoleServer(db, b -> b)) {
+            assertThat(get(s.url() + "/runs", null).body()).contains("No reconciliation has run yet")
+                    .contains("No retention round has run yet").contains("No dead letter has been retried or discarded")
+                    .contains("aria-current=\"page\"");
+            db.exec("DROP TABLE outbox_ops_journal");
+            HttpResponse<String> r = get(s.url() + "/runs", null);
+            assertThat(r.statusCode()).isEqualTo(200);
+            assertThat(r.body()).contains("schema version 12").contains("outbox migrate --schema public");
         }
     }
 

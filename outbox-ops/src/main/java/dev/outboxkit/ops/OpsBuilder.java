@@ -37,6 +37,7 @@ public abstract class OpsBuilder<B extends OpsBuilder<B>> {
     }
 
     private final OpsSettings settings = new OpsSettings();
+    private String actor;
 
     /** For the builders of outbox-ops. */
     protected OpsBuilder() {
@@ -74,6 +75,23 @@ public abstract class OpsBuilder<B extends OpsBuilder<B>> {
     public final B meterRegistry(MeterRegistry registry) {
         settings.meterRegistry(registry);
         return self();
+    }
+
+    /**
+     * Who runs the tool, as its entries in the operations journal name it (e.g. {@code outbox-cli alice@ops-1}). Default
+     * {@code <os user>@<host>}.
+     */
+    public final B actor(String actor) {
+        if (actor == null || actor.isBlank()) {
+            throw new IllegalArgumentException("actor must name who runs the tool, e.g. outbox-cli alice@host");
+        }
+        this.actor = actor;
+        return self();
+    }
+
+    /** The {@link #actor(String)} given, or {@code <os user>@<host>}. */
+    protected final String resolvedActor() {
+        return actor != null ? actor : dev.outboxkit.ops.internal.Journal.defaultActor();
     }
 
     /**

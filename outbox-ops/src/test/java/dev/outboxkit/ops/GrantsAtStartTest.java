@@ -60,9 +60,20 @@ class GrantsAtStartTest {
                 role -> admin(role).discardDeadLetters(DeadLetterFilter.all(), "test", "grants-test"));
         assertThat(GrantsAtStart.eachMissingGrantIsNamed(db, prefix("dr"), DocumentedGrants.deadLettersRetry(),
                 "outbox dead-letters retry", role -> admin(role).retryDeadLetters(DeadLetterFilter.all(), "grants-test")))
-                .as("schema USAGE, SELECT and DELETE on the dead letters, INSERT and four columns on outbox_event").hasSize(5);
+                .as("schema USAGE, SELECT and DELETE on the dead letters, INSERT on the journal, INSERT and four columns on"
+                        + " outbox_event").hasSize(6);
+        // With every grant the retry wrote its journal entry in its transaction: the identity column of
+        // outbox_ops_journal needs no grant on its sequence.
+        assertThat(db.count("SELECT count(*) FROM outbox_ops_journal WHERE kind = 'dead-letter-retry' AND outcome = 'success'"))
+                .isEqualTo(1);
         GrantsAtStart.eachMissingGrantIsNamed(db, prefix("rp"), DocumentedGrants.replay(), "outbox replay",
                 role -> admin(role).replay(ReplaySelection.ids(List.of(UUID.randomUUID())), false, "grants-test"));
+    }
+
+    @Test
+    void theJournalIsReadWithItsOwnGrant() throws Exception {
+        GrantsAtStart.eachMissingGrantIsNamed(db, prefix("jr"), DocumentedGrants.journal(), "OutboxAdmin.journal",
+                role -> admin(role).journal(5));
     }
 
     @Test
@@ -85,6 +96,8 @@ class GrantsAtStartTest {
         new IntentLedger(db.dataSource(), "public").enable();
         GrantsAtStart.eachMissingGrantIsNamed(db, prefix("rcp"), DocumentedGrants.reconcileOutboxDatabase(),
                 "outbox reconcile (outbox database, schema public)", role -> reconcile(role, db.dataSource()));
+        assertThat(db.count("SELECT count(*) FROM outbox_ops_journal WHERE kind = 'reconcile' AND outcome = 'success'"))
+                .as("the run with every grant wrote its entry").isEqualTo(1);
         GrantsAtStart.eachMissingGrantIsNamed(db, prefix("rcc"), DocumentedGrants.reconcileConsumer(db.name()),
                 "outbox reconcile (consumer svc, schema public)", role -> reconcile(db.dataSource(), role));
     }
@@ -104,6 +117,8 @@ class GrantsAtStartTest {
         try {
             GrantsAtStart.eachMissingGrantIsNamed(db, prefix("pu"), DocumentedGrants.purge(owner), "outbox purge (schema public)",
                     role -> Retention.builder().outboxDatabase(role, "public").deadLetterRetention(Duration.ofDays(30)).build().purge(false));
+            assertThat(db.count("SELECT count(*) FROM outbox_ops_journal WHERE kind = 'retention' AND outcome = 'success'"))
+                    .as("the round with every grant wrote its entry and purged the journal").isEqualTo(1);
         } finally {
             db.exec("REASSIGN OWNED BY " + owner + " TO CURRENT_USER", "DROP ROLE " + owner);
         }

@@ -110,6 +110,11 @@ public final class DocumentedGrants {
         return of(RoleGrants.idempotencyKeyState(SCHEMA));
     }
 
+    /** outbox-ops/README.md, "Least-privilege grants": reading the operations journal (the console's Runs page). */
+    public static List<Grant> journal() {
+        return of(RoleGrants.journal(SCHEMA));
+    }
+
     /** outbox-ops/README.md, "Least-privilege grants": {@code outbox reconcile}, on the outbox database. */
     public static List<Grant> reconcileOutboxDatabase() {
         return of(RoleGrants.reconcileOutboxDatabase(SCHEMA));

@@ -13,6 +13,7 @@ import dev.outboxkit.ops.admin.DeadLetterReason;
 import dev.outboxkit.ops.admin.EventPayload;
 import dev.outboxkit.ops.admin.EventTrace;
 import dev.outboxkit.ops.admin.IdempotencyKeyState;
+import dev.outboxkit.ops.admin.JournalEntry;
 import dev.outboxkit.ops.admin.OutboxAdmin;
 import dev.outboxkit.ops.admin.RelayMember;
 import dev.outboxkit.ops.admin.Status;
@@ -144,6 +145,8 @@ public final class ConsoleApp implements AutoCloseable {
                 return get ? eventPage(r) : notAllowed(r, "GET");
             case "/idempotency":
                 return get ? idempotencyPage(r) : notAllowed(r, "GET");
+            case "/runs":
+                return get ? runsPage(r) : notAllowed(r, "GET");
             case "/login":
                 return get ? loginPage(r, 200, null) : post ? login(r) : notAllowed(r, "GET, POST");
             case "/logout":
@@ -471,6 +474,101 @@ public final class ConsoleApp implements AutoCloseable {
             return page("idempotency", Map.of("page", page, "lookup", new Views.KeyLookup(scope, key, false, null,
                     describe("look the key up", e))));
         }
+    }
+
+    // ---------------------------------------------------------------- runs (the operations journal)
+
+    /** Operator actions listed on the Runs page. */
+    static final int ACTIONS_SHOWN = 20;
+
+    /** What each kind of finding means, in the order the page lists them. */
+    private static final Map<String, String> FINDING_KINDS = linked(
+            "lost", "Intents without an effect (lost, or stuck unpublished)",
+            "phantom", "Effects without an intent (phantom)",
+            "duplicate_effect", "Intents with two effects (an external effect performed twice)",
+            "late_arrival", "Effects later than the dedupe window (late arrival)",
+            "unknown_outcome", "Unknown outcomes (idempotency keys or external effects past their lease)");
+
+    private static Map<String, String> linked(String... pairs) {
+        Map<String, String> m = new LinkedHashMap<>();
+        for (int i = 0; i < pairs.length; i += 2) {
+            m.put(pairs[i], pairs[i + 1]);
+        }
+        return m;
+    }
+
+    private ConsoleResponse runsPage(ConsoleRequest r) {
+        Views.Page page = pageFor(r, "Runs", "runs");
+        Instant now = clock.instant();
+        Views.Runs runs;
+        try {
+            List<JournalEntry> reconcile = admin.journal(1, JournalEntry.Kind.RECONCILE);
+            List<JournalEntry> retention = admin.journal(1, JournalEntry.Kind.RETENTION);
+            List<JournalEntry> actions = admin.journal(ACTIONS_SHOWN, JournalEntry.Kind.DEAD_LETTER_RETRY,
+                    JournalEntry.Kind.DEAD_LETTER_DISCARD);
+            JournalEntry lastRun = reconcile.isEmpty() ? null : reconcile.get(0);
+            JournalEntry lastRound = retention.isEmpty() ? null : retention.get(0);
+            runs = new Views.Runs(lastRun, counts(lastRun), findings(lastRun), lastRound, purged(lastRound),
+                    lastRound == null ? null : lastRound.nextRoundDue().orElse(null), actions, now, null);
+        } catch (Exception e) {
+            runs = new Views.Runs(null, List.of(), List.of(), null, List.of(), null, List.of(), now,
+                    describe("read the operations journal", e));
+        }
+        return page("runs", Map.of("page", page, "runs", runs));
+    }
+
+    static List<Views.Count> counts(JournalEntry run) {
+        if (run == null || !(run.detail().get("counts") instanceof Map<?, ?> counts)) {
+            return List.of();
+        }
+        List<Views.Count> out = new ArrayList<>();
+        FINDING_KINDS.forEach((code, label) -> out.add(new Views.Count(code, label, number(counts.get(code)))));
+        return out;
+    }
+
+    static List<Views.FindingRow> findings(JournalEntry run) {
+        if (run == null || !(run.detail().get("findings") instanceof List<?> findings)) {
+            return List.of();
+        }
+        List<Views.FindingRow> out = new ArrayList<>();
+        for (Object o : findings) {
+            if (o instanceof Map<?, ?> f) {
+                String kind = text(f.get("kind"));
+                out.add(new Views.FindingRow(FINDING_KINDS.getOrDefault(kind, kind), text(f.get("where")), text(f.get("subject")),
+                        f.get("eventId") == null ? null : text(f.get("eventId")), text(f.get("detail"))));
+            }
+        }
+        return out;
+    }
+
+    static List<Views.Count> purged(JournalEntry round) {
+        if (round == null || !(round.detail().get("purged") instanceof Map<?, ?> purged)) {
+            return List.of();
+        }
+        List<Views.Count> out = new ArrayList<>();
+        purged.forEach((store, n) -> out.add(new Views.Count(text(store), storeLabel(text(store)), number(n))));
+        return out;
+    }
+
+    private static String storeLabel(String store) {
+        return switch (store) {
+            case "intent_partitions" -> "Intent ledger: day partitions dropped";
+            case "intent_rows" -> "Intent ledger: rows deleted outside partitions";
+            case "idempotency_keys" -> "Idempotency keys";
+            case "dead_letters" -> "Dead letters";
+            case "archived_events" -> "Published rows kept by a MARK-mode relay";
+            case "journal_entries" -> "Operations journal entries";
+            default -> store.startsWith("processed_events/")
+                    ? "processed_event of group " + store.substring("processed_events/".length()) : store;
+        };
+    }
+
+    private static long number(Object o) {
+        return o instanceof Number n ? n.longValue() : 0;
+    }
+
+    private static String text(Object o) {
+        return o == null ? "" : o.toString();
     }
 
     // ---------------------------------------------------------------- login

@@ -129,6 +129,29 @@ public final class Views {
     public record KeyLookup(String scope, String key, boolean looked, IdempotencyKeyState state, String error) {
     }
 
+    /**
+     * The Runs page: the last reconciliation run, the last retention round and the latest operator actions, from the
+     * operations journal. Each part is null (or empty) when the journal has none; {@code error} says why nothing
+     * could be read.
+     *
+     * @param counts   the last run's number of findings per kind, each with what it means
+     * @param findings the last run's first findings
+     * @param purged   what the last round purged, per store
+     * @param nextDue  when the next retention round is due; null when no schedule ran the last one
+     */
+    public record Runs(dev.outboxkit.ops.admin.JournalEntry reconcile, List<Count> counts, List<FindingRow> findings,
+                       dev.outboxkit.ops.admin.JournalEntry retention, List<Count> purged, Instant nextDue,
+                       List<dev.outboxkit.ops.admin.JournalEntry> actions, Instant now, String error) {
+    }
+
+    /** A number with its label: findings of one kind, or rows purged from one store. */
+    public record Count(String code, String label, long n) {
+    }
+
+    /** One finding as the journal keeps it; {@code eventId} null when its subject names no event (an idempotency key). */
+    public record FindingRow(String kind, String where, String subject, String eventId, String detail) {
+    }
+
     /** A refusal or error page: what happened and what to do. */
     public record Message(int status, String heading, String what, String todo) {
     }

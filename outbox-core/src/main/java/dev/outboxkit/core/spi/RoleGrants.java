@@ -125,9 +125,20 @@ public final class RoleGrants {
         return Grants.in(schema).table(OutboxTables.DEAD_LETTER, "SELECT");
     }
 
-    /** outbox-cli/README.md, "Dead letters": {@code outbox dead-letters discard}. */
+    /**
+     * outbox-cli/README.md, "Dead letters": {@code outbox dead-letters discard}, with its entry in the operations journal
+     * (written in the same transaction).
+     */
     public static Grants deadLettersDiscard(String schema) {
-        return Grants.in(schema).table(OutboxTables.DEAD_LETTER, "SELECT", "DELETE");
+        return Grants.in(schema).table(OutboxTables.DEAD_LETTER, "SELECT", "DELETE").table(OutboxTables.OPS_JOURNAL, "INSERT");
+    }
+
+    /**
+     * outbox-ops/README.md, "Least-privilege grants": reading the operations journal ({@code OutboxAdmin.journal}, the
+     * console's Runs page).
+     */
+    public static Grants journal(String schema) {
+        return Grants.in(schema).table(OutboxTables.OPS_JOURNAL, "SELECT");
     }
 
     /** outbox-cli/README.md, "Dead letters": {@code outbox dead-letters retry}: discard's, and the move back. */
@@ -144,7 +155,8 @@ public final class RoleGrants {
     /** outbox-ops/README.md, "Least-privilege grants": {@code outbox reconcile}, on the outbox database. */
     public static Grants reconcileOutboxDatabase(String schema) {
         return Grants.in(schema).table(OutboxTables.INTENT, "SELECT").table(OutboxTables.OUTBOX_EVENT, "SELECT")
-                .table(OutboxTables.DEAD_LETTER, "SELECT").table(OutboxTables.IDEMPOTENCY_KEY, "SELECT");
+                .table(OutboxTables.DEAD_LETTER, "SELECT").table(OutboxTables.IDEMPOTENCY_KEY, "SELECT")
+                .table(OutboxTables.OPS_JOURNAL, "INSERT");
     }
 
     /** outbox-ops/README.md: {@code outbox reconcile}, consumer side (TEMPORARY: the window's intents are copied there). */
@@ -156,12 +168,14 @@ public final class RoleGrants {
     /**
      * outbox-ops/README.md, "Least-privilege grants": {@code outbox purge} on the producer database: the ledger's owner
      * (day partitions dropped) with CREATE (made ahead), the oldest unpublished event (which keeps its partition), and
-     * the delete rights of each configured purge.
+     * the delete rights of each configured purge, and the operations journal (each round's entry, and its own
+     * retention).
      */
     public static Grants purge(String schema, Set<Purged> purged) {
         Grants g = Grants.in(schema).ownerOf(OutboxTables.INTENT).create()
                 .table(OutboxTables.OUTBOX_EVENT, purged.contains(Purged.ARCHIVE) ? new String[] {"SELECT", "DELETE"}
-                        : new String[] {"SELECT"});
+                        : new String[] {"SELECT"})
+                .table(OutboxTables.OPS_JOURNAL, "SELECT", "INSERT", "DELETE");
         if (purged.contains(Purged.DEAD_LETTERS)) {
             g.table(OutboxTables.DEAD_LETTER, "SELECT", "DELETE");
         }

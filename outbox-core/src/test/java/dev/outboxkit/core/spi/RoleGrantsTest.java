@@ -19,6 +19,7 @@ class RoleGrantsTest {
                 new Privilege("USAGE", "SCHEMA", "ops"),
                 new Privilege("SELECT", "TABLE", "outbox_dead_letter"),
                 new Privilege("DELETE", "TABLE", "outbox_dead_letter"),
+                new Privilege("INSERT", "TABLE", "outbox_ops_journal"),
                 new Privilege("INSERT", "TABLE", "outbox_event"),
                 new Privilege("SELECT (seq, id, aggregate_type, aggregate_id)", "TABLE", "outbox_event"));
     }
@@ -30,6 +31,9 @@ class RoleGrantsTest {
                 new Privilege("MEMBER", "OWNER", "outbox_intent"),
                 new Privilege("CREATE", "SCHEMA", "public"),
                 new Privilege("SELECT", "TABLE", "outbox_event"),
+                new Privilege("SELECT", "TABLE", "outbox_ops_journal"),
+                new Privilege("INSERT", "TABLE", "outbox_ops_journal"),
+                new Privilege("DELETE", "TABLE", "outbox_ops_journal"),
                 new Privilege("SELECT", "TABLE", "outbox_dead_letter"),
                 new Privilege("DELETE", "TABLE", "outbox_dead_letter"));
         assertThat(RoleGrants.purge("public", EnumSet.of(RoleGrants.Purged.ARCHIVE,
@@ -38,6 +42,15 @@ class RoleGrantsTest {
                         new Privilege("DELETE", "TABLE", "idempotency_key"),
                         new Privilege("INSERT", "TABLE", "idempotency_key_tombstone"))
                 .doesNotContain(new Privilege("DELETE", "TABLE", "outbox_dead_letter"));
+    }
+
+    @Test
+    void theJournalIsWrittenByWhatActsAndReadByTheConsole() {
+        Privilege insert = new Privilege("INSERT", "TABLE", "outbox_ops_journal");
+        assertThat(RoleGrants.reconcileOutboxDatabase("public").privileges()).contains(insert);
+        assertThat(RoleGrants.deadLettersDiscard("public").privileges()).contains(insert);
+        assertThat(RoleGrants.journal("public").privileges()).containsExactly(new Privilege("USAGE", "SCHEMA", "public"),
+                new Privilege("SELECT", "TABLE", "outbox_ops_journal"));
     }
 
     @Test

@@ -6,6 +6,7 @@ import dev.outboxkit.core.spi.PollPartitions;
 import dev.outboxkit.core.spi.RoleGrants;
 import dev.outboxkit.core.spi.Transactions;
 import dev.outboxkit.ops.OpsBuilder;
+import dev.outboxkit.ops.internal.Journal;
 import dev.outboxkit.ops.internal.OpsSettings;
 import dev.outboxkit.runtime.FailoverSlots;
 import java.sql.Connection;
@@ -45,11 +46,15 @@ import org.slf4j.LoggerFactory;
  * EventTrace t = admin.traceEvent(eventId);                     // outbox, dead letter, consumer groups, intent ledger
  * List<DeadLetterReason> reasons = admin.deadLetterReasons(20);  // dead letters by error class and message pattern
  * Optional<IdempotencyKeyState> k = admin.idempotencyKey("checkout", key);
+ * List<JournalEntry> lastRun = admin.journal(1, JournalEntry.Kind.RECONCILE); // the operations journal
  * }</pre>
  *
  * <p>Every change (retry, discard, replay) runs in one transaction and is logged, one line a row, on the
  * {@value #AUDIT_LOGGER} logger with the operator's name (never the payload), so operators can route audit lines
- * on their own. Why the semantics are as they are:
+ * on their own. A retry or discard also writes its entry in the operations journal ({@link #journal}: who, when, which
+ * selection, how many rows and the first ids) in the same transaction, so the change and its record commit together; a
+ * retry or discard that fails leaves an entry with outcome failure. Retry and discard therefore also need {@code INSERT}
+ * on {@code outbox_ops_journal}, and {@link #journal} {@code SELECT} on it. Why the semantics are as they are:
  * <ul>
  *   <li><b>retry</b> moves rows back into {@code outbox_event} at their original {@code seq}
  *       ({@code OVERRIDING SYSTEM VALUE}): the polling relay publishes in seq order, so under {@code HOLD_AGGREGATE}
@@ -112,6 +117,9 @@ public final class OutboxAdmin {
     private final DataSource dataSource;
     private final OutboxTables tables;
     private final Clock clock;
+    private final Journal journal;
+    private final GrantsOnce journalGrants;
+
     private final GrantsOnce statusGrants;
     private final GrantsOnce slotGrants;
     private final GrantsOnce readGrants;
@@ -127,6 +135,9 @@ public final class OutboxAdmin {
         this.dataSource = p.dataSource();
         this.tables = p.tables();
         this.clock = p.clock();
+        this.journal = new Journal(dataSource, tables);
+        this.journalGrants = new GrantsOnce(RoleGrants.journal(p.schema()), "OutboxAdmin.journal");
+
         String schema = p.schema();
         this.statusGrants = new GrantsOnce(RoleGrants.status(schema), "outbox status");
         this.slotGrants = new GrantsOnce(RoleGrants.cdcRelaySlots(schema), "outbox status (CDC relay slots)");
@@ -660,20 +671,33 @@ public final class OutboxAdmin {
                                     String sql, String reason, String operator) throws SQLException {
         String who = requireOperator(operator);
         String verb = action.name().toLowerCase(java.util.Locale.ROOT);
+        JournalEntry.Kind kind = action == DeadLetterChange.Action.RETRY ? JournalEntry.Kind.DEAD_LETTER_RETRY
+                : JournalEntry.Kind.DEAD_LETTER_DISCARD;
+        Instant started = clock.instant();
         List<DeadLetterChange.Row> rows = new ArrayList<>();
         try (Connection c = connection(grants)) {
-            Transactions.inTransaction(c, tx -> {
-                try (PreparedStatement ps = c.prepareStatement(sql)) {
-                    where.bind(c, ps, 1);
-                    try (ResultSet rs = ps.executeQuery()) {
-                        while (rs.next()) {
-                            rows.add(new DeadLetterChange.Row(rs.getObject(1, UUID.class), rs.getString(2),
-                                    rs.getString(3), rs.getLong(4)));
+            try {
+                Transactions.inTransaction(c, tx -> {
+                    try (PreparedStatement ps = c.prepareStatement(sql)) {
+                        where.bind(c, ps, 1);
+                        try (ResultSet rs = ps.executeQuery()) {
+                            while (rs.next()) {
+                                rows.add(new DeadLetterChange.Row(rs.getObject(1, UUID.class), rs.getString(2),
+                                        rs.getString(3), rs.getLong(4)));
+                            }
                         }
                     }
-                }
-                return rows;
-            });
+                    // The audit record commits with the change or not at all.
+                    journal.record(c, kind, started, clock.instant(), who, true, actionSummary(verb, rows.size(), filter, reason),
+                            actionDetail(filter, reason, rows));
+                    return rows;
+                });
+            } catch (SQLException | RuntimeException e) {
+                rows.clear();
+                journal.record(kind, started, clock.instant(), who, false, Journal.failureSummary(verb + " of " + filter, e),
+                        withSelection(Journal.failure(e), filter, reason));
+                throw e;
+            }
         } catch (SQLException e) {
             throw described(e);
         }
@@ -690,6 +714,76 @@ public final class OutboxAdmin {
         rows.forEach(r -> done.add(r.id()));
         List<UUID> missing = filter.ids().stream().filter(id -> !done.contains(id)).toList();
         return new DeadLetterChange(action, rows, missing);
+    }
+
+    private static String actionSummary(String verb, int n, DeadLetterFilter filter, String reason) {
+        return (verb.equals("retry") ? "retried " : "discarded ") + n + " dead letter(s) of " + filter
+                + (reason == null ? "" : "; reason: " + reason);
+    }
+
+    private static Map<String, Object> actionDetail(DeadLetterFilter filter, String reason, List<DeadLetterChange.Row> rows) {
+        Map<String, Object> d = withSelection(new LinkedHashMap<>(), filter, reason);
+        d.put("count", rows.size());
+        d.put("ids", rows.stream().map(r -> r.id().toString()).toList());
+        return d;
+    }
+
+    private static Map<String, Object> withSelection(Map<String, Object> d, DeadLetterFilter filter, String reason) {
+        d.put("selection", filter.toString());
+        if (reason != null) {
+            d.put("reason", reason);
+        }
+        return d;
+    }
+
+    /** Largest {@code limit} of {@link #journal}. */
+    public static final int MAX_JOURNAL_LIMIT = 1_000;
+
+    /**
+     * The latest entries of the operations journal ({@code outbox_ops_journal}, schema version 12) of the given kinds,
+     * the most recently finished first: what the last reconciliation found, what retention purged, who retried or
+     * discarded what. Reads at most {@code limit} rows per kind through the index on {@code (kind, finished_at)}.
+     * Needs {@code SELECT} on {@code outbox_ops_journal}.
+     *
+     * @param limit how many entries, 1 to {@value #MAX_JOURNAL_LIMIT}
+     * @param kinds which kinds; none: every kind
+     * @throws IllegalStateException when the schema has no journal yet (older than version 12), naming the fix
+     * @throws dev.outboxkit.core.MissingGrantsException naming the grant when the role lacks it
+     */
+    public List<JournalEntry> journal(int limit, JournalEntry.Kind... kinds) throws SQLException {
+        if (limit < 1 || limit > MAX_JOURNAL_LIMIT) {
+            throw new IllegalArgumentException("limit must be between 1 and " + MAX_JOURNAL_LIMIT + ", got " + limit);
+        }
+        List<JournalEntry.Kind> which = kinds.length == 0 ? List.of(JournalEntry.Kind.values())
+                : new ArrayList<>(new java.util.LinkedHashSet<>(List.of(kinds)));
+        String one = "(SELECT id, kind, started_at, finished_at, actor, outcome, summary, detail::text AS detail FROM "
+                + tables.opsJournal() + " WHERE kind = ? ORDER BY finished_at DESC LIMIT " + limit + ")";
+        String sql = "SELECT * FROM (" + String.join(" UNION ALL ", java.util.Collections.nCopies(which.size(), one))
+                + ") j ORDER BY finished_at DESC, id DESC LIMIT " + limit;
+        List<JournalEntry> out = new ArrayList<>();
+        try (Connection c = connection(journalGrants)) {
+            try (PreparedStatement ps = c.prepareStatement(sql)) {
+                for (int i = 0; i < which.size(); i++) {
+                    ps.setString(i + 1, which.get(i).code());
+                }
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        out.add(new JournalEntry(rs.getLong(1), JournalEntry.Kind.ofCode(rs.getString(2)),
+                                instant(rs.getTimestamp(3)), instant(rs.getTimestamp(4)), rs.getString(5),
+                                JournalEntry.Outcome.valueOf(rs.getString(6).toUpperCase(java.util.Locale.ROOT)),
+                                rs.getString(7), Journal.parse(rs.getString(8))));
+                    }
+                }
+            }
+        } catch (SQLException e) {
+            if (UNDEFINED_TABLE.equals(e.getSQLState()) && schemaExists() && !journal.existsNow()) {
+                throw new IllegalStateException("schema '" + tables.schema() + "' has no operations journal ("
+                        + OutboxTables.OPS_JOURNAL + ", schema version 12): run 'outbox migrate --schema " + tables.schema()
+                        + "' (Migrations.migrate in Java)", e);
+            }
+            throw described(e);
+        }
+        return out;
     }
 
     /**
@@ -789,6 +883,16 @@ public final class OutboxAdmin {
         throw new IllegalStateException(what + ": name the schema that holds them (--schema, outboxkit.schema, the"
                 + " builder's outboxDatabase(dataSource, schema)), or create them there with 'outbox migrate --schema "
                 + tables.schema() + "' (Migrations.migrate in Java)", e);
+    }
+
+    private boolean schemaExists() throws SQLException {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement("SELECT 1 FROM pg_namespace WHERE nspname = ?")) {
+            ps.setString(1, tables.schema());
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next();
+            }
+        }
     }
 
     /** The conditions of a {@link DeadLetterFilter} as SQL with positional parameters. */

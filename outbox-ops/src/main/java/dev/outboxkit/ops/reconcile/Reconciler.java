@@ -4,7 +4,9 @@ import dev.outboxkit.core.MissingGrantsException;
 import dev.outboxkit.core.OutboxTables;
 import dev.outboxkit.core.spi.RoleGrants;
 import dev.outboxkit.ops.OpsBuilder;
+import dev.outboxkit.ops.admin.JournalEntry;
 import dev.outboxkit.ops.internal.Checks;
+import dev.outboxkit.ops.internal.Journal;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -23,6 +25,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.StringJoiner;
 import java.util.UUID;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
@@ -38,7 +41,9 @@ import org.slf4j.LoggerFactory;
  * in batches of {@code batchSize} into a temporary table on each consumer database, then each
  * check is one set-based query there. Effects without an intent in the window are looked up by
  * id in the whole ledger before they are called phantom, so a consumer draining an old backlog
- * is not mistaken for one. Nothing is written to either database.
+ * is not mistaken for one. Nothing is written to either database but one entry per run in the operations journal
+ * ({@code outbox_ops_journal}: the counts per kind and the first findings, or the failure), skipped with a WARN on a
+ * schema older than version 12.
  *
  * <pre>{@code
  * Report r = Reconciler.builder()
@@ -72,6 +77,8 @@ public final class Reconciler {
     private final Timer duration;
 
     private final OutboxTables tables;
+    private final Journal journal;
+    private final String actor;
 
     private Reconciler(Builder b, OpsBuilder.Resolved p) {
         this.outboxDatabase = p.dataSource();
@@ -83,6 +90,8 @@ public final class Reconciler {
         this.dedupeWindow = b.dedupeWindow;
         this.batchSize = b.batchSize;
         this.maxFindingsPerKind = b.maxFindingsPerKind;
+        this.actor = b.actorName;
+        this.journal = new Journal(outboxDatabase, tables);
         this.clock = p.clock();
         this.registry = p.registry();
         this.duration = Timer.builder("outbox.reconcile.duration").description("Wall time of one reconciliation")
@@ -107,10 +116,24 @@ public final class Reconciler {
      * @throws MissingGrantsException before anything is read, when a role lacks a privilege outbox-ops/README.md lists
      *                                for reconcile (outbox or consumer database), with the statements to run
      * @throws IllegalStateException when the intent ledger's trigger is disabled
-     * @throws SQLException on database errors (nothing is written anywhere)
+     * @throws SQLException on database errors (nothing is written but the run's failure entry in the operations journal)
      */
     public Report run() throws SQLException {
         requireGrants();
+        Instant startedAt = clock.instant();
+        Report report;
+        try {
+            report = reconcile();
+        } catch (SQLException | RuntimeException e) {
+            journal.record(JournalEntry.Kind.RECONCILE, startedAt, clock.instant(), actor, false,
+                    Journal.failureSummary("reconciliation", e), Journal.failure(e));
+            throw e;
+        }
+        journal.record(JournalEntry.Kind.RECONCILE, startedAt, clock.instant(), actor, true, summary(report), detail(report));
+        return report;
+    }
+
+    private Report reconcile() throws SQLException {
         long started = System.nanoTime();
         Instant until = clock.instant();
         Instant since = until.minus(lookback);
@@ -131,6 +154,63 @@ public final class Reconciler {
         log.info("reconciled {} intents from {} to {} against {} consumer source(s) in {} ms: {}", run.intents, since,
                 until, consumers.size(), took.toMillis(), report.counts());
         return report;
+    }
+
+    private String summary(Report r) {
+        StringBuilder sb = new StringBuilder("reconciled ").append(r.intents()).append(" intent(s) against ")
+                .append(consumers.size()).append(" consumer source(s): ");
+        if (r.clean()) {
+            return sb.append("clean").toString();
+        }
+        StringJoiner found = new StringJoiner(", ");
+        r.counts().forEach((k, n) -> {
+            if (n > 0) {
+                found.add(n + " " + code(k));
+            }
+        });
+        return sb.append(found).toString();
+    }
+
+    /** The journal's detail: the window, the counts per kind, and the first findings (each names an event, never a payload). */
+    private Map<String, Object> detail(Report r) {
+        Map<String, Object> d = new java.util.LinkedHashMap<>();
+        d.put("since", r.since().toString());
+        d.put("until", r.until().toString());
+        d.put("intents", r.intents());
+        d.put("consumers", consumers.stream().map(ConsumerSource::name).toList());
+        Map<String, Object> counts = new java.util.LinkedHashMap<>();
+        r.counts().forEach((k, n) -> counts.put(code(k), n));
+        d.put("counts", counts);
+        List<Map<String, Object>> first = new ArrayList<>();
+        for (Finding f : r.findings().subList(0, Math.min(Journal.MAX_LISTED, r.findings().size()))) {
+            Map<String, Object> m = new java.util.LinkedHashMap<>();
+            m.put("kind", code(f.kind()));
+            m.put("where", f.where());
+            m.put("subject", f.subject());
+            String eventId = eventId(f.subject());
+            if (eventId != null) {
+                m.put("eventId", eventId);
+            }
+            m.put("detail", f.detail());
+            first.add(m);
+        }
+        d.put("findings", first);
+        return d;
+    }
+
+    /** A finding kind as the journal and the metrics name it: {@code lost}, {@code duplicate_effect}, … */
+    private static String code(Finding.Kind kind) {
+        return kind.name().toLowerCase(java.util.Locale.ROOT);
+    }
+
+    /** The event id a finding's subject names ({@code <id>} or {@code <effect>/<id>}); null for an idempotency key. */
+    private static String eventId(String subject) {
+        String last = subject.substring(subject.lastIndexOf('/') + 1);
+        try {
+            return UUID.fromString(last).toString().equals(last.toLowerCase(java.util.Locale.ROOT)) ? last : null;
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
     }
 
     /** Every database's privileges before any work: one round trip each (a run reads for minutes, so once per run). */
@@ -471,6 +551,8 @@ public final class Reconciler {
         private int batchSize = 10_000;
         private int maxFindingsPerKind = 100;
 
+        private String actorName;
+
         private Builder() {
         }
 
@@ -528,6 +610,7 @@ public final class Reconciler {
             if (maxFindingsPerKind < 1 || maxFindingsPerKind > 100_000) {
                 throw new IllegalArgumentException("maxFindingsPerKind must be between 1 and 100000, got " + maxFindingsPerKind);
             }
+            actorName = resolvedActor();
             return new Reconciler(this, resolved);
         }
     }

@@ -8,7 +8,9 @@ import dev.outboxkit.core.spi.GrantsOnce;
 import dev.outboxkit.core.spi.RoleGrants;
 import dev.outboxkit.ops.OpsBuilder;
 import dev.outboxkit.ops.internal.Checks;
+import dev.outboxkit.ops.admin.JournalEntry;
 import dev.outboxkit.ops.internal.ChunkedDelete;
+import dev.outboxkit.ops.internal.Journal;
 import dev.outboxkit.ops.reconcile.IntentLedger;
 import dev.outboxkit.writer.IdempotencyKeys;
 import io.micrometer.core.instrument.Counter;
@@ -38,8 +40,11 @@ import org.apache.kafka.clients.admin.Admin;
  *       {@link InboxRetention#purge}, which never deletes an id its group has not committed past
  *       in Kafka (a redelivery could still reach it); a dry run to {@link InboxRetention#dryRun}, the same rule;</li>
  *   <li>idempotency keys: delegated to {@link IdempotencyKeys#purgeExpired} (tombstones kept);</li>
- *   <li>dead letters: only when {@code deadLetterRetention} is set (default: keep for ever).</li>
+ *   <li>dead letters: only when {@code deadLetterRetention} is set (default: keep for ever);</li>
+ *   <li>the operations journal ({@code outbox_ops_journal}): entries older than {@code journalRetention} (90 days).</li>
  * </ul>
+ * Each round that purges (not a dry run) leaves one entry in the operations journal: what it purged per store, or its
+ * failure; on a schema older than version 12, which has no journal, it logs one WARN and purges all the same.
  * Run it from a scheduler (hourly is plenty; {@link RetentionSchedule} runs it periodically, one
  * instance per schema at a time), the sidecar ({@code outbox relay … --retention-interval}), or
  * {@code outbox purge}.
@@ -48,6 +53,8 @@ public final class Retention {
 
     /** Default {@link Builder#intentRetention}: 8 days (the default 7-day dedupe window plus a day). */
     public static final Duration DEFAULT_INTENT_RETENTION = Duration.ofDays(8);
+    /** Default {@link Builder#journalRetention}: 90 days. */
+    public static final Duration DEFAULT_JOURNAL_RETENTION = Duration.ofDays(90);
     /** Default {@link Builder#partitionsAhead}: 3 days. */
     public static final int DEFAULT_PARTITIONS_AHEAD = 3;
 
@@ -86,6 +93,7 @@ public final class Retention {
     private final int partitionsAhead;
     private final Duration deadLetterRetention;
     private final Duration archiveRetention;
+    private final Duration journalRetention;
     private final IdempotencyKeys idempotencyKeys;
     private final List<Inbox> inboxes;
     private final Admin admin;
@@ -95,6 +103,8 @@ public final class Retention {
     private final Map<String, Counter> purged = new LinkedHashMap<>();
 
     private final OutboxTables tables;
+    private final Journal journal;
+    private final String actor;
     /** The outbox database's privileges for what is configured, then each inbox database's: checked once each. */
     private final List<GrantsOnce> grants = new ArrayList<>();
     private final List<DataSource> grantsOn = new ArrayList<>();
@@ -107,6 +117,9 @@ public final class Retention {
         this.partitionsAhead = b.partitionsAhead;
         this.deadLetterRetention = b.deadLetterRetention;
         this.archiveRetention = b.archiveRetention;
+        this.journalRetention = b.journalRetention;
+        this.actor = b.actorName;
+        this.journal = new Journal(outboxDatabase, tables);
         this.idempotencyKeys = b.idempotencyKeys;
         this.inboxes = List.copyOf(b.inboxes);
         this.admin = b.admin;
@@ -195,8 +208,73 @@ public final class Retention {
      *                                need (a dry run checks the same), with the statements to run
      */
     public Result purge(boolean dryRun) throws SQLException {
+        return purge(dryRun, null);
+    }
+
+    /**
+     * {@link #purge(boolean)}; a round that purges (not a dry run) leaves one entry in the operations journal, with
+     * {@code interval} (the schedule's, so a reader can tell when the next round is due; null: no schedule).
+     */
+    Result purge(boolean dryRun, Duration interval) throws SQLException {
         requireGrants();
-        Instant now = clock.instant();
+        Instant started = clock.instant();
+        if (dryRun) {
+            return purgeOrCount(started, true).result();
+        }
+        Round round;
+        try {
+            round = purgeOrCount(started, false);
+        } catch (SQLException | RuntimeException e) {
+            Map<String, Object> d = Journal.failure(e);
+            putInterval(d, interval);
+            journal.record(JournalEntry.Kind.RETENTION, started, clock.instant(), actor, false,
+                    Journal.failureSummary("retention", e), d);
+            throw e;
+        }
+        Result r = round.result();
+        Map<String, Object> purgedPerStore = purgedPerStore(r, round.journalEntries());
+        Map<String, Object> d = new LinkedHashMap<>();
+        d.put("purged", purgedPerStore);
+        d.put("intentPartitionsDropped", r.intents().dropped());
+        d.put("partitionsCreated", r.partitionsCreated());
+        putInterval(d, interval);
+        StringBuilder summary = new StringBuilder("purged ");
+        purgedPerStore.forEach((store, n) -> summary.append(store).append(' ').append(n).append(", "));
+        summary.append("created ").append(r.partitionsCreated()).append(" intent partition(s) ahead");
+        journal.record(JournalEntry.Kind.RETENTION, started, clock.instant(), actor, true, summary.toString(), d);
+        return r;
+    }
+
+    private static void putInterval(Map<String, Object> d, Duration interval) {
+        if (interval != null) {
+            d.put("interval", interval.toString());
+        }
+    }
+
+    /** What a round purged, per store, as the journal records it (stores not configured are left out). */
+    private Map<String, Object> purgedPerStore(Result r, long journalEntries) {
+        Map<String, Object> p = new LinkedHashMap<>();
+        p.put("intent_partitions", r.intents().dropped().size());
+        p.put("intent_rows", r.intents().defaultRowsDeleted());
+        r.processedEvents().forEach((group, x) -> p.put("processed_events/" + group, x.purged()));
+        if (r.idempotencyKeys() >= 0) {
+            p.put("idempotency_keys", r.idempotencyKeys());
+        }
+        if (deadLetterRetention != null) {
+            p.put("dead_letters", r.deadLetters());
+        }
+        if (archiveRetention != null) {
+            p.put("archived_events", r.archivedEvents());
+        }
+        p.put("journal_entries", journalEntries);
+        return p;
+    }
+
+    /** A round's result and the journal entries it deleted (not part of {@link Result}, whose shape is API). */
+    private record Round(Result result, long journalEntries) {
+    }
+
+    private Round purgeOrCount(Instant now, boolean dryRun) throws SQLException {
         IntentLedger ledger = new IntentLedger(outboxDatabase, schema);
         int created = dryRun ? 0 : ledger.createPartitions(now.atZone(ZoneOffset.UTC).toLocalDate(), partitionsAhead);
         IntentLedger.Purge intents = ledger.purge(now.minus(intentRetention), dryRun);
@@ -215,6 +293,9 @@ public final class Retention {
         // The outbox archive: rows a MARK-mode relay kept after publishing them (unpublished rows are never touched).
         long archived = archiveRetention == null ? 0 : ChunkedDelete.olderThan(outboxDatabase,
                 tables.outboxEvent(), "id", "published_at", now.minus(archiveRetention), dryRun);
+        // The operations journal stays bounded (absent before schema version 12: then there is nothing to purge).
+        long journalEntries = !dryRun && journal.present() ? ChunkedDelete.olderThan(outboxDatabase, tables.opsJournal(), "id",
+                "finished_at", now.minus(journalRetention), false) : 0;
         if (!dryRun) {
             count("archived_events", archived);
             count("intent_partitions", intents.dropped().size());
@@ -223,7 +304,7 @@ public final class Retention {
             count("idempotency_keys", Math.max(keys, 0));
             count("dead_letters", deadLetters);
         }
-        return new Result(dryRun, intents, created, processed, keys, deadLetters, archived);
+        return new Round(new Result(dryRun, intents, created, processed, keys, deadLetters, archived), journalEntries);
     }
 
     private long deadLetters(Instant cutoff, boolean dryRun) throws SQLException {
@@ -241,9 +322,12 @@ public final class Retention {
         private int partitionsAhead = DEFAULT_PARTITIONS_AHEAD;
         private Duration deadLetterRetention;
         private Duration archiveRetention;
+        private Duration journalRetention = DEFAULT_JOURNAL_RETENTION;
         private IdempotencyKeys idempotencyKeys;
         private final List<Inbox> inboxes = new ArrayList<>();
         private Admin admin;
+
+        private String actorName;
 
         private Builder() {
         }
@@ -251,6 +335,15 @@ public final class Retention {
         /** How long intents are kept. Default 8 days; keep it longer than the reconcile lookback and the dedupe window. */
         public Builder intentRetention(Duration intentRetention) {
             this.intentRetention = intentRetention;
+            return this;
+        }
+
+        /**
+         * Delete entries of the operations journal ({@code outbox_ops_journal}) that finished longer ago than this.
+         * Default {@link #DEFAULT_JOURNAL_RETENTION 90 days}.
+         */
+        public Builder journalRetention(Duration journalRetention) {
+            this.journalRetention = journalRetention;
             return this;
         }
 
@@ -310,10 +403,12 @@ public final class Retention {
             if (deadLetterRetention != null) {
                 Checks.requirePositive("deadLetterRetention", deadLetterRetention);
             }
+            Checks.requirePositive("journalRetention", journalRetention);
             if (!inboxes.isEmpty() && admin == null) {
                 throw new IllegalArgumentException("kafkaAdmin is required to purge processed_event (the committed offsets"
                         + " prove a redelivery cannot reach a purged id)");
             }
+            actorName = resolvedActor();
             return new Retention(this, resolved);
         }
     }

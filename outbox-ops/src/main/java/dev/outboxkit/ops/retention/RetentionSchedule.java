@@ -32,6 +32,10 @@ import org.slf4j.LoggerFactory;
  * A failing round never throws out of the schedule: it logs one WARN (what failed, on which
  * schema, a likely fix), counts {@code outbox.retention.runs{outcome=failure}}, and the next round
  * runs on time. It touches nothing the relay's health depends on.
+ * <p>
+ * Each round that runs leaves its entry in the operations journal ({@code outbox_ops_journal}) with the schedule's
+ * {@code interval}, so a reader without this schedule in its process (the console on its own) can say when the next
+ * round is due; a skipped round leaves none.
  */
 public final class RetentionSchedule implements AutoCloseable {
 
@@ -116,7 +120,7 @@ public final class RetentionSchedule implements AutoCloseable {
                 log.debug("retention on schema {}: another instance runs this round", schema);
                 return Outcome.SKIPPED;
             }
-            Retention.Result r = retention.purge(false);
+            Retention.Result r = retention.purge(false, interval);
             succeeded.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
             count("success");
             lastSuccess.set(clock.instant());

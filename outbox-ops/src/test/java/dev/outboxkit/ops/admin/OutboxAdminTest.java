@@ -279,6 +279,52 @@ class OutboxAdminTest {
         }
     }
 
+    @Test
+    void retryAndDiscardCommitTogetherWithTheirJournalEntry(TestDatabase db) throws Exception {
+        parkDeadLetter(db, id(70), 10, "account", "Opened", "E", T0);
+        parkDeadLetter(db, id(71), 11, "order", "Placed", "E", T0);
+        parkDeadLetter(db, id(72), 12, "order", "Placed", "E", T0);
+        OutboxAdmin admin = OutboxAdmin.builder().outboxDatabase(db.dataSource(), "public").build();
+
+        admin.retryDeadLetters(DeadLetterFilter.ids(id(70)), "alice@console");
+        admin.discardDeadLetters(DeadLetterFilter.ids(id(71)), "topic deleted", "bob@console");
+        List<JournalEntry> actions = admin.journal(10, JournalEntry.Kind.DEAD_LETTER_RETRY, JournalEntry.Kind.DEAD_LETTER_DISCARD);
+        assertThat(actions).extracting(JournalEntry::kind).containsExactly(JournalEntry.Kind.DEAD_LETTER_DISCARD,
+                JournalEntry.Kind.DEAD_LETTER_RETRY);
+        assertThat(actions.get(0).actor()).isEqualTo("bob@console");
+        assertThat(actions.get(0).summary()).isEqualTo("discarded 1 dead letter(s) of dead letters [" + id(71) + "]; reason: topic deleted");
+        assertThat(actions.get(0).detail()).containsEntry("count", 1).containsEntry("reason", "topic deleted")
+                .containsEntry("ids", List.of(id(71).toString()));
+        assertThat(actions.get(1).actor()).isEqualTo("alice@console");
+        assertThat(actions.get(1).outcome()).isEqualTo(JournalEntry.Outcome.SUCCESS);
+        assertThat(admin.journal(10, JournalEntry.Kind.RECONCILE)).isEmpty();
+        assertThat(admin.journal(1)).as("every kind, the latest first").extracting(JournalEntry::kind)
+                .containsExactly(JournalEntry.Kind.DEAD_LETTER_DISCARD);
+        assertThat(db.count("SELECT count(*) FROM outbox_ops_journal WHERE detail::text LIKE '%do-not-print%'"))
+                .as("never a payload").isZero();
+
+        // The entry cannot be written: the retry fails and moves nothing (one transaction); a failure entry of its own,
+        // written after the rollback, says so.
+        db.exec("ALTER TABLE outbox_ops_journal ADD CONSTRAINT no_retries CHECK (kind <> 'dead-letter-retry' OR outcome = 'failure') NOT VALID");
+        assertThatThrownBy(() -> admin.retryDeadLetters(DeadLetterFilter.ids(id(72)), "alice@console"))
+                .isInstanceOf(java.sql.SQLException.class).hasMessageContaining("no_retries");
+        assertThat(admin.deadLetter(id(72))).as("still parked").isPresent();
+        assertThat(db.count("SELECT count(*) FROM outbox_event WHERE id = '" + id(72) + "'")).isZero();
+        JournalEntry failed = admin.journal(1, JournalEntry.Kind.DEAD_LETTER_RETRY).get(0);
+        assertThat(failed.outcome()).isEqualTo(JournalEntry.Outcome.FAILURE);
+        assertThat(failed.detail()).containsEntry("sqlState", "23514").containsEntry("selection", "dead letters [" + id(72) + "]");
+        assertThat(failed.detail().get("message")).as("the server's detail (the failing row) is left out")
+                .asString().contains("no_retries").doesNotContain("Failing row").doesNotContain("Detail");
+
+        // Without the journal (a schema older than version 12) actions go on; reading it names the fix.
+        db.exec("DROP TABLE outbox_ops_journal");
+        OutboxAdmin older = OutboxAdmin.builder().outboxDatabase(db.dataSource(), "public").build();
+        assertThat(older.retryDeadLetters(DeadLetterFilter.ids(id(72)), "alice@console").rows()).hasSize(1);
+        assertThatThrownBy(() -> older.journal(5)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("schema version 12").hasMessageContaining("outbox migrate --schema public");
+        assertThatThrownBy(() -> admin.journal(0)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("limit");
+    }
+
     @FunctionalInterface
     private interface ThrowingCall {
         void run() throws Exception;

@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.outboxkit.consumer.ExternalEffects;
 import dev.outboxkit.ops.Anomalies;
+import dev.outboxkit.ops.admin.JournalEntry;
+import dev.outboxkit.ops.admin.OutboxAdmin;
+import dev.outboxkit.ops.internal.Journal;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.Sql;
 import dev.outboxkit.testkit.TestDatabase;
@@ -94,6 +97,7 @@ class ReconcilerTest {
                 .dedupeWindow(Duration.ofDays(7))
                 .batchSize(7) // several batches even for 50 intents
                 .meterRegistry(registry)
+                .actor("reconciler-test")
                 .build()
                 .run();
     }
@@ -115,6 +119,22 @@ class ReconcilerTest {
         assertThat(r.findings()).isEmpty();
         assertThat(r.clean()).isTrue();
         assertThat(registry.get("outbox.reconcile.findings").tag("kind", "lost").counter().count()).isZero();
+        JournalEntry entry = lastRun();
+        assertThat(entry.outcome()).isEqualTo(JournalEntry.Outcome.SUCCESS);
+        assertThat(entry.summary()).isEqualTo("reconciled 50 intent(s) against 1 consumer source(s): clean");
+        assertThat(entry.actor()).isEqualTo("reconciler-test");
+        assertThat(entry.detail().get("counts")).isEqualTo(java.util.Map.of("lost", 0, "phantom", 0, "duplicate_effect", 0,
+                "late_arrival", 0, "unknown_outcome", 0));
+        assertThat(entry.detail().get("findings")).isEqualTo(List.of());
+        assertThat(entry.finishedAt()).isAfterOrEqualTo(entry.startedAt());
+    }
+
+    /** The run's entry in the operations journal, read as the console reads it. */
+    private JournalEntry lastRun() throws Exception {
+        List<JournalEntry> entries = OutboxAdmin.builder().outboxDatabase(producer, "public").build()
+                .journal(10, JournalEntry.Kind.RECONCILE);
+        assertThat(entries).as("one entry per run").hasSize(1);
+        return entries.get(0);
     }
 
     @Test
@@ -148,6 +168,36 @@ class ReconcilerTest {
         UUID phantom = UUID.randomUUID();
         Anomalies.apply(consumer, GROUP, List.of(phantom), Instant.now().minusSeconds(60));
         assertOnly(reconcile(), Finding.Kind.PHANTOM, phantom.toString());
+        JournalEntry entry = lastRun();
+        assertThat(entry.summary()).endsWith(": 1 phantom");
+        assertThat((java.util.Map<String, Object>) entry.detail().get("counts")).containsEntry("phantom", 1);
+        assertThat((List<?>) entry.detail().get("findings")).singleElement().satisfies(f -> assertThat((java.util.Map<String, Object>) f)
+                .containsEntry("kind", "phantom").containsEntry("where", "svc/" + GROUP)
+                .containsEntry("subject", phantom.toString()).containsEntry("eventId", phantom.toString())
+                .hasEntrySatisfying("detail", d -> assertThat((String) d).contains("no intent with this id")));
+    }
+
+    @Test
+    void aRunWithoutAJournalStillReturnsItsReportAndWarnsOnce() throws Exception {
+        Sql.exec(producer, "DROP TABLE outbox_ops_journal");
+        ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(Journal.class);
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> lines = new ch.qos.logback.core.read.ListAppender<>();
+        lines.start();
+        logger.addAppender(lines);
+        try {
+            UUID victim = ids.get(5);
+            Sql.exec(consumer, "DELETE FROM processed_event WHERE event_id = '" + victim + "'");
+            Reconciler reconciler = Reconciler.builder().outboxDatabase(producer, "public")
+                    .consumer(new ConsumerSource("svc", consumer, "public", List.of(GROUP))).grace(Duration.ofMinutes(5)).build();
+            assertOnly(reconciler.run(), Finding.Kind.LOST, victim.toString());
+            assertOnly(reconciler.run(), Finding.Kind.LOST, victim.toString());
+        } finally {
+            logger.detachAppender(lines);
+        }
+        assertThat(lines.list).as("one WARN naming the fix").singleElement().satisfies(e -> {
+            assertThat(e.getLevel()).isEqualTo(ch.qos.logback.classic.Level.WARN);
+            assertThat(e.getFormattedMessage()).contains("outbox_ops_journal").contains("outbox migrate");
+        });
     }
 
     @Test
@@ -219,6 +269,10 @@ class ReconcilerTest {
     void refusesToRunWithoutTheLedger() throws Exception {
         new IntentLedger(producer, "public").disable();
         assertThatThrownBy(this::reconcile).isInstanceOf(IllegalStateException.class).hasMessageContaining("outbox intents enable");
+        JournalEntry entry = lastRun();
+        assertThat(entry.outcome()).isEqualTo(JournalEntry.Outcome.FAILURE);
+        assertThat(entry.summary()).startsWith("reconciliation failed: IllegalStateException: the intent ledger is disabled");
+        assertThat(entry.detail()).containsEntry("error", "java.lang.IllegalStateException");
     }
 
     @Test

@@ -77,6 +77,15 @@ class RetentionScheduleTest {
             assertThat(registryA.get("outbox.retention.duration").tag("outcome", "success").timer().count()).isEqualTo(1);
             // the lock is released after the round: the other instance runs the next one
             assertThat(second.runOnce()).isEqualTo(RetentionSchedule.Outcome.SUCCESS);
+            // two rounds ran, two entries; a skipped round leaves none. Each says when the next round is due.
+            java.util.List<dev.outboxkit.ops.admin.JournalEntry> rounds = dev.outboxkit.ops.admin.OutboxAdmin.builder()
+                    .outboxDatabase(db.dataSource(), "public").build().journal(10);
+            assertThat(rounds).hasSize(2).allSatisfy(e -> {
+                assertThat(e.kind()).isEqualTo(dev.outboxkit.ops.admin.JournalEntry.Kind.RETENTION);
+                assertThat(e.detail()).containsEntry("interval", "PT1S");
+                assertThat(e.nextRoundDue()).contains(e.finishedAt().plusSeconds(1));
+            });
+            assertThat((java.util.Map<String, Object>) rounds.get(1).detail().get("purged")).containsEntry("dead_letters", 1);
             assertThat(Sql.count(db.dataSource(), ADVISORY)).isZero();
         }
     }
@@ -92,6 +101,9 @@ class RetentionScheduleTest {
             await().atMost(Duration.ofSeconds(60)).until(() -> registry.get("outbox.retention.runs").tag("outcome", "failure")
                     .counter().count() >= 2);
             assertThat(registry.get("outbox.retention.runs").tag("outcome", "success").counter().count()).isZero();
+            assertThat(Sql.count(ds, "SELECT count(*) FROM outbox_ops_journal WHERE kind = 'retention' AND outcome = 'failure'"
+                    + " AND detail->>'sqlState' = '42P01' AND detail->>'interval' = 'PT1S'")).as("each failed round's entry")
+                    .isGreaterThanOrEqualTo(2);
             Sql.exec(ds, "ALTER TABLE outbox_dead_letter_away RENAME TO outbox_dead_letter");
             await().atMost(Duration.ofSeconds(60)).until(() -> Sql.count(ds, "SELECT count(*) FROM outbox_dead_letter") == 0);
             await().atMost(Duration.ofSeconds(60)).until(() -> registry.get("outbox.retention.runs").tag("outcome", "success")

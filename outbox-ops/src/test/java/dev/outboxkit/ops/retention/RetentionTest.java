@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.outboxkit.consumer.InboxRetention;
 import dev.outboxkit.ops.Anomalies;
+import dev.outboxkit.ops.admin.JournalEntry;
+import dev.outboxkit.ops.admin.OutboxAdmin;
 import dev.outboxkit.ops.reconcile.IntentLedger;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.Sql;
@@ -16,6 +18,7 @@ import java.time.Instant;
 import java.time.LocalDate;
 import java.time.ZoneOffset;
 import java.time.temporal.ChronoUnit;
+import java.util.List;
 import java.util.Map;
 import javax.sql.DataSource;
 import org.apache.kafka.clients.admin.Admin;
@@ -144,12 +147,46 @@ class RetentionTest {
         assertThat(Retention.builder().outboxDatabase(ds, "public").build().purge(false).deadLetters()).isZero();
         assertThat(Sql.count(ds, "SELECT count(*) FROM outbox_dead_letter")).isEqualTo(10);
 
+        // An entry older than the journal's retention (90 days) and one younger.
+        Sql.exec(ds, "INSERT INTO outbox_ops_journal (kind, started_at, finished_at, actor, outcome, summary) VALUES"
+                + " ('reconcile', now() - interval '100 days', now() - interval '100 days', 'old', 'success', 'clean'),"
+                + " ('reconcile', now() - interval '80 days', now() - interval '80 days', 'young', 'success', 'clean')");
+        Retention.Result dry = Retention.builder().outboxDatabase(ds, "public").deadLetterRetention(Duration.ofDays(7).plusHours(12))
+                .build().purge(true);
+        assertThat(dry.deadLetters()).isEqualTo(3);
+        assertThat(Sql.count(ds, "SELECT count(*) FROM outbox_ops_journal WHERE kind = 'retention'")).as("a round before and"
+                + " no entry for a dry run").isEqualTo(1);
         Retention.Result r = Retention.builder().outboxDatabase(ds, "public").deadLetterRetention(Duration.ofDays(7).plusHours(12))
-                .idempotencyKeys(IdempotencyKeys.builder().retention(Duration.ofDays(1)).build()).build().purge(false);
+                .idempotencyKeys(IdempotencyKeys.builder().retention(Duration.ofDays(1)).build()).actor("retention-test").build()
+                .purge(false);
         assertThat(r.deadLetters()).isEqualTo(3);
         assertThat(r.idempotencyKeys()).isEqualTo(1);
         assertThat(Sql.count(ds, "SELECT count(*) FROM outbox_dead_letter")).isEqualTo(7);
         assertThat(Sql.count(ds, "SELECT count(*) FROM idempotency_key_tombstone WHERE idem_key = 'old'")).isEqualTo(1);
+
+        List<JournalEntry> rounds = OutboxAdmin.builder().outboxDatabase(ds, "public").build().journal(10, JournalEntry.Kind.RETENTION);
+        assertThat(rounds).hasSize(2);
+        JournalEntry last = rounds.get(0);
+        assertThat(last.actor()).isEqualTo("retention-test");
+        assertThat(last.outcome()).isEqualTo(JournalEntry.Outcome.SUCCESS);
+        assertThat((Map<String, Object>) last.detail().get("purged")).containsEntry("dead_letters", 3).containsEntry("idempotency_keys", 1)
+                .containsEntry("journal_entries", 1);
+        assertThat(last.summary()).contains("dead_letters 3").contains("idempotency_keys 1");
+        assertThat(last.nextRoundDue()).as("outbox purge: no schedule, no next round").isEmpty();
+        assertThat((Map<String, Object>) rounds.get(1).detail().get("purged")).as("the first round, before the old entry was there,"
+                + " with dead letters kept for ever").containsEntry("journal_entries", 0).doesNotContainKey("dead_letters");
+        assertThat(Sql.count(ds, "SELECT count(*) FROM outbox_ops_journal WHERE actor IN ('old', 'young')")).isEqualTo(1);
+    }
+
+    @Test
+    void aRoundWithoutAJournalPurgesAllTheSame(TestDatabase db) throws Exception {
+        DataSource ds = db.dataSource();
+        Sql.exec(ds, "DROP TABLE outbox_ops_journal");
+        Sql.exec(ds, "INSERT INTO outbox_dead_letter (id, seq, aggregate_type, aggregate_id, event_type, payload, headers,"
+                + " created_at, error_class, error_message, attempts, parked_at, parked_by)"
+                + " VALUES (gen_random_uuid(), 1, 'order', 'o', 'T', '{}', '{}', now(), 'E', 'm', 1, now() - interval '9 days', 'r')");
+        assertThat(Retention.builder().outboxDatabase(ds, "public").deadLetterRetention(Duration.ofDays(7)).build().purge(false)
+                .deadLetters()).isEqualTo(1);
     }
 
     @Test
