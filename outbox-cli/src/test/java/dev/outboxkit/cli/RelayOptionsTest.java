@@ -24,7 +24,7 @@ class RelayOptionsTest {
     private static final Set<String> NOT_RELAY_SETTINGS = Set.of("--jdbc-url", "--user", "--password", "--schema",
             "--bootstrap-servers", "--kafka", "--http-port", "--config", "--retention-interval", "--partitions-ahead",
             "--intent-retention", "--group", "--consumer-jdbc-url", "--processed-retention", "--idempotency-retention",
-            "--dead-letter-retention", "--archive-retention", "--shutdown-deadline", "--help", "--version",
+            "--dead-letter-retention", "--archive-retention", "--journal-retention", "--shutdown-deadline", "--help", "--version",
             "--console", "--console-write-actions", "--console-show-payloads", "--console-token-file", "--console-token-env", "--console-operator");
 
     private static CommandSpec relay(String kind) {
