@@ -85,6 +85,22 @@ public final class MetricCatalog {
             "the Spring Modulith peer's @Transactional transfers without an event, 8 clients");
     public static final Metric MODULITH_WRITER_EVENT_TPS = Metric.of("modulith_writer_event_tps", "transfers/s",
             "the same transfers publishing one event each (registry row in the transaction), 8 clients");
+    // The namastack-outbox peer, measured like the Spring Modulith peer.
+    public static final Metric NAMASTACK_DRAIN_EPS = Metric.of("namastack_drain_eps", "events/s",
+            "namastack-outbox (JDBC store + a handler sending to Kafka and waiting for the ack) publishing the same"
+                    + " backlog: records committed in one transaction, until Kafka holds every event");
+    public static final Metric POLLER_VS_NAMASTACK_DRAIN = Metric.of("poller_vs_namastack_drain", "ratio",
+            "poller_drain_eps ÷ namastack_drain_eps, same repeat");
+    public static final Metric NAMASTACK_P50_MS_AT_200 = latency("namastack", "p50", 200);
+    public static final Metric NAMASTACK_P99_MS_AT_200 = latency("namastack", "p99", 200);
+    public static final Metric NAMASTACK_P99_MS_AT_5000 = latency("namastack", "p99", 5000);
+    public static final Metric NAMASTACK_WRITER_TAX_RATIO = Metric.of("namastack_writer_tax_ratio", "ratio",
+            "namastack-outbox: transfers/s scheduling one record ÷ without, 8 clients, same Spring transactions, same"
+                    + " repeat");
+    public static final Metric NAMASTACK_WRITER_BASELINE_TPS = Metric.of("namastack_writer_baseline_tps",
+            "transfers/s", "the namastack-outbox peer's @Transactional transfers without a record, 8 clients");
+    public static final Metric NAMASTACK_WRITER_EVENT_TPS = Metric.of("namastack_writer_event_tps", "transfers/s",
+            "the same transfers scheduling one record each (outbox_record row in the transaction), 8 clients");
 
     /**
      * The CPU budget of a drain ({@code load.CpuBudget}), measured over its timed part: CPU microseconds per
@@ -134,7 +150,7 @@ public final class MetricCatalog {
     }
 
     /** The systems the crash runs kill, in report order. */
-    public static final List<String> CRASH_SYSTEMS = List.of("poller", "cdc", "modulith");
+    public static final List<String> CRASH_SYSTEMS = List.of("poller", "cdc", "modulith", "namastack");
 
     /** The crash keys of one system ({@code <system>_crash_lost}, ...). */
     public static List<Metric> crash(String system) {
@@ -212,6 +228,7 @@ public final class MetricCatalog {
             case "poller" -> "the polling relay";
             case "cdc" -> "the CDC relay";
             case "modulith" -> "the Spring Modulith peer";
+            case "namastack" -> "the namastack-outbox peer";
             case DUAL_WRITE -> "a dual write (the writer sends after its commit; no relay)";
             default -> system;
         };
@@ -226,7 +243,9 @@ public final class MetricCatalog {
             POLLER_P99_MS_AT_5000, POLLER_P99_VS_DUAL_WRITE_AT_5000, CDC_P99_MS_AT_5000, RELAY_RSS_MB,
             NOTIFY_COMMIT_RATIO, POLLER_TRACING_DRAIN_RATIO,
             MODULITH_DRAIN_EPS, POLLER_VS_MODULITH_DRAIN, MODULITH_P50_MS_AT_200, MODULITH_P99_MS_AT_200,
-            MODULITH_P99_MS_AT_5000, MODULITH_WRITER_TAX_RATIO);
+            MODULITH_P99_MS_AT_5000, MODULITH_WRITER_TAX_RATIO,
+            NAMASTACK_DRAIN_EPS, POLLER_VS_NAMASTACK_DRAIN, NAMASTACK_P50_MS_AT_200, NAMASTACK_P99_MS_AT_200,
+            NAMASTACK_P99_MS_AT_5000, NAMASTACK_WRITER_TAX_RATIO);
 
     /** {@link #REQUIRED}, every system's crash keys and every relay's failover keys. */
     public static List<Metric> required() {
@@ -249,7 +268,10 @@ public final class MetricCatalog {
             new Ratio(POLLER_VS_MODULITH_DRAIN, POLLER_DRAIN_EPS.key(), MODULITH_DRAIN_EPS.key()),
             new Ratio(POLLER_P99_VS_DUAL_WRITE_AT_5000, POLLER_P99_MS_AT_5000.key(),
                     LatencyProfile.key(DUAL_WRITE, "p99", 5000)),
-            new Ratio(MODULITH_WRITER_TAX_RATIO, MODULITH_WRITER_EVENT_TPS.key(), MODULITH_WRITER_BASELINE_TPS.key()));
+            new Ratio(MODULITH_WRITER_TAX_RATIO, MODULITH_WRITER_EVENT_TPS.key(), MODULITH_WRITER_BASELINE_TPS.key()),
+            new Ratio(POLLER_VS_NAMASTACK_DRAIN, POLLER_DRAIN_EPS.key(), NAMASTACK_DRAIN_EPS.key()),
+            new Ratio(NAMASTACK_WRITER_TAX_RATIO, NAMASTACK_WRITER_EVENT_TPS.key(),
+                    NAMASTACK_WRITER_BASELINE_TPS.key()));
 
     /**
      * Why a key has no scenario yet, by key: the extension point for a key added to {@link #REQUIRED}

@@ -11,7 +11,8 @@ import dev.outboxkit.benchmarks.scenarios.JmhHotPaths;
 import dev.outboxkit.benchmarks.scenarios.KafkaLatencyFloor;
 import dev.outboxkit.benchmarks.scenarios.KafkaProduceCeiling;
 import dev.outboxkit.benchmarks.scenarios.ModulithDrain;
-import dev.outboxkit.benchmarks.scenarios.ModulithWriterTax;
+import dev.outboxkit.benchmarks.scenarios.NamastackDrain;
+import dev.outboxkit.benchmarks.scenarios.PeerWriterTax;
 import dev.outboxkit.benchmarks.scenarios.NotifyCommitRatio;
 import dev.outboxkit.benchmarks.scenarios.PgDrainCeiling;
 import dev.outboxkit.benchmarks.scenarios.PollerDrain;
@@ -49,13 +50,15 @@ public final class ScenarioCatalog {
                 new PollerPipeline(),
                 new PollerLoops(),
                 new ModulithDrain(),
+                new NamastackDrain(),
                 new KafkaProduceCeiling(),
                 new CdcDrain(),
                 new DebeziumCeilingDrain(),
                 new StockDebeziumDrain(),
                 new WriterTaxBaseline(),
                 new WriterOutbox(),
-                new ModulithWriterTax(),
+                new PeerWriterTax(PeerWriterTax.Kind.MODULITH),
+                new PeerWriterTax(PeerWriterTax.Kind.NAMASTACK),
                 new WriterModeTax(),
                 new NotifyCommitRatio(),
                 new ConsumerThroughput(),
@@ -65,10 +68,12 @@ public final class ScenarioCatalog {
                 new RelayLatency(RelayLatency.Kind.CDC),
                 new DebeziumCeilingLatency(),
                 new RelayLatency(RelayLatency.Kind.MODULITH),
+                new RelayLatency(RelayLatency.Kind.NAMASTACK),
                 new RelayRss(),
                 new CrashRecovery(CrashRecovery.Kind.POLLER),
                 new CrashRecovery(CrashRecovery.Kind.CDC),
                 new CrashRecovery(CrashRecovery.Kind.MODULITH),
+                new CrashRecovery(CrashRecovery.Kind.NAMASTACK),
                 new Failover(),
                 new JmhHotPaths());
     }

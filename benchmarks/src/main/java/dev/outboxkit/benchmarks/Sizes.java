@@ -64,9 +64,9 @@ public record Sizes(Mode mode, int repeats, List<Integer> payloadSizes, int back
     }
 
     /**
-     * Events of the Spring Modulith peer's backlog: smaller than {@link #backlogEvents()}, because it drains two
-     * orders of magnitude slower (one registry update per event before it is handed over, one send waited for
-     * per executor thread) and the run must stay within its time; a drain's rate does not depend on its size.
+     * Events of the peers' backlogs (Spring Modulith, namastack-outbox): smaller than {@link #backlogEvents()},
+     * because they drain two orders of magnitude slower (one or two row updates per event, one send waited for per
+     * executor thread) and the run must stay within its time; a drain's rate does not depend on its size.
      */
     public int peerBacklogEvents() {
         return switch (mode) {

@@ -18,10 +18,26 @@ import org.junit.jupiter.api.Test;
  */
 class BenchmarkSmokeTest {
 
+    /**
+     * Runs the namastack-outbox peer's scenarios too ({@code -Dbenchmarks.smoke.namastack=true}). They add about
+     * 80 s to this test on the shared 2-core machine (drain 13 s, writer 7 s, latency 11 s, crash 48 s: a peer start
+     * is 3 s, its drain publishes about 200 events/s, and its crash run waits for the restarted instance to take over
+     * the killed one's partitions), so the default suite leaves them out and says so; their keys are then null with
+     * the reason, as with --only.
+     */
+    static final String WITH_NAMASTACK = "benchmarks.smoke.namastack";
+
     @Test
     void harnessRunsEveryScenarioAndWritesWellFormedReports() throws Exception {
         Path out = Path.of("target", "bench-smoke");
-        List<Scenario> scenarios = ScenarioCatalog.all();
+        boolean namastack = Boolean.getBoolean(WITH_NAMASTACK);
+        List<Scenario> scenarios = ScenarioCatalog.all().stream()
+                .filter(s -> namastack || !s.name().startsWith("namastack_")).toList();
+        if (!namastack) {
+            System.out.println("BenchmarkSmokeTest: the namastack-outbox scenarios are left out (about 80 s);"
+                    + " -D" + WITH_NAMASTACK + "=true runs them");
+        }
+        List<String> peers = namastack ? List.of("modulith", "namastack") : List.of("modulith");
 
         BenchmarkRunner.Outputs outputs = BenchmarkRunner.run(Sizes.of(Sizes.Mode.SMOKE), scenarios, out);
 
@@ -55,13 +71,17 @@ class BenchmarkSmokeTest {
         // a latency profile per system (the Kafka floor, the dual write's, both relays and the peer) and rate
         List<String> profiles = new java.util.ArrayList<>();
         json.path("latency").forEach(p -> profiles.add(p.path("system").asText() + "@" + p.path("rate").asInt()));
-        for (String system : List.of("kafka", "dual_write", "poller", "cdc", "modulith")) {
+        List<String> latencySystems = new java.util.ArrayList<>(List.of("kafka", "dual_write", "poller", "cdc"));
+        latencySystems.addAll(peers);
+        for (String system : latencySystems) {
             for (int rate : Sizes.LATENCY_RATES) {
                 assertThat(profiles).as("latency profiles").contains(system + "@" + rate);
             }
         }
         // the server's side of each relay latency phase (issue 30 item 5): sampled, joined, written
-        for (String system : List.of("poller", "cdc", "modulith")) {
+        List<String> evidenceSystems = new java.util.ArrayList<>(List.of("poller", "cdc"));
+        evidenceSystems.addAll(peers);
+        for (String system : evidenceSystems) {
             for (int rate : Sizes.LATENCY_RATES) {
                 Path evidence = out.resolve("tmp").resolve("db-evidence").resolve(system + "_latency-" + rate + "-r1.md");
                 assertThat(evidence).exists();

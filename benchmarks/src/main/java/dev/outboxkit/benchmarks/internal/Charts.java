@@ -32,9 +32,10 @@ public final class Charts {
     private static final List<Metric> RATIO_KEYS = List.of(MetricCatalog.POLLER_VS_PG_CEILING,
             MetricCatalog.CDC_VS_STOCK_DEBEZIUM, MetricCatalog.WRITER_TAX_RATIO, MetricCatalog.CONSUMER_DEDUPE_RATIO,
             MetricCatalog.NOTIFY_COMMIT_RATIO, MetricCatalog.POLLER_VS_MODULITH_DRAIN,
-            MetricCatalog.MODULITH_WRITER_TAX_RATIO);
+            MetricCatalog.MODULITH_WRITER_TAX_RATIO, MetricCatalog.POLLER_VS_NAMASTACK_DRAIN,
+            MetricCatalog.NAMASTACK_WRITER_TAX_RATIO);
     private static final List<String> LATENCY_SYSTEMS =
-            List.of("kafka", MetricCatalog.DUAL_WRITE, "poller", "cdc", "modulith");
+            List.of("kafka", MetricCatalog.DUAL_WRITE, "poller", "cdc", "modulith", "namastack");
 
     private Charts() {
     }
@@ -46,7 +47,8 @@ public final class Charts {
             "outboxkit polling relay", MetricCatalog.POLLER_DRAIN_EPS,
             "outboxkit CDC relay", MetricCatalog.CDC_DRAIN_EPS,
             "stock Debezium outbox router", MetricCatalog.STOCK_DEBEZIUM_EPS,
-            "Spring Modulith", MetricCatalog.MODULITH_DRAIN_EPS);
+            "Spring Modulith", MetricCatalog.MODULITH_DRAIN_EPS,
+            "namastack-outbox", MetricCatalog.NAMASTACK_DRAIN_EPS);
     private static final int PEER_RATE = 200;
 
     private static Map<String, String> peerSystems() {
@@ -55,6 +57,7 @@ public final class Charts {
         m.put("outboxkit CDC relay", "cdc");
         m.put("stock Debezium outbox router", null);
         m.put("Spring Modulith", "modulith");
+        m.put("namastack-outbox", "namastack");
         return m;
     }
 
@@ -66,6 +69,7 @@ public final class Charts {
         m.put("CDC relay", MetricCatalog.CDC_DRAIN_EPS);
         m.put("stock Debezium", MetricCatalog.STOCK_DEBEZIUM_EPS);
         m.put("Spring Modulith", MetricCatalog.MODULITH_DRAIN_EPS);
+        m.put("namastack-outbox", MetricCatalog.NAMASTACK_DRAIN_EPS);
         m.put("consumer (inbox)", MetricCatalog.CONSUMER_EPS);
         return m;
     }
@@ -171,6 +175,7 @@ public final class Charts {
             case "poller" -> "polling relay";
             case "cdc" -> "CDC relay";
             case "modulith" -> "Spring Modulith";
+            case "namastack" -> "namastack-outbox";
             default -> system;
         };
     }

@@ -12,9 +12,10 @@ import java.util.List;
  */
 final class PeerTable {
 
-    /** Columns: outboxkit's polling relay, its CDC relay, stock Debezium, Spring Modulith. */
+    /** Columns: outboxkit's polling relay, its CDC relay, stock Debezium, Spring Modulith, namastack-outbox. */
     private static final List<String> SYSTEMS = List.of("outboxkit polling relay", "outboxkit CDC relay",
-            "stock Debezium (EventRouter)", "Spring Modulith (JDBC registry + Kafka)");
+            "stock Debezium (EventRouter)", "Spring Modulith (JDBC registry + Kafka)",
+            "namastack-outbox (JDBC store + Kafka handler)");
 
     /** One measurement: its label and the key per column (null: no counterpart). */
     private record Line(String label, String unit, List<String> keys) {
@@ -25,24 +26,28 @@ final class PeerTable {
 
     private static final List<Line> LINES = List.of(
             new Line("backlog drain", "events/s", "poller_drain_eps", "cdc_drain_eps", "stock_debezium_eps",
-                    "modulith_drain_eps"),
+                    "modulith_drain_eps", "namastack_drain_eps"),
             new Line("commit→ack p50 at 200/s", "ms", "poller_p50_ms_at_200", "cdc_p50_ms_at_200", null,
-                    "modulith_p50_ms_at_200"),
+                    "modulith_p50_ms_at_200", "namastack_p50_ms_at_200"),
             new Line("commit→ack p99 at 200/s", "ms", "poller_p99_ms_at_200", "cdc_p99_ms_at_200", null,
-                    "modulith_p99_ms_at_200"),
+                    "modulith_p99_ms_at_200", "namastack_p99_ms_at_200"),
             new Line("commit→ack p50 at 5,000/s", "ms", "poller_p50_ms_at_5000", "cdc_p50_ms_at_5000", null,
-                    "modulith_p50_ms_at_5000"),
+                    "modulith_p50_ms_at_5000", "namastack_p50_ms_at_5000"),
             new Line("commit→ack p99 at 5,000/s", "ms", "poller_p99_ms_at_5000", "cdc_p99_ms_at_5000", null,
-                    "modulith_p99_ms_at_5000"),
+                    "modulith_p99_ms_at_5000", "namastack_p99_ms_at_5000"),
             new Line("writer cost: tx/s with the event ÷ without (8 clients)", "ratio", "writer_tax_ratio",
-                    "writer_tax_ratio", null, "modulith_writer_tax_ratio"),
+                    "writer_tax_ratio", null, "modulith_writer_tax_ratio",
+                    "namastack_writer_tax_ratio"),
             new Line("crash: events committed before kill -9", "events", "poller_crash_committed",
-                    "cdc_crash_committed", null, "modulith_crash_committed"),
-            new Line("crash: events lost", "events", "poller_crash_lost", "cdc_crash_lost", null, "modulith_crash_lost"),
+                    "cdc_crash_committed", null, "modulith_crash_committed",
+                    "namastack_crash_committed"),
+            new Line("crash: events lost", "events", "poller_crash_lost", "cdc_crash_lost", null, "modulith_crash_lost",
+                    "namastack_crash_lost"),
             new Line("crash: duplicate deliveries", "events", "poller_crash_duplicates", "cdc_crash_duplicates", null,
-                    "modulith_crash_duplicates"),
+                    "modulith_crash_duplicates", "namastack_crash_duplicates"),
             new Line("crash: per-aggregate order violations", "events", "poller_crash_order_violations",
-                    "cdc_crash_order_violations", null, "modulith_crash_order_violations"));
+                    "cdc_crash_order_violations", null, "modulith_crash_order_violations",
+                    "namastack_crash_order_violations"));
 
     private PeerTable() {
     }
@@ -61,8 +66,7 @@ final class PeerTable {
         }
         md.append("\nThe writer cost of both relays is the one writer's (`writer_tax_ratio`). The crash runs kill the"
                 + " process that writes and publishes (SIGKILL) mid-run, restart it, and compare what committed with"
-                + " what Kafka holds (testkit `History`). Not measured yet: **gruelbox transaction-outbox** and"
-                + " **namastack-outbox**.\n");
+                + " what Kafka holds (testkit `History`). Not measured yet: **gruelbox transaction-outbox**.\n");
         return md.toString();
     }
 

@@ -21,7 +21,8 @@ import org.slf4j.LoggerFactory;
  * writer thread commits transactions as fast as it can, each a {@value #COMMITTED} row naming the event plus
  * the event itself; with {@code write=false} the process only recovers (publishes what is outstanding).
  * {@code system=poller|cdc}: outboxkit's writer in the transaction and its relay in the same process;
- * {@code system=modulith}: the Spring Modulith peer, its {@code @Transactional} service doing both.
+ * {@code system=modulith|namastack}: the Spring Modulith or namastack-outbox peer, its {@code @Transactional} service
+ * doing both.
  * Arguments {@code key=value}: system, jdbcUrl, user, password, bootstrap, topic, slot (cdc), write, and optionally
  * instanceId (the relay's name in the lease table; the failover scenario starts several, each its own).
  * Prints {@code READY} once publishing (for the CDC relay: once its slot streams).
@@ -63,12 +64,17 @@ public final class CrashPublisherMain {
                 publisher = relay;
                 writer = outboxWriter(url, user, password);
             }
-            case "modulith" -> {
-                ModulithPeer peer = ModulithPeer.start(url, user, password, a.get("bootstrap"), a.get("topic"));
+            case "modulith", "namastack" -> {
+                PeerApp peer = PeerApp.start(system, url, user, password, a.get("bootstrap"), a.get("topic"));
+                if (peer instanceof NamastackPeer namastack && Boolean.parseBoolean(a.getOrDefault("write", "false"))) {
+                    // the first life only: a restart cannot own the partitions before the killed instance is stale
+                    namastack.awaitReady();
+                }
                 publisher = peer;
-                writer = (id, aggregate, n, payload) -> peer.publishRecorded(id, aggregate, n, payload);
+                writer = peer::publishRecorded;
             }
-            default -> throw new IllegalArgumentException("system must be poller, cdc or modulith, got " + system);
+            default -> throw new IllegalArgumentException("system must be poller, cdc, modulith or namastack, got "
+                    + system);
         }
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             // when the JVM began its stop (SIGTERM), to set against the signal's instant in the benchmark's log

@@ -17,9 +17,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * What the drain scenarios ({@link PgDrainCeiling}, {@link PollerDrain}, {@link CdcDrain},
- * {@link DebeziumCeilingDrain}, {@link StockDebeziumDrain}, {@link ModulithDrain}) share: a fresh database, a
- * backlog of {@code sizes().backlogEvents()} events of the run's payload size (so payload-sensitive), events per
- * second over the part of the drain that {@link #drain} times, and that part's CPU budget
+ * {@link DebeziumCeilingDrain}, {@link StockDebeziumDrain}, {@link ModulithDrain}, {@link NamastackDrain}) share:
+ * a fresh database, a backlog of {@code sizes().backlogEvents()} events of the run's payload size (so
+ * payload-sensitive), events per second over the part of the drain that {@link #drain} times, and that part's CPU budget
  * ({@link MetricCatalog#cpuBudget}), after an untimed warm-up drain of a third of the size on another database
  * (a relay runs for days; what a cold JVM spends compiling is not the relay's cost per event). Each scenario sets
  * up its system and decides where its {@link DrainClock} starts (after a fill, or at the commit of one COPY) and

@@ -12,8 +12,10 @@ import dev.outboxkit.benchmarks.load.EventIdReader;
 import dev.outboxkit.benchmarks.load.KafkaAckObserver;
 import dev.outboxkit.benchmarks.load.LatencyTracker;
 import dev.outboxkit.benchmarks.load.ModulithPeer;
+import dev.outboxkit.benchmarks.load.NamastackPeer;
 import dev.outboxkit.benchmarks.load.OpenLoopDriver;
 import dev.outboxkit.benchmarks.load.OutboxInsertTarget;
+import dev.outboxkit.benchmarks.load.PeerApp;
 import dev.outboxkit.benchmarks.load.PhaseCpu;
 import dev.outboxkit.benchmarks.load.Relays;
 import dev.outboxkit.benchmarks.load.SyntheticEvents;
@@ -37,8 +39,8 @@ import org.slf4j.LoggerFactory;
  * threads insert one event per transaction at fixed times ({@link OpenLoopDriver}), a consumer in
  * this JVM sees each record ({@link KafkaAckObserver}); both instants on one clock. One relay,
  * started on an empty table and ready before the load begins, serves the rates one after the other
- * (each with its own warm-up, excluded). The Spring Modulith peer is measured the same way: its writer
- * threads call the peer's {@code @Transactional} method that publishes one event, in this JVM.
+ * (each with its own warm-up, excluded). The peers (Spring Modulith, namastack-outbox) are measured the same way:
+ * their writer threads call the peer's {@code @Transactional} method that publishes one event, in this JVM.
  */
 public final class RelayLatency implements Scenario {
 
@@ -46,12 +48,18 @@ public final class RelayLatency implements Scenario {
     public enum Kind {
         POLLER("poller"), CDC("cdc"),
         /** The Spring Modulith peer: its own transactions publish the event, its externalizer sends it. */
-        MODULITH("modulith");
+        MODULITH("modulith"),
+        /** The namastack-outbox peer: its own transactions schedule the record, its scheduler's handler sends it. */
+        NAMASTACK("namastack");
 
         final String key;
 
         Kind(String key) {
             this.key = key;
+        }
+
+        boolean peer() {
+            return this == MODULITH || this == NAMASTACK;
         }
     }
 
@@ -83,6 +91,8 @@ public final class RelayLatency implements Scenario {
                     MetricCatalog.CDC_P99_MS_AT_5000);
             case MODULITH -> List.of(MetricCatalog.MODULITH_P50_MS_AT_200, MetricCatalog.MODULITH_P99_MS_AT_200,
                     p50At5000(), MetricCatalog.MODULITH_P99_MS_AT_5000);
+            case NAMASTACK -> List.of(MetricCatalog.NAMASTACK_P50_MS_AT_200, MetricCatalog.NAMASTACK_P99_MS_AT_200,
+                    p50At5000(), MetricCatalog.NAMASTACK_P99_MS_AT_5000);
         };
     }
 
@@ -99,8 +109,9 @@ public final class RelayLatency implements Scenario {
         String bootstrap = context.kafka().bootstrapServers();
         int bytes = context.payloadBytes();
         Measurements m = new Measurements();
-        if (system == Kind.MODULITH) {
-            try (ModulithPeer peer = ModulithPeer.start(db, bootstrap, topic)) {
+        if (system.peer()) {
+            try (PeerApp peer = system == Kind.MODULITH ? ModulithPeer.start(db, bootstrap, topic)
+                    : NamastackPeer.start(db, bootstrap, topic)) {
                 OpenLoopDriver.TargetFactory targets = () -> (n, commit) -> {
                     UUID id = EventIds.next();
                     peer.publish(id, SyntheticEvents.aggregateId(n), n, SyntheticEvents.payload(n, bytes));
@@ -108,7 +119,7 @@ public final class RelayLatency implements Scenario {
                 };
                 for (int rate : context.sizes().latencyRates()) {
                     m.latency(measure(context, db, topic, rate, targets, EventIdReader.JSON_ID_FIELD));
-                    peer.purgeCompleted(); // the default completion mode keeps rows; an application purges them
+                    peer.betweenRates();
                 }
             }
             return m;
@@ -137,8 +148,8 @@ public final class RelayLatency implements Scenario {
                                    OpenLoopDriver.TargetFactory targets, EventIdReader ids) throws Exception {
         LatencyTracker tracker = new LatencyTracker();
         // What the server did meanwhile: the relays name their sessions outboxkit-poll / -cdc…;
-        // the Spring Modulith peer does not name its own, so there every session of its database counts
-        try (DbSampler server = DbSampler.start(context.postgres(), db, system == Kind.MODULITH ? "" : "outboxkit");
+        // the peers do not name their own, so there every session of its database counts
+        try (DbSampler server = DbSampler.start(context.postgres(), db, system.peer() ? "" : "outboxkit");
              KafkaAckObserver acks = KafkaAckObserver.start(context.kafka().bootstrapServers(), List.of(topic), tracker,
                      ids)) {
             PhaseCpu cpu = PhaseCpu.start(db);
