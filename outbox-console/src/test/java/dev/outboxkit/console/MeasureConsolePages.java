@@ -24,7 +24,8 @@ import javax.sql.DataSource;
 /**
  * How long each console page takes over HTTP (not a test: run by hand): an embedded PostgreSQL 17 with N unpublished
  * outbox rows (default 1,000,000), 30,000 dead letters of three reasons and N rows of four consumer groups
- * in {@code processed_event}, the console on the JDK HTTP server; median
+ * in {@code processed_event}, three relay members, 100,000 journal entries, the console (payloads shown) on the JDK
+ * HTTP server; median
  * and max of 21 requests per page after 3 warm-ups.
  * <pre>
  * ./mvnw -B -o -q -pl outbox-console -am test-compile -DskipTests
@@ -66,10 +67,22 @@ public final class MeasureConsolePages {
         // the looked-up event was also applied by two groups, so the event page reads the inbox too
         Sql.exec(ds, "INSERT INTO processed_event (consumer_group, event_id, topic, kafka_partition, kafka_offset) SELECT 'group-' || g, '"
                 + anEvent + "'::uuid, 'outbox.event.order', 3, 42 FROM generate_series(0, 1) g");
+        // the polling relay's members, and a journal of 100,000 entries (far more than 90 days of hourly rounds):
+        // reconciliations with 20 findings each, retention rounds, retries and discards
+        Sql.exec(ds, "INSERT INTO outbox_relay_member (member_id, partitions, expires_at) SELECT 'relay-' || g, 16,"
+                + " now() + interval '1 minute' FROM generate_series(0, 2) g");
+        Sql.exec(ds, "INSERT INTO outbox_ops_journal (kind, started_at, finished_at, actor, outcome, summary, detail)"
+                + " SELECT (ARRAY['reconcile', 'retention', 'dead-letter-retry', 'dead-letter-discard'])[1 + g % 4],"
+                + " now() - g * interval '1 minute', now() - g * interval '1 minute' + interval '2 seconds', 'outbox-cli ops@host',"
+                + " 'success', 'entry ' || g, jsonb_build_object('counts', jsonb_build_object('LOST', 1, 'PHANTOM', 19),"
+                + " 'findings', (SELECT jsonb_agg(jsonb_build_object('kind', 'PHANTOM', 'eventId', gen_random_uuid(),"
+                + " 'detail', 'applied, no intent with this id in the ledger')) FROM generate_series(1, 20)), 'interval', 'PT1H')"
+                + " FROM generate_series(1, 100000) g");
         Sql.exec(ds, "ANALYZE");
 
         OutboxAdmin admin = OutboxAdmin.builder().outboxDatabase(ds, "public").build();
-        try (Console console = Console.builder().admin(admin).build()) {
+        // payloads shown: the event page reads the payload too (the most it does)
+        try (Console console = Console.builder().admin(admin).showPayloads(true).build()) {
             HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 16);
             ExecutorService threads = Executors.newFixedThreadPool(4);
             server.setExecutor(threads);
@@ -82,7 +95,7 @@ public final class MeasureConsolePages {
             for (String page : List.of("/", "/fragments/overview", "/dead-letters",
                     "/fragments/reason-rows?errorClass=org.apache.kafka.common.errors.TimeoutException&message=record+%7B%7D+refused",
                     "/events?id=" + anEvent,
-                    "/idempotency?scope=s&key=k", "/assets/htmx.min.js")) {
+                    "/idempotency?scope=s&key=k", "/runs", "/assets/htmx.min.js")) {
                 List<Long> micros = new ArrayList<>();
                 for (int i = 0; i < 24; i++) {
                     long t = System.nanoTime();
