@@ -82,6 +82,10 @@ class ConsoleBrowserTest {
             assertThat(a.findElement(By.tagName("caption")).getText()).contains("relay-a").contains("holder").contains("1 valid lease");
             assertThat(a.getText()).contains("poll/0").contains("7").contains("✓ valid");
             assertThat(a.findElement(By.tagName("caption")).getText()).contains("2 partitions").contains("heartbeat");
+            // the backlog by partition, split by the live members' count: poll/0 and poll/1 hold all of it
+            long split = browser.findElements(By.cssSelector("td[data-partition-backlog]")).stream()
+                    .mapToLong(td -> Long.parseLong(td.getText().replace(",", ""))).sum();
+            assertThat(split).isEqualTo(3);
             WebElement b = browser.findElement(By.cssSelector("table.leases[data-holder='relay-b']"));
             assertThat(b.findElement(By.tagName("caption")).getText()).as("an expired lease and no live membership").contains("gone");
             assertThat(b.getText()).contains("✗ expired");

@@ -15,6 +15,7 @@ import dev.outboxkit.ops.admin.EventTrace;
 import dev.outboxkit.ops.admin.IdempotencyKeyState;
 import dev.outboxkit.ops.admin.JournalEntry;
 import dev.outboxkit.ops.admin.OutboxAdmin;
+import dev.outboxkit.ops.admin.PartitionBacklog;
 import dev.outboxkit.ops.admin.RelayMember;
 import dev.outboxkit.ops.admin.Status;
 import dev.outboxkit.relay.Relay;
@@ -180,6 +181,14 @@ public final class ConsoleApp implements AutoCloseable {
             membersError = describe("read the polling relay instances", e);
         }
         List<Views.Instance> instances = status == null ? List.of() : instances(status, members);
+        Map<String, PartitionBacklog> byPartition = new LinkedHashMap<>();
+        if (status != null && members.stream().anyMatch(RelayMember::alive)) {
+            try {
+                admin.backlogByPartition().forEach(b -> byPartition.put(b.leaseKey(), b));
+            } catch (Exception e) {
+                membersError = describe("read the backlog by partition", e);
+            }
+        }
         List<CdcRelaySlot> cdc = List.of();
         String cdcError = null;
         try {
@@ -195,7 +204,7 @@ public final class ConsoleApp implements AutoCloseable {
                 health = new Relay.Health(false, false, "the health check failed: " + e.getClass().getSimpleName());
             }
         }
-        return new Views.Overview(status, error, took, instances, membersError, cdc, cdcError, health, publishRate != null,
+        return new Views.Overview(status, error, took, instances, byPartition, membersError, cdc, cdcError, health, publishRate != null,
                 publishRate == null ? null : publishRate.lastPublished(), clock.instant());
     }
 

@@ -77,7 +77,8 @@ import org.slf4j.LoggerFactory;
  * traceEvent {@code SELECT} on {@code outbox_event}, {@code outbox_dead_letter}, {@code outbox_relay_lease},
  * {@code outbox_relay_member}, {@code processed_event} and {@code outbox_intent} (those that exist); idempotencyKey
  * {@code SELECT} on the state columns of {@code idempotency_key} (not the stored response); relayMembers {@code SELECT} on
- * {@code outbox_relay_member}; eventPayload {@code SELECT} on the payload columns of {@code outbox_event} and
+ * {@code outbox_relay_member}; backlogByPartition {@code SELECT} on {@code outbox_event} and {@code outbox_relay_member};
+ * eventPayload {@code SELECT} on the payload columns of {@code outbox_event} and
  * {@code outbox_dead_letter}. Each operation checks its
  * own privileges the first time an instance runs it (one round trip; never again once they held) and throws
  * {@link dev.outboxkit.core.MissingGrantsException} with the {@code GRANT} statements to run before it does anything.
@@ -246,6 +247,42 @@ public final class OutboxAdmin {
                     out.add(new CdcRelaySlot(name, rs.getBoolean(2), rs.getBoolean(3), lastServer, failover.code(),
                             failover.detail(), instant(rs.getTimestamp(7)), rs.getString(8), instant(rs.getTimestamp(9)),
                             rs.getString(10)));
+                }
+            }
+        } catch (SQLException e) {
+            throw described(e);
+        }
+        return out;
+    }
+
+    /**
+     * The backlog by polling relay partition: the oldest {@value Status#EXACT_BACKLOG_LIMIT} unpublished events (the
+     * head {@link #status()} counts too) split as the live polling relay instances split them, by their partition count
+     * ({@code outbox_relay_member}); partitions without such an event are left out. Empty when no polling relay
+     * instance is alive: the CDC relay has no partitions. Costs one read of that head, whatever the backlog. Needs
+     * {@code SELECT} on {@code outbox_event} and {@code outbox_relay_member}.
+     *
+     * @throws dev.outboxkit.core.MissingGrantsException naming the grants when the role lacks them
+     */
+    public List<PartitionBacklog> backlogByPartition() throws SQLException {
+        List<PartitionBacklog> out = new ArrayList<>();
+        try (Connection c = connection(memberGrants); Statement s = c.createStatement()) {
+            statusGrants.require(c);
+            Integer partitions;
+            // Live instances agree on the count (they refuse to take leases otherwise); the freshest one speaks for all.
+            try (ResultSet rs = s.executeQuery("SELECT partitions FROM " + tables.qualified(OutboxTables.RELAY_MEMBER)
+                    + " WHERE expires_at > now() ORDER BY heartbeat_at DESC LIMIT 1")) {
+                partitions = rs.next() ? rs.getInt(1) : null;
+            }
+            if (partitions == null) {
+                return out;
+            }
+            try (ResultSet rs = s.executeQuery("SELECT p, count(*), extract(epoch FROM now() - min(created_at)) FROM (SELECT "
+                    + PollPartitions.of("e", partitions) + " AS p, e.created_at FROM (SELECT aggregate_type, aggregate_id,"
+                    + " created_at FROM " + tables.outboxEvent() + " WHERE published_at IS NULL ORDER BY seq LIMIT "
+                    + Status.EXACT_BACKLOG_LIMIT + ") e) head GROUP BY p ORDER BY p")) {
+                while (rs.next()) {
+                    out.add(new PartitionBacklog(PollPartitions.leaseKey(rs.getInt(1)), rs.getLong(2), seconds(rs.getDouble(3))));
                 }
             }
         } catch (SQLException e) {

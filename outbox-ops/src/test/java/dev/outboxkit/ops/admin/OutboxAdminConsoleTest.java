@@ -52,6 +52,24 @@ class OutboxAdminConsoleTest {
     }
 
     @Test
+    void theBacklogIsSplitAsTheLivePollingRelaysSplitIt(TestDatabase db) throws Exception {
+        for (int i = 0; i < 12; i++) {
+            event(db, id(100 + i), "o-" + (i % 5), null, i == 11);
+        }
+        assertThat(admin(db).backlogByPartition()).as("no live polling relay: no partitions").isEmpty();
+        db.exec("INSERT INTO outbox_relay_member (member_id, partitions, expires_at) VALUES ('relay-a', 3, now() + interval '1 minute'),"
+                + " ('relay-gone', 7, now() - interval '1 minute')");
+        List<PartitionBacklog> split = admin(db).backlogByPartition();
+        List<String> expected = db.strings("SELECT k || '=' || n FROM (SELECT 'poll/' || ((hashtext(aggregate_type || '/' ||"
+                + " aggregate_id) & 2147483647) % 3) AS k, count(*) AS n FROM outbox_event WHERE published_at IS NULL GROUP BY 1) x"
+                + " ORDER BY k");
+        assertThat(split).extracting(b -> b.leaseKey() + "=" + b.events()).as("the live member's count, 3, not the gone one's")
+                .containsExactlyElementsOf(expected);
+        assertThat(split.stream().mapToLong(PartitionBacklog::events).sum()).as("the published row is not backlog").isEqualTo(11);
+        assertThat(split).allSatisfy(b -> assertThat(b.oldestAge()).isBetween(Duration.ofSeconds(80), Duration.ofMinutes(5)));
+    }
+
+    @Test
     void aPayloadIsReadByItsHeadOnlyFromTheOutboxOrTheDeadLetter(TestDatabase db) throws Exception {
         OutboxAdmin admin = admin(db);
         UUID big = id(11);
