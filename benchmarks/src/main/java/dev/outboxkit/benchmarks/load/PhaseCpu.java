@@ -68,7 +68,7 @@ public final class PhaseCpu {
         stop();
         CpuBudget.Usage u = usage;
         Map<String, Long> by = new LinkedHashMap<>();
-        by.put(LABELS.get(CpuBudget.Part.POSTGRES), u.nanos().get(CpuBudget.Part.POSTGRES));
+        by.put(LABELS.get(CpuBudget.Part.POSTGRES), Math.max(0, u.nanos().get(CpuBudget.Part.POSTGRES)));
         for (CpuBudget.ThreadUse t : u.threads()) {
             if (t.part() == CpuBudget.Part.CLIENT) {
                 by.merge(clientGroup(t.name()), t.cpuNanos(), Long::sum);
@@ -79,7 +79,10 @@ public final class PhaseCpu {
                 by.merge(LABELS.get(part), u.nanos().get(part), Long::sum);
             }
         }
-        String spenders = by.entrySet().stream().filter(e -> e.getValue() > 0)
+        // The server is always named, 0.00 included: the kernel counts each process's time in clock ticks (10 ms), so a
+        // short window of light work can leave every backend below one tick, and the report must still say so.
+        String server = LABELS.get(CpuBudget.Part.POSTGRES);
+        String spenders = by.entrySet().stream().filter(e -> e.getValue() > 0 || e.getKey().equals(server))
                 .sorted(Map.Entry.<String, Long>comparingByValue().reversed())
                 .map(e -> String.format(Locale.ROOT, "%s %.2f", e.getKey(), e.getValue() / 1e9 / u.wallSeconds()))
                 .collect(Collectors.joining(", "));
