@@ -237,11 +237,8 @@ class ConsoleBrowserTest {
     @Test
     void withoutALoginNoWriteIsOfferedAndAFormPostedWithoutASessionIsRefused(TestDatabase db) throws Exception {
         UUID parked = UUID.fromString("018f3a5e-7b2c-7d11-8a00-000000000301");
-        db.exec("INSERT INTO outbox_dead_letter (id, seq, aggregate_type, aggregate_id, event_type, payload, headers, "
-                + "created_at, error_class, error_message, attempts, parked_by) VALUES ('" + parked + "', 0, 'account', 'k', "
-                + "'Opened', '{}', '{}', now(), 'E', 'm', 1, 'relay-1')");
-        try (ConsoleServer s = new ConsoleServer(db, b -> b.writeActions(true)
-                .operatorToken(ConsoleServer.OPERATOR, Secret.of(ConsoleServer.TOKEN)))) {
+        park(db, parked);
+        try (ConsoleServer s = writableServer(db)) {
             browser.manage().deleteAllCookies();
             browser.get(s.url() + "/dead-letters");
             wait(PAGE).until(ExpectedConditions.visibilityOfElementLocated(By.cssSelector("tr[data-id='" + parked + "']")));
@@ -266,11 +263,8 @@ class ConsoleBrowserTest {
     @Test
     void theRunsPageShowsTheLastReconciliationTheLastRetentionRoundAndWhoRetriedWhat(TestDatabase db) throws Exception {
         UUID parked = UUID.fromString("018f3a5e-7b2c-7d11-8a00-000000000401");
-        db.exec("INSERT INTO outbox_dead_letter (id, seq, aggregate_type, aggregate_id, event_type, payload, headers, "
-                + "created_at, error_class, error_message, attempts, parked_by) VALUES ('" + parked + "', 0, 'account', 'k', "
-                + "'Opened', '{}', '{}', now(), 'E', 'm', 1, 'relay-1')");
-        try (ConsoleServer s = new ConsoleServer(db, b -> b.writeActions(true)
-                .operatorToken(ConsoleServer.OPERATOR, Secret.of(ConsoleServer.TOKEN)))) {
+        park(db, parked);
+        try (ConsoleServer s = writableServer(db)) {
             browser.manage().deleteAllCookies();
             browser.get(s.url() + "/runs");
             assertThat(wait(PAGE).until(ExpectedConditions.visibilityOfElementLocated(By.id("runs-reconcile"))).getText())
@@ -329,6 +323,18 @@ class ConsoleBrowserTest {
         WebElement result = wait(PAGE).until(ExpectedConditions.visibilityOfElementLocated(By.id("event-result")));
         assertThat(result.getAttribute("data-state")).as(id.toString()).isEqualTo(state);
         assertThat(browser.findElement(By.id("event-headline")).getText()).startsWith(headline);
+    }
+
+    /** A dead letter of one row with an empty payload, parked by relay-1. */
+    private static void park(TestDatabase db, UUID id) throws Exception {
+        db.exec("INSERT INTO outbox_dead_letter (id, seq, aggregate_type, aggregate_id, event_type, payload, headers, "
+                + "created_at, error_class, error_message, attempts, parked_by) VALUES ('" + id + "', 0, 'account', 'k', "
+                + "'Opened', '{}', '{}', now(), 'E', 'm', 1, 'relay-1')");
+    }
+
+    /** The console with write actions on and the built-in login. */
+    private static ConsoleServer writableServer(TestDatabase db) throws Exception {
+        return new ConsoleServer(db, b -> b.writeActions(true).operatorToken(ConsoleServer.OPERATOR, Secret.of(ConsoleServer.TOKEN)));
     }
 
     private static WebDriverWait wait(Duration d) {
