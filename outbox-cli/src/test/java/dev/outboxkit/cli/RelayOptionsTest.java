@@ -63,6 +63,21 @@ class RelayOptionsTest {
         assertThat(strays).as("relay options of %s without a library definition", command.qualifiedName()).isEmpty();
     }
 
+    /** The retention windows' CLI defaults are the library's (Retention's), on every command that has them. */
+    @Test
+    void retentionDefaultsAreTheLibrarys() {
+        CommandLine root = Main.commandLine(Settings.load(new String[0], Map.of()));
+        List<CommandSpec> commands = List.of(relay("poll"), relay("cdc"), root.getSubcommands().get("purge").getCommandSpec());
+        for (CommandSpec command : commands) {
+            assertThat(java.time.Duration.parse(command.findOption("--journal-retention").defaultValue()))
+                    .as(command.qualifiedName()).isEqualTo(dev.outboxkit.ops.retention.Retention.DEFAULT_JOURNAL_RETENTION);
+            assertThat(java.time.Duration.parse(command.findOption("--intent-retention").defaultValue()))
+                    .as(command.qualifiedName()).isEqualTo(dev.outboxkit.ops.retention.Retention.DEFAULT_INTENT_RETENTION);
+            assertThat(Integer.parseInt(command.findOption("--partitions-ahead").defaultValue()))
+                    .as(command.qualifiedName()).isEqualTo(dev.outboxkit.ops.retention.Retention.DEFAULT_PARTITIONS_AHEAD);
+        }
+    }
+
     @Test
     void aValueTheDefinitionRefusesIsAUsageErrorNamingTheOptionAndTheRule() {
         CliRun lease = CliRun.run(Map.of(), "relay", "poll", "--lease-duration", "PT1S", "--jdbc-url",
