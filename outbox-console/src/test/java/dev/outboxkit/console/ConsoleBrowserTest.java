@@ -315,6 +315,9 @@ class ConsoleBrowserTest {
             browser.findElement(By.cssSelector("#runs-findings a[href$='" + phantom + "']")).click();
             assertThat(wait(PAGE).until(ExpectedConditions.visibilityOfElementLocated(By.id("event-result")))
                     .getAttribute("data-state")).isEqualTo("applied");
+            WebElement reconciled = browser.findElement(By.id("event-reconciled"));
+            assertThat(reconciled.getAttribute("data-verdict")).isEqualTo("finding");
+            assertThat(reconciled.getText()).contains("outbox-cli ops@batch-1").contains("phantom");
         }
     }
 

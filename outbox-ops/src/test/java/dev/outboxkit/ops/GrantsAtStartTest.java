@@ -80,7 +80,7 @@ class GrantsAtStartTest {
     void theConsoleQuestions() throws Exception {
         assertThat(GrantsAtStart.eachMissingGrantIsNamed(db, prefix("tr"), DocumentedGrants.traceEvent(),
                 "OutboxAdmin.traceEvent", role -> admin(role).traceEvent(UUID.randomUUID())))
-                .as("schema USAGE, SELECT on six tables").hasSize(7);
+                .as("schema USAGE, SELECT on seven tables").hasSize(8);
         GrantsAtStart.eachMissingGrantIsNamed(db, prefix("dr"), DocumentedGrants.deadLettersList(), "outbox dead-letters list",
                 role -> admin(role).deadLetterReasons(10));
         GrantsAtStart.eachMissingGrantIsNamed(db, prefix("ik"), DocumentedGrants.idempotencyKeyState(),

@@ -15,6 +15,7 @@ import dev.outboxkit.ops.admin.EventTrace;
 import dev.outboxkit.ops.admin.IdempotencyKeyState;
 import dev.outboxkit.ops.admin.JournalEntry;
 import dev.outboxkit.ops.admin.OutboxAdmin;
+import dev.outboxkit.ops.admin.Overview;
 import dev.outboxkit.ops.admin.PartitionBacklog;
 import dev.outboxkit.ops.admin.RelayMember;
 import dev.outboxkit.ops.admin.Status;
@@ -164,30 +165,20 @@ public final class ConsoleApp implements AutoCloseable {
     }
 
     private Views.Overview overview() {
-        Status status = null;
+        Overview read = null;
         String error = null;
         long started = System.nanoTime();
         try {
-            status = admin.status();
+            read = admin.overview();
         } catch (Exception e) {
             error = describe("read the status", e);
         }
         java.time.Duration took = java.time.Duration.ofNanos(System.nanoTime() - started);
-        List<RelayMember> members = List.of();
-        String membersError = null;
-        try {
-            members = admin.relayMembers();
-        } catch (Exception e) {
-            membersError = describe("read the polling relay instances", e);
-        }
-        List<Views.Instance> instances = status == null ? List.of() : instances(status, members);
+        Status status = read == null ? null : read.status();
+        List<Views.Instance> instances = read == null ? List.of() : instances(status, read.members());
         Map<String, PartitionBacklog> byPartition = new LinkedHashMap<>();
-        if (status != null && members.stream().anyMatch(RelayMember::alive)) {
-            try {
-                admin.backlogByPartition().forEach(b -> byPartition.put(b.leaseKey(), b));
-            } catch (Exception e) {
-                membersError = describe("read the backlog by partition", e);
-            }
+        if (read != null) {
+            read.backlogByPartition().forEach(b -> byPartition.put(b.leaseKey(), b));
         }
         List<CdcRelaySlot> cdc = List.of();
         String cdcError = null;
@@ -204,7 +195,7 @@ public final class ConsoleApp implements AutoCloseable {
                 health = new Relay.Health(false, false, "the health check failed: " + e.getClass().getSimpleName());
             }
         }
-        return new Views.Overview(status, error, took, instances, byPartition, membersError, cdc, cdcError, health, publishRate != null,
+        return new Views.Overview(status, error, took, instances, byPartition, cdc, cdcError, health, publishRate != null,
                 publishRate == null ? null : publishRate.lastPublished(), clock.instant());
     }
 

@@ -43,7 +43,7 @@ public final class Views {
     }
 
     /**
-     * The overview; {@code error}, {@code membersError} or {@code cdcError} say what could not be read.
+     * The overview; {@code error} or {@code cdcError} say what could not be read.
      *
      * @param statusTook  how long the database took to answer the status (or to fail)
      * @param byPartition the head of the backlog by polling relay lease key; empty without a live polling relay
@@ -51,7 +51,7 @@ public final class Views {
      * @param lastPublished the sample at which those relays were last seen to have published; null: not yet, or unknown
      */
     public record Overview(Status status, String error, Duration statusTook, List<Instance> instances,
-                           java.util.Map<String, dev.outboxkit.ops.admin.PartitionBacklog> byPartition, String membersError,
+                           java.util.Map<String, dev.outboxkit.ops.admin.PartitionBacklog> byPartition,
                            List<CdcRelaySlot> cdcSlots, String cdcError, Relay.Health health, boolean publishRate,
                            Instant lastPublished, Instant readAt) {
     }

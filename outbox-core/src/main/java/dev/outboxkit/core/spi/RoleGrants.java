@@ -108,7 +108,8 @@ public final class RoleGrants {
     public static Grants traceEvent(String schema) {
         return Grants.in(schema).table(OutboxTables.OUTBOX_EVENT, "SELECT").table(OutboxTables.DEAD_LETTER, "SELECT")
                 .table(OutboxTables.RELAY_LEASE, "SELECT").table(OutboxTables.RELAY_MEMBER, "SELECT")
-                .table(OutboxTables.PROCESSED_EVENT, "SELECT").table(OutboxTables.INTENT, "SELECT");
+                .table(OutboxTables.PROCESSED_EVENT, "SELECT").table(OutboxTables.INTENT, "SELECT")
+                .table(OutboxTables.OPS_JOURNAL, "SELECT");
     }
 
     /**

@@ -9,7 +9,8 @@ import java.util.UUID;
 /**
  * Where one event is ({@link OutboxAdmin#traceEvent}): waiting in (or kept by) {@code outbox_event}, parked in
  * {@code outbox_dead_letter}, applied by consumer groups ({@code processed_event}), recorded in the intent ledger
- * ({@code outbox_intent}). Each part is empty when the event is not there, or when the deployment has no such table.
+ * ({@code outbox_intent}), looked at by reconciliation (the operations journal, {@code outbox_ops_journal}). Each part is
+ * empty when the event is not there, or when the deployment has no such table.
  * Everything empty ({@link #found()} false): the event was never written, or a relay deleted it after publishing and no
  * consumer group that keeps an inbox in this database applied it, and no intent ledger remembers it.
  *
@@ -18,9 +19,10 @@ import java.util.UUID;
  * @param deadLetter   its parked row
  * @param applications the consumer groups that applied it, earliest first
  * @param intent       its row in the intent ledger
+ * @param reconciled   what the newest reconciliation run that looked at it said, among the latest runs the journal holds
  */
 public record EventTrace(UUID id, Optional<Pending> inOutbox, Optional<DeadLetter> deadLetter,
-                         List<Application> applications, Optional<Intent> intent) {
+                         List<Application> applications, Optional<Intent> intent, Optional<Reconciliation> reconciled) {
 
     public EventTrace {
         applications = List.copyOf(applications);
@@ -77,5 +79,38 @@ public record EventTrace(UUID id, Optional<Pending> inOutbox, Optional<DeadLette
      */
     public record Intent(String aggregateType, String aggregateId, String eventType, Instant createdAt,
                          Instant publishedAt, String payloadHash) {
+    }
+
+    /**
+     * What a reconciliation run said of the event, from its entry in the operations journal.
+     *
+     * @param journalId the run's entry
+     * @param ranAt     when the run finished
+     * @param actor     who ran it
+     * @param since     the start of the window of intents it compared with the consumers' effects
+     * @param until     the end of that window
+     * @param verdict   what it found
+     * @param findings  the kinds of its findings that name the event ({@code lost}, {@code duplicate_effect}, …); empty
+     *                  unless the verdict is {@link Verdict#FINDING}
+     */
+    public record Reconciliation(long journalId, Instant ranAt, String actor, Instant since, Instant until, Verdict verdict,
+                                 List<String> findings) {
+
+        public Reconciliation {
+            findings = List.copyOf(findings);
+        }
+
+        /** What the run found of the event. */
+        public enum Verdict {
+            /** Its findings name the event: {@link #findings} says how. */
+            FINDING,
+            /** Its window covers the event, and it found nothing it did not list: nothing was wrong with the event. */
+            CLEAN,
+            /**
+             * Its window covers the event, but it found more than the journal lists (the first 20), and the listed ones
+             * do not name the event: run {@code outbox reconcile} for the whole report.
+             */
+            NOT_LISTED
+        }
     }
 }

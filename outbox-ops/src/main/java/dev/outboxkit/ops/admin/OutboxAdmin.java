@@ -43,7 +43,7 @@ import org.slf4j.LoggerFactory;
  * admin.retryDeadLetters(DeadLetterFilter.ids(page.items().get(0).id()), "alice@ops");
  * admin.discardDeadLetters(DeadLetterFilter.ids(id), "topic deleted for good", "alice@ops");
  * admin.replay(ReplaySelection.createdBetween(from, to), false, "alice@ops");
- * EventTrace t = admin.traceEvent(eventId);                     // outbox, dead letter, consumer groups, intent ledger
+ * EventTrace t = admin.traceEvent(eventId);                     // outbox, dead letter, consumer groups, intent ledger, reconciliation
  * List<DeadLetterReason> reasons = admin.deadLetterReasons(20);  // dead letters by error class and message pattern
  * Optional<IdempotencyKeyState> k = admin.idempotencyKey("checkout", key);
  * List<JournalEntry> lastRun = admin.journal(1, JournalEntry.Kind.RECONCILE); // the operations journal
@@ -75,9 +75,11 @@ import org.slf4j.LoggerFactory;
  * {@code outbox_relay_lease}; replay (a dry run too) {@code SELECT} and {@code UPDATE} on {@code outbox_event} and
  * {@code SELECT} on {@code outbox_dead_letter} (to say which ids are parked); dead-letter reasons what listing does;
  * traceEvent {@code SELECT} on {@code outbox_event}, {@code outbox_dead_letter}, {@code outbox_relay_lease},
- * {@code outbox_relay_member}, {@code processed_event} and {@code outbox_intent} (those that exist); idempotencyKey
+ * {@code outbox_relay_member}, {@code processed_event}, {@code outbox_intent} and {@code outbox_ops_journal} (those that
+ * exist); idempotencyKey
  * {@code SELECT} on the state columns of {@code idempotency_key} (not the stored response); relayMembers {@code SELECT} on
  * {@code outbox_relay_member}; backlogByPartition {@code SELECT} on {@code outbox_event} and {@code outbox_relay_member};
+ * overview what status and relayMembers need;
  * eventPayload {@code SELECT} on the payload columns of {@code outbox_event} and
  * {@code outbox_dead_letter}. Each operation checks its
  * own privileges the first time an instance runs it (one round trip; never again once they held) and throws
@@ -183,44 +185,98 @@ public final class OutboxAdmin {
      */
     public Status status() throws SQLException {
         try (Connection c = connection(statusGrants); Statement s = c.createStatement()) {
-            long backlog = 0;
-            long lastSeq = 0;
-            Duration oldest = null;
-            List<Status.Backlog> byTopic = new ArrayList<>();
-            try (ResultSet rs = s.executeQuery("SELECT topic, aggregate_type, count(*),"
-                    + " extract(epoch FROM now() - min(created_at)), max(seq) FROM (SELECT seq, topic, aggregate_type,"
-                    + " created_at FROM " + tables.outboxEvent() + " WHERE published_at IS NULL ORDER BY seq LIMIT "
-                    + Status.EXACT_BACKLOG_LIMIT + ") head GROUP BY topic, aggregate_type ORDER BY 3 DESC, 2, 1")) {
-                while (rs.next()) {
-                    Duration age = seconds(rs.getDouble(4));
-                    byTopic.add(new Status.Backlog(rs.getString(1), rs.getString(2), rs.getLong(3), age));
-                    backlog += rs.getLong(3);
-                    lastSeq = Math.max(lastSeq, rs.getLong(5));
-                    oldest = oldest == null || age.compareTo(oldest) > 0 ? age : oldest;
-                }
-            }
-            boolean exact = backlog < Status.EXACT_BACKLOG_LIMIT || !exists(c, "SELECT 1 FROM " + tables.outboxEvent()
-                    + " WHERE published_at IS NULL AND seq > ? LIMIT 1", lastSeq);
-            if (!exact) {
-                backlog = Math.max(backlog + 1, unpublishedEstimate(s));
-            }
-            long deadLetters;
-            try (ResultSet rs = s.executeQuery("SELECT count(*) FROM " + tables.deadLetter())) {
-                rs.next();
-                deadLetters = rs.getLong(1);
-            }
-            List<Status.Lease> leases = new ArrayList<>();
-            try (ResultSet rs = s.executeQuery("SELECT lease_key, holder, fence, expires_at > now(),"
-                    + " extract(epoch FROM expires_at - now()) FROM " + tables.relayLease() + " ORDER BY lease_key")) {
-                while (rs.next()) {
-                    leases.add(new Status.Lease(rs.getString(1), rs.getString(2), rs.getLong(3), rs.getBoolean(4),
-                            seconds(rs.getDouble(5))));
-                }
-            }
-            return new Status(tables.schema(), backlog, exact, oldest, byTopic, deadLetters, leases, replicationSlots(s));
+            return status(c, s, head(s, null));
         } catch (SQLException e) {
             throw described(e);
         }
+    }
+
+    /**
+     * What the console's overview shows, on one connection and with one read of the backlog's head: the
+     * {@link #status()}, the polling relay instances ({@link #relayMembers()}) and the backlog by partition
+     * ({@link #backlogByPartition()}, split by the partition count of the freshest live instance, counted in the same
+     * pass as the backlog by topic). Needs what those three need.
+     *
+     * @throws dev.outboxkit.core.MissingGrantsException naming the grants when the role lacks them
+     */
+    public Overview overview() throws SQLException {
+        try (Connection c = connection(statusGrants); Statement s = c.createStatement()) {
+            memberGrants.require(c);
+            List<RelayMember> members = members(s);
+            Head head = head(s, livePartitions(s));
+            return new Overview(status(c, s, head), members, head.byPartition());
+        } catch (SQLException e) {
+            throw described(e);
+        }
+    }
+
+    /**
+     * The oldest {@value Status#EXACT_BACKLOG_LIMIT} unpublished events, grouped by topic and aggregate type and, when
+     * {@code partitions} is given, by polling relay partition too: one index scan of the head for both.
+     */
+    private Head head(Statement s, Integer partitions) throws SQLException {
+        boolean split = partitions != null;
+        Head head = new Head();
+        try (ResultSet rs = s.executeQuery("SELECT topic, aggregate_type, " + (split ? "p" : "NULL::int") + ", count(*),"
+                + " extract(epoch FROM now() - min(created_at)), max(seq), " + (split ? "grouping(p)" : "1")
+                + " FROM (SELECT e.seq, e.topic, e.aggregate_type, e.created_at"
+                + (split ? ", " + PollPartitions.of("e", partitions) + " AS p" : "")
+                + " FROM (SELECT seq, topic, aggregate_type, aggregate_id, created_at FROM " + tables.outboxEvent()
+                + " WHERE published_at IS NULL ORDER BY seq LIMIT " + Status.EXACT_BACKLOG_LIMIT + ") e) head GROUP BY "
+                + (split ? "GROUPING SETS ((topic, aggregate_type), (p))" : "topic, aggregate_type")
+                + " ORDER BY 7, 4 DESC, 2, 1, 3")) {
+            while (rs.next()) {
+                long events = rs.getLong(4);
+                Duration age = seconds(rs.getDouble(5));
+                if (rs.getInt(7) == 1) { // grouping(p) is 1 where p is left out: a (topic, aggregate_type) row
+                    head.byTopic.add(new Status.Backlog(rs.getString(1), rs.getString(2), events, age));
+                    head.events += events;
+                    head.lastSeq = Math.max(head.lastSeq, rs.getLong(6));
+                    head.oldest = head.oldest == null || age.compareTo(head.oldest) > 0 ? age : head.oldest;
+                } else {
+                    head.byPartition.add(new PartitionBacklog(PollPartitions.leaseKey(rs.getInt(3)), events, age));
+                }
+            }
+        }
+        head.byPartition.sort(java.util.Comparator.comparing(b -> Integer.parseInt(
+                b.leaseKey().substring(PollPartitions.LEASE_PREFIX.length()))));
+        return head;
+    }
+
+    /** The backlog's head, as {@link #head} reads it. */
+    private static final class Head {
+        final List<Status.Backlog> byTopic = new ArrayList<>();
+        final List<PartitionBacklog> byPartition = new ArrayList<>();
+        long events;
+        long lastSeq;
+        Duration oldest;
+
+        List<PartitionBacklog> byPartition() {
+            return List.copyOf(byPartition);
+        }
+    }
+
+    private Status status(Connection c, Statement s, Head head) throws SQLException {
+        long backlog = head.events;
+        boolean exact = backlog < Status.EXACT_BACKLOG_LIMIT || !exists(c, "SELECT 1 FROM " + tables.outboxEvent()
+                + " WHERE published_at IS NULL AND seq > ? LIMIT 1", head.lastSeq);
+        if (!exact) {
+            backlog = Math.max(backlog + 1, unpublishedEstimate(s));
+        }
+        long deadLetters;
+        try (ResultSet rs = s.executeQuery("SELECT count(*) FROM " + tables.deadLetter())) {
+            rs.next();
+            deadLetters = rs.getLong(1);
+        }
+        List<Status.Lease> leases = new ArrayList<>();
+        try (ResultSet rs = s.executeQuery("SELECT lease_key, holder, fence, expires_at > now(),"
+                + " extract(epoch FROM expires_at - now()) FROM " + tables.relayLease() + " ORDER BY lease_key")) {
+            while (rs.next()) {
+                leases.add(new Status.Lease(rs.getString(1), rs.getString(2), rs.getLong(3), rs.getBoolean(4),
+                        seconds(rs.getDouble(5))));
+            }
+        }
+        return new Status(tables.schema(), backlog, exact, head.oldest, head.byTopic, deadLetters, leases, replicationSlots(s));
     }
 
     /**
@@ -265,30 +321,24 @@ public final class OutboxAdmin {
      * @throws dev.outboxkit.core.MissingGrantsException naming the grants when the role lacks them
      */
     public List<PartitionBacklog> backlogByPartition() throws SQLException {
-        List<PartitionBacklog> out = new ArrayList<>();
         try (Connection c = connection(memberGrants); Statement s = c.createStatement()) {
             statusGrants.require(c);
-            Integer partitions;
-            // Live instances agree on the count (they refuse to take leases otherwise); the freshest one speaks for all.
-            try (ResultSet rs = s.executeQuery("SELECT partitions FROM " + tables.qualified(OutboxTables.RELAY_MEMBER)
-                    + " WHERE expires_at > now() ORDER BY heartbeat_at DESC LIMIT 1")) {
-                partitions = rs.next() ? rs.getInt(1) : null;
-            }
-            if (partitions == null) {
-                return out;
-            }
-            try (ResultSet rs = s.executeQuery("SELECT p, count(*), extract(epoch FROM now() - min(created_at)) FROM (SELECT "
-                    + PollPartitions.of("e", partitions) + " AS p, e.created_at FROM (SELECT aggregate_type, aggregate_id,"
-                    + " created_at FROM " + tables.outboxEvent() + " WHERE published_at IS NULL ORDER BY seq LIMIT "
-                    + Status.EXACT_BACKLOG_LIMIT + ") e) head GROUP BY p ORDER BY p")) {
-                while (rs.next()) {
-                    out.add(new PartitionBacklog(PollPartitions.leaseKey(rs.getInt(1)), rs.getLong(2), seconds(rs.getDouble(3))));
-                }
-            }
+            Integer partitions = livePartitions(s);
+            return partitions == null ? List.of() : head(s, partitions).byPartition();
         } catch (SQLException e) {
             throw described(e);
         }
-        return out;
+    }
+
+    /**
+     * The partition count of the live polling relay instances: they agree on it (they refuse to take leases otherwise),
+     * so the freshest one speaks for all. Null when none is alive.
+     */
+    private Integer livePartitions(Statement s) throws SQLException {
+        try (ResultSet rs = s.executeQuery("SELECT partitions FROM " + tables.qualified(OutboxTables.RELAY_MEMBER)
+                + " WHERE expires_at > now() ORDER BY heartbeat_at DESC LIMIT 1")) {
+            return rs.next() ? rs.getInt(1) : null;
+        }
     }
 
     /** At most this many instances are listed by {@link #relayMembers()}. */
@@ -303,17 +353,22 @@ public final class OutboxAdmin {
      * @throws dev.outboxkit.core.MissingGrantsException naming the grant when the role lacks it
      */
     public List<RelayMember> relayMembers() throws SQLException {
+        try (Connection c = connection(memberGrants); Statement s = c.createStatement()) {
+            return members(s);
+        } catch (SQLException e) {
+            throw described(e);
+        }
+    }
+
+    private List<RelayMember> members(Statement s) throws SQLException {
         List<RelayMember> out = new ArrayList<>();
-        try (Connection c = connection(memberGrants); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SELECT member_id, partitions, started_at, extract(epoch FROM now() - heartbeat_at),"
-                     + " expires_at > now() FROM " + tables.qualified(OutboxTables.RELAY_MEMBER)
-                     + " ORDER BY started_at, member_id LIMIT " + MEMBERS_LIMIT)) {
+        try (ResultSet rs = s.executeQuery("SELECT member_id, partitions, started_at, extract(epoch FROM now() - heartbeat_at),"
+                + " expires_at > now() FROM " + tables.qualified(OutboxTables.RELAY_MEMBER)
+                + " ORDER BY started_at, member_id LIMIT " + MEMBERS_LIMIT)) {
             while (rs.next()) {
                 out.add(new RelayMember(rs.getString(1), rs.getInt(2), instant(rs.getTimestamp(3)), seconds(rs.getDouble(4)),
                         rs.getBoolean(5)));
             }
-        } catch (SQLException e) {
-            throw described(e);
         }
         return out;
     }
@@ -429,7 +484,7 @@ public final class OutboxAdmin {
         }
         try (Connection c = connection(traceGrants)) {
             Set<String> present = presentTables(c, OutboxTables.PROCESSED_EVENT, OutboxTables.INTENT,
-                    OutboxTables.RELAY_MEMBER, OutboxTables.RELAY_LEASE);
+                    OutboxTables.RELAY_MEMBER, OutboxTables.RELAY_LEASE, OutboxTables.OPS_JOURNAL);
             Optional<EventTrace.Pending> pending = pending(c, eventId, present);
             Where where = Where.of(DeadLetterFilter.ids(eventId));
             Optional<DeadLetter> parked = readDeadLetters(c, where, 1).stream().findFirst();
@@ -437,9 +492,65 @@ public final class OutboxAdmin {
                     ? applications(c, eventId) : List.of();
             Optional<EventTrace.Intent> intent = present.contains(OutboxTables.INTENT)
                     ? intent(c, eventId, pending.map(EventTrace.Pending::createdAt).orElse(null)) : Optional.empty();
-            return new EventTrace(eventId, pending, parked, applications, intent);
+            Optional<EventTrace.Reconciliation> reconciled = present.contains(OutboxTables.OPS_JOURNAL)
+                    ? reconciliation(c, eventId, intent.map(EventTrace.Intent::createdAt).orElse(null)) : Optional.empty();
+            return new EventTrace(eventId, pending, parked, applications, intent, reconciled);
         } catch (SQLException e) {
             throw described(e);
+        }
+    }
+
+    /** How many of the latest reconciliation runs {@link #traceEvent} looks through. */
+    private static final int RECONCILE_RUNS_LOOKED_AT = 20;
+
+    /**
+     * What the newest of the latest reconciliation runs that concerns {@code id} said of it: one whose findings name it,
+     * or one whose window covers its intent's {@code createdAt} (reconciliation starts from the intent ledger, so an event
+     * without an intent is covered only where a finding names it). Empty when none of them does.
+     */
+    private Optional<EventTrace.Reconciliation> reconciliation(Connection c, UUID id, Instant createdAt) throws SQLException {
+        String wanted = id.toString();
+        for (JournalEntry run : readJournal(c, RECONCILE_RUNS_LOOKED_AT, List.of(JournalEntry.Kind.RECONCILE))) {
+            if (run.outcome() != JournalEntry.Outcome.SUCCESS) {
+                continue;
+            }
+            Map<String, Object> d = run.detail();
+            List<String> kinds = new ArrayList<>();
+            long listed = 0;
+            if (d.get("findings") instanceof List<?> findings) {
+                listed = findings.size();
+                for (Object f : findings) {
+                    if (f instanceof Map<?, ?> m && wanted.equals(m.get("eventId"))) {
+                        kinds.add(String.valueOf(m.get("kind")));
+                    }
+                }
+            }
+            Instant since = parsedInstant(d.get("since"));
+            Instant until = parsedInstant(d.get("until"));
+            boolean covers = createdAt != null && since != null && until != null && !createdAt.isBefore(since)
+                    && createdAt.isBefore(until);
+            if (!kinds.isEmpty() || covers) {
+                long found = 0;
+                if (d.get("counts") instanceof Map<?, ?> counts) {
+                    for (Object n : counts.values()) {
+                        found += n instanceof Number num ? num.longValue() : 0;
+                    }
+                }
+                EventTrace.Reconciliation.Verdict verdict = !kinds.isEmpty() ? EventTrace.Reconciliation.Verdict.FINDING
+                        : found <= listed ? EventTrace.Reconciliation.Verdict.CLEAN
+                        : EventTrace.Reconciliation.Verdict.NOT_LISTED;
+                return Optional.of(new EventTrace.Reconciliation(run.id(), run.finishedAt(), run.actor(), since, until,
+                        verdict, kinds));
+            }
+        }
+        return Optional.empty();
+    }
+
+    private static Instant parsedInstant(Object text) {
+        try {
+            return text instanceof String t ? Instant.parse(t) : null;
+        } catch (java.time.format.DateTimeParseException e) {
+            return null;
         }
     }
 
@@ -462,11 +573,8 @@ public final class OutboxAdmin {
     private Optional<EventTrace.Pending> pending(Connection c, UUID id, Set<String> present) throws SQLException {
         Integer partitions = null;
         if (present.contains(OutboxTables.RELAY_MEMBER)) {
-            // Live instances agree on the count (they refuse to take leases otherwise); the freshest one speaks for all.
-            try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT partitions FROM "
-                    + tables.qualified(OutboxTables.RELAY_MEMBER)
-                    + " WHERE expires_at > now() ORDER BY heartbeat_at DESC LIMIT 1")) {
-                partitions = rs.next() ? rs.getInt(1) : null;
+            try (Statement s = c.createStatement()) {
+                partitions = livePartitions(s);
             }
         }
         String key = partitions == null ? "NULL::text"
@@ -793,25 +901,8 @@ public final class OutboxAdmin {
         }
         List<JournalEntry.Kind> which = kinds.length == 0 ? List.of(JournalEntry.Kind.values())
                 : new ArrayList<>(new java.util.LinkedHashSet<>(List.of(kinds)));
-        String one = "(SELECT id, kind, started_at, finished_at, actor, outcome, summary, detail::text AS detail FROM "
-                + tables.opsJournal() + " WHERE kind = ? ORDER BY finished_at DESC LIMIT " + limit + ")";
-        String sql = "SELECT * FROM (" + String.join(" UNION ALL ", java.util.Collections.nCopies(which.size(), one))
-                + ") j ORDER BY finished_at DESC, id DESC LIMIT " + limit;
-        List<JournalEntry> out = new ArrayList<>();
         try (Connection c = connection(journalGrants)) {
-            try (PreparedStatement ps = c.prepareStatement(sql)) {
-                for (int i = 0; i < which.size(); i++) {
-                    ps.setString(i + 1, which.get(i).code());
-                }
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        out.add(new JournalEntry(rs.getLong(1), JournalEntry.Kind.ofCode(rs.getString(2)),
-                                instant(rs.getTimestamp(3)), instant(rs.getTimestamp(4)), rs.getString(5),
-                                JournalEntry.Outcome.valueOf(rs.getString(6).toUpperCase(java.util.Locale.ROOT)),
-                                rs.getString(7), Journal.parse(rs.getString(8))));
-                    }
-                }
-            }
+            return readJournal(c, limit, which);
         } catch (SQLException e) {
             if (UNDEFINED_TABLE.equals(e.getSQLState()) && schemaExists() && !journal.existsNow()) {
                 throw new IllegalStateException("schema '" + tables.schema() + "' has no operations journal ("
@@ -819,6 +910,27 @@ public final class OutboxAdmin {
                         + "' (Migrations.migrate in Java)", e);
             }
             throw described(e);
+        }
+    }
+
+    private List<JournalEntry> readJournal(Connection c, int limit, List<JournalEntry.Kind> which) throws SQLException {
+        String one = "(SELECT id, kind, started_at, finished_at, actor, outcome, summary, detail::text AS detail FROM "
+                + tables.opsJournal() + " WHERE kind = ? ORDER BY finished_at DESC LIMIT " + limit + ")";
+        String sql = "SELECT * FROM (" + String.join(" UNION ALL ", java.util.Collections.nCopies(which.size(), one))
+                + ") j ORDER BY finished_at DESC, id DESC LIMIT " + limit;
+        List<JournalEntry> out = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            for (int i = 0; i < which.size(); i++) {
+                ps.setString(i + 1, which.get(i).code());
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    out.add(new JournalEntry(rs.getLong(1), JournalEntry.Kind.ofCode(rs.getString(2)),
+                            instant(rs.getTimestamp(3)), instant(rs.getTimestamp(4)), rs.getString(5),
+                            JournalEntry.Outcome.valueOf(rs.getString(6).toUpperCase(java.util.Locale.ROOT)),
+                            rs.getString(7), Journal.parse(rs.getString(8))));
+                }
+            }
         }
         return out;
     }

@@ -67,6 +67,58 @@ class OutboxAdminConsoleTest {
                 .containsExactlyElementsOf(expected);
         assertThat(split.stream().mapToLong(PartitionBacklog::events).sum()).as("the published row is not backlog").isEqualTo(11);
         assertThat(split).allSatisfy(b -> assertThat(b.oldestAge()).isBetween(Duration.ofSeconds(80), Duration.ofMinutes(5)));
+
+        Overview overview = admin(db).overview();
+        assertThat(overview.backlogByPartition()).as("the overview splits the head in the same pass as it counts it")
+                .extracting(b -> b.leaseKey() + "=" + b.events()).containsExactlyElementsOf(expected);
+        assertThat(overview.members()).extracting(RelayMember::id).containsExactlyInAnyOrder("relay-a", "relay-gone");
+        Status status = admin(db).status();
+        assertThat(overview.status().backlog()).isEqualTo(status.backlog()).isEqualTo(11);
+        assertThat(overview.status().backlogByTopic()).extracting(Status.Backlog::topic, Status.Backlog::aggregateType,
+                Status.Backlog::events).containsExactlyElementsOf(status.backlogByTopic().stream()
+                .map(b -> org.assertj.core.groups.Tuple.tuple(b.topic(), b.aggregateType(), b.events())).toList());
+        assertThat(overview.status().oldestUnpublishedAge()).isBetween(Duration.ofSeconds(80), Duration.ofMinutes(5));
+
+        db.exec("UPDATE outbox_relay_member SET expires_at = now() - interval '1 second'");
+        assertThat(admin(db).overview().backlogByPartition()).as("no live polling relay: no partitions").isEmpty();
+        assertThat(admin(db).overview().status().backlog()).isEqualTo(11);
+    }
+
+    private static void reconcileRun(TestDatabase db, Instant since, Instant until, String outcome, long phantoms,
+                                     String findings) throws Exception {
+        db.execute("INSERT INTO outbox_ops_journal (kind, started_at, finished_at, actor, outcome, summary, detail) VALUES"
+                + " ('reconcile', ?, ?, 'outbox-cli ops@batch-1', ?, 'a run', ?::jsonb)", java.sql.Timestamp.from(until),
+                java.sql.Timestamp.from(until.plusSeconds(1)), outcome, "{\"since\": \"" + since + "\", \"until\": \""
+                + until + "\", \"counts\": {\"lost\": 0, \"phantom\": " + phantoms + "}, \"findings\": [" + findings + "]}");
+    }
+
+    @Test
+    void anEventSaysWhatTheNewestReconciliationThatLookedAtItFound(TestDatabase db) throws Exception {
+        new IntentLedger(db.dataSource(), "public").enable();
+        event(db, id(20), "o-20", null, false);
+        event(db, id(21), "o-21", null, false);
+        OutboxAdmin admin = admin(db);
+        assertThat(admin.traceEvent(id(20)).reconciled()).as("no run yet").isEmpty();
+
+        Instant now = Instant.now();
+        reconcileRun(db, now.minus(Duration.ofHours(2)), now.minus(Duration.ofHours(1)), "success", 0, "");
+        assertThat(admin.traceEvent(id(20)).reconciled()).as("a run whose window ended before the event was written").isEmpty();
+
+        reconcileRun(db, now.minus(Duration.ofHours(1)), now.plusSeconds(60), "success", 2,
+                "{\"kind\": \"phantom\", \"where\": \"billing\", \"subject\": \"" + id(21) + "\", \"eventId\": \"" + id(21) + "\"}");
+        EventTrace.Reconciliation named = admin.traceEvent(id(21)).reconciled().orElseThrow();
+        assertThat(named.verdict()).isEqualTo(EventTrace.Reconciliation.Verdict.FINDING);
+        assertThat(named.findings()).containsExactly("phantom");
+        assertThat(named.actor()).isEqualTo("outbox-cli ops@batch-1");
+        assertThat(admin.traceEvent(id(20)).reconciled().orElseThrow().verdict()).as("two findings, one listed, not this one")
+                .isEqualTo(EventTrace.Reconciliation.Verdict.NOT_LISTED);
+
+        reconcileRun(db, now.minus(Duration.ofHours(1)), now.plusSeconds(120), "failure", 0, "");
+        reconcileRun(db, now.minus(Duration.ofHours(1)), now.plusSeconds(180), "success", 0, "");
+        EventTrace.Reconciliation clean = admin.traceEvent(id(20)).reconciled().orElseThrow();
+        assertThat(clean.verdict()).as("the newest successful run covers it and found nothing").isEqualTo(
+                EventTrace.Reconciliation.Verdict.CLEAN);
+        assertThat(clean.until()).isEqualTo(now.plusSeconds(180));
     }
 
     @Test
