@@ -4,7 +4,7 @@
 # latest.md and the PNG charts.
 #
 #   benchmarks/run.sh            full run: 3 repeats, 200 B and 1 KB payloads
-#   benchmarks/run.sh --quick    one repeat, short windows (well under 15 minutes on 2 cores)
+#   benchmarks/run.sh --quick    one repeat, three for the scenarios behind the headline figures, short windows
 #   benchmarks/run.sh --quick --only pg_drain_ceiling,kafka_produce_ceiling
 #   benchmarks/run.sh --charts-only  no run: draws the PNG charts again from benchmarks/results/latest.json
 #

@@ -13,7 +13,8 @@ import java.util.stream.Collectors;
  *   <li>{@code --quick} or {@code --mode smoke|quick|full} (default full)</li>
  *   <li>{@code --out DIR} where latest.json, latest.md and the charts go (default benchmarks/results)</li>
  *   <li>{@code --only name,name} run only these scenarios (names as in the log); the other keys are reported missing</li>
- *   <li>{@code --repeats N} override the mode's repeat count</li>
+ *   <li>{@code --repeats N} override the mode's repeat counts: N repeats of every scenario, the headline ones
+ *       included</li>
  * </ul>
  * Exit status: 0 when the reports were written (whatever the verdicts), 2 for a usage error,
  * 1 when the run itself failed.

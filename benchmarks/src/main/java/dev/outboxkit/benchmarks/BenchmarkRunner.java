@@ -25,6 +25,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.Function;
 import java.util.function.ToDoubleFunction;
 import org.apache.kafka.common.utils.AppInfoParser;
 import org.slf4j.Logger;
@@ -32,9 +33,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Runs scenarios on a fresh benchmark stack and writes {@code latest.json}, {@code latest.md}
- * and the PNG charts. Repeats are interleaved (repeat 1 of every scenario, then repeat 2, ...),
- * so the two sides of a ratio are measured minutes, not a whole run, apart; ratios are taken per
- * repeat, then the median. A failing scenario costs its own keys only (null, with the reason).
+ * and the PNG charts. Repeats are interleaved (repeat 1 of every scenario, then repeat 2 of every
+ * scenario that has one, ...: {@link #schedule}), so the two sides of a ratio are measured minutes,
+ * not a whole run, apart; ratios are taken per repeat, then the median. The scenarios behind the
+ * headline figures run {@link Sizes#headlineRepeats()} times, the rest {@link Sizes#repeats()}.
+ * A failing scenario costs its own keys only (null, with the reason).
  */
 public final class BenchmarkRunner {
 
@@ -62,19 +65,14 @@ public final class BenchmarkRunner {
     }
 
     static Outputs run(Sizes sizes, List<Scenario> scenarios, Path outDir, boolean durable) throws Exception {
-        Map<Scenario, List<Integer>> payloads = new LinkedHashMap<>();
-        for (Scenario s : scenarios) {
-            payloads.put(s, s.payloadSensitive() ? sizes.payloadSizes() : List.of(Sizes.DEFAULT_PAYLOAD_BYTES));
-        }
-        List<Metric> declared = declaredMetrics(payloads);
+        List<Metric> declared = declaredMetrics(sizes, scenarios);
+        List<Run> schedule = schedule(sizes, scenarios);
         Path work = Files.createDirectories(outDir.resolve("tmp"));
         Machine machine = Machine.describe();
         Instant date = Instant.now();
         long started = System.nanoTime();
 
-        Map<String, Map<Integer, Double>> samples = new HashMap<>();
-        Map<String, String> failures = new HashMap<>();
-        Map<String, List<LatencyProfile>> latencies = new LinkedHashMap<>();
+        Results results;
         Map<String, String> versions = new LinkedHashMap<>();
         versions.put("JDK", System.getProperty("java.vm.name") + " " + System.getProperty("java.runtime.version"));
         log.info("benchmark stack starting: {} embedded PostgreSQL 17 and an in-JVM Kafka broker",
@@ -82,21 +80,16 @@ public final class BenchmarkRunner {
         try (TestPostgres postgres = OutboxTestkit.startEmbeddedPostgres(0, durable); TestKafka kafka = new EmbeddedKafka(1)) {
             versions.put("PostgreSQL", postgresVersion(postgres));
             versions.put("Kafka", AppInfoParser.getVersion() + " (one KRaft broker in the benchmark JVM)");
-            for (int repeat = 1; repeat <= sizes.repeats(); repeat++) {
-                for (var entry : payloads.entrySet()) {
-                    for (int payload : entry.getValue()) {
-                        runOnce(entry.getKey(), new BenchContext(postgres, kafka, sizes, payload, repeat, work),
-                                samples, failures, latencies);
-                    }
-                }
-            }
+            results = measure(schedule,
+                    run -> new BenchContext(postgres, kafka, sizes, run.payloadBytes(), run.repeat(), work));
         }
         String loadAtEnd = Machine.loadAverageNow();
-        List<Row> rows = rows(declared, samples, failures, sizes.repeats());
+        List<Row> rows = rows(declared, results);
         List<LatencyProfile> latency = new ArrayList<>();
-        latencies.values().forEach(list -> latency.add(median(list)));
-        Report report = new Report(sizes.mode().label(), date, sizes.repeats(), sizes.payloadSizes(),
-                (System.nanoTime() - started) / 1e9, machine, loadAtEnd, versions, rows, latency);
+        results.latencies.values().forEach(list -> latency.add(median(list)));
+        List<String> headline = scenarios.stream().filter(Scenario::headline).map(Scenario::name).toList();
+        Report report = new Report(sizes.mode().label(), date, sizes.repeats(), sizes.headlineRepeats(), headline,
+                sizes.payloadSizes(), (System.nanoTime() - started) / 1e9, machine, loadAtEnd, versions, rows, latency);
 
         Files.createDirectories(outDir);
         Path json = outDir.resolve("latest.json");
@@ -108,8 +101,51 @@ public final class BenchmarkRunner {
         return new Outputs(json, md, charts.keySet().stream().map(outDir::resolve).toList());
     }
 
-    private static void runOnce(Scenario scenario, BenchContext context, Map<String, Map<Integer, Double>> samples,
-                                Map<String, String> failures, Map<String, List<LatencyProfile>> latencies) {
+    /** One run of one scenario: at one payload size, in one repeat. */
+    record Run(Scenario scenario, int payloadBytes, int repeat) {
+    }
+
+    /**
+     * The runs in the order they happen: round {@code r} runs every scenario (at each of its payload sizes) that has
+     * an {@code r}-th repeat ({@link Sizes#repeatsOf}), in the order of {@code scenarios}. In quick mode round 1 is
+     * every scenario and rounds 2 and 3 are the headline ones only, so their repeats interleave.
+     */
+    static List<Run> schedule(Sizes sizes, List<Scenario> scenarios) {
+        int rounds = scenarios.stream().mapToInt(sizes::repeatsOf).max().orElse(0);
+        List<Run> runs = new ArrayList<>();
+        for (int repeat = 1; repeat <= rounds; repeat++) {
+            for (Scenario scenario : scenarios) {
+                if (sizes.repeatsOf(scenario) >= repeat) {
+                    for (int payload : payloadSizes(sizes, scenario)) {
+                        runs.add(new Run(scenario, payload, repeat));
+                    }
+                }
+            }
+        }
+        return List.copyOf(runs);
+    }
+
+    private static List<Integer> payloadSizes(Sizes sizes, Scenario scenario) {
+        return scenario.payloadSensitive() ? sizes.payloadSizes() : List.of(Sizes.DEFAULT_PAYLOAD_BYTES);
+    }
+
+    /** What the runs measured: values by key and repeat, why a key is missing, latency profiles by system and rate. */
+    static final class Results {
+        final Map<String, Map<Integer, Double>> samples = new HashMap<>();
+        final Map<String, String> failures = new HashMap<>();
+        final Map<String, List<LatencyProfile>> latencies = new LinkedHashMap<>();
+    }
+
+    /** Runs {@code schedule} in its order, each run with the context {@code contexts} makes for it. */
+    static Results measure(List<Run> schedule, Function<Run, BenchContext> contexts) {
+        Results results = new Results();
+        for (Run run : schedule) {
+            runOnce(run.scenario(), contexts.apply(run), results);
+        }
+        return results;
+    }
+
+    private static void runOnce(Scenario scenario, BenchContext context, Results results) {
         String suffix = Metric.payloadSuffix(context.payloadBytes());
         Set<String> keys = new LinkedHashSet<>();
         scenario.metrics().forEach(m -> keys.add(m.key() + suffix));
@@ -125,34 +161,36 @@ public final class BenchmarkRunner {
                             + "; list it in metrics()");
                 }
             }
-            m.values().forEach((key, v) -> samples.computeIfAbsent(key + suffix, k -> new TreeMap<>()).put(context.repeat(), v));
+            m.values().forEach((key, v) -> results.samples.computeIfAbsent(key + suffix, k -> new TreeMap<>())
+                    .put(context.repeat(), v));
             for (String key : keys) {
                 if (!m.values().containsKey(key.substring(0, key.length() - suffix.length()))) {
-                    failures.putIfAbsent(key, what + " did not produce it");
+                    results.failures.putIfAbsent(key, what + " did not produce it");
                 }
             }
-            m.latencies().forEach(p -> latencies.computeIfAbsent(p.system() + "@" + p.rate(), k -> new ArrayList<>()).add(p));
+            m.latencies().forEach(p -> results.latencies.computeIfAbsent(p.system() + "@" + p.rate(),
+                    k -> new ArrayList<>()).add(p));
             log.info("{} done in {} s: {}", what, Math.round((System.nanoTime() - start) / 1e9), m.values());
         } catch (Exception e) {
             log.warn("{} failed after {} s", what, Math.round((System.nanoTime() - start) / 1e9), e);
-            keys.forEach(key -> failures.putIfAbsent(key, what + " failed: " + e));
+            keys.forEach(key -> results.failures.putIfAbsent(key, what + " failed: " + e));
         } finally {
             context.cleanUp();
         }
     }
 
     /** The issue's keys first, then every scenario's own keys, each once. */
-    private static List<Metric> declaredMetrics(Map<Scenario, List<Integer>> payloads) {
+    static List<Metric> declaredMetrics(Sizes sizes, List<Scenario> scenarios) {
         Map<String, Metric> byKey = new LinkedHashMap<>();
         MetricCatalog.required().forEach(m -> byKey.put(m.key(), m));
         Map<String, String> owner = new HashMap<>();
-        for (var entry : payloads.entrySet()) {
-            for (int payload : entry.getValue()) {
-                for (Metric metric : entry.getKey().metrics()) {
+        for (Scenario scenario : scenarios) {
+            for (int payload : payloadSizes(sizes, scenario)) {
+                for (Metric metric : scenario.metrics()) {
                     Metric m = metric.forPayload(payload);
-                    String previous = owner.putIfAbsent(m.key(), entry.getKey().name());
+                    String previous = owner.putIfAbsent(m.key(), scenario.name());
                     if (previous != null) {
-                        throw new IllegalArgumentException("scenarios " + previous + " and " + entry.getKey().name()
+                        throw new IllegalArgumentException("scenarios " + previous + " and " + scenario.name()
                                 + " both produce " + m.key() + "; each key has one owner");
                     }
                     byKey.putIfAbsent(m.key(), m);
@@ -162,35 +200,39 @@ public final class BenchmarkRunner {
         return List.copyOf(byKey.values());
     }
 
-    private static List<Row> rows(List<Metric> metrics, Map<String, Map<Integer, Double>> samples,
-                                  Map<String, String> failures, int repeats) {
+    /** One row per metric: median and spread over every repeat that measured it, or why none did. */
+    static List<Row> rows(List<Metric> metrics, Results results) {
         List<Row> rows = new ArrayList<>();
         for (Metric metric : metrics) {
-            Map<Integer, Double> byRepeat = samples.get(metric.key());
+            Map<Integer, Double> byRepeat = results.samples.get(metric.key());
             if (byRepeat == null) {
-                byRepeat = derive(metric.key(), samples, repeats);
+                byRepeat = derive(metric.key(), results.samples);
             }
             if (byRepeat != null && !byRepeat.isEmpty()) {
                 rows.add(new Row(metric, Stat.of(new ArrayList<>(byRepeat.values())), null));
             } else {
-                rows.add(new Row(metric, null, reason(metric.key(), failures, samples)));
+                rows.add(new Row(metric, null, reason(metric.key(), results.failures, results.samples)));
             }
         }
         return rows;
     }
 
-    /** A catalog ratio from its two sides, repeat by repeat; null when it is no ratio or a side is missing. */
-    private static Map<Integer, Double> derive(String key, Map<String, Map<Integer, Double>> samples, int repeats) {
+    /**
+     * A catalog ratio from its two sides, in each repeat that measured both; null when the key is no ratio. It has as
+     * many samples as its sides share repeats: one for most ratios, {@link Sizes#headlineRepeats()} for a headline one.
+     */
+    private static Map<Integer, Double> derive(String key, Map<String, Map<Integer, Double>> samples) {
         for (MetricCatalog.Ratio ratio : MetricCatalog.RATIOS) {
             if (ratio.metric().key().equals(key)) {
                 Map<Integer, Double> num = samples.getOrDefault(ratio.numerator(), Map.of());
                 Map<Integer, Double> den = samples.getOrDefault(ratio.denominator(), Map.of());
                 Map<Integer, Double> out = new TreeMap<>();
-                for (int r = 1; r <= repeats; r++) {
-                    if (num.containsKey(r) && den.containsKey(r) && den.get(r) > 0) {
-                        out.put(r, num.get(r) / den.get(r));
+                num.forEach((repeat, n) -> {
+                    Double d = den.get(repeat);
+                    if (d != null && d > 0) {
+                        out.put(repeat, n / d);
                     }
-                }
+                });
                 return out;
             }
         }

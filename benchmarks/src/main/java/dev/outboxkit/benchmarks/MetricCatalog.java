@@ -25,13 +25,13 @@ public final class MetricCatalog {
     public static final Metric POLLER_DRAIN_EPS = Metric.of("poller_drain_eps", "events/s",
             "polling relay with its defaults (two claim loops) draining the same backlog into Kafka, every ack waited for");
     public static final Metric POLLER_VS_PG_CEILING = Metric.of("poller_vs_pg_ceiling", "ratio",
-            "poller_drain_eps ÷ pg_drain_ceiling_eps, same repeat").atLeast(0.8); // the polling relay's drain target
+            "poller_drain_eps ÷ pg_drain_ceiling_eps, same repeat").atLeast(0.8).headline(); // the drain target
     public static final Metric CDC_DRAIN_EPS = Metric.of("cdc_drain_eps", "events/s",
             "CDC relay (Debezium Embedded, pgoutput) streaming the backlog into Kafka");
     public static final Metric DEBEZIUM_CEILING_EPS = Metric.of("debezium_ceiling_eps", "events/s",
             "Debezium Embedded alone: the CDC relay's connector settings, a handler that only marks records processed (no decoding, no Kafka)");
     public static final Metric CDC_VS_DEBEZIUM_CEILING = Metric.of("cdc_vs_debezium_ceiling", "ratio",
-            "cdc_drain_eps ÷ debezium_ceiling_eps, same repeat").atLeast(0.9);
+            "cdc_drain_eps ÷ debezium_ceiling_eps, same repeat").atLeast(0.9).headline();
     public static final Metric STOCK_DEBEZIUM_EPS = Metric.of("stock_debezium_eps", "events/s",
             "stock pipeline: Debezium Embedded + EventRouter SMT + JSON converter + send-and-wait, as Debezium's docs show it");
     public static final Metric CDC_VS_STOCK_DEBEZIUM = Metric.of("cdc_vs_stock_debezium", "ratio",
@@ -50,12 +50,12 @@ public final class MetricCatalog {
     public static final Metric CDC_P99_MS_AT_5000 = latency("cdc", "p99", 5000);
     /** The system key of the dual-write latency floor ({@code dual_write_latency_floor}). */
     public static final String DUAL_WRITE = "dual_write";
-    public static final Metric POLLER_P99_VS_DUAL_WRITE_AT_5000 = Metric.of("poller_p99_vs_dual_write_at_5000", "ratio",
-            "poller_p99_ms_at_5000 ÷ dual_write_p99_ms_at_5000, same repeat: the polling relay's p99 against writers that"
-                    + " send their own records right after their commits, under the same write load (1: the relay adds"
-                    + " nothing to the machine's own floor)");
+    public static final Metric POLLER_P99_VS_DUAL_WRITE_AT_5000 = p99VsDualWrite("poller", 5000).atMost(1.5).headline();
+    public static final Metric CDC_P99_VS_DUAL_WRITE_AT_5000 = p99VsDualWrite("cdc", 5000).atMost(2.0).headline();
+    public static final Metric POLLER_P99_VS_DUAL_WRITE_AT_200 = p99VsDualWrite("poller", 200).atMost(1.2).headline();
+    public static final Metric CDC_P99_VS_DUAL_WRITE_AT_200 = p99VsDualWrite("cdc", 200).atMost(1.2).headline();
     public static final Metric RELAY_RSS_MB = Metric.of("relay_rss_mb", "MB",
-            "peak resident memory (VmHWM) of a relay's JVM while it drains the backlog").atMost(256);
+            "peak resident memory (VmHWM) of a relay's JVM while it drains the backlog").atMost(128).headline();
     public static final Metric NOTIFY_COMMIT_RATIO = Metric.of("notify_commit_ratio", "ratio",
             "writer commits/s with a pg_notify in each transaction ÷ without, 8 clients, same repeat");
 
@@ -240,7 +240,8 @@ public final class MetricCatalog {
             CDC_DRAIN_EPS, DEBEZIUM_CEILING_EPS, CDC_VS_DEBEZIUM_CEILING, STOCK_DEBEZIUM_EPS, CDC_VS_STOCK_DEBEZIUM,
             WRITER_TAX_RATIO, CONSUMER_DEDUPE_RATIO,
             CONSUMER_EPS, POLLER_P50_MS_AT_200, POLLER_P99_MS_AT_200, CDC_P50_MS_AT_200, CDC_P99_MS_AT_200,
-            POLLER_P99_MS_AT_5000, POLLER_P99_VS_DUAL_WRITE_AT_5000, CDC_P99_MS_AT_5000, RELAY_RSS_MB,
+            POLLER_P99_MS_AT_5000, POLLER_P99_VS_DUAL_WRITE_AT_5000, CDC_P99_MS_AT_5000, CDC_P99_VS_DUAL_WRITE_AT_5000,
+            POLLER_P99_VS_DUAL_WRITE_AT_200, CDC_P99_VS_DUAL_WRITE_AT_200, RELAY_RSS_MB,
             NOTIFY_COMMIT_RATIO, POLLER_TRACING_DRAIN_RATIO,
             MODULITH_DRAIN_EPS, POLLER_VS_MODULITH_DRAIN, MODULITH_P50_MS_AT_200, MODULITH_P99_MS_AT_200,
             MODULITH_P99_MS_AT_5000, MODULITH_WRITER_TAX_RATIO,
@@ -266,12 +267,29 @@ public final class MetricCatalog {
             new Ratio(WRITER_TAX_RATIO, WRITER_OUTBOX_TPS.key(), WRITER_BASELINE_TPS.key()),
             new Ratio(CONSUMER_DEDUPE_RATIO, CONSUMER_EPS.key(), CONSUMER_PLAIN_EPS.key()),
             new Ratio(POLLER_VS_MODULITH_DRAIN, POLLER_DRAIN_EPS.key(), MODULITH_DRAIN_EPS.key()),
-            new Ratio(POLLER_P99_VS_DUAL_WRITE_AT_5000, POLLER_P99_MS_AT_5000.key(),
-                    LatencyProfile.key(DUAL_WRITE, "p99", 5000)),
+            overDualWrite(POLLER_P99_VS_DUAL_WRITE_AT_5000, "poller", 5000),
+            overDualWrite(CDC_P99_VS_DUAL_WRITE_AT_5000, "cdc", 5000),
+            overDualWrite(POLLER_P99_VS_DUAL_WRITE_AT_200, "poller", 200),
+            overDualWrite(CDC_P99_VS_DUAL_WRITE_AT_200, "cdc", 200),
             new Ratio(MODULITH_WRITER_TAX_RATIO, MODULITH_WRITER_EVENT_TPS.key(), MODULITH_WRITER_BASELINE_TPS.key()),
             new Ratio(POLLER_VS_NAMASTACK_DRAIN, POLLER_DRAIN_EPS.key(), NAMASTACK_DRAIN_EPS.key()),
             new Ratio(NAMASTACK_WRITER_TAX_RATIO, NAMASTACK_WRITER_EVENT_TPS.key(),
                     NAMASTACK_WRITER_BASELINE_TPS.key()));
+
+    /**
+     * The keys whose scenarios run {@link Sizes#headlineRepeats()} times: every headline figure ({@link
+     * Metric#headline()}) of {@link #required()}, or for a ratio its numerator and denominator.
+     */
+    public static java.util.Set<String> headlineInputs() {
+        java.util.Set<String> keys = new java.util.LinkedHashSet<>();
+        for (Metric metric : required()) {
+            if (metric.isHeadline()) {
+                RATIOS.stream().filter(r -> r.metric().key().equals(metric.key())).findFirst().ifPresentOrElse(
+                        r -> keys.addAll(List.of(r.numerator(), r.denominator())), () -> keys.add(metric.key()));
+            }
+        }
+        return java.util.Collections.unmodifiableSet(keys);
+    }
 
     /**
      * Why a key has no scenario yet, by key: the extension point for a key added to {@link #REQUIRED}
@@ -279,6 +297,18 @@ public final class MetricCatalog {
      * every required key has its scenario.
      */
     public static final Map<String, String> PENDING = Map.of();
+
+    /** {@code <system>_p99_vs_dual_write_at_<rate>}: a relay's p99 against the dual write's, same rate, same repeat. */
+    private static Metric p99VsDualWrite(String system, int rate) {
+        return Metric.of(system + "_p99_vs_dual_write_at_" + rate, "ratio", LatencyProfile.key(system, "p99", rate)
+                + " ÷ " + LatencyProfile.key(DUAL_WRITE, "p99", rate) + ", same repeat: " + systemLabel(system)
+                + "'s p99 against writers that send their own records right after their commits, under the same write"
+                + " load (1: the relay adds nothing to the machine's own floor)");
+    }
+
+    private static Ratio overDualWrite(Metric ratio, String system, int rate) {
+        return new Ratio(ratio, LatencyProfile.key(system, "p99", rate), LatencyProfile.key(DUAL_WRITE, "p99", rate));
+    }
 
     private static Metric latency(String system, String percentile, int rate) {
         return Metric.of(LatencyProfile.key(system, percentile, rate), "ms",

@@ -1,13 +1,15 @@
 package dev.outboxkit.benchmarks;
 
 import java.util.List;
+import java.util.Set;
 
 /**
  * One benchmark: a name, the JSON keys it produces, and one measurement on the shared stack.
  * The runner calls {@link #run} once per repeat (and per payload size when
  * {@link #payloadSensitive()}), interleaving the repeats of all scenarios so that ratios between
- * scenarios pair measurements taken close together. Register a new scenario with one line in
- * {@link ScenarioCatalog#all()}.
+ * scenarios pair measurements taken close together; a {@link #headline()} scenario gets
+ * {@link Sizes#headlineRepeats()} repeats, the others {@link Sizes#repeats()}. Register a new
+ * scenario with one line in {@link ScenarioCatalog#all()}.
  *
  * <p>A scenario that cannot measure throws: its keys then appear as {@code null} with the reason
  * in {@code "missing"}. It never returns a made-up number.
@@ -29,6 +31,16 @@ public interface Scenario {
      */
     default boolean payloadSensitive() {
         return false;
+    }
+
+    /**
+     * True when the scenario measures a headline figure or a side of its ratio ({@link MetricCatalog#headlineInputs()}):
+     * it then runs {@link Sizes#headlineRepeats()} times, interleaved with the rest. Derived from {@link #metrics()},
+     * so marking a figure {@link Metric#headline()} in {@link MetricCatalog} is all it takes.
+     */
+    default boolean headline() {
+        Set<String> inputs = MetricCatalog.headlineInputs();
+        return metrics().stream().anyMatch(m -> inputs.contains(m.key()));
     }
 
     /**

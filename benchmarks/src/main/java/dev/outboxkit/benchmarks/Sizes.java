@@ -10,6 +10,9 @@ import java.util.Locale;
  *
  * @param mode            which preset this is
  * @param repeats         how often every measurement runs (the report gives median and spread)
+ * @param headlineRepeats how often the scenarios that feed a headline figure run ({@link Metric#headline()},
+ *                        {@link Scenario#headline()}): at least {@code repeats}, so that a headline figure is the
+ *                        median of several interleaved repeats even when the rest of the run measures once
  * @param payloadSizes    payload sizes in bytes; payload-sensitive scenarios run once per size
  * @param backlogEvents   rows pre-filled for a drain measurement
  * @param warmup          time excluded before a timed window (JIT, caches, connections)
@@ -22,8 +25,8 @@ import java.util.Locale;
  * @param jmhIterations   JMH measured iterations
  * @param jmhIteration    length of one JMH iteration
  */
-public record Sizes(Mode mode, int repeats, List<Integer> payloadSizes, int backlogEvents, Duration warmup,
-                    Duration window, Duration latencyWindow, List<Integer> latencyRates, int clients,
+public record Sizes(Mode mode, int repeats, int headlineRepeats, List<Integer> payloadSizes, int backlogEvents,
+                    Duration warmup, Duration window, Duration latencyWindow, List<Integer> latencyRates, int clients,
                     int jmhForks, int jmhWarmups, int jmhIterations, Duration jmhIteration) {
 
     /** Payload of every event unless a scenario says otherwise: 200 bytes of JSON. */
@@ -34,7 +37,7 @@ public record Sizes(Mode mode, int repeats, List<Integer> payloadSizes, int back
     public enum Mode {
         /** Tiny sizes, seconds: proves the harness runs (CI). No number from it means anything. */
         SMOKE,
-        /** One repeat, short windows: the whole run in well under 15 minutes on 2 cores. */
+        /** One repeat, three of the scenarios behind the headline figures, short windows. */
         QUICK,
         /** Three repeats, longer windows, 200 B and 1 KB payloads. */
         FULL;
@@ -52,13 +55,20 @@ public record Sizes(Mode mode, int repeats, List<Integer> payloadSizes, int back
         }
     }
 
+    public Sizes {
+        if (repeats < 1 || headlineRepeats < repeats) {
+            throw new IllegalArgumentException("repeats must be at least 1 and the headline repeats at least the"
+                    + " repeats, got " + repeats + " and " + headlineRepeats);
+        }
+    }
+
     public static Sizes of(Mode mode) {
         return switch (mode) {
-            case SMOKE -> new Sizes(mode, 1, List.of(DEFAULT_PAYLOAD_BYTES), 3_000, Duration.ofMillis(300),
+            case SMOKE -> new Sizes(mode, 1, 1, List.of(DEFAULT_PAYLOAD_BYTES), 3_000, Duration.ofMillis(300),
                     Duration.ofMillis(700), Duration.ofMillis(500), LATENCY_RATES, 8, 0, 1, 1, Duration.ofMillis(100));
-            case QUICK -> new Sizes(mode, 1, List.of(DEFAULT_PAYLOAD_BYTES), 300_000, Duration.ofSeconds(3),
+            case QUICK -> new Sizes(mode, 1, 3, List.of(DEFAULT_PAYLOAD_BYTES), 300_000, Duration.ofSeconds(3),
                     Duration.ofSeconds(8), Duration.ofSeconds(15), LATENCY_RATES, 8, 1, 3, 3, Duration.ofSeconds(1));
-            case FULL -> new Sizes(mode, 3, List.of(DEFAULT_PAYLOAD_BYTES, 1024), 1_000_000, Duration.ofSeconds(5),
+            case FULL -> new Sizes(mode, 3, 3, List.of(DEFAULT_PAYLOAD_BYTES, 1024), 1_000_000, Duration.ofSeconds(5),
                     Duration.ofSeconds(20), Duration.ofSeconds(60), LATENCY_RATES, 8, 1, 3, 5, Duration.ofSeconds(2));
         };
     }
@@ -91,12 +101,19 @@ public record Sizes(Mode mode, int repeats, List<Integer> payloadSizes, int back
         return mode == Mode.SMOKE ? List.of("-XX:TieredStopAtLevel=1") : List.of();
     }
 
-    /** The same sizes with another repeat count (at least 1). */
+    /**
+     * How often {@code scenario} runs: {@link #headlineRepeats} when it feeds a headline figure, else {@link #repeats}.
+     */
+    public int repeatsOf(Scenario scenario) {
+        return scenario.headline() ? headlineRepeats : repeats;
+    }
+
+    /** The same sizes with another repeat count (at least 1) for every scenario, the headline ones included. */
     public Sizes withRepeats(int n) {
         if (n < 1) {
             throw new IllegalArgumentException("repeats must be at least 1, got " + n);
         }
-        return new Sizes(mode, n, payloadSizes, backlogEvents, warmup, window, latencyWindow, latencyRates, clients,
+        return new Sizes(mode, n, n, payloadSizes, backlogEvents, warmup, window, latencyWindow, latencyRates, clients,
                 jmhForks, jmhWarmups, jmhIterations, jmhIteration);
     }
 }

@@ -86,8 +86,7 @@ public final class Charts {
             }
             throughput.add(new BarChart.Group(label, bars, metric.target() == null ? null : metric.target().bar()));
         });
-        String title = "Throughput, events/s (median, whiskers min–max over " + report.repeats() + " repeat"
-                + (report.repeats() == 1 ? ")" : "s)");
+        String title = "Throughput, events/s (median, whiskers min–max over " + report.repeatsLabel() + ")";
         new BarChart(title, "events/s", false).write(throughput, payloads, dir.resolve(THROUGHPUT));
         written.put(THROUGHPUT, "throughput per system");
 
@@ -140,7 +139,6 @@ public final class Charts {
      * offered. A peer without the key (stock Debezium has no latency scenario) shows "not measured".
      */
     static void writePeers(Report report, Path png) throws IOException {
-        String repeats = report.repeats() + " repeat" + (report.repeats() == 1 ? "" : "s");
         List<BarChart.Group> drain = new ArrayList<>();
         List<BarChart.Group> p99 = new ArrayList<>();
         PEER_SYSTEMS.forEach((label, system) -> {
@@ -148,8 +146,8 @@ public final class Charts {
             Row row = system == null ? null : report.row(LatencyProfile.key(system, "p99", PEER_RATE));
             p99.add(new BarChart.Group(label, List.of(bar("p99", row)), null));
         });
-        BufferedImage left = new BarChart("Backlog drain, events/s (higher is better; median of " + repeats + ")",
-                "events/s", true).render(drain, List.of("drain"));
+        BufferedImage left = new BarChart("Backlog drain, events/s (higher is better; median of "
+                + report.repeatsLabel() + ")", "events/s", true).render(drain, List.of("drain"));
         BufferedImage right = new BarChart("commit→ack p99 at " + PEER_RATE + " events/s offered, ms (lower is better)",
                 "ms", true).render(p99, List.of("p99"));
         BufferedImage both = new BufferedImage(left.getWidth() + right.getWidth(), Math.max(left.getHeight(),

@@ -77,8 +77,12 @@ public final class ChartsFromJson {
         for (String component : List.of("JDK", "PostgreSQL", "Kafka")) {
             versions.put(component, machine.path(component).asText(""));
         }
+        int repeats = Math.max(1, run.path("repeats").asInt(1));
+        List<String> headline = new ArrayList<>();
+        run.path("headline_scenarios").forEach(n -> headline.add(n.asText()));
         return new Report(run.path("mode").asText(""), Instant.parse(run.path("date").asText(Instant.EPOCH.toString())),
-                Math.max(1, run.path("repeats").asInt(1)), payloads.isEmpty() ? List.of(Sizes.DEFAULT_PAYLOAD_BYTES) : List.copyOf(payloads),
+                repeats, Math.max(repeats, run.path("headline_repeats").asInt(repeats)), List.copyOf(headline),
+                payloads.isEmpty() ? List.of(Sizes.DEFAULT_PAYLOAD_BYTES) : List.copyOf(payloads),
                 run.path("duration_s").asDouble(), new Machine(machine.path("cores").asInt(),
                         machine.path("memory_gib").asDouble(), machine.path("cpu").asText(""), machine.path("os").asText(""),
                         machine.path("JDK").asText(""), machine.path("load_average_start").asText("")),

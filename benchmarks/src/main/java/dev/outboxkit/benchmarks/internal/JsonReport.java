@@ -36,6 +36,9 @@ public final class JsonReport {
         run.put("mode", report.mode());
         run.put("date", report.date().toString());
         run.put("repeats", report.repeats());
+        run.put("headline_repeats", report.headlineRepeats());
+        ArrayNode headline = run.putArray("headline_scenarios");
+        report.headlineScenarios().forEach(headline::add);
         ArrayNode payloads = run.putArray("payload_bytes");
         report.payloadSizes().forEach(payloads::add);
         run.put("duration_s", Math.round(report.durationSeconds()));

@@ -22,8 +22,7 @@ public final class MarkdownReport {
         md.append("# outboxkit benchmarks\n\n");
         md.append("- **Run:** `").append(report.mode()).append("` mode, ")
                 .append(DateTimeFormatter.ofPattern("uuuu-MM-dd HH:mm 'UTC'").withZone(ZoneOffset.UTC).format(report.date()))
-                .append(", ").append(report.repeats()).append(report.repeats() == 1 ? " repeat" : " repeats")
-                .append(" per measurement, payloads ").append(payloads(report)).append(", ")
+                .append(", ").append(repeats(report)).append(", payloads ").append(payloads(report)).append(", ")
                 .append(Math.round(report.durationSeconds())).append(" s in all\n");
         Machine m = report.machine();
         md.append("- **Machine:** ").append(m.cores()).append(" cores (").append(m.cpu()).append("), ")
@@ -56,6 +55,8 @@ public final class MarkdownReport {
             md.append(row.metric().target() == null ? "" : row.metric().target().toString()).append(" | ");
             md.append(switch (row.verdict()) {
                 case PASS -> "pass";
+                case UNSTEADY -> "**unsteady** (a repeat lies more than "
+                        + Math.round(row.metric().target().steadiness() * 100) + " % from the median)";
                 case FAIL -> "**below target**";
                 case NO_TARGET -> "";
                 case MISSING -> "not measured";
@@ -103,6 +104,15 @@ public final class MarkdownReport {
         } catch (NumberFormatException e) {
             return false;
         }
+    }
+
+    /** {@link Report#repeatsLabel()}, naming the headline scenarios when they ran more often than the rest. */
+    static String repeats(Report report) {
+        if (report.headlineRepeats() == report.repeats() || report.headlineScenarios().isEmpty()) {
+            return report.repeatsLabel();
+        }
+        return report.repeatsLabel() + " (scenarios "
+                + String.join(", ", report.headlineScenarios().stream().map(n -> "`" + n + "`").toList()) + ")";
     }
 
     private static String payloads(Report report) {

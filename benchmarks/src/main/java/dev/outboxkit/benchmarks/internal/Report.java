@@ -1,6 +1,7 @@
 package dev.outboxkit.benchmarks.internal;
 
 import dev.outboxkit.benchmarks.LatencyProfile;
+import dev.outboxkit.benchmarks.Metric;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -9,13 +10,16 @@ import java.util.Map;
 /**
  * Everything one benchmark run found, ready to be written as JSON, Markdown and charts.
  *
- * @param versions     component → version (JDK, PostgreSQL, Kafka)
- * @param loadAtEnd    load averages when the run ended (the header shows start and end: a busy
- *                     machine explains a noisy number)
+ * @param repeats           how often every scenario ran
+ * @param headlineRepeats   how often the scenarios behind the headline figures ran (at least {@code repeats})
+ * @param headlineScenarios the scenarios of this run behind a headline figure
+ * @param versions          component → version (JDK, PostgreSQL, Kafka)
+ * @param loadAtEnd         load averages when the run ended (the header shows start and end: a busy
+ *                          machine explains a noisy number)
  */
-public record Report(String mode, Instant date, int repeats, List<Integer> payloadSizes, double durationSeconds,
-                     Machine machine, String loadAtEnd, Map<String, String> versions, List<Row> rows,
-                     List<LatencyProfile> latencies) {
+public record Report(String mode, Instant date, int repeats, int headlineRepeats, List<String> headlineScenarios,
+                     List<Integer> payloadSizes, double durationSeconds, Machine machine, String loadAtEnd,
+                     Map<String, String> versions, List<Row> rows, List<LatencyProfile> latencies) {
 
     /** Keys without a number, and why. */
     public Map<String, String> missing() {
@@ -26,6 +30,16 @@ public record Report(String mode, Instant date, int repeats, List<Integer> paylo
 
     public Row row(String key) {
         return rows.stream().filter(r -> r.metric().key().equals(key)).findFirst().orElse(null);
+    }
+
+    /**
+     * {@code 3 repeats per measurement}, or {@code 1 repeat per measurement, 3 for the headline figures} when the
+     * scenarios behind them ran more often.
+     */
+    public String repeatsLabel() {
+        String label = repeats + (repeats == 1 ? " repeat" : " repeats") + " per measurement";
+        return headlineRepeats == repeats || headlineScenarios.isEmpty() ? label
+                : label + ", " + headlineRepeats + " for the headline figures";
     }
 
     /** How the numbers were taken; the header of the Markdown report and {@code run.method} in the JSON. */
@@ -39,6 +53,8 @@ public record Report(String mode, Instant date, int repeats, List<Integer> paylo
             "Latency: open loop at a fixed offered rate (the generator never waits for the system under test),",
             "commit→ack on one clock: the generator's time when the commit returned vs. the time an in-JVM consumer",
             "saw the record, into an HdrHistogram; warm-up excluded.",
-            "Payloads are 200 B of JSON (the full run adds 1 KB). Each measurement is repeated; the table gives the",
-            "median and the spread (min–max).");
+            "Payloads are 200 B of JSON (the full run adds 1 KB). The table gives each key's median over its",
+            "repeats and their spread (min–max, n repeats). A headline figure's target is met only when every repeat",
+            "lies within " + Math.round(Metric.Target.HEADLINE_STEADINESS * 100) + " % of the median as well; a median",
+            "that meets it while a repeat lies farther off is unsteady.");
 }

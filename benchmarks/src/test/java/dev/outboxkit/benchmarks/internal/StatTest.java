@@ -1,6 +1,7 @@
 package dev.outboxkit.benchmarks.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.outboxkit.benchmarks.Metric;
 import java.util.List;
@@ -26,6 +27,18 @@ class StatTest {
         assertThat(new Row(ceiling, null, "pending").verdict()).isEqualTo(Row.Verdict.MISSING);
         assertThat(new Row(Metric.of("y", "ratio", "y"), Stat.of(List.of(1.0)), null).verdict())
                 .isEqualTo(Row.Verdict.NO_TARGET);
+    }
+
+    @Test
+    void aHeadlineTargetAlsoNeedsEveryRepeatWithinTenPercentOfTheMedian() {
+        Metric headline = Metric.of("x", "ratio", "x").atMost(1.5).headline();
+        assertThat(headline.target()).hasToString("≤ 1.5, each repeat within 10 %");
+        assertThat(new Row(headline, Stat.of(List.of(1.0, 1.05, 0.95)), null).verdict()).isEqualTo(Row.Verdict.PASS);
+        assertThat(new Row(headline, Stat.of(List.of(1.0, 1.2, 0.95)), null).verdict())
+                .isEqualTo(Row.Verdict.UNSTEADY);
+        assertThat(new Row(headline, Stat.of(List.of(1.6, 1.6, 2.0)), null).verdict()).isEqualTo(Row.Verdict.FAIL);
+        assertThatThrownBy(() -> Metric.of("y", "ratio", "y").headline()).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("a headline figure needs a target");
     }
 
     @Test
