@@ -107,7 +107,7 @@ class BenchmarkRunnerTest {
         assertThat(json.path("metrics").path("poller_vs_pg_ceiling").path("samples")).hasSize(3);
         assertThat(MarkdownReport.render(report, Map.of())).contains(
                 "1 repeat per measurement, 3 for the headline figures (scenarios `pg_drain_ceiling`, `poller_drain`)",
-                "| `poller_vs_pg_ceiling` | 0.850 | ratio | 0.800 – 0.950 (n=3) | ≥ 0.8, each repeat within 10 % |"
+                "| `poller_vs_pg_ceiling` | 0.850 | ratio | 0.800 – 0.950 (n=3) | ≥ 0.800, each repeat within 10 % |"
                         + " **unsteady**");
     }
 

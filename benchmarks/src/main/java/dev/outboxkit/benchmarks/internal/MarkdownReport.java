@@ -57,7 +57,7 @@ public final class MarkdownReport {
                 case PASS -> "pass";
                 case UNSTEADY -> "**unsteady** (a repeat lies more than "
                         + Math.round(row.metric().target().steadiness() * 100) + " % from the median)";
-                case FAIL -> "**below target**";
+                case FAIL -> "**misses target**";
                 case NO_TARGET -> "";
                 case MISSING -> "not measured";
             }).append(" |\n");

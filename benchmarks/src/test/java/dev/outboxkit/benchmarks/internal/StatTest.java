@@ -32,7 +32,7 @@ class StatTest {
     @Test
     void aHeadlineTargetAlsoNeedsEveryRepeatWithinTenPercentOfTheMedian() {
         Metric headline = Metric.of("x", "ratio", "x").atMost(1.5).headline();
-        assertThat(headline.target()).hasToString("≤ 1.5, each repeat within 10 %");
+        assertThat(headline.target()).hasToString("≤ 1.50, each repeat within 10 %");
         assertThat(new Row(headline, Stat.of(List.of(1.0, 1.05, 0.95)), null).verdict()).isEqualTo(Row.Verdict.PASS);
         assertThat(new Row(headline, Stat.of(List.of(1.0, 1.2, 0.95)), null).verdict())
                 .isEqualTo(Row.Verdict.UNSTEADY);
