@@ -28,10 +28,14 @@ import javax.sql.DataSource;
  * HTTP server; median
  * and max of 21 requests per page after 3 warm-ups.
  * <pre>
- * ./mvnw -B -o -q -pl outbox-console -am test-compile -DskipTests
- * ./mvnw -B -o -q -pl outbox-console dependency:build-classpath -Dmdep.outputFile=/tmp/console.cp -Dmdep.includeScope=test
- * java -cp outbox-console/target/test-classes:outbox-console/target/classes:$(cat /tmp/console.cp) dev.outboxkit.console.MeasureConsolePages
+ * ./mvnw -B -o -q -pl outbox-console -am test-compile dependency:build-classpath -Dmdep.includeScope=test \
+ *     -Dmdep.outputFile=target/test-classpath.txt
+ * java -cp outbox-console/target/test-classes:outbox-console/target/classes:$(cat outbox-console/target/test-classpath.txt) \
+ *     dev.outboxkit.console.MeasureConsolePages
  * </pre>
+ * One reactor build compiles what the class needs and lists its class path, in which the repository's own modules are
+ * their {@code target/classes} from that build (nothing installed; jars of them in {@code ~/.m2} would be stale) and
+ * the libraries their jars in {@code ~/.m2}. Each module writes its list into its own {@code target}.
  */
 public final class MeasureConsolePages {
 

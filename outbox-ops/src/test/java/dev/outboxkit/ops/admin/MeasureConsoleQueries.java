@@ -22,11 +22,14 @@ import javax.sql.DataSource;
  * times every {@link OutboxAdmin} question the operator console asks: median and max of 7 runs after one warm-up.
  * Args: outbox rows (default 10000000), processed rows (default 10000000), output file.
  * <pre>
- * ./mvnw -B -o -q -pl outbox-ops -am test-compile -DskipTests
- * ./mvnw -B -o -q -pl outbox-ops dependency:build-classpath -Dmdep.outputFile=/tmp/ops.cp -Dmdep.includeScope=test
- * java -Xmx1g -cp sql/target/classes:outbox-core/target/classes:outbox-runtime/target/classes:outbox-testkit/target/classes:outbox-ops/target/test-classes:outbox-ops/target/classes:$(cat /tmp/ops.cp) \
- *      dev.outboxkit.ops.admin.MeasureConsoleQueries
+ * ./mvnw -B -o -q -pl outbox-ops -am test-compile dependency:build-classpath -Dmdep.includeScope=test \
+ *     -Dmdep.outputFile=target/test-classpath.txt
+ * java -Xmx1g -cp outbox-ops/target/test-classes:outbox-ops/target/classes:$(cat outbox-ops/target/test-classpath.txt) \
+ *     dev.outboxkit.ops.admin.MeasureConsoleQueries
  * </pre>
+ * One reactor build compiles what the class needs and lists its class path, in which the repository's own modules are
+ * their {@code target/classes} from that build (nothing installed; jars of them in {@code ~/.m2} would be stale) and
+ * the libraries their jars in {@code ~/.m2}. Each module writes its list into its own {@code target}.
  */
 public final class MeasureConsoleQueries {
 
