@@ -178,7 +178,8 @@ class ConnectionFormsTest {
                 "GRANT SELECT, INSERT, UPDATE, DELETE ON public.outbox_event TO " + ROLE,
                 "GRANT SELECT, INSERT, UPDATE ON public.outbox_dead_letter TO " + ROLE,
                 "GRANT SELECT, INSERT, UPDATE, DELETE ON public.outbox_relay_lease, public.outbox_relay_member TO " + ROLE,
-                "GRANT USAGE ON SEQUENCE public.outbox_fence_seq TO " + ROLE)
+                "GRANT USAGE ON SEQUENCE public.outbox_fence_seq TO " + ROLE,
+                "GRANT SELECT, INSERT, UPDATE, DELETE ON public.outbox_relay_report TO " + ROLE)
                 : List.of(
                 "GRANT USAGE ON SCHEMA public TO " + ROLE,
                 "GRANT SELECT, DELETE ON public.outbox_event TO " + ROLE,
@@ -187,6 +188,7 @@ class ConnectionFormsTest {
                 "GRANT USAGE ON SEQUENCE public.outbox_fence_seq TO " + ROLE,
                 "GRANT SELECT, INSERT, UPDATE, DELETE ON public.outbox_cdc_offset, public.outbox_cdc_slot TO " + ROLE,
                 "GRANT SELECT, INSERT, DELETE ON public.outbox_cdc_heartbeat TO " + ROLE,
+                "GRANT SELECT, INSERT, UPDATE, DELETE ON public.outbox_relay_report TO " + ROLE,
                 "CREATE PUBLICATION outboxkit_pub FOR TABLE public.outbox_event, public.outbox_cdc_heartbeat"
                         + " WITH (publish = 'insert')");
         try (Connection c = db.connect(); Statement s = c.createStatement()) {

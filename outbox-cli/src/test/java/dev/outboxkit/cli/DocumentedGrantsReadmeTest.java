@@ -42,7 +42,8 @@ class DocumentedGrantsReadmeTest {
                 DocumentedGrants.deadLettersDiscard(), DocumentedGrants.deadLettersRetry(), DocumentedGrants.replay());
         assertListed("outbox-ops/README.md", DocumentedGrants.reconcileOutboxDatabase(), DocumentedGrants.reconcileConsumer("db"),
                 DocumentedGrants.purge("owner"), DocumentedGrants.purgeInbox(), DocumentedGrants.traceEvent(),
-                DocumentedGrants.idempotencyKeyState(), DocumentedGrants.relayMembers(), DocumentedGrants.eventPayload());
+                DocumentedGrants.idempotencyKeyState(), DocumentedGrants.relayMembers(), DocumentedGrants.relayReports(),
+                DocumentedGrants.eventPayload());
     }
 
     @SafeVarargs

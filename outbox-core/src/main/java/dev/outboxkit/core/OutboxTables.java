@@ -44,6 +44,8 @@ public final class OutboxTables {
     public static final String EXTERNAL_EFFECT = "external_effect";
     /** What reconciliation, retention and operators did (outbox-ops), one row per run or action. */
     public static final String OPS_JOURNAL = "outbox_ops_journal";
+    /** What each relay instance, polling or CDC, says about itself: ready or not, and what it published. */
+    public static final String RELAY_REPORT = "outbox_relay_report";
 
     private final String schema;
 
@@ -118,6 +120,11 @@ public final class OutboxTables {
     /** {@code "schema"."outbox_ops_journal"}. */
     public String opsJournal() {
         return qualified(OPS_JOURNAL);
+    }
+
+    /** {@code "schema"."outbox_relay_report"}. */
+    public String relayReport() {
+        return qualified(RELAY_REPORT);
     }
 
     @Override

@@ -87,6 +87,8 @@ class GrantsAtStartTest {
                 "OutboxAdmin.idempotencyKey", role -> admin(role).idempotencyKey("scope", "key"));
         GrantsAtStart.eachMissingGrantIsNamed(db, prefix("rm"), DocumentedGrants.relayMembers(),
                 "OutboxAdmin.relayMembers", role -> admin(role).relayMembers());
+        GrantsAtStart.eachMissingGrantIsNamed(db, prefix("rr"), DocumentedGrants.relayReports(),
+                "OutboxAdmin.relayReports", role -> admin(role).relayReports());
         GrantsAtStart.eachMissingGrantIsNamed(db, prefix("ep"), DocumentedGrants.eventPayload(),
                 "OutboxAdmin.eventPayload", role -> admin(role).eventPayload(UUID.randomUUID(), 100, "grants-test"));
     }

@@ -4,8 +4,8 @@ import dev.outboxkit.core.RecordFormat;
 import dev.outboxkit.core.Secret;
 import dev.outboxkit.core.TopicRoute;
 import dev.outboxkit.runtime.JdbcUrls;
+import dev.outboxkit.runtime.RelayReports;
 import io.opentelemetry.api.OpenTelemetry;
-import java.net.InetAddress;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.HashMap;
@@ -236,13 +236,7 @@ public abstract class RelayBuilder<B extends RelayBuilder<B>> {
         if (instanceId != null) {
             return instanceId;
         }
-        String host;
-        try {
-            host = InetAddress.getLocalHost().getHostName();
-        } catch (Exception e) {
-            host = System.getenv().getOrDefault("HOSTNAME", "host");
-        }
-        host = host.replaceAll("[^A-Za-z0-9._-]", "_");
+        String host = RelayReports.hostName().replaceAll("[^A-Za-z0-9._-]", "_");
         if (host.length() > 150) {
             host = host.substring(0, 150);
         }

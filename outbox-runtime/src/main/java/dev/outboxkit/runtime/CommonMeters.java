@@ -36,6 +36,13 @@ public abstract class CommonMeters {
     public final KafkaWrites kafkaWrites = new KafkaWrites("records");
     /** Where the subclass registers its own meters (same tags). */
     protected final Meters meters;
+    /**
+     * Records this instance published since it started, for its {@link RelayReports report}: {@link #published} cannot
+     * tell, since relays in one process that share a registry share that counter.
+     */
+    private final AtomicLong publishedHere = new AtomicLong();
+    /** When Kafka last acknowledged a record of this instance (System.nanoTime), 0 before the first. */
+    private volatile long lastPublishedNanos;
 
     protected CommonMeters(Meters meters) {
         this.meters = meters;
@@ -47,5 +54,28 @@ public abstract class CommonMeters {
         takeovers = new Takeovers(meters);
         meters.gauge(RelayMetric.KAFKA_REACHABLE, kafkaReachable, AtomicLong::get);
         meters.gauge(RelayMetric.KAFKA_ACK_SILENCE, kafkaWrites, KafkaWrites::silenceSeconds);
+    }
+
+    /**
+     * {@code n} records of this instance were acknowledged: counts them in {@link #published} and in this instance's
+     * own tally, and notes when (one volatile write; nothing when {@code n} is 0).
+     */
+    public void countPublished(long n) {
+        if (n <= 0) {
+            return;
+        }
+        published.increment(n);
+        publishedHere.addAndGet(n);
+        lastPublishedNanos = System.nanoTime();
+    }
+
+    /** Records this instance published since it started (whatever else counts in a shared registry). */
+    public long publishedHere() {
+        return publishedHere.get();
+    }
+
+    /** When this instance last published (System.nanoTime), 0 before its first. */
+    public long lastPublishedNanos() {
+        return lastPublishedNanos;
     }
 }

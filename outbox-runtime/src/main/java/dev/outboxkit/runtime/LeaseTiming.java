@@ -26,6 +26,8 @@ public record LeaseTiming(Duration lease) {
     static final Duration MAX_MAX_BLOCK = Duration.ofSeconds(10);
     /** Floor of {@link #stallAfter()}. */
     static final Duration MIN_STALL = Duration.ofSeconds(10);
+    /** Ceiling of {@link #heartbeatInterval()}. */
+    static final Duration MAX_HEARTBEAT_INTERVAL = Duration.ofSeconds(1);
 
     /** @param lease how long a lease lasts without renewal (the option checked its range already) */
     public LeaseTiming {
@@ -42,6 +44,25 @@ public record LeaseTiming(Duration lease) {
     public Duration renewInterval() {
         Duration third = lease.dividedBy(3);
         return third.compareTo(MIN_RENEW_INTERVAL) < 0 ? MIN_RENEW_INTERVAL : third;
+    }
+
+    /**
+     * How often an instance tells the others it is there: the polling relay's heartbeat (membership renewal and
+     * rebalance) and both relays' reports ({@link RelayReports}): the renewal, at most 1 s, so joins, leaves and a
+     * change of readiness are seen within a second.
+     */
+    public Duration heartbeatInterval() {
+        Duration renew = renewInterval();
+        return renew.compareTo(MAX_HEARTBEAT_INTERVAL) < 0 ? renew : MAX_HEARTBEAT_INTERVAL;
+    }
+
+    /**
+     * How long a relay instance's report counts after it was written: the lease (and at least three heartbeats), so a
+     * report outlives an instance that stopped writing it (crashed, frozen, cut off) about as long as its leases do.
+     */
+    public Duration reportLifetime() {
+        Duration beats = heartbeatInterval().multipliedBy(3);
+        return beats.compareTo(lease) > 0 ? beats : lease;
     }
 
     /**

@@ -33,6 +33,15 @@ class LeaseTimingTest {
     }
 
     @Test
+    void theHeartbeatIsTheRenewalAtMostASecondAndAReportLastsTheLeaseOrThreeHeartbeats() {
+        assertThat(DEFAULT.heartbeatInterval()).isEqualTo(Duration.ofSeconds(1));
+        assertThat(SHORTEST.heartbeatInterval()).isEqualTo(SHORTEST.renewInterval());
+        assertThat(DEFAULT.reportLifetime()).isEqualTo(DEFAULT.lease());
+        assertThat(SHORTEST.reportLifetime()).isEqualTo(SHORTEST.lease());
+        assertThat(new LeaseTiming(Duration.ofMillis(150)).reportLifetime()).isEqualTo(Duration.ofMillis(300));
+    }
+
+    @Test
     void ackBudgetIsAThirdOfTheLeaseAndEndsBeforeTheIdleTimeout() {
         for (LeaseTiming t : new LeaseTiming[] {SHORTEST, DEFAULT, LONGEST}) {
             assertThat(t.ackBudget()).isEqualTo(t.lease().dividedBy(3));

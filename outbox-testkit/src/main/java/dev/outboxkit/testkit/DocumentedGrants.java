@@ -25,19 +25,37 @@ public final class DocumentedGrants {
     private DocumentedGrants() {
     }
 
-    /** relay-poller/README.md, "Least-privilege grants". */
+    /**
+     * relay-poller/README.md, "Least-privilege grants": what the relay checks at start and its report
+     * ({@link #relayReportWriter()}, which it does not check).
+     */
     public static List<Grant> pollingRelay() {
-        return of(RoleGrants.pollingRelay(SCHEMA));
+        return withReport(of(RoleGrants.pollingRelay(SCHEMA)));
+    }
+
+    /**
+     * relay-poller/README.md and relay-debezium/README.md: the instance's report in {@code outbox_relay_report}, part of
+     * {@link #pollingRelay()} and {@link #cdcRelay(boolean)}; best effort, so neither relay refuses to start without it.
+     */
+    public static List<Grant> relayReportWriter() {
+        return of(RoleGrants.relayReportWriter(SCHEMA));
+    }
+
+    /** {@code grants} and the report's, USAGE on the schema once. */
+    private static List<Grant> withReport(List<Grant> grants) {
+        List<Grant> out = new ArrayList<>(grants);
+        relayReportWriter().stream().filter(g -> !out.contains(g)).forEach(out::add);
+        return out;
     }
 
     /**
      * relay-debezium/README.md, "Least-privilege role": the REPLICATION attribute (not applied by
      * {@link #cdcRelay(Statement, String, boolean)}: the caller creates the role with it) and the table grants;
-     * DELETE on the outbox only with {@code deleteAfterPublish}. The publication is an administrator's:
+     * DELETE on the outbox only with {@code deleteAfterPublish}; the report's ({@link #relayReportWriter()}) last. The publication is an administrator's:
      * {@link #cdcPublication}.
      */
     public static List<Grant> cdcRelay(boolean deleteAfterPublish) {
-        return of(RoleGrants.cdcRelay(SCHEMA, deleteAfterPublish));
+        return withReport(of(RoleGrants.cdcRelay(SCHEMA, deleteAfterPublish)));
     }
 
     /**
@@ -98,6 +116,11 @@ public final class DocumentedGrants {
     /** outbox-ops/README.md, "Least-privilege grants": {@code OutboxAdmin.relayMembers} (the console's overview). */
     public static List<Grant> relayMembers() {
         return of(RoleGrants.relayMembers(SCHEMA));
+    }
+
+    /** outbox-ops/README.md, "Least-privilege grants": {@code OutboxAdmin.relayReports} (the console's overview). */
+    public static List<Grant> relayReports() {
+        return of(RoleGrants.relayReports(SCHEMA));
     }
 
     /** outbox-ops/README.md, "Least-privilege grants": {@code OutboxAdmin.eventPayload} (the payload columns only). */

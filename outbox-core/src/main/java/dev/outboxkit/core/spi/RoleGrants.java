@@ -91,6 +91,21 @@ public final class RoleGrants {
     }
 
     /**
+     * relay-poller/README.md and relay-debezium/README.md, "Least privilege": the instance's report in
+     * {@code outbox_relay_report} (schema version 13), which every relay instance writes and deletes on a clean stop.
+     * Not part of {@link #pollingRelay} and {@link #cdcRelay} and not checked at start: the report is best effort, so a
+     * role without these grants publishes all the same and its relay names this statement once in its log.
+     */
+    public static Grants relayReportWriter(String schema) {
+        return Grants.in(schema).table(OutboxTables.RELAY_REPORT, "SELECT", "INSERT", "UPDATE", "DELETE");
+    }
+
+    /** outbox-ops/README.md, "Least-privilege grants": {@code OutboxAdmin.relayReports} (the console's overview). */
+    public static Grants relayReports(String schema) {
+        return Grants.in(schema).table(OutboxTables.RELAY_REPORT, "SELECT");
+    }
+
+    /**
      * outbox-ops/README.md, "Least-privilege grants": {@code OutboxAdmin.eventPayload} (the console with payloads shown):
      * the columns a payload lives in.
      */

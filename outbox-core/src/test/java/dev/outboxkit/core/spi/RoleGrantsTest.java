@@ -54,6 +54,19 @@ class RoleGrantsTest {
     }
 
     @Test
+    void relayReportsAreWrittenByBothRelaysOutsideTheirStartChecksAndReadByTheConsole() {
+        Privilege select = new Privilege("SELECT", "TABLE", "outbox_relay_report");
+        assertThat(RoleGrants.relayReportWriter("public").privileges()).containsExactly(
+                new Privilege("USAGE", "SCHEMA", "public"), select, new Privilege("INSERT", "TABLE", "outbox_relay_report"),
+                new Privilege("UPDATE", "TABLE", "outbox_relay_report"), new Privilege("DELETE", "TABLE", "outbox_relay_report"));
+        assertThat(RoleGrants.relayReports("public").privileges()).containsExactly(
+                new Privilege("USAGE", "SCHEMA", "public"), select);
+        // best effort: a role without them starts and publishes (the relays name the statement in their log)
+        assertThat(RoleGrants.pollingRelay("public").privileges()).doesNotContain(select);
+        assertThat(RoleGrants.cdcRelay("public", true).privileges()).doesNotContain(select);
+    }
+
+    @Test
     void theCdcRelayNeedsReplicationAndTheReconcilerATemporaryTable() {
         assertThat(RoleGrants.cdcRelay("public", false).privileges())
                 .contains(new Privilege("USAGE", "SEQUENCE", "outbox_fence_seq"), new Privilege("REPLICATION", "ROLE", ""))

@@ -47,6 +47,7 @@ import org.slf4j.LoggerFactory;
  * List<DeadLetterReason> reasons = admin.deadLetterReasons(20);  // dead letters by error class and message pattern
  * Optional<IdempotencyKeyState> k = admin.idempotencyKey("checkout", key);
  * List<JournalEntry> lastRun = admin.journal(1, JournalEntry.Kind.RECONCILE); // the operations journal
+ * List<RelayReport> fleet = admin.relayReports();                // every relay instance: ready? last published?
  * }</pre>
  *
  * <p>Every change (retry, discard, replay) runs in one transaction and is logged, one line a row, on the
@@ -78,8 +79,8 @@ import org.slf4j.LoggerFactory;
  * {@code outbox_relay_member}, {@code processed_event}, {@code outbox_intent} and {@code outbox_ops_journal} (those that
  * exist); idempotencyKey
  * {@code SELECT} on the state columns of {@code idempotency_key} (not the stored response); relayMembers {@code SELECT} on
- * {@code outbox_relay_member}; backlogByPartition {@code SELECT} on {@code outbox_event} and {@code outbox_relay_member};
- * overview what status and relayMembers need;
+ * {@code outbox_relay_member}; relayReports {@code SELECT} on {@code outbox_relay_report}; backlogByPartition
+ * {@code SELECT} on {@code outbox_event} and {@code outbox_relay_member}; overview what status and relayMembers need;
  * eventPayload {@code SELECT} on the payload columns of {@code outbox_event} and
  * {@code outbox_dead_letter}. Each operation checks its
  * own privileges the first time an instance runs it (one round trip; never again once they held) and throws
@@ -132,6 +133,7 @@ public final class OutboxAdmin {
     private final GrantsOnce traceGrants;
     private final GrantsOnce idempotencyKeyGrants;
     private final GrantsOnce memberGrants;
+    private final GrantsOnce reportGrants;
     private final GrantsOnce payloadGrants;
 
     private OutboxAdmin(OpsBuilder.Resolved p) {
@@ -151,6 +153,7 @@ public final class OutboxAdmin {
         this.traceGrants = new GrantsOnce(RoleGrants.traceEvent(schema), "OutboxAdmin.traceEvent");
         this.idempotencyKeyGrants = new GrantsOnce(RoleGrants.idempotencyKeyState(schema), "OutboxAdmin.idempotencyKey");
         this.memberGrants = new GrantsOnce(RoleGrants.relayMembers(schema), "OutboxAdmin.relayMembers");
+        this.reportGrants = new GrantsOnce(RoleGrants.relayReports(schema), "OutboxAdmin.relayReports");
         this.payloadGrants = new GrantsOnce(RoleGrants.eventPayload(schema), "OutboxAdmin.eventPayload");
     }
 
@@ -347,8 +350,9 @@ public final class OutboxAdmin {
     /**
      * The polling relay instances of this schema ({@code outbox_relay_member}), oldest first, at most
      * {@value #MEMBERS_LIMIT}: those alive and those whose membership expired but that did not leave cleanly. With
-     * {@link Status#leases()} they tell which instance holds and which stands by. The CDC relay registers no members: its
-     * standbys wait for its lease unseen. Needs {@code SELECT} on {@code outbox_relay_member}.
+     * {@link Status#leases()} they tell which instance holds and which stands by. The CDC relay registers no members (it
+     * has no partitions); {@link #relayReports()} lists its instances, standbys included, with those of the polling
+     * relay. Needs {@code SELECT} on {@code outbox_relay_member}.
      *
      * @throws dev.outboxkit.core.MissingGrantsException naming the grant when the role lacks it
      */
@@ -369,6 +373,43 @@ public final class OutboxAdmin {
                 out.add(new RelayMember(rs.getString(1), rs.getInt(2), instant(rs.getTimestamp(3)), seconds(rs.getDouble(4)),
                         rs.getBoolean(5)));
             }
+        }
+        return out;
+    }
+
+    /** At most this many instances are listed by {@link #relayReports()}. */
+    public static final int REPORTS_LIMIT = 200;
+
+    /**
+     * Every relay instance of this schema as it reported itself ({@code outbox_relay_report}, schema version 13): the
+     * polling relay's and the CDC relay's, holders and standbys, whichever process they run in; alive ones first, then
+     * by relay and start, at most {@value #REPORTS_LIMIT}. Each says whether it is ready (and why not) and how much it
+     * published. An instance that stopped cleanly deleted its row; one that crashed stays, not alive, for a day. Needs
+     * {@code SELECT} on {@code outbox_relay_report}.
+     *
+     * @throws IllegalStateException when the schema has no relay reports yet (older than version 13), naming the fix
+     * @throws dev.outboxkit.core.MissingGrantsException naming the grant when the role lacks it
+     */
+    public List<RelayReport> relayReports() throws SQLException {
+        List<RelayReport> out = new ArrayList<>();
+        try (Connection c = connection(reportGrants); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT instance_id, relay, host, started_at, extract(epoch FROM now() - reported_at),"
+                     + " expires_at > now(), ready, problem, published, extract(epoch FROM now() - last_published_at) FROM "
+                     + tables.relayReport() + " ORDER BY expires_at > now() DESC, relay, started_at, instance_id LIMIT "
+                     + REPORTS_LIMIT)) {
+            while (rs.next()) {
+                double lastPublished = rs.getDouble(10);
+                out.add(new RelayReport(rs.getString(1), rs.getString(2), rs.getString(3), instant(rs.getTimestamp(4)),
+                        seconds(rs.getDouble(5)), rs.getBoolean(6), rs.getBoolean(7), rs.getString(8), rs.getLong(9),
+                        rs.wasNull() ? null : seconds(lastPublished)));
+            }
+        } catch (SQLException e) {
+            if (UNDEFINED_TABLE.equals(e.getSQLState()) && schemaExists() && !tableExists(tables.relayReport())) {
+                throw new IllegalStateException("schema '" + tables.schema() + "' has no relay reports ("
+                        + OutboxTables.RELAY_REPORT + ", schema version 13): run 'outbox migrate --schema " + tables.schema()
+                        + "' (Migrations.migrate in Java); relays of this version then write their reports by themselves", e);
+            }
+            throw described(e);
         }
         return out;
     }
@@ -1032,6 +1073,17 @@ public final class OutboxAdmin {
         throw new IllegalStateException(what + ": name the schema that holds them (--schema, outboxkit.schema, the"
                 + " builder's outboxDatabase(dataSource, schema)), or create them there with 'outbox migrate --schema "
                 + tables.schema() + "' (Migrations.migrate in Java)", e);
+    }
+
+    /** Whether {@code qualified} (a table's quoted, schema-qualified name) exists now. */
+    private boolean tableExists(String qualified) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
+            ps.setString(1, qualified);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getBoolean(1);
+            }
+        }
     }
 
     private boolean schemaExists() throws SQLException {

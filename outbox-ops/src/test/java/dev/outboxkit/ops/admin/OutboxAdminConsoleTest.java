@@ -52,6 +52,43 @@ class OutboxAdminConsoleTest {
     }
 
     @Test
+    void relayReportsListEveryInstanceOfBothRelaysAliveFirstAndNameTheMigrationWithoutTheirTable(TestDatabase db)
+            throws Exception {
+        assertThat(admin(db).relayReports()).isEmpty();
+        db.exec("INSERT INTO outbox_relay_report (instance_id, relay, host, started_at, reported_at, expires_at, ready, problem,"
+                + " published, last_published_at) VALUES"
+                + " ('cdc-standby', 'cdc', 'h2', now() - interval '1 hour', now() - interval '1 second',"
+                + " now() + interval '14 seconds', true, NULL, 0, NULL),"
+                + " ('poll-a', 'poll', 'h1', now() - interval '2 hours', now() - interval '2 seconds',"
+                + " now() + interval '13 seconds', false, 'Kafka not reachable', 42, now() - interval '90 seconds'),"
+                + " ('poll-crashed', 'poll', 'h3', now() - interval '3 hours', now() - interval '10 minutes',"
+                + " now() - interval '9 minutes', true, NULL, 7, now() - interval '11 minutes')");
+        List<RelayReport> reports = admin(db).relayReports();
+        assertThat(reports).extracting(RelayReport::instanceId).as("alive first, then by relay and start")
+                .containsExactly("cdc-standby", "poll-a", "poll-crashed");
+        assertThat(reports).extracting(RelayReport::alive).containsExactly(true, true, false);
+        assertThat(reports).extracting(RelayReport::relay).containsExactly("cdc", "poll", "poll");
+        RelayReport standby = reports.get(0);
+        assertThat(standby.ready()).isTrue();
+        assertThat(standby.problem()).isNull();
+        assertThat(standby.published()).isZero();
+        assertThat(standby.lastPublishedAge()).as("never published").isNull();
+        assertThat(standby.host()).isEqualTo("h2");
+        RelayReport notReady = reports.get(1);
+        assertThat(notReady.ready()).isFalse();
+        assertThat(notReady.problem()).isEqualTo("Kafka not reachable");
+        assertThat(notReady.published()).isEqualTo(42);
+        assertThat(notReady.lastPublishedAge()).isBetween(Duration.ofSeconds(89), Duration.ofSeconds(150));
+        assertThat(notReady.reportAge()).isBetween(Duration.ofSeconds(1), Duration.ofSeconds(60));
+        assertThat(notReady.startedAt()).isBefore(standby.startedAt());
+
+        // A schema older than version 13 has no reports: reading them names the fix.
+        db.exec("DROP TABLE outbox_relay_report");
+        assertThatThrownBy(() -> admin(db).relayReports()).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("schema version 13").hasMessageContaining("outbox migrate --schema public");
+    }
+
+    @Test
     void theBacklogIsSplitAsTheLivePollingRelaysSplitIt(TestDatabase db) throws Exception {
         for (int i = 0; i < 12; i++) {
             event(db, id(100 + i), "o-" + (i % 5), null, i == 11);

@@ -20,8 +20,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 /**
  * Grants checked at start (issue 26, item 5): with each grant of relay-debezium/README.md revoked in turn (and the
  * REPLICATION attribute), {@code start()} refuses before it takes a lease, active or standby, with exactly the
- * statement that gives it back; and on exactly these grants (with the publication an administrator created, as the
- * README says) it streams an event into a real broker.
+ * statement that gives it back (not the report's, which is best effort); and on exactly these grants (with the
+ * publication an administrator created, as the README says) it streams an event into a real broker and reports itself.
  */
 @ExtendWith(OutboxTestkitExtension.class)
 class GrantsAtStartTest {
@@ -29,9 +29,13 @@ class GrantsAtStartTest {
     @Test
     void eachMissingGrantStopsTheStartWithTheStatementToRun(TestDatabase db) throws Exception {
         List<Grant> grants = DocumentedGrants.cdcRelay(true);
+        List<Grant> report = DocumentedGrants.relayReportWriter();
         db.exec("REVOKE USAGE ON SCHEMA public FROM PUBLIC"); // PUBLIC holds it by default: then it is never missing
         int n = 0;
         for (Grant missing : grants) {
+            if (report.contains(missing) && !missing.kind().equals("SCHEMA")) {
+                continue; // the report is best effort (relay-poller's GrantsAtStartTest runs a relay without it)
+            }
             String role = "cdc_" + db.name() + "_" + n++;
             String expected = missing.kind().equals("ROLE") ? "ALTER ROLE \"" + role + "\" REPLICATION"
                     : missing.statement("public", role);
@@ -65,6 +69,10 @@ class GrantsAtStartTest {
             await().atMost(Duration.ofSeconds(60)).until(() -> kafka.readAll(List.of(topic)).size() == 1);
             await().atMost(Duration.ofSeconds(30)).until(() -> db.count("SELECT count(*) FROM outbox_event") == 0);
             assertThat(relay.health().ready()).as(relay.health().detail()).isTrue();
+            // and its report, written with the documented grants: ready, one event published
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(db.strings("SELECT relay || ' ' || ready"
+                    + " || ' ' || published || ' ' || (last_published_at IS NOT NULL) FROM outbox_relay_report"))
+                    .containsExactly("cdc true 1 true"));
         } finally {
             db.dropReplicationSlot(slot(db));
             Grant.dropRole(db, role);

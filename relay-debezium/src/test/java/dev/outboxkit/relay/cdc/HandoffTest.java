@@ -35,6 +35,7 @@ import org.slf4j.LoggerFactory;
  * A graceful stop (what SIGTERM does) of the active CDC relay hands the slot to the standby at once: an
  * active and a standby under a steady writer, the active one is closed, and the worst delay (Kafka record timestamp
  * minus createdAt) of the events created meanwhile is bounded. A new standby then starts and the next handoff follows.
+ * Holder and standby each report themselves (outbox_relay_report) and delete their report on the stop.
  * The default lease (15 s) keeps expiry out of it. Before, the standby found out at its next look (every 200 ms); now
  * the release announces itself at its commit, which the test checks first. The stopping instance gives the lease back
  * at its stop point, before Debezium's engine closed, and the successor publishes from the table until its own engine
@@ -74,6 +75,13 @@ class HandoffTest {
             for (int i = 0; i < Handoffs.COUNT; i++) {
                 CdcRelay standby = running.get(1);
                 await().atMost(Duration.ofSeconds(60)).until(() -> standby.role() == CdcRelay.Role.STANDBY);
+                if (i == 0) {
+                    // both report themselves for the console: the holder ready and publishing, the standby ready to take over
+                    await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(db.strings("SELECT instance_id"
+                            + " || ' ' || relay || ' ' || ready || ' ' || (published > 0) || ' ' || (last_published_at IS NOT NULL)"
+                            + " FROM outbox_relay_report ORDER BY instance_id"))
+                            .containsExactly("handoff-0 cdc true true true", "handoff-1 cdc true false false"));
+                }
                 Handoffs.Window stop = Handoffs.stop(running.remove(0)::close, listener);
                 stops.add(stop);
                 await().atMost(Duration.ofSeconds(60)).until(() -> standby.health().ready());
@@ -90,6 +98,7 @@ class HandoffTest {
             root.detachAppender(logged);
             CdcTestSupport.dropSlot(db);
         }
+        assertThat(db.strings("SELECT instance_id FROM outbox_relay_report")).as("each report deleted on its clean stop").isEmpty();
         List<ConsumerRecord<byte[], byte[]>> records = kafka.readAll(List.of(topic));
         CdcTestSupport.consume(kafka, topic, history);
         History.Report report = history.check();

@@ -322,12 +322,13 @@ class PipelineTest {
         String role = "relay_" + Long.toHexString(System.nanoTime());
         try (Connection c = db.connect(); Statement s = c.createStatement()) {
             s.execute("CREATE ROLE " + role + " LOGIN PASSWORD 'relay-pw'");
-            // Exactly the grants of relay-poller/README.md.
+            // Exactly the grants of relay-poller/README.md (the last one for its report).
             s.execute("GRANT USAGE ON SCHEMA public TO " + role);
             s.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON outbox_event TO " + role);
             s.execute("GRANT SELECT, INSERT, UPDATE ON outbox_dead_letter TO " + role);
             s.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON outbox_relay_lease, outbox_relay_member TO " + role);
             s.execute("GRANT USAGE ON SEQUENCE outbox_fence_seq TO " + role);
+            s.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON outbox_relay_report TO " + role);
         }
         UUID a1 = insert(db, "A");
         UUID b1 = insert(db, "B");
@@ -353,7 +354,13 @@ class PipelineTest {
             // the Kafka reachability probe answers on its own thread ("Kafka not checked yet" until its first look)
             await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
                     assertThat(relay.health().ready()).as(relay.health().detail()).isTrue());
+            // its report, for the operator console: ready, three events published (B1 was parked), and when
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(db.strings("SELECT relay || ' ' || ready"
+                    + " || ' ' || coalesce(problem, '-') || ' ' || published || ' ' || (last_published_at > started_at)"
+                    + " || ' ' || (expires_at > now()) FROM outbox_relay_report WHERE instance_id = '" + relay.instanceId() + "'"))
+                    .containsExactly("poll true - 3 true true"));
         }
+        assertThat(db.count("SELECT count(*) FROM outbox_relay_report")).as("deleted on the clean stop").isZero();
         assertThat(sentIds()).containsExactly(a1, b1, c1, d1, a1);
     }
 

@@ -2,10 +2,14 @@ package dev.outboxkit.relay.cdc.internal;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.relay.Relay;
+import dev.outboxkit.relay.RelayMetric;
 import dev.outboxkit.relay.cdc.CdcOptions;
 import dev.outboxkit.runtime.ConnectionPools;
 import dev.outboxkit.runtime.DatabaseLogin;
 import dev.outboxkit.runtime.KafkaReachability;
+import dev.outboxkit.runtime.LeaseTiming;
+import dev.outboxkit.runtime.RelayReports;
 import dev.outboxkit.runtime.OptionValues;
 import dev.outboxkit.runtime.StopOnFailure;
 import dev.outboxkit.runtime.TracedRecords;
@@ -13,7 +17,6 @@ import dev.outboxkit.runtime.Tracing;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Clock;
-import java.time.Duration;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
@@ -40,7 +43,8 @@ public final class CdcWiring {
     private final Function<Map<String, Object>, Producer<byte[], byte[]>> producers;
     private final Tracing tracing;
     private final Clock clock;
-    private final Duration leaseDuration;
+    private final LeaseTiming timing;
+    private final String schema;
     private final Session.Terms sessionTerms;
 
     private CdcWiring(CdcSettings s, Function<Map<String, Object>, Producer<byte[], byte[]>> producers) {
@@ -55,7 +59,8 @@ public final class CdcWiring {
                 s.timing().lease(), s.timing().renewInterval(), s.shutdownTimeout(), s.maxInFlight());
         this.tracing = s.tracing();
         this.clock = s.clock();
-        this.leaseDuration = s.timing().lease();
+        this.timing = s.timing();
+        this.schema = s.schema();
     }
 
     /**
@@ -107,7 +112,13 @@ public final class CdcWiring {
     }
 
     LeaseKeeper leaseKeeper(DataSource pool, CdcMetrics metrics) {
-        return new LeaseKeeper(pool, slot, instanceId, leaseDuration, metrics.takeovers);
+        return new LeaseKeeper(pool, slot, instanceId, timing.lease(), metrics.takeovers);
+    }
+
+    /** The instance's report ({@code relay=cdc}), its verdict from {@code health}. */
+    RelayReports reports(DataSource pool, CdcMetrics metrics, Supplier<Relay.Health> health) {
+        return new RelayReports(pool, new RelayReports.Terms(RelayMetric.CDC, instanceId, logPrefix, schema, timing,
+                "outboxkit-cdc-report-" + slot.slotName()), health, metrics);
     }
 
     SlotGuard slotGuard() {

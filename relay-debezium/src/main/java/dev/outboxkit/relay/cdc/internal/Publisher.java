@@ -195,7 +195,7 @@ final class Publisher {
     /** On the producer's thread, as each acknowledgement arrives: the latency is measured at the ack itself. */
     private void acknowledged(Instant createdAt) {
         metrics.commitToAck.record(Duration.between(createdAt, clock.instant()));
-        metrics.published.increment();
+        metrics.countPublished(1);
     }
 
     /** Waits until Kafka answered every record of {@code sent}; classifies the refusals. */

@@ -3,6 +3,7 @@ package dev.outboxkit.relay.cdc.internal;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxkit.core.MissingGrantsException;
 import dev.outboxkit.relay.Relay;
+import dev.outboxkit.relay.RelayMetric;
 import dev.outboxkit.relay.cdc.CdcStartupException;
 import dev.outboxkit.runtime.DatabaseAtStart;
 import dev.outboxkit.runtime.FailoverSlots;
@@ -14,6 +15,7 @@ import dev.outboxkit.runtime.Liveness;
 import dev.outboxkit.runtime.OperatorActions;
 import dev.outboxkit.runtime.PoolerCheck;
 import dev.outboxkit.runtime.RelayHealth;
+import dev.outboxkit.runtime.RelayReports;
 import dev.outboxkit.runtime.StopOnFailure;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -30,7 +32,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The relay's life: stand by for the lease {@code cdc/<slot>}, and while holding it run one
  * {@link Session} after another (start-up checks, drain, Debezium) until closed, fenced out or failed.
- * A {@link SlotMonitor} watches the slot meanwhile.
+ * A {@link SlotMonitor} watches the slot meanwhile, and the instance, holder or standby, writes its
+ * {@link #health()} in its report ({@link RelayReports}) for the operator console.
  */
 public final class Supervisor implements AutoCloseable {
 
@@ -73,6 +76,8 @@ public final class Supervisor implements AutoCloseable {
     private final RowAttempts attempts;
     private KafkaReachability kafka;
     private LeaseKeeper lease;
+    /** This instance's report in outbox_relay_report (best effort, a thread of its own), from the start's checks on. */
+    private RelayReports reports;
     private SlotGuard guard;
     private SlotMonitor monitor;
     private StateTables state;
@@ -146,6 +151,8 @@ public final class Supervisor implements AutoCloseable {
             throw refusedToStart(e);
         }
         openWorkers();
+        reports = wiring.reports(pool, metrics, this::health);
+        reports.start();
         log.info("starting CDC relay: {}", terms.description());
         Session first = takeLeaseAtStart();
         scheduler.scheduleWithFixedDelay(monitor, 0, 2, TimeUnit.SECONDS);
@@ -642,6 +649,9 @@ public final class Supervisor implements AutoCloseable {
      *                     while and must not hold up the stop)
      */
     private void shutdownResources(boolean databaseGone) {
+        if (reports != null) {
+            reports.close(); // the row is deleted, unless the last report found the database away
+        }
         if (warmer != null) {
             warmer.shutdownNow(); // a metadata fetch in progress ends when the producer closes below
         }

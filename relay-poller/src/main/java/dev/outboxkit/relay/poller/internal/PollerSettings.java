@@ -26,9 +26,6 @@ import org.apache.kafka.clients.producer.ProducerConfig;
  */
 public final class PollerSettings extends SharedSettings {
 
-    /** The heartbeat (renewal and rebalance) comes at least this often, so joins and leaves are seen within it. */
-    static final Duration MAX_HEARTBEAT_INTERVAL = Duration.ofSeconds(1);
-
     private final int partitions;
     private final int batchSize;
     private final boolean listenNotify;
@@ -83,10 +80,12 @@ public final class PollerSettings extends SharedSettings {
         return new PollerSettings(options, instanceId, producerConfig, route, clock, tracing);
     }
 
-    /** How often leases and membership are renewed and the partitions rebalanced: the lease's renewal, at most 1 s. */
+    /**
+     * How often leases and membership are renewed and the partitions rebalanced: the lease's renewal, at most 1 s
+     * ({@link dev.outboxkit.runtime.LeaseTiming#heartbeatInterval()}).
+     */
     public Duration heartbeatInterval() {
-        Duration renew = timing().renewInterval();
-        return renew.compareTo(MAX_HEARTBEAT_INTERVAL) < 0 ? renew : MAX_HEARTBEAT_INTERVAL;
+        return timing().heartbeatInterval();
     }
 
     /**

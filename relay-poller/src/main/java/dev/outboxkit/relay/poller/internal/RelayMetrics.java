@@ -34,10 +34,6 @@ public final class RelayMetrics extends CommonMeters {
         meters.gauge(RelayMetric.LEASES_HELD, leasesHeld, s -> s.get());
     }
 
-    void published(int n) {
-        published.increment(n);
-    }
-
     void deadLettered(int n) {
         deadLettered.increment(n);
     }

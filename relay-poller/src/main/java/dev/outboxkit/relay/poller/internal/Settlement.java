@@ -63,7 +63,7 @@ final class Settlement {
         int refused = b.count(Batch.State.PARKED);
         boolean kafkaAnswered = acked > 0 || refused > 0;
         Sorted rows = sort(b);
-        metrics.published(acked);
+        metrics.countPublished(acked);
         noteKafka(b, acked, clean);
         Connection c = b.connection;
         try {

@@ -5,6 +5,7 @@ import dev.outboxkit.core.Identifiers;
 import dev.outboxkit.core.OutboxTables;
 import dev.outboxkit.core.spi.RoleGrants;
 import dev.outboxkit.relay.Relay;
+import dev.outboxkit.relay.RelayMetric;
 import dev.outboxkit.relay.poller.AfterPublish;
 import dev.outboxkit.runtime.DatabaseAtStart;
 import dev.outboxkit.runtime.DatabaseSilence;
@@ -13,6 +14,7 @@ import dev.outboxkit.runtime.KafkaWrites;
 import dev.outboxkit.runtime.OperatorActions;
 import dev.outboxkit.runtime.PoolerCheck;
 import dev.outboxkit.runtime.RelayHealth;
+import dev.outboxkit.runtime.RelayReports;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -35,7 +37,8 @@ import org.slf4j.LoggerFactory;
  * <p>The polling relay's life: the start-up checks (database, pooler, grants, schema, Kafka's TLS), then joining the
  * relay group ({@link LeaseManager}: a share of the partitions, or standing by while others hold them all), the claim
  * loops over the held partitions ({@link ClaimLoop}: claim → send → settle), the probes and the listener; the health
- * of all of it ({@link #health()}, aggregated in one place); and the graceful stop that hands the partitions over.
+ * of all of it ({@link #health()}, aggregated in one place), which the instance's report ({@link RelayReports}) writes
+ * for the operator console; and the graceful stop that hands the partitions over.
  *
  * <p>Thread-safe. {@link #start()} once; {@link #close()} is idempotent.
  */
@@ -79,6 +82,8 @@ public final class Supervisor implements AutoCloseable {
     private KafkaReachability kafka;
     /** The relay's records on their way to Kafka (every claim loop's): the shared write rule. */
     private KafkaWrites kafkaWrites;
+    /** This instance's report in outbox_relay_report (best effort, a thread of its own). */
+    private RelayReports reports;
 
     /**
      * @param ownedPool the pool the relay opened itself (it closes it), null when {@code dataSource} was given
@@ -135,6 +140,9 @@ public final class Supervisor implements AutoCloseable {
             }
             started = true;
             logStarted();
+            reports = new RelayReports(dataSource, new RelayReports.Terms(RelayMetric.POLL, leaseTerms.instanceId(), logPrefix,
+                    checks.schema(), leaseTerms.timing(), "outbox-poll-report"), this::health, metrics);
+            reports.start();
         }
     }
 
@@ -431,6 +439,7 @@ public final class Supervisor implements AutoCloseable {
                 return;
             }
             handOver();
+            reports.close(); // after the handover: until then the instance is there, stopping (not ready)
             heartbeat.shutdown();
             awaitQuietly(heartbeat);
             join(watcher, Duration.ofSeconds(5));
