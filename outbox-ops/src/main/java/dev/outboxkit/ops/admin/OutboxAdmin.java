@@ -399,9 +399,10 @@ public final class OutboxAdmin {
                      + REPORTS_LIMIT)) {
             while (rs.next()) {
                 double lastPublished = rs.getDouble(10);
+                Duration lastPublishedAge = rs.wasNull() ? null : seconds(lastPublished);
                 out.add(new RelayReport(rs.getString(1), rs.getString(2), rs.getString(3), instant(rs.getTimestamp(4)),
                         seconds(rs.getDouble(5)), rs.getBoolean(6), rs.getBoolean(7), rs.getString(8), rs.getLong(9),
-                        rs.wasNull() ? null : seconds(lastPublished)));
+                        lastPublishedAge));
             }
         } catch (SQLException e) {
             if (UNDEFINED_TABLE.equals(e.getSQLState()) && schemaExists() && !tableExists(tables.relayReport())) {
