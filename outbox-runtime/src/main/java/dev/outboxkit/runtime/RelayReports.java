@@ -14,9 +14,12 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
@@ -40,8 +43,8 @@ import org.slf4j.LoggerFactory;
  * looks again. Any other failure is logged at most once per {@link #LOOK_AGAIN} at WARN (DEBUG in between), and the
  * next heartbeat tries again.
  *
- * <p>{@link #start()} once; {@link #close()} stops it and deletes the row (not when the last report failed: the
- * database is away, and a stop must not wait for it; the row then expires by itself).
+ * <p>{@link #start()} once; {@link #close()} stops it and deletes the row, waiting {@link #CLOSE_WAIT} at most (not when
+ * the last report failed: the database is away, and a stop must not wait for it; the row then expires by itself).
  */
 public final class RelayReports implements AutoCloseable {
 
@@ -56,6 +59,8 @@ public final class RelayReports implements AutoCloseable {
     /** The longest {@code problem} (the column's CHECK). */
     public static final int PROBLEM_LIMIT = 300;
     static final int STATEMENT_TIMEOUT_SECONDS = 2;
+    /** How long a stop waits for the report's delete (a report in progress, then the delete itself). */
+    static final Duration CLOSE_WAIT = Duration.ofSeconds(3);
     private static final int HOST_LIMIT = 255;
     private static final String UNDEFINED_TABLE = "42P01";
     private static final String INSUFFICIENT_PRIVILEGE = "42501";
@@ -264,7 +269,9 @@ public final class RelayReports implements AutoCloseable {
 
     /**
      * Stops reporting and deletes this instance's row, unless the last report failed (then the database is away or the
-     * table cannot be written, and the row, if any, expires by itself). Never throws; waits at most a few seconds.
+     * table cannot be written, and the row, if any, expires by itself). The delete runs on the report thread, after a
+     * report in progress; the stop waits for it at most {@link #CLOSE_WAIT}, so a database that stopped answering
+     * holds it up no longer than that. Never throws.
      */
     @Override
     public void close() {
@@ -273,21 +280,29 @@ public final class RelayReports implements AutoCloseable {
             if (closed) {
                 return;
             }
-            closed = true;
+            closed = true; // the scheduled reports still queued do nothing now
             t = thread;
         }
-        if (t != null) {
-            t.shutdown();
-            try {
-                if (!t.awaitTermination(STATEMENT_TIMEOUT_SECONDS + 1L, TimeUnit.SECONDS)) {
-                    t.shutdownNow();
-                    return; // a report still waits for the database: it is away, leave the row to expire
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            }
+        if (t == null) {
+            return;
         }
+        Future<?> deleted = t.submit(this::deleteRow);
+        t.shutdown();
+        try {
+            deleted.get(CLOSE_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            log.debug("{}: its report was not deleted within {}; it expires by itself", terms.logPrefix(), CLOSE_WAIT);
+            t.shutdownNow();
+        } catch (ExecutionException e) {
+            log.debug("{}: could not delete its report: {}", terms.logPrefix(), e.getCause().toString());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            t.shutdownNow();
+        }
+    }
+
+    /** Deletes this instance's row when the last report wrote it. Never throws. */
+    private void deleteRow() {
         if (!written || lastFailed) {
             return;
         }
