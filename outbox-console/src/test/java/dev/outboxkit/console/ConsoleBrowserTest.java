@@ -69,6 +69,12 @@ class ConsoleBrowserTest {
                 + "('poll/0', 'relay-a', 7, now() + interval '1 hour'), ('poll/1', 'relay-b', 3, now() - interval '1 minute')",
                 "INSERT INTO outbox_relay_member (member_id, partitions, expires_at) VALUES ('relay-a', 2, now() + interval '1 hour'),"
                         + " ('relay-c', 2, now() + interval '1 hour')");
+        // What relays in other processes report of themselves: relay-a publishing, a CDC standby that is not ready.
+        db.exec("INSERT INTO outbox_relay_report (instance_id, relay, host, started_at, reported_at, expires_at, ready, problem,"
+                + " published, last_published_at) VALUES ('relay-a', 'poll', 'node-1', now() - interval '1 hour', now(),"
+                + " now() + interval '1 hour', true, NULL, 1234, now() - interval '2 seconds'),"
+                + " ('cdc-standby', 'cdc', 'node-2', now() - interval '1 hour', now(), now() + interval '1 hour', false,"
+                + " 'Kafka refuses writes: NOT_ENOUGH_REPLICAS', 0, NULL)");
         Relay.Health health = new Relay.Health(true, true, "polling 2 partitions");
         SimpleMeterRegistry relayMeters = new SimpleMeterRegistry();
         relayMeters.counter("outbox.relay.published", "relay", "poll").increment(40);
@@ -92,6 +98,13 @@ class ConsoleBrowserTest {
             WebElement c = browser.findElement(By.cssSelector("table.leases[data-holder='relay-c']"));
             assertThat(c.findElement(By.tagName("caption")).getText()).as("a live member without a lease")
                     .contains("standby").contains("0 valid leases");
+            assertThat(a.findElement(By.cssSelector("span.report")).getText()).contains("polling relay on node-1")
+                    .contains("✓ ready").contains("last published").contains("1,234 since it started");
+            WebElement cdc = browser.findElement(By.cssSelector("table.leases[data-holder='cdc-standby']"));
+            assertThat(cdc.findElement(By.tagName("caption")).getText()).as("a CDC standby, seen through its report only")
+                    .contains("standby").contains("CDC relay on node-2").contains("✗ not ready")
+                    .contains("NOT_ENOUGH_REPLICAS").contains("nothing published since it started");
+            assertThat(browser.findElements(By.id("no-reports"))).as("the schema keeps reports").isEmpty();
             assertThat(browser.findElement(By.id("backlog-by-topic")).getText()).contains("order").contains("3");
             assertThat(browser.findElement(By.id("relay-health")).getText()).contains("✓ ready").contains("polling 2 partitions");
             assertThat(browser.findElement(By.id("dead-letter-count")).getText()).isEqualTo("0");
@@ -160,6 +173,12 @@ class ConsoleBrowserTest {
             WebElement outcome = wait(PAGE).until(ExpectedConditions.visibilityOfElementLocated(By.id("outcome")));
             assertThat(outcome.getText()).contains("Retry: 1 moved back to the outbox").contains(poison.toString());
             Browser.screenshot(browser, "dead-letters-retried");
+
+            // The relay in this process reports itself like any other instance of the fleet.
+            browser.get(s.url() + "/");
+            WebElement report = wait(PAGE).until(ExpectedConditions.visibilityOfElementLocated(
+                    By.cssSelector("span.report[data-ready='true']")));
+            assertThat(report.getText()).contains("polling relay").contains("✓ ready");
 
             // The relay publishes it now; the dead-letter page is empty and the audit names the session's operator.
             await().atMost(Duration.ofSeconds(90)).until(() -> db.count("SELECT count(*) FROM outbox_event WHERE published_at IS NULL") == 0

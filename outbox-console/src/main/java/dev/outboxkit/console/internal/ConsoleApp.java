@@ -18,6 +18,7 @@ import dev.outboxkit.ops.admin.OutboxAdmin;
 import dev.outboxkit.ops.admin.Overview;
 import dev.outboxkit.ops.admin.PartitionBacklog;
 import dev.outboxkit.ops.admin.RelayMember;
+import dev.outboxkit.ops.admin.RelayReport;
 import dev.outboxkit.ops.admin.Status;
 import dev.outboxkit.relay.Relay;
 import gg.jte.ContentType;
@@ -175,7 +176,7 @@ public final class ConsoleApp implements AutoCloseable {
         }
         java.time.Duration took = java.time.Duration.ofNanos(System.nanoTime() - started);
         Status status = read == null ? null : read.status();
-        List<Views.Instance> instances = read == null ? List.of() : instances(status, read.members());
+        List<Views.Instance> instances = read == null ? List.of() : instances(status, read.members(), read.reports());
         Map<String, PartitionBacklog> byPartition = new LinkedHashMap<>();
         if (read != null) {
             read.backlogByPartition().forEach(b -> byPartition.put(b.leaseKey(), b));
@@ -195,28 +196,34 @@ public final class ConsoleApp implements AutoCloseable {
                 health = new Relay.Health(false, false, "the health check failed: " + e.getClass().getSimpleName());
             }
         }
-        return new Views.Overview(status, error, took, instances, byPartition, cdc, cdcError, health, publishRate != null,
+        return new Views.Overview(status, error, took, instances, byPartition, read == null || read.reportsKept(), cdc, cdcError, health, publishRate != null,
                 publishRate == null ? null : publishRate.lastPublished(), clock.instant());
     }
 
     /**
-     * Every instance the lease table or the member table names, leases by holder: one with a valid lease holds, a live
-     * member without one stands by, the rest are gone (their leases expired). Holders first, then standbys, then gone.
+     * Every instance the lease, member or report table names, leases by holder: one with a valid lease holds, one alive
+     * (a live member or a live report) without one stands by, the rest are gone (their leases expired). Holders first,
+     * then standbys, then gone.
      */
-    static List<Views.Instance> instances(Status status, List<RelayMember> members) {
+    static List<Views.Instance> instances(Status status, List<RelayMember> members, List<RelayReport> reports) {
         Map<String, List<Status.Lease>> byHolder = new LinkedHashMap<>();
         for (Status.Lease l : status.leases()) {
             byHolder.computeIfAbsent(l.holder() == null ? "(none)" : l.holder(), k -> new ArrayList<>()).add(l);
         }
         Map<String, RelayMember> byId = new LinkedHashMap<>();
         members.forEach(m -> byId.put(m.id(), m));
+        Map<String, RelayReport> reportById = new LinkedHashMap<>();
+        reports.forEach(r -> reportById.put(r.instanceId(), r));
         byId.keySet().forEach(id -> byHolder.computeIfAbsent(id, k -> new ArrayList<>()));
+        reportById.keySet().forEach(id -> byHolder.computeIfAbsent(id, k -> new ArrayList<>()));
         List<Views.Instance> out = new ArrayList<>();
         byHolder.forEach((name, leases) -> {
             long valid = leases.stream().filter(Status.Lease::valid).count();
             RelayMember member = byId.get(name);
-            String role = valid > 0 ? "holder" : member != null && member.alive() ? "standby" : "gone";
-            out.add(new Views.Instance(name, role, valid, List.copyOf(leases), member));
+            RelayReport report = reportById.get(name);
+            boolean alive = member != null && member.alive() || report != null && report.alive();
+            String role = valid > 0 ? "holder" : alive ? "standby" : "gone";
+            out.add(new Views.Instance(name, role, valid, List.copyOf(leases), member, report));
         });
         out.sort(Comparator.comparingInt(i -> List.of("holder", "standby", "gone").indexOf(i.role())));
         return out;

@@ -33,13 +33,16 @@ public final class Views {
     }
 
     /**
-     * A relay instance as the lease and member tables show it. Role: {@code holder} while it holds a valid lease,
-     * {@code standby} while it is a live member without one, {@code gone} when it holds no valid lease and is no live
-     * member (crashed, paused, or a CDC relay whose lease expired).
+     * A relay instance as the lease, member and report tables show it. Role: {@code holder} while it holds a valid lease,
+     * {@code standby} while it is alive (a live member, or a live report) without one, {@code gone} when it holds no
+     * valid lease and is neither (crashed, paused, or stopped without cleaning up).
      *
      * @param member its membership row; null for an instance that registers none (the CDC relay) or left
+     * @param report what it last reported of itself (readiness, what it published); null when it writes no report (a
+     *               schema older than version 13, or a relay of an older version) or stopped cleanly
      */
-    public record Instance(String name, String role, long valid, List<Status.Lease> leases, RelayMember member) {
+    public record Instance(String name, String role, long valid, List<Status.Lease> leases, RelayMember member,
+                           dev.outboxkit.ops.admin.RelayReport report) {
     }
 
     /**
@@ -47,11 +50,12 @@ public final class Views {
      *
      * @param statusTook  how long the database took to answer the status (or to fail)
      * @param byPartition the head of the backlog by polling relay lease key; empty without a live polling relay
+     * @param reportsKept the schema keeps the relays' reports (version 13 or later); true when the status could not be read
      * @param publishRate   the console charts the publish rate of the relays in this process
      * @param lastPublished the sample at which those relays were last seen to have published; null: not yet, or unknown
      */
     public record Overview(Status status, String error, Duration statusTook, List<Instance> instances,
-                           java.util.Map<String, dev.outboxkit.ops.admin.PartitionBacklog> byPartition,
+                           java.util.Map<String, dev.outboxkit.ops.admin.PartitionBacklog> byPartition, boolean reportsKept,
                            List<CdcRelaySlot> cdcSlots, String cdcError, Relay.Health health, boolean publishRate,
                            Instant lastPublished, Instant readAt) {
     }

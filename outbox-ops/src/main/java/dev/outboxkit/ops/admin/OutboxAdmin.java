@@ -196,18 +196,22 @@ public final class OutboxAdmin {
 
     /**
      * What the console's overview shows, on one connection and with one read of the backlog's head: the
-     * {@link #status()}, the polling relay instances ({@link #relayMembers()}) and the backlog by partition
+     * {@link #status()}, the polling relay instances ({@link #relayMembers()}), the backlog by partition
      * ({@link #backlogByPartition()}, split by the partition count of the freshest live instance, counted in the same
-     * pass as the backlog by topic). Needs what those three need.
+     * pass as the backlog by topic) and what every relay instance reports of itself ({@link #relayReports()}; none on
+     * a schema older than version 13). Needs what those four need.
      *
      * @throws dev.outboxkit.core.MissingGrantsException naming the grants when the role lacks them
      */
     public Overview overview() throws SQLException {
         try (Connection c = connection(statusGrants); Statement s = c.createStatement()) {
             memberGrants.require(c);
+            reportGrants.require(c);
             List<RelayMember> members = members(s);
+            boolean reportsKept = presentTables(c, OutboxTables.RELAY_REPORT).contains(OutboxTables.RELAY_REPORT);
+            List<RelayReport> reports = reportsKept ? reports(s) : List.of();
             Head head = head(s, livePartitions(s));
-            return new Overview(status(c, s, head), members, head.byPartition());
+            return new Overview(status(c, s, head), members, head.byPartition(), reports, reportsKept);
         } catch (SQLException e) {
             throw described(e);
         }
@@ -391,19 +395,8 @@ public final class OutboxAdmin {
      * @throws dev.outboxkit.core.MissingGrantsException naming the grant when the role lacks it
      */
     public List<RelayReport> relayReports() throws SQLException {
-        List<RelayReport> out = new ArrayList<>();
-        try (Connection c = connection(reportGrants); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SELECT instance_id, relay, host, started_at, extract(epoch FROM now() - reported_at),"
-                     + " expires_at > now(), ready, problem, published, extract(epoch FROM now() - last_published_at) FROM "
-                     + tables.relayReport() + " ORDER BY expires_at > now() DESC, relay, started_at, instance_id LIMIT "
-                     + REPORTS_LIMIT)) {
-            while (rs.next()) {
-                double lastPublished = rs.getDouble(10);
-                Duration lastPublishedAge = rs.wasNull() ? null : seconds(lastPublished);
-                out.add(new RelayReport(rs.getString(1), rs.getString(2), rs.getString(3), instant(rs.getTimestamp(4)),
-                        seconds(rs.getDouble(5)), rs.getBoolean(6), rs.getBoolean(7), rs.getString(8), rs.getLong(9),
-                        lastPublishedAge));
-            }
+        try (Connection c = connection(reportGrants); Statement s = c.createStatement()) {
+            return reports(s);
         } catch (SQLException e) {
             if (UNDEFINED_TABLE.equals(e.getSQLState()) && schemaExists() && !tableExists(tables.relayReport())) {
                 throw new IllegalStateException("schema '" + tables.schema() + "' has no relay reports ("
@@ -411,6 +404,22 @@ public final class OutboxAdmin {
                         + "' (Migrations.migrate in Java); relays of this version then write their reports by themselves", e);
             }
             throw described(e);
+        }
+    }
+
+    private List<RelayReport> reports(Statement s) throws SQLException {
+        List<RelayReport> out = new ArrayList<>();
+        try (ResultSet rs = s.executeQuery("SELECT instance_id, relay, host, started_at, extract(epoch FROM now() - reported_at),"
+                + " expires_at > now(), ready, problem, published, extract(epoch FROM now() - last_published_at) FROM "
+                + tables.relayReport() + " ORDER BY expires_at > now() DESC, relay, started_at, instance_id LIMIT "
+                + REPORTS_LIMIT)) {
+            while (rs.next()) {
+                double lastPublished = rs.getDouble(10);
+                Duration lastPublishedAge = rs.wasNull() ? null : seconds(lastPublished);
+                out.add(new RelayReport(rs.getString(1), rs.getString(2), rs.getString(3), instant(rs.getTimestamp(4)),
+                        seconds(rs.getDouble(5)), rs.getBoolean(6), rs.getBoolean(7), rs.getString(8), rs.getLong(9),
+                        lastPublishedAge));
+            }
         }
         return out;
     }

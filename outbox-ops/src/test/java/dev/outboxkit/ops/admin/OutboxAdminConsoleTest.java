@@ -116,9 +116,19 @@ class OutboxAdminConsoleTest {
                 .map(b -> org.assertj.core.groups.Tuple.tuple(b.topic(), b.aggregateType(), b.events())).toList());
         assertThat(overview.status().oldestUnpublishedAge()).isBetween(Duration.ofSeconds(80), Duration.ofMinutes(5));
 
+        assertThat(overview.reportsKept()).isTrue();
+        assertThat(overview.reports()).isEmpty();
+        db.exec("INSERT INTO outbox_relay_report (instance_id, relay, started_at, reported_at, expires_at, ready, published)"
+                + " VALUES ('cdc-1', 'cdc', now(), now(), now() + interval '15 seconds', true, 0)");
+        assertThat(admin(db).overview().reports()).extracting(RelayReport::instanceId).containsExactly("cdc-1");
+
         db.exec("UPDATE outbox_relay_member SET expires_at = now() - interval '1 second'");
         assertThat(admin(db).overview().backlogByPartition()).as("no live polling relay: no partitions").isEmpty();
         assertThat(admin(db).overview().status().backlog()).isEqualTo(11);
+        db.exec("DROP TABLE outbox_relay_report");
+        Overview older = admin(db).overview();
+        assertThat(older.reportsKept()).as("a schema older than version 13").isFalse();
+        assertThat(older.reports()).isEmpty();
     }
 
     private static void reconcileRun(TestDatabase db, Instant since, Instant until, String outcome, long phantoms,
