@@ -85,7 +85,8 @@ class SidecarConsoleTest {
                     HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
             assertThat(overview.statusCode()).isEqualTo(200);
             assertThat(overview.body()).contains("data-holder=\"relay-elsewhere\"").doesNotContain("This process's relay")
-                    .as("no relay in this process: no publish rate to chart").contains("id=\"no-publish-rate\"")
+                    .as("no relay in this process: the fleet's publish rate, from the relays' reports")
+                    .contains("id=\"publish-chart\"").contains("every relay instance")
                     .as("and it says where Kafka's readiness is reported instead").contains("id=\"no-relay-here\"");
             HttpResponse<String> eventPage = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
                     URI.create("http://127.0.0.1:" + m.group(1) + "/console/events?id=" + event)).timeout(Duration.ofSeconds(30)).build(),

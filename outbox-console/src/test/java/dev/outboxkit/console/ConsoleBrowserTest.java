@@ -113,7 +113,8 @@ class ConsoleBrowserTest {
             // The chart is drawn from the samples the console took (uPlot puts a canvas in its box).
             wait(PAGE).until(d -> !d.findElements(By.cssSelector("#backlog-chart canvas")).isEmpty());
             wait(PAGE).until(d -> !d.findElements(By.cssSelector("#publish-chart canvas")).isEmpty());
-            assertThat(browser.findElement(By.id("last-published")).getText()).contains("Last published");
+            assertThat(browser.findElement(By.id("publish-chart")).getAttribute("data-label")).as("charted from the reports")
+                    .contains("every relay instance");
 
             // htmx polls the fragment: a new event shows up without a reload (the marker set in this page survives).
             browser.executeScript("window.__consoleMarker = 'same page';");

@@ -79,7 +79,7 @@ public final class ConsoleApp implements AutoCloseable {
         this.admin = settings.admin();
         this.base = settings.basePath();
         this.sessions = new Sessions(settings.sessionLifetime(), clock);
-        this.publishRate = settings.relayMeters() == null ? null : new PublishRate(settings.relayMeters());
+        this.publishRate = new PublishRate(settings.relayMeters());
         this.templates = TemplateEngine.createPrecompiled(null, ContentType.Html, ConsoleApp.class.getClassLoader(), TEMPLATES);
         this.sampler = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "outbox-console-sampler");
@@ -93,15 +93,19 @@ public final class ConsoleApp implements AutoCloseable {
         return base;
     }
 
+    /** One sample for the charts: the backlog, and the publish rate from the relays' reports or this process's relays. */
     private void sample() {
         Instant now = clock.instant();
         Long backlog = null;
+        List<RelayReport> reports = null;
         try {
-            backlog = admin.status().backlog();
+            Overview read = admin.overview();
+            backlog = read.status().backlog();
+            reports = read.reportsKept() ? read.reports() : null;
         } catch (Exception e) {
-            log.debug("console backlog sample failed: {}", e.toString());
+            log.debug("console sample failed: {}", e.toString());
         }
-        samples.add(now, backlog, publishRate == null ? null : publishRate.next(now));
+        samples.add(now, backlog, publishRate.next(now, reports));
     }
 
     public ConsoleResponse handle(ConsoleRequest request) {
@@ -196,8 +200,9 @@ public final class ConsoleApp implements AutoCloseable {
                 health = new Relay.Health(false, false, "the health check failed: " + e.getClass().getSimpleName());
             }
         }
-        return new Views.Overview(status, error, took, instances, byPartition, read == null || read.reportsKept(), cdc, cdcError, health, publishRate != null,
-                publishRate == null ? null : publishRate.lastPublished(), clock.instant());
+        return new Views.Overview(status, error, took, instances, byPartition, read == null || read.reportsKept(), cdc, cdcError, health,
+                read != null && read.reportsKept() ? Views.RateSource.FLEET : settings.relayMeters() != null ? Views.RateSource.PROCESS : null,
+                publishRate.lastPublished(), clock.instant());
     }
 
     /**

@@ -45,18 +45,22 @@ public final class Views {
                            dev.outboxkit.ops.admin.RelayReport report) {
     }
 
+    /** Where the charted publish rate comes from: every relay instance's report, or the relays of this process. */
+    public enum RateSource { FLEET, PROCESS }
+
     /**
      * The overview; {@code error} or {@code cdcError} say what could not be read.
      *
      * @param statusTook  how long the database took to answer the status (or to fail)
      * @param byPartition the head of the backlog by polling relay lease key; empty without a live polling relay
      * @param reportsKept the schema keeps the relays' reports (version 13 or later); true when the status could not be read
-     * @param publishRate   the console charts the publish rate of the relays in this process
+     * @param publishRate   where the charted publish rate comes from: every instance's report ({@code FLEET}), the relays
+     *                      in this process ({@code PROCESS}); null: nowhere (no reports, no relay in this process)
      * @param lastPublished the sample at which those relays were last seen to have published; null: not yet, or unknown
      */
     public record Overview(Status status, String error, Duration statusTook, List<Instance> instances,
                            java.util.Map<String, dev.outboxkit.ops.admin.PartitionBacklog> byPartition, boolean reportsKept,
-                           List<CdcRelaySlot> cdcSlots, String cdcError, Relay.Health health, boolean publishRate,
+                           List<CdcRelaySlot> cdcSlots, String cdcError, Relay.Health health, RateSource publishRate,
                            Instant lastPublished, Instant readAt) {
     }
 

@@ -2,6 +2,7 @@ package dev.outboxkit.console.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.outboxkit.ops.admin.RelayReport;
 import dev.outboxkit.testkit.ManualClock;
 import java.time.Duration;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -78,11 +79,30 @@ class SessionsAndSamplesTest {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         PublishRate rate = new PublishRate(registry);
         Instant t0 = Instant.parse("2026-12-07T03:00:00Z");
-        assertThat(rate.next(t0)).as("nothing to compare with yet").isNull();
+        assertThat(rate.next(t0, null)).as("nothing to compare with yet").isNull();
         registry.counter("outbox.relay.published", "relay", "poll").increment(300);
         registry.counter("outbox.relay.published", "relay", "cdc").increment(200);
-        assertThat(rate.next(t0.plusSeconds(10))).as("every relay of the process, summed").isEqualTo(50.0);
-        assertThat(rate.next(t0.plusSeconds(20))).isEqualTo(0.0);
+        assertThat(rate.next(t0.plusSeconds(10), null)).as("every relay of the process, summed").isEqualTo(50.0);
+        assertThat(rate.next(t0.plusSeconds(20), null)).isEqualTo(0.0);
         assertThat(rate.lastPublished()).as("the reading that saw the counters grow").isEqualTo(t0.plusSeconds(10));
+    }
+
+    private static RelayReport report(String id, Instant startedAt, long published) {
+        return new RelayReport(id, "poll", "node", startedAt, Duration.ofSeconds(1), true, true, null, published, null);
+    }
+
+    @Test
+    void withReportsThePublishRateIsTheFleetsInstanceByInstance() {
+        PublishRate rate = new PublishRate(null);
+        Instant t0 = Instant.parse("2026-12-07T03:00:00Z");
+        Instant started = t0.minusSeconds(3600);
+        assertThat(rate.next(t0, List.of(report("a", started, 1_000), report("b", started, 5_000)))).isNull();
+        // a published 200, b stopped (its report is gone), c started after the last reading with 100, and a restarted
+        // "b" under the same id counts from its own start
+        Instant t1 = t0.plusSeconds(10);
+        assertThat(rate.next(t1, List.of(report("a", started, 1_200), report("c", t0.plusSeconds(4), 100),
+                report("b", t0.plusSeconds(5), 50)))).isEqualTo(35.0);
+        assertThat(rate.next(t1.plusSeconds(10), List.of(report("a", started, 1_200)))).isEqualTo(0.0);
+        assertThat(rate.next(t1.plusSeconds(20), null)).as("no reports and no relay in this process").isNull();
     }
 }
