@@ -55,6 +55,7 @@ final class ConfigReferenceCommand implements Callable<Integer> {
             Map.entry("--console", RARELY_NEEDED),
             Map.entry("--console-write-actions", RARELY_NEEDED),
             Map.entry("--console-show-payloads", RARELY_NEEDED),
+            Map.entry("--console-trace-url", RARELY_NEEDED),
             Map.entry("--console-token-file", RARELY_NEEDED),
             Map.entry("--console-token-env", RARELY_NEEDED),
             Map.entry("--console-operator", RARELY_NEEDED),

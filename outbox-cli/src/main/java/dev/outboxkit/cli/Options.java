@@ -224,6 +224,12 @@ final class Options {
                         + "(logger outboxkit.audit). Off by default: payloads may hold personal data.")
         boolean showPayloads;
 
+        @Option(names = "--console-trace-url", paramLabel = "URL",
+                description = "The tracing UI's page of one trace, with {traceId} where the trace id goes (for example "
+                        + "https://jaeger.example/trace/{traceId}): the console's event page links the trace that wrote the "
+                        + "event. Without it the page shows the trace id only.")
+        String traceUrl;
+
         @Option(names = "--console-token-file", paramLabel = "PATH",
                 description = "File whose first line is the console's operator token (16 characters or more; 32 random ones are "
                         + "better). The token is never an option value, so it stays out of process lists and shell history.")
@@ -254,10 +260,15 @@ final class Options {
                 throw new ConfigurationException("--console-write-actions needs an operator token: give --console-token-file PATH "
                         + "(a file whose first line is the token) or --console-token-env VARIABLE");
             }
+            Console.Builder builder = Console.builder();
+            try {
+                builder.traceUrl(traceUrl);
+            } catch (IllegalArgumentException e) {
+                throw new ConfigurationException("Invalid value for option '--console-trace-url': " + e.getMessage());
+            }
             HikariDataSource pool = db.dataSource("outbox-console", 2);
             try {
-                Console.Builder builder = Console.builder().admin(db.admin(pool)).writeActions(writeActions)
-                        .showPayloads(showPayloads);
+                builder.admin(db.admin(pool)).writeActions(writeActions).showPayloads(showPayloads);
                 if (health != null) {
                     builder.relayHealth(health);
                 }

@@ -25,7 +25,8 @@ class RelayOptionsTest {
             "--bootstrap-servers", "--kafka", "--http-port", "--config", "--retention-interval", "--partitions-ahead",
             "--intent-retention", "--group", "--consumer-jdbc-url", "--processed-retention", "--idempotency-retention",
             "--dead-letter-retention", "--archive-retention", "--journal-retention", "--shutdown-deadline", "--help", "--version",
-            "--console", "--console-write-actions", "--console-show-payloads", "--console-token-file", "--console-token-env", "--console-operator");
+            "--console", "--console-write-actions", "--console-show-payloads", "--console-trace-url",
+            "--console-token-file", "--console-token-env", "--console-operator");
 
     private static CommandSpec relay(String kind) {
         CommandLine root = Main.commandLine(Settings.load(new String[0], Map.of()));

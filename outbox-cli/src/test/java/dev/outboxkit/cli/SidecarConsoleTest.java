@@ -118,6 +118,11 @@ class SidecarConsoleTest {
         assertThat(tooShort.exitCode()).as(tooShort.all()).isEqualTo(2);
         assertThat(tooShort.err()).contains("at least 16 characters").doesNotContain("abc\n");
 
+        CliRun badTraceUrl = CliRun.run(env, "console", "--http-port", "0", "--console-trace-url", "https://jaeger.example/trace/");
+        assertThat(badTraceUrl.exitCode()).as(badTraceUrl.all()).isEqualTo(2);
+        assertThat(badTraceUrl.err()).contains("--console-trace-url").contains("has no {traceId}")
+                .contains("for example https://jaeger.example/trace/{traceId}");
+
         CliRun standaloneNoToken = CliRun.run(env, "console", "--http-port", "0", "--console-write-actions");
         assertThat(standaloneNoToken.exitCode()).as(standaloneNoToken.all()).isEqualTo(2);
         assertThat(standaloneNoToken.err()).contains("--console-write-actions needs an operator token");

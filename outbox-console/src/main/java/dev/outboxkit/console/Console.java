@@ -7,6 +7,8 @@ import dev.outboxkit.core.Secret;
 import dev.outboxkit.ops.admin.OutboxAdmin;
 import dev.outboxkit.relay.Relay;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.function.Supplier;
@@ -72,6 +74,9 @@ public final class Console implements AutoCloseable {
     /** Configures a {@link Console}; only {@link #admin} is required. */
     public static final class Builder {
 
+        /** The placeholder {@link #traceUrl} replaces with the trace id. */
+        public static final String TRACE_ID = "{traceId}";
+
         private static final Pattern BASE_PATH = Pattern.compile("(/[A-Za-z0-9._-]+)+");
         private static final Pattern OPERATOR = Pattern.compile("[A-Za-z0-9@._-]{1,64}");
 
@@ -84,6 +89,7 @@ public final class Console implements AutoCloseable {
         private Supplier<Relay.Health> relayHealth;
         private MeterRegistry relayMeters;
         private Duration sessionLifetime = Duration.ofHours(8);
+        private String traceUrl;
 
         private Builder() {
         }
@@ -148,6 +154,50 @@ public final class Console implements AutoCloseable {
             return this;
         }
 
+        /**
+         * The tracing UI's address of one trace, with the placeholder {@value #TRACE_ID}: the event page links the
+         * trace that wrote the event there, e.g. {@code https://jaeger.example/trace/{traceId}} or
+         * {@code https://grafana.example/explore?traceId={traceId}}. Null (the default): the page shows the trace id
+         * without a link.
+         *
+         * @throws IllegalArgumentException unless it is an absolute http or https URL holding {@value #TRACE_ID} exactly
+         *                                  once
+         */
+        public Builder traceUrl(String template) {
+            if (template != null) {
+                String problem = traceUrlProblem(template);
+                if (problem != null) {
+                    throw new IllegalArgumentException("the tracing UI's URL must be an absolute http or https URL holding "
+                            + TRACE_ID + " exactly once, for example https://jaeger.example/trace/" + TRACE_ID + "; '"
+                            + (template.length() > 200 ? template.substring(0, 200) + "…" : template) + "' " + problem);
+                }
+            }
+            this.traceUrl = template;
+            return this;
+        }
+
+        private static String traceUrlProblem(String template) {
+            int times = template.split(Pattern.quote(TRACE_ID), -1).length - 1;
+            if (times != 1) {
+                return times == 0 ? "has no " + TRACE_ID : "holds " + TRACE_ID + " " + times + " times";
+            }
+            URI uri;
+            try {
+                uri = new URI(template.replace(TRACE_ID, "4bf92f3577b34da6a3ce929d0e0e4736"));
+            } catch (URISyntaxException e) {
+                return "is not a URL (" + e.getReason() + " at index " + e.getIndex() + ")";
+            }
+            String scheme = uri.getScheme();
+            if (scheme == null || !(scheme.equalsIgnoreCase("http") || scheme.equalsIgnoreCase("https"))) {
+                return scheme == null ? "is not absolute (no http:// or https://)" : "has the scheme '" + scheme
+                        + "', not http or https";
+            }
+            if (uri.getHost() == null) {
+                return "has no host";
+            }
+            return null;
+        }
+
         /** How long a login lasts; default 8 hours, at most 24. */
         public Builder sessionLifetime(Duration lifetime) {
             if (lifetime == null || lifetime.isNegative() || lifetime.isZero() || lifetime.compareTo(Duration.ofHours(24)) > 0) {
@@ -163,7 +213,7 @@ public final class Console implements AutoCloseable {
                 throw new IllegalStateException("Console.builder() needs admin(OutboxAdmin): the console reads and acts through it");
             }
             return new Console(new ConsoleSettings(admin, basePath, writeActions, showPayloads, operatorName, operatorToken,
-                    relayHealth, relayMeters, sessionLifetime));
+                    relayHealth, relayMeters, sessionLifetime, traceUrl));
         }
     }
 }

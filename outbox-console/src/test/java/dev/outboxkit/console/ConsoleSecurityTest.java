@@ -1,6 +1,7 @@
 package dev.outboxkit.console;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.outboxkit.core.Secret;
 import dev.outboxkit.testkit.OutboxTestkitExtension;
@@ -79,6 +80,36 @@ class ConsoleSecurityTest {
                 .anySatisfy(l -> assertThat(l).contains(json.toString()).contains("a console reader without a login"))
                 .anySatisfy(l -> assertThat(l).contains(binary.toString()).contains("outbox_dead_letter"))
                 .noneSatisfy(l -> assertThat(l).contains("ada@example.org"));
+    }
+
+    @Test
+    void theTraceIdIsShownAndLinkedToTheTracingUiOnlyWithItsUrl(TestDatabase db) throws Exception {
+        String traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+        UUID traced = UUID.fromString("018f3a5e-7b2c-7d11-8a00-000000000401");
+        UUID malformed = UUID.fromString("018f3a5e-7b2c-7d11-8a00-000000000402");
+        db.execute("INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload, headers) VALUES"
+                + " (?, 'order', 'o-1', 'Placed', '{}', jsonb_build_object('traceparent', ?::text)),"
+                + " (?, 'order', 'o-2', 'Placed', '{}', '{\"traceparent\": \"00-<b>x</b>-00f067aa0ba902b7-01\"}')",
+                traced, "00-" + traceId + "-00f067aa0ba902b7-01", malformed);
+        try (ConsoleServer s = new ConsoleServer(db, b -> b)) {
+            String page = get(s.url() + "/events?id=" + traced, null).body();
+            assertThat(page).contains("id=\"event-trace\"").contains("<code>" + traceId + "</code>")
+                    .doesNotContain("Open in the tracing UI");
+            assertThat(get(s.url() + "/events?id=" + malformed, null).body()).contains("data-state=\"waiting\"")
+                    .doesNotContain("event-trace").doesNotContain("<b>x</b>");
+        }
+        try (ConsoleServer s = new ConsoleServer(db, b -> b.traceUrl("https://grafana.example/explore?orgId=1&traceId={traceId}"))) {
+            assertThat(get(s.url() + "/events?id=" + traced, null).body()).contains("<code>" + traceId + "</code>")
+                    .contains("<a href=\"https://grafana.example/explore?orgId=1&amp;traceId=" + traceId
+                            + "\" target=\"_blank\" rel=\"noopener noreferrer\">Open in the tracing UI</a>");
+        }
+        for (String[] bad : new String[][] {{"https://jaeger.example/trace/", "has no {traceId}"},
+                {"https://jaeger.example/{traceId}/{traceId}", "holds {traceId} 2 times"},
+                {"/trace/{traceId}", "is not absolute"}, {"javascript:alert(1)//{traceId}", "not http or https"},
+                {"https://jaeger example/{traceId}", "is not a URL"}}) {
+            assertThatThrownBy(() -> Console.builder().traceUrl(bad[0])).as(bad[0]).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining(bad[1]).hasMessageContaining("for example https://jaeger.example/trace/{traceId}");
+        }
     }
 
     @Test

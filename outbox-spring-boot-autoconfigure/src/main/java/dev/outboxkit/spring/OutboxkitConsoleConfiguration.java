@@ -51,6 +51,11 @@ class OutboxkitConsoleConfiguration {
             throw new IllegalStateException("outboxkit.console.operator-role must name a role (default OUTBOX_OPERATOR), got '"
                     + settings.getOperatorRole() + "'");
         }
+        try {
+            Console.builder().traceUrl(settings.getTraceUrl()); // checked at start, not at the first request
+        } catch (IllegalArgumentException e) {
+            throw new IllegalStateException("outboxkit.console.trace-url: " + e.getMessage(), e);
+        }
         WebEndpointProperties web = endpoints.getIfAvailable();
         String path = (web == null ? "/actuator" : web.getBasePath()) + SEGMENT;
         RelayLifecycle inApp = relay.getIfAvailable();
@@ -66,7 +71,8 @@ class OutboxkitConsoleConfiguration {
                     .admin(OutboxAdmin.builder().outboxDatabase(db, properties.getSchema()).build())
                     .basePath(contextPath + path)
                     .writeActions(settings.isWriteActions())
-                    .showPayloads(settings.isShowPayloads());
+                    .showPayloads(settings.isShowPayloads())
+                    .traceUrl(settings.getTraceUrl());
             if (inApp != null) {
                 b.relayHealth(() -> inApp.relay().health());
             }

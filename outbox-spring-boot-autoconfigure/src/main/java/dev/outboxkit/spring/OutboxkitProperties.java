@@ -75,6 +75,13 @@ public class OutboxkitProperties {
         private boolean showPayloads = false;
 
         /**
+         * The tracing UI's page of one trace, with {traceId} where the trace id goes (for example
+         * https://jaeger.example/trace/{traceId}): the event page links the trace that wrote the event. Unset: the page
+         * shows the trace id only.
+         */
+        private String traceUrl;
+
+        /**
          * The role (HttpServletRequest.isUserInRole, Spring Security's ROLE_ prefix left out) a user needs to retry and
          * discard; the audit log names the user.
          */
@@ -102,6 +109,14 @@ public class OutboxkitProperties {
 
         public void setShowPayloads(boolean showPayloads) {
             this.showPayloads = showPayloads;
+        }
+
+        public String getTraceUrl() {
+            return traceUrl;
+        }
+
+        public void setTraceUrl(String traceUrl) {
+            this.traceUrl = traceUrl;
         }
 
         public String getOperatorRole() {

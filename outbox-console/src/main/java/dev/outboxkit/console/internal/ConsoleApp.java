@@ -1,5 +1,6 @@
 package dev.outboxkit.console.internal;
 
+import dev.outboxkit.console.Console;
 import dev.outboxkit.console.ConsoleRequest;
 import dev.outboxkit.console.ConsoleResponse;
 import dev.outboxkit.core.MissingGrantsException;
@@ -399,6 +400,10 @@ public final class ConsoleApp implements AutoCloseable {
         Views.Event found = lookup(id);
         if (settings.showPayloads() && (found.pending() != null || found.deadLetter() != null)) {
             found = found.withPayload(payload(id, page.operator()));
+        }
+        if (settings.traceUrl() != null && found.traceId() != null) {
+            // the trace id is 32 hex digits (OutboxAdmin parses it strictly): nothing to escape in the URL
+            found = found.withTraceLink(settings.traceUrl().replace(Console.Builder.TRACE_ID, found.traceId()));
         }
         return page("event", Map.of("page", page, "event", found));
     }

@@ -92,17 +92,27 @@ public final class Views {
      *
      * @param state {@code parked}, {@code waiting}, {@code published}, {@code applied}, {@code ledger}, {@code not-found};
      *              null before a lookup
-     * @param trace every part found; null before a lookup or after an error
+     * @param trace     every part found; null before a lookup or after an error
+     * @param traceLink the tracing UI's page of its trace; null without a trace id or a configured tracing UI
      */
     public record Event(String query, String state, String headline, String detail, EventTrace trace, String error,
-                        Payload payload) {
+                        Payload payload, String traceLink) {
 
         public Event(String query, String state, String headline, String detail, EventTrace trace, String error) {
-            this(query, state, headline, detail, trace, error, null);
+            this(query, state, headline, detail, trace, error, null, null);
         }
 
         public Event withPayload(Payload payload) {
-            return new Event(query, state, headline, detail, trace, error, payload);
+            return new Event(query, state, headline, detail, trace, error, payload, traceLink);
+        }
+
+        public Event withTraceLink(String traceLink) {
+            return new Event(query, state, headline, detail, trace, error, payload, traceLink);
+        }
+
+        /** The trace id of the span that wrote it, or null. */
+        public String traceId() {
+            return trace == null ? null : trace.traceId();
         }
 
         /** The parked row, or null. */

@@ -20,9 +20,13 @@ import java.util.UUID;
  * @param applications the consumer groups that applied it, earliest first
  * @param intent       its row in the intent ledger
  * @param reconciled   what the newest reconciliation run that looked at it said, among the latest runs the journal holds
+ * @param traceId      the W3C trace id (32 lower-case hex digits) of the span that wrote it, from the {@code traceparent}
+ *                     the writer stored in its row's {@code headers} ({@code outbox_event}'s, else the dead letter's);
+ *                     null when the row has none or a malformed one, or when the event is in neither table
  */
 public record EventTrace(UUID id, Optional<Pending> inOutbox, Optional<DeadLetter> deadLetter,
-                         List<Application> applications, Optional<Intent> intent, Optional<Reconciliation> reconciled) {
+                         List<Application> applications, Optional<Intent> intent, Optional<Reconciliation> reconciled,
+                         String traceId) {
 
     public EventTrace {
         applications = List.copyOf(applications);

@@ -4,6 +4,8 @@ import dev.outboxkit.core.OutboxTables;
 import dev.outboxkit.core.spi.GrantsOnce;
 import dev.outboxkit.core.spi.PollPartitions;
 import dev.outboxkit.core.spi.RoleGrants;
+import dev.outboxkit.core.spi.TraceContext;
+import dev.outboxkit.core.spi.Traceparent;
 import dev.outboxkit.core.spi.Transactions;
 import dev.outboxkit.ops.OpsBuilder;
 import dev.outboxkit.ops.internal.Journal;
@@ -23,6 +25,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
@@ -520,7 +523,8 @@ public final class OutboxAdmin {
     /**
      * Where event {@code eventId} is: in {@code outbox_event} (with the polling relay's lease it waits for), parked in
      * {@code outbox_dead_letter}, applied by consumer groups ({@code processed_event}: also where it was published to),
-     * in the intent ledger ({@code outbox_intent}). Every part is one index lookup; the consumer groups are found by a
+     * in the intent ledger ({@code outbox_intent}), and the trace id of the span that wrote it (from the row's
+     * {@code traceparent} header, read with the row). Every part is one index lookup; the consumer groups are found by a
      * skip scan of {@code processed_event}'s primary key (one probe per group), so the cost does not grow with the
      * table. A table the deployment does not have ({@code processed_event} on a producer-only database,
      * {@code outbox_intent} without reconciliation, the relay tables) leaves its part empty: the tables are looked up
@@ -536,16 +540,19 @@ public final class OutboxAdmin {
         try (Connection c = connection(traceGrants)) {
             Set<String> present = presentTables(c, OutboxTables.PROCESSED_EVENT, OutboxTables.INTENT,
                     OutboxTables.RELAY_MEMBER, OutboxTables.RELAY_LEASE, OutboxTables.OPS_JOURNAL);
-            Optional<EventTrace.Pending> pending = pending(c, eventId, present);
+            List<String> traceparents = new ArrayList<>();
+            Optional<EventTrace.Pending> pending = pending(c, eventId, present, traceparents);
             Where where = Where.of(DeadLetterFilter.ids(eventId));
-            Optional<DeadLetter> parked = readDeadLetters(c, where, 1).stream().findFirst();
+            Optional<DeadLetter> parked = readDeadLetters(c, where, 1, traceparents).stream().findFirst();
             List<EventTrace.Application> applications = present.contains(OutboxTables.PROCESSED_EVENT)
                     ? applications(c, eventId) : List.of();
             Optional<EventTrace.Intent> intent = present.contains(OutboxTables.INTENT)
                     ? intent(c, eventId, pending.map(EventTrace.Pending::createdAt).orElse(null)) : Optional.empty();
             Optional<EventTrace.Reconciliation> reconciled = present.contains(OutboxTables.OPS_JOURNAL)
                     ? reconciliation(c, eventId, intent.map(EventTrace.Intent::createdAt).orElse(null)) : Optional.empty();
-            return new EventTrace(eventId, pending, parked, applications, intent, reconciled);
+            String traceId = traceparents.stream().map(Traceparent::traceId).filter(Objects::nonNull).findFirst()
+                    .orElse(null);
+            return new EventTrace(eventId, pending, parked, applications, intent, reconciled, traceId);
         } catch (SQLException e) {
             throw described(e);
         }
@@ -621,7 +628,9 @@ public final class OutboxAdmin {
         return present;
     }
 
-    private Optional<EventTrace.Pending> pending(Connection c, UUID id, Set<String> present) throws SQLException {
+    /** The row of {@code id} in {@code outbox_event}; its {@code traceparent} header (or null) is added to {@code traceparents}. */
+    private Optional<EventTrace.Pending> pending(Connection c, UUID id, Set<String> present, List<String> traceparents)
+            throws SQLException {
         Integer partitions = null;
         if (present.contains(OutboxTables.RELAY_MEMBER)) {
             try (Statement s = c.createStatement()) {
@@ -633,7 +642,7 @@ public final class OutboxAdmin {
         boolean leases = partitions != null && present.contains(OutboxTables.RELAY_LEASE);
         String sql = "SELECT e.seq, e.aggregate_type, e.aggregate_id, e.event_type, e.topic, e.created_at, e.attempts,"
                 + " e.published_at, extract(epoch FROM now() - e.created_at), p.lease_key, "
-                + (leases ? "l.holder" : "NULL::text") + " FROM " + tables.outboxEvent() + " e CROSS JOIN LATERAL (SELECT "
+                + (leases ? "l.holder" : "NULL::text") + ", e.headers->>'" + TraceContext.TRACEPARENT + "' FROM " + tables.outboxEvent() + " e CROSS JOIN LATERAL (SELECT "
                 + key + " AS lease_key) p"
                 + (leases ? " LEFT JOIN " + tables.relayLease() + " l ON l.lease_key = p.lease_key AND l.expires_at > now()" : "")
                 + " WHERE e.id = ?";
@@ -643,6 +652,7 @@ public final class OutboxAdmin {
                 if (!rs.next()) {
                     return Optional.empty();
                 }
+                traceparents.add(rs.getString(12));
                 return Optional.of(new EventTrace.Pending(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4),
                         rs.getString(5), instant(rs.getTimestamp(6)), rs.getInt(7), instant(rs.getTimestamp(8)),
                         seconds(rs.getDouble(9)), rs.getString(10), rs.getString(11)));
@@ -800,7 +810,15 @@ public final class OutboxAdmin {
     }
 
     private List<DeadLetter> readDeadLetters(Connection c, Where where, int limit) throws SQLException {
-        String sql = "SELECT " + DEAD_LETTER_COLUMNS + " FROM " + tables.deadLetter() + where.sql()
+        return readDeadLetters(c, where, limit, null);
+    }
+
+    /** With {@code traceparents}: each row's {@code traceparent} header (or null) is added to it, in row order. */
+    private List<DeadLetter> readDeadLetters(Connection c, Where where, int limit, List<String> traceparents)
+            throws SQLException {
+        String sql = "SELECT " + DEAD_LETTER_COLUMNS
+                + (traceparents == null ? "" : ", headers->>'" + TraceContext.TRACEPARENT + "'")
+                + " FROM " + tables.deadLetter() + where.sql()
                 + " ORDER BY parked_at, seq, id LIMIT " + limit;
         List<DeadLetter> rows = new ArrayList<>();
         try (PreparedStatement ps = c.prepareStatement(sql)) {
@@ -810,6 +828,9 @@ public final class OutboxAdmin {
                     rows.add(new DeadLetter(rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3), rs.getString(4),
                             rs.getLong(5), rs.getInt(6), instant(rs.getTimestamp(7)), instant(rs.getTimestamp(8)),
                             rs.getString(9), rs.getString(10), rs.getString(11), rs.getLong(12)));
+                    if (traceparents != null) {
+                        traceparents.add(rs.getString(13));
+                    }
                 }
             }
         }

@@ -254,6 +254,32 @@ class OutboxAdminConsoleTest {
     }
 
     @Test
+    void theTraceIdIsTheWritersFromTheOutboxRowElseTheDeadLetterAndNeverAMalformedOne(TestDatabase db) throws Exception {
+        OutboxAdmin admin = admin(db);
+        String traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+        event(db, id(30), "o-30", null, false);
+        assertThat(admin.traceEvent(id(30)).traceId()).as("no traceparent header").isNull();
+        db.execute("UPDATE outbox_event SET headers = jsonb_build_object('traceparent', ?::text, 'tracestate', 'k=v')"
+                + " WHERE id = ?", "00-" + traceId + "-00f067aa0ba902b7-01", id(30));
+        assertThat(admin.traceEvent(id(30)).traceId()).isEqualTo(traceId);
+        for (String malformed : List.of("00-" + traceId.toUpperCase() + "-00f067aa0ba902b7-01",
+                "00-00000000000000000000000000000000-00f067aa0ba902b7-01", "ff-" + traceId + "-00f067aa0ba902b7-01",
+                "00-" + traceId + "-00f067aa0ba902b7-01-extra", "<script>")) {
+            db.execute("UPDATE outbox_event SET headers = jsonb_build_object('traceparent', ?::text) WHERE id = ?",
+                    malformed, id(30));
+            assertThat(admin.traceEvent(id(30)).traceId()).as(malformed).isNull();
+        }
+
+        park(db, id(31), 31, "org.apache.kafka.common.errors.RecordTooLargeException", "too large");
+        db.execute("UPDATE outbox_dead_letter SET headers = jsonb_build_object('traceparent', ?::text) WHERE id = ?",
+                "00-" + traceId + "-00f067aa0ba902b7-00", id(31));
+        EventTrace parked = admin.traceEvent(id(31));
+        assertThat(parked.deadLetter()).isPresent();
+        assertThat(parked.traceId()).as("the dead letter keeps the row's headers").isEqualTo(traceId);
+        assertThat(admin.traceEvent(id(32)).traceId()).as("found nowhere").isNull();
+    }
+
+    @Test
     void anEventAppliedByTwoGroupsSaysWhereItWasReadFrom(TestDatabase db) throws Exception {
         db.execute("INSERT INTO processed_event (consumer_group, event_id, processed_at, topic, kafka_partition, kafka_offset)"
                 + " VALUES ('billing', ?, now() - interval '2 seconds', 'orders.v2', 3, 4711),"

@@ -16,13 +16,15 @@ import org.springframework.test.context.DynamicPropertySource;
 
 /**
  * The console in a Spring Boot application over real HTTP (Tomcat, Spring Security with its CSRF protection, PostgreSQL):
- * at /actuator/outboxkit-console, writes only for the role OUTBOX_OPERATOR.
+ * at /actuator/outboxkit-console, writes only for the role OUTBOX_OPERATOR, the trace of an event linked with
+ * outboxkit.console.trace-url.
  */
 @SpringBootTest(classes = ConsoleTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
         ConsoleTestApplication.PROPERTIES_EXCLUDE,
         "spring.kafka.listener.auto-startup=false",
         "outboxkit.console.enabled=true",
-        "outboxkit.console.write-actions=true"})
+        "outboxkit.console.write-actions=true",
+        "outboxkit.console.trace-url=https://jaeger.example/trace/{traceId}"})
 class ConsoleInManagementContextTest {
 
     static final String BASE = "/actuator/outboxkit-console";
@@ -50,6 +52,19 @@ class ConsoleInManagementContextTest {
 
         HttpResponse<String> anonymous = new ConsoleClient("nobody").get(port, BASE + "/");
         assertThat(anonymous.statusCode()).as("Spring Security guards the console like the rest").isEqualTo(401);
+    }
+
+    @Test
+    void theEventPageLinksTheTraceThatWroteTheEvent() throws Exception {
+        UUID id = UUID.randomUUID();
+        String traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+        db.execute("INSERT INTO outbox_event (id, aggregate_type, aggregate_id, event_type, payload, headers) VALUES"
+                + " (?, 'order', 'o-t', 'Placed', '{}', jsonb_build_object('traceparent', ?::text))", id,
+                "00-" + traceId + "-00f067aa0ba902b7-01");
+        HttpResponse<String> page = new ConsoleClient("viewer").get(port, BASE + "/events?id=" + id);
+        assertThat(page.statusCode()).as(page.body()).isEqualTo(200);
+        assertThat(page.body()).contains("<code>" + traceId + "</code>")
+                .contains("href=\"https://jaeger.example/trace/" + traceId + "\"");
     }
 
     @Test

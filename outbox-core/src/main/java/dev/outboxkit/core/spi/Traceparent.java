@@ -1,16 +1,16 @@
-package dev.outboxkit.writer.internal;
+package dev.outboxkit.core.spi;
 
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Not API: public for {@code dev.outboxkit.writer.OutboxMessage}.
- *
- * <p>The W3C Trace Context {@code traceparent} header (https://www.w3.org/TR/trace-context/).
+ * Not API: the W3C Trace Context {@code traceparent} header (https://www.w3.org/TR/trace-context/): the writer checks
+ * an explicit one ({@code OutboxMessage}), the operations library reads the trace id of a stored one
+ * ({@code OutboxAdmin.traceEvent}).
  */
 public final class Traceparent {
 
-    public static final String HEADER = dev.outboxkit.core.spi.TraceContext.TRACEPARENT;
+    public static final String HEADER = TraceContext.TRACEPARENT;
     private static final Pattern FORMAT = Pattern.compile("([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?");
     private static final String EXAMPLE = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
@@ -41,6 +41,14 @@ public final class Traceparent {
             return "traceparent parent-id must not be all zeros" + hint;
         }
         return null;
+    }
+
+    /**
+     * The trace id (32 lower-case hex digits) of {@code value}; null when {@code value} is null or not a valid
+     * traceparent ({@link #problem}), so a malformed value is never shown as a trace id.
+     */
+    public static String traceId(String value) {
+        return value == null || problem(value) != null ? null : value.substring(3, 35);
     }
 
     private static String printable(String value) {
