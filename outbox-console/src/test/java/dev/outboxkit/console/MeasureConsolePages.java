@@ -24,7 +24,7 @@ import javax.sql.DataSource;
 /**
  * How long each console page takes over HTTP (not a test: run by hand): an embedded PostgreSQL 17 with N unpublished
  * outbox rows (default 1,000,000), 30,000 dead letters of three reasons and N rows of four consumer groups
- * in {@code processed_event}, three relay members, 100,000 journal entries, the console (payloads shown) on the JDK
+ * in {@code processed_event}, three relay members and their reports, 100,000 journal entries, the console (payloads shown) on the JDK
  * HTTP server; median
  * and max of 21 requests per page after 3 warm-ups.
  * <pre>
@@ -71,10 +71,13 @@ public final class MeasureConsolePages {
         // the looked-up event was also applied by two groups, so the event page reads the inbox too
         Sql.exec(ds, "INSERT INTO processed_event (consumer_group, event_id, topic, kafka_partition, kafka_offset) SELECT 'group-' || g, '"
                 + anEvent + "'::uuid, 'outbox.event.order', 3, 42 FROM generate_series(0, 1) g");
-        // the polling relay's members, and a journal of 100,000 entries (far more than 90 days of hourly rounds):
+        // the polling relay's members and their reports, and a journal of 100,000 entries (far more than 90 days of hourly rounds):
         // reconciliations with 20 findings each, retention rounds, retries and discards
         Sql.exec(ds, "INSERT INTO outbox_relay_member (member_id, partitions, expires_at) SELECT 'relay-' || g, 16,"
                 + " now() + interval '1 minute' FROM generate_series(0, 2) g");
+        Sql.exec(ds, "INSERT INTO outbox_relay_report (instance_id, relay, host, started_at, reported_at, expires_at, ready,"
+                + " published, last_published_at) SELECT 'relay-' || g, 'poll', 'node-' || g, now() - interval '1 hour', now(),"
+                + " now() + interval '1 hour', true, 1000 * g, now() FROM generate_series(0, 2) g");
         Sql.exec(ds, "INSERT INTO outbox_ops_journal (kind, started_at, finished_at, actor, outcome, summary, detail)"
                 + " SELECT (ARRAY['reconcile', 'retention', 'dead-letter-retry', 'dead-letter-discard'])[1 + g % 4],"
                 + " now() - g * interval '1 minute', now() - g * interval '1 minute' + interval '2 seconds', 'outbox-cli ops@host',"
