@@ -24,7 +24,6 @@ import dev.outboxkit.benchmarks.scenarios.RelayRss;
 import dev.outboxkit.benchmarks.scenarios.StockDebeziumDrain;
 import dev.outboxkit.benchmarks.scenarios.WriterModeTax;
 import dev.outboxkit.benchmarks.scenarios.WriterOutbox;
-import dev.outboxkit.benchmarks.scenarios.WriterTaxBaseline;
 import java.util.List;
 
 /**
@@ -55,7 +54,6 @@ public final class ScenarioCatalog {
                 new CdcDrain(),
                 new DebeziumCeilingDrain(),
                 new StockDebeziumDrain(),
-                new WriterTaxBaseline(),
                 new WriterOutbox(),
                 new PeerWriterTax(PeerWriterTax.Kind.MODULITH),
                 new PeerWriterTax(PeerWriterTax.Kind.NAMASTACK),

@@ -12,8 +12,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * The writer workload: money transfers between {@value SyntheticEvents#ACCOUNTS} accounts, one
  * transaction each: debit one account, credit another (lower id first, so transfers do not
  * deadlock), commit. {@link #run} with {@link Hook#NONE} is the baseline without an outbox; the
- * writer scenario passes a hook that writes its event(s) in the same transaction, and divides
- * the two rates measured in the same repeat.
+ * writer scenarios pass a hook that writes the event(s) in the same transaction and measure the two
+ * {@link #backToBack}.
  */
 public final class TransferWorkload {
 
@@ -60,6 +60,17 @@ public final class TransferWorkload {
                 hook.afterTransfer(connection, t);
             };
         });
+    }
+
+    /**
+     * Transfers/s without and with {@code hook}, {@link BackToBack} on {@code db}: each of the four legs runs
+     * {@code clients} clients for {@code warmup} and then half of {@code window}.
+     */
+    public static BackToBack backToBack(TestDatabase db, int clients, Duration warmup, Duration window, Hook hook)
+            throws Exception {
+        Duration half = window.dividedBy(2);
+        return BackToBack.measure(() -> run(db, clients, warmup, half, Hook.NONE).perSecond(),
+                () -> run(db, clients, warmup, half, hook).perSecond());
     }
 
     /** A transfer between two different random accounts, 1 to 100. */

@@ -5,6 +5,7 @@ import dev.outboxkit.benchmarks.Measurements;
 import dev.outboxkit.benchmarks.Metric;
 import dev.outboxkit.benchmarks.MetricCatalog;
 import dev.outboxkit.benchmarks.Scenario;
+import dev.outboxkit.benchmarks.load.BackToBack;
 import dev.outboxkit.benchmarks.load.ClosedLoop;
 import dev.outboxkit.benchmarks.load.ModulithPeer;
 import dev.outboxkit.benchmarks.load.NamastackPeer;
@@ -18,8 +19,8 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * {@code <peer>_writer_baseline_tps} and {@code <peer>_writer_event_tps}: the writer workload of
- * {@link WriterTaxBaseline} and {@link WriterOutbox} (8 clients, two account updates per transfer) run by a peer's
- * {@code @Transactional} service, first without an event, then with one event per transfer (Spring Modulith: the
+ * {@link WriterOutbox} (8 clients, two account updates per transfer) run by a peer's {@code @Transactional}
+ * service without an event and with one event per transfer, {@link BackToBack} like outboxkit's (Spring Modulith: the
  * registry's row in the transaction, the externalizer sending it after commit; namastack-outbox: the record's row in
  * the transaction, its scheduler sending it later). Both legs go through the same Spring transaction machinery, so
  * the ratio ({@code <peer>_writer_tax_ratio}) is the cost of the event alone, like {@code writer_tax_ratio} for
@@ -70,15 +71,15 @@ public final class PeerWriterTax implements Scenario {
         String bootstrap = context.kafka().bootstrapServers();
         try (PeerApp app = peer == Kind.MODULITH ? ModulithPeer.start(db, bootstrap, topic)
                 : NamastackPeer.start(db, bootstrap, topic)) {
-            double without = transfers(context, app, false, bytes, sequence);
-            double with = transfers(context, app, true, bytes, sequence);
-            return new Measurements().put(peer.baseline.key(), without).put(peer.event.key(), with);
+            BackToBack rates = BackToBack.measure(() -> transfers(context, app, false, bytes, sequence),
+                    () -> transfers(context, app, true, bytes, sequence));
+            return new Measurements().put(peer.baseline.key(), rates.without()).put(peer.event.key(), rates.with());
         }
     }
 
     private static double transfers(BenchContext context, PeerApp app, boolean event, int bytes, AtomicLong sequence)
             throws Exception {
-        return ClosedLoop.run(context.sizes().clients(), context.sizes().warmup(), context.sizes().window(),
+        return ClosedLoop.run(context.sizes().clients(), context.sizes().warmup(), context.sizes().window().dividedBy(2),
                 () -> () -> {
                     TransferWorkload.Transfer t = TransferWorkload.randomTransfer();
                     long n = sequence.getAndIncrement();
