@@ -36,6 +36,12 @@ public final class BarChart {
     private static final Color[] PALETTE = {
         new Color(0x4C72B0), new Color(0xDD8452), new Color(0x55A868), new Color(0xC44E52),
         new Color(0x8172B3), new Color(0x937860)};
+
+    /** The colour of the {@code i}-th series (shared with {@link LineChart}). */
+    static Color colour(int i) {
+        return PALETTE[i % PALETTE.length];
+    }
+
     private static final int BAR = 34;
     private static final int GAP = 46;
     private static final int LEFT = 84;
