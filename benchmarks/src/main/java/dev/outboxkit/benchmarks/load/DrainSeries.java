@@ -65,7 +65,9 @@ public record DrainSeries(String relay, String label, long backlog, List<Sample>
     /**
      * The steps of {@link #stepEvents} events (the last one shorter when the backlog is no multiple), each from the
      * instant the drain crossed its start to the instant it crossed its end, both interpolated linearly between the
-     * two samples around them. A step the samples do not reach yet is left out.
+     * two samples around them. The first starts at the first record ({@link #firstRecordSeconds}): the relay's own
+     * start (JVM, connections, leases, the producer's first metadata) is not part of any step's rate. A step the
+     * samples do not reach yet is left out.
      */
     public List<Step> stepRates() {
         return stepRates(samples, backlog, stepEvents(backlog));
@@ -76,7 +78,11 @@ public record DrainSeries(String relay, String label, long backlog, List<Sample>
             throw new IllegalArgumentException("a step is at least 1 event, got " + step);
         }
         List<Step> steps = new ArrayList<>();
-        double start = 0;
+        Double first = crossing(samples, 1);
+        if (first == null) {
+            return steps;
+        }
+        double start = first;
         for (long from = 0; from < backlog; from += step) {
             long to = Math.min(backlog, from + step);
             Double end = crossing(samples, to);
@@ -87,6 +93,11 @@ public record DrainSeries(String relay, String label, long backlog, List<Sample>
             start = end;
         }
         return steps;
+    }
+
+    /** Seconds from the relay's start to its first record in Kafka (interpolated); null when none was seen. */
+    public Double firstRecordSeconds() {
+        return crossing(samples, 1);
     }
 
     /** The instant the published count reached {@code events}, interpolated; null when no sample reached it. */

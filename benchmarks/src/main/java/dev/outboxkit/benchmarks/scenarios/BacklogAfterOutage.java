@@ -108,6 +108,8 @@ public final class BacklogAfterOutage implements Scenario {
         return List.of(
                 Metric.of(key("drain_s"), "s", "time for " + relay + " to drain the backlog, from its start to the empty table"),
                 Metric.of(key("eps"), "events/s", "the backlog ÷ " + key("drain_s")),
+                Metric.of(key("first_record_s"), "s", "time from " + relay + "'s start to its first record in Kafka"
+                        + " (JVM, connections, leases, the producer's first metadata; the steps' rates start there)"),
                 Metric.of(key("first_million_eps"), "events/s", "drain rate of the backlog's first million events" + step),
                 Metric.of(key("last_million_eps"), "events/s", "drain rate of its last million events" + step),
                 Metric.of(key("last_vs_first_million"), "ratio",
@@ -196,6 +198,7 @@ public final class BacklogAfterOutage implements Scenario {
             Files.createFile(startFile);
             long deadline = start + BacklogDrain.drainTimeout(backlog).plusMinutes(1).toNanos();
             long next = start;
+            double logged = 0;
             while (true) {
                 next += period.toNanos();
                 long rest = next - System.nanoTime();
@@ -204,9 +207,12 @@ public final class BacklogAfterOutage implements Scenario {
                 }
                 DrainSeries.Sample s = sample(table, records, child, (System.nanoTime() - start) / 1e9);
                 samples.add(s);
-                log.info("{} backlog: {} s, {} of {} published, VmRSS {} MB, n_dead_tup {}, table {} MB",
-                        kind.label, Math.round(s.seconds()), s.published(), backlog, Math.round(s.rssMb()),
-                        s.deadTuples(), s.tableBytes() >> 20);
+                if (s.seconds() >= logged + 5) { // the series has every sample; the log one every 5 s
+                    logged = s.seconds();
+                    log.info("{} backlog: {} s, {} of {} published, VmRSS {} MB, n_dead_tup {}, table {} MB",
+                            kind.label, Math.round(s.seconds()), s.published(), backlog, Math.round(s.rssMb()),
+                            s.deadTuples(), s.tableBytes() >> 20);
+                }
                 if (s.published() >= backlog) {
                     break;
                 }
@@ -260,6 +266,10 @@ public final class BacklogAfterOutage implements Scenario {
         DrainSeries.Sample first = samples.get(0);
         DrainSeries.Sample last = samples.get(samples.size() - 1);
         List<DrainSeries.Step> steps = series.stepRates();
+        if (steps.isEmpty()) {
+            throw new IllegalStateException("the " + kind.label + " drained the backlog, but no sample saw a record in"
+                    + " Kafka: the series has no step");
+        }
         double firstStep = steps.get(0).eventsPerSecond();
         double lastStep = steps.get(steps.size() - 1).eventsPerSecond();
         log.info("{} backlog of {} events drained in {} s; events/s per step of {}: {}", kind.label, backlog,
@@ -268,6 +278,7 @@ public final class BacklogAfterOutage implements Scenario {
         return new Measurements()
                 .put(key("drain_s"), last.seconds())
                 .put(key("eps"), backlog / last.seconds())
+                .put(key("first_record_s"), series.firstRecordSeconds())
                 .put(key("first_million_eps"), firstStep)
                 .put(key("last_million_eps"), lastStep)
                 .put(key("last_vs_first_million"), lastStep / firstStep)
