@@ -64,6 +64,14 @@ public final class BenchContext {
         return workDir;
     }
 
+    /**
+     * Where this run's reports go ({@code latest.json} and its neighbours; the scratch folder {@link #workDir()} is
+     * its {@code tmp/}): for a scenario's own files that belong beside the results.
+     */
+    public Path resultsDir() {
+        return workDir.toAbsolutePath().getParent();
+    }
+
     /** A fresh database with the outboxkit schema in {@code public}; dropped after this scenario run. */
     public TestDatabase newDatabase() {
         TestDatabase db = postgres.newDatabase();

@@ -179,10 +179,15 @@ public final class BenchmarkRunner {
         }
     }
 
-    /** The keys first, then every scenario's own keys, each once. */
+    /**
+     * The issue's keys first, then every scenario's own keys, each once. The backlog mode reports its own scenarios'
+     * keys only: it measures none of the issue's.
+     */
     static List<Metric> declaredMetrics(Sizes sizes, List<Scenario> scenarios) {
         Map<String, Metric> byKey = new LinkedHashMap<>();
-        MetricCatalog.required().forEach(m -> byKey.put(m.key(), m));
+        if (sizes.mode() != Sizes.Mode.BACKLOG) {
+            MetricCatalog.required().forEach(m -> byKey.put(m.key(), m));
+        }
         Map<String, String> owner = new HashMap<>();
         for (Scenario scenario : scenarios) {
             for (int payload : payloadSizes(sizes, scenario)) {

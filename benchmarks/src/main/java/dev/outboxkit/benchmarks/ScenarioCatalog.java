@@ -1,5 +1,6 @@
 package dev.outboxkit.benchmarks;
 
+import dev.outboxkit.benchmarks.scenarios.BacklogAfterOutage;
 import dev.outboxkit.benchmarks.scenarios.CdcDrain;
 import dev.outboxkit.benchmarks.scenarios.ConsumerThroughput;
 import dev.outboxkit.benchmarks.scenarios.DebeziumCeilingDrain;
@@ -35,12 +36,27 @@ import java.util.List;
  * {@code dev.outboxkit.benchmarks.scenarios}) and add one line below. The keys it declares leave
  * {@link MetricCatalog#PENDING} by themselves; ratios in {@link MetricCatalog#RATIOS} fill in as
  * soon as both sides are measured.
+ *
+ * <p>The backlog mode ({@link Sizes.Mode#BACKLOG}) runs {@link #backlog()} instead, and no other mode runs those:
+ * {@link #forMode} is the one place that decides.
  */
 public final class ScenarioCatalog {
 
     private ScenarioCatalog() {
     }
 
+    /** The scenarios {@code mode} runs: {@link #backlog()} in the backlog mode, {@link #all()} in every other. */
+    public static List<Scenario> forMode(Sizes.Mode mode) {
+        return mode == Sizes.Mode.BACKLOG ? backlog() : all();
+    }
+
+    /** The backlog mode's scenarios: a huge backlog drained after an outage, the polling relay, then the CDC relay. */
+    public static List<Scenario> backlog() {
+        return List.of(new BacklogAfterOutage(BacklogAfterOutage.Kind.POLLER),
+                new BacklogAfterOutage(BacklogAfterOutage.Kind.CDC));
+    }
+
+    /** Every scenario of the smoke, quick and full modes, in order. */
     public static List<Scenario> all() {
         return List.of(
                 new PgDrainCeiling(),

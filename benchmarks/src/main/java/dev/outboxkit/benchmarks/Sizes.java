@@ -40,13 +40,18 @@ public record Sizes(Mode mode, int repeats, int headlineRepeats, List<Integer> p
         /** One repeat, three of the scenarios behind the headline figures, short windows. */
         QUICK,
         /** Three repeats, longer windows, 200 B and 1 KB payloads. */
-        FULL;
+        FULL,
+        /**
+         * The drain of a huge backlog after an outage, per relay ({@code ScenarioCatalog.backlog()}): its own
+         * scenarios only, which no other mode runs.
+         */
+        BACKLOG;
 
         public static Mode parse(String s) {
             try {
                 return valueOf(s.trim().toUpperCase(Locale.ROOT));
             } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("mode must be smoke, quick or full, got '" + s + "'");
+                throw new IllegalArgumentException("mode must be smoke, quick, full or backlog, got '" + s + "'");
             }
         }
 
@@ -70,6 +75,8 @@ public record Sizes(Mode mode, int repeats, int headlineRepeats, List<Integer> p
                     Duration.ofSeconds(8), Duration.ofSeconds(15), LATENCY_RATES, 8, 1, 3, 3, Duration.ofSeconds(1));
             case FULL -> new Sizes(mode, 3, 3, List.of(DEFAULT_PAYLOAD_BYTES, 1024), 1_000_000, Duration.ofSeconds(5),
                     Duration.ofSeconds(20), Duration.ofSeconds(60), LATENCY_RATES, 8, 1, 3, 5, Duration.ofSeconds(2));
+            case BACKLOG -> new Sizes(mode, 1, 1, List.of(DEFAULT_PAYLOAD_BYTES), 10_000_000, Duration.ofSeconds(3),
+                    Duration.ofSeconds(8), Duration.ofSeconds(15), LATENCY_RATES, 8, 1, 3, 3, Duration.ofSeconds(1));
         };
     }
 
@@ -82,7 +89,7 @@ public record Sizes(Mode mode, int repeats, int headlineRepeats, List<Integer> p
         return switch (mode) {
             case SMOKE -> 300;
             case QUICK -> 10_000;
-            case FULL -> 30_000;
+            case FULL, BACKLOG -> 30_000;
         };
     }
 
@@ -106,6 +113,15 @@ public record Sizes(Mode mode, int repeats, int headlineRepeats, List<Integer> p
      */
     public int repeatsOf(Scenario scenario) {
         return scenario.headline() ? headlineRepeats : repeats;
+    }
+
+    /** The same sizes with a backlog of {@code n} events (at least 1): {@code --backlog-events}. */
+    public Sizes withBacklogEvents(int n) {
+        if (n < 1) {
+            throw new IllegalArgumentException("the backlog must hold at least 1 event, got " + n);
+        }
+        return new Sizes(mode, repeats, headlineRepeats, payloadSizes, n, warmup, window, latencyWindow, latencyRates,
+                clients, jmhForks, jmhWarmups, jmhIterations, jmhIteration);
     }
 
     /** The same sizes with another repeat count (at least 1) for every scenario, the headline ones included. */

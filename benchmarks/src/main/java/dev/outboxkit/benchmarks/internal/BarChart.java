@@ -36,13 +36,20 @@ public final class BarChart {
     private static final Color[] PALETTE = {
         new Color(0x4C72B0), new Color(0xDD8452), new Color(0x55A868), new Color(0xC44E52),
         new Color(0x8172B3), new Color(0x937860)};
+
+    /** The colour of the {@code i}-th series (shared with {@link LineChart}). */
+    static Color colour(int i) {
+        return PALETTE[i % PALETTE.length];
+    }
+
     private static final int BAR = 34;
     private static final int GAP = 46;
-    private static final int LEFT = 84;
-    private static final int RIGHT = 24;
-    private static final int TOP = 70;
-    private static final int BOTTOM = 70;
-    private static final int PLOT_HEIGHT = 300;
+    /** The plot's margins and height, shared with {@link LineChart}. */
+    static final int LEFT = 84;
+    static final int RIGHT = 24;
+    static final int TOP = 70;
+    static final int BOTTOM = 70;
+    static final int PLOT_HEIGHT = 300;
     private static final Font TITLE_FONT = new Font(Font.SANS_SERIF, Font.BOLD, 15);
 
     private final String title;
@@ -66,16 +73,11 @@ public final class BarChart {
         int width = Math.max(Math.max(560, LEFT + RIGHT + titleWidth()), LEFT + RIGHT + Math.max(1, groups.size()) * groupWidth);
         int height = TOP + PLOT_HEIGHT + BOTTOM;
         BufferedImage image = new BufferedImage(width, height, BufferedImage.TYPE_INT_RGB);
-        Graphics2D g = image.createGraphics();
+        Graphics2D g = begin(image, title);
         try {
-            g.setRenderingHint(RenderingHints.KEY_ANTIALIASING, RenderingHints.VALUE_ANTIALIAS_ON);
-            g.setRenderingHint(RenderingHints.KEY_TEXT_ANTIALIASING, RenderingHints.VALUE_TEXT_ANTIALIAS_ON);
-            g.setColor(Color.WHITE);
-            g.fillRect(0, 0, width, height);
-            g.setColor(Color.BLACK);
-            g.setFont(TITLE_FONT);
-            g.drawString(title, LEFT, 24);
-            drawLegend(g, series);
+            if (series.size() >= 2) {
+                drawLegend(g, series);
+            }
             Scale scale = scale(groups);
             drawAxis(g, scale, width);
             int x = LEFT + GAP / 2;
@@ -91,6 +93,28 @@ public final class BarChart {
             g.dispose();
         }
         return image;
+    }
+
+    /** A white canvas with {@code title} on top, anti-aliased (shared with {@link LineChart}); dispose it after. */
+    static Graphics2D begin(BufferedImage image, String title) {
+        Graphics2D g = image.createGraphics();
+        g.setRenderingHint(RenderingHints.KEY_ANTIALIASING, RenderingHints.VALUE_ANTIALIAS_ON);
+        g.setRenderingHint(RenderingHints.KEY_TEXT_ANTIALIASING, RenderingHints.VALUE_TEXT_ANTIALIAS_ON);
+        g.setColor(Color.WHITE);
+        g.fillRect(0, 0, image.getWidth(), image.getHeight());
+        g.setColor(Color.BLACK);
+        g.setFont(TITLE_FONT);
+        g.drawString(title, LEFT, 24);
+        return g;
+    }
+
+    /** A horizontal grid line at {@code y} across the plot, labelled on the axis (shared with {@link LineChart}). */
+    static void gridLine(Graphics2D g, int y, int width, String label) {
+        FontMetrics fm = g.getFontMetrics();
+        g.setColor(new Color(0xE6E6E6));
+        g.drawLine(LEFT, y, width - RIGHT, y);
+        g.setColor(Color.DARK_GRAY);
+        g.drawString(label, LEFT - 6 - fm.stringWidth(label), y + fm.getAscent() / 2 - 1);
     }
 
     private int titleWidth() {
@@ -162,14 +186,8 @@ public final class BarChart {
 
     private void drawAxis(Graphics2D g, Scale scale, int width) {
         g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 11));
-        FontMetrics fm = g.getFontMetrics();
         for (double tick : scale.ticks()) {
-            int y = scale.y(tick);
-            g.setColor(new Color(0xE6E6E6));
-            g.drawLine(LEFT, y, width - RIGHT, y);
-            g.setColor(Color.DARK_GRAY);
-            String label = Numbers.format(tick);
-            g.drawString(label, LEFT - 6 - fm.stringWidth(label), y + fm.getAscent() / 2 - 1);
+            gridLine(g, scale.y(tick), width, Numbers.format(tick));
         }
         g.setColor(Color.BLACK);
         g.drawLine(LEFT, TOP, LEFT, TOP + PLOT_HEIGHT);
@@ -177,10 +195,8 @@ public final class BarChart {
         g.drawString(unit + (log ? " (log scale)" : ""), 8, TOP - 10);
     }
 
-    private void drawLegend(Graphics2D g, List<String> series) {
-        if (series.size() < 2) {
-            return;
-        }
+    /** One coloured square and name per series, under the title (shared with {@link LineChart}). */
+    static void drawLegend(Graphics2D g, List<String> series) {
         g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 12));
         FontMetrics fm = g.getFontMetrics();
         int x = LEFT;

@@ -3,11 +3,15 @@ package dev.outboxkit.benchmarks.internal;
 import dev.outboxkit.benchmarks.LatencyProfile;
 import dev.outboxkit.benchmarks.Metric;
 import dev.outboxkit.benchmarks.MetricCatalog;
+import dev.outboxkit.benchmarks.Numbers;
 import dev.outboxkit.benchmarks.Sizes;
+import dev.outboxkit.benchmarks.load.DrainSeries;
+import dev.outboxkit.benchmarks.scenarios.BacklogAfterOutage;
 import java.awt.Color;
 import java.awt.Graphics2D;
 import java.awt.image.BufferedImage;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -26,6 +30,8 @@ public final class Charts {
     public static final String LATENCY = "latency.png";
     public static final String CRASH = "crash.png";
     public static final String PEERS = "peers.png";
+    /** The backlog mode's one chart ({@code --mode backlog}). */
+    public static final String BACKLOG = "backlog.png";
 
     /** Throughput bars: label → key (the 1 KB series uses the key's {@code _1kb} twin). */
     private static final Map<String, Metric> SYSTEMS = systems();
@@ -74,9 +80,17 @@ public final class Charts {
         return m;
     }
 
-    /** Writes the charts into {@code dir}; returns file name → title, for the Markdown report. */
+    /**
+     * Writes the charts into {@code dir}; returns file name → title, for the Markdown report. A backlog mode's report
+     * gets its one chart ({@link #writeBacklog}) and no other.
+     */
     public static Map<String, String> write(Report report, Path dir) throws IOException {
         Map<String, String> written = new LinkedHashMap<>();
+        if (Sizes.Mode.BACKLOG.label().equals(report.mode())) {
+            writeBacklog(dir, dir.resolve(BACKLOG));
+            written.put(BACKLOG, "the backlog's drain rate per million events and the relays' resident memory over time");
+            return written;
+        }
         List<String> payloads = report.payloadSizes().stream().map(Charts::payloadLabel).toList();
         List<BarChart.Group> throughput = new ArrayList<>();
         SYSTEMS.forEach((label, metric) -> {
@@ -150,6 +164,46 @@ public final class Charts {
                 + report.repeatsLabel() + ")", "events/s", true).render(drain, List.of("drain"));
         BufferedImage right = new BarChart("commit→ack p99 at " + PEER_RATE + " events/s offered, ms (lower is better)",
                 "ms", true).render(p99, List.of("p99"));
+        writeSideBySide(left, right, png);
+    }
+
+    /**
+     * The backlog mode's chart from the relays' series in {@code dir} ({@link BacklogAfterOutage#seriesFile}): the
+     * drain rate of each successive million events per relay ({@link BarChart}), beside each relay's resident memory
+     * over the drain ({@link LineChart}). A relay without its series (it failed, or was left out with --only) is
+     * not drawn.
+     */
+    static void writeBacklog(Path dir, Path png) throws IOException {
+        List<DrainSeries> all = new ArrayList<>();
+        for (BacklogAfterOutage.Kind kind : BacklogAfterOutage.Kind.values()) {
+            Path file = BacklogAfterOutage.seriesFile(dir, kind.system());
+            if (Files.exists(file)) {
+                all.add(DrainSeries.read(file));
+            }
+        }
+        Map<String, List<BarChart.Bar>> bySteps = new LinkedHashMap<>();
+        List<LineChart.Line> rss = new ArrayList<>();
+        long step = 0;
+        for (DrainSeries series : all) {
+            step = DrainSeries.stepEvents(series.backlog());
+            for (DrainSeries.Step s : series.stepRates()) {
+                bySteps.computeIfAbsent(Numbers.format(s.to()), k -> new ArrayList<>())
+                        .add(BarChart.Bar.of(series.label(), s.eventsPerSecond()));
+            }
+            rss.add(new LineChart.Line(series.label(), series.samples().stream()
+                    .map(p -> new double[] {p.seconds(), p.rssMb()}).toList()));
+        }
+        List<BarChart.Group> groups = new ArrayList<>();
+        bySteps.forEach((to, bars) -> groups.add(new BarChart.Group("to " + to, bars, null)));
+        BufferedImage left = new BarChart("Drain rate per " + Numbers.format(step) + " events, events/s", "events/s",
+                false).render(groups, all.stream().map(DrainSeries::label).toList());
+        BufferedImage right = new LineChart("Resident memory (VmRSS) of the relay's JVM", "s since the relay's start",
+                "MB").render(rss);
+        writeSideBySide(left, right, png);
+    }
+
+    /** Two charts side by side in one PNG. */
+    private static void writeSideBySide(BufferedImage left, BufferedImage right, Path png) throws IOException {
         BufferedImage both = new BufferedImage(left.getWidth() + right.getWidth(), Math.max(left.getHeight(),
                 right.getHeight()), BufferedImage.TYPE_INT_RGB);
         Graphics2D g = both.createGraphics();

@@ -2,6 +2,7 @@ package dev.outboxkit.benchmarks.internal;
 
 import dev.outboxkit.benchmarks.LatencyProfile;
 import dev.outboxkit.benchmarks.Numbers;
+import dev.outboxkit.benchmarks.Sizes;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -76,7 +77,9 @@ public final class MarkdownReport {
             }
         }
 
-        md.append(PeerTable.render(report));
+        if (!Sizes.Mode.BACKLOG.label().equals(report.mode())) { // the backlog mode measures no peer
+            md.append(PeerTable.render(report));
+        }
 
         Map<String, String> missing = report.missing();
         if (!missing.isEmpty()) {

@@ -1,6 +1,7 @@
 package dev.outboxkit.benchmarks.load;
 
 import dev.outboxkit.core.TopicRoute;
+import dev.outboxkit.relay.Relay;
 import dev.outboxkit.relay.poller.PollingRelay;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Files;
@@ -28,6 +29,14 @@ public final class PollerRelayMain {
     public static void main(String[] args) throws Exception {
         Map<String, String> a = arguments(args);
         PollingRelay relay = Relays.poller(a.get("jdbcUrl"), a.get("user"), a.get("password"), a.get("bootstrap"), TopicRoute.of(a.get("topic")), new SimpleMeterRegistry());
+        runUntilStopped(relay, a);
+    }
+
+    /**
+     * Runs {@code relay} until SIGTERM: with a {@code startFile} argument it prints {@link #WAITING} and starts the
+     * relay once that file exists; prints {@code READY} once started.
+     */
+    static void runUntilStopped(Relay relay, Map<String, String> a) throws Exception {
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             relay.close();
