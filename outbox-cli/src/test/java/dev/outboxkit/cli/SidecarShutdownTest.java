@@ -29,15 +29,18 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * SIGTERM to a sidecar whose PostgreSQL and Kafka both vanished (connections that neither answer nor close, as when
- * their hosts are gone): the process exits within --shutdown-deadline, well inside Kubernetes' default 30 s grace
- * period, instead of waiting out every driver and client timeout.
+ * their hosts are gone): the process exits within --shutdown-deadline instead of waiting out every driver and client
+ * timeout. The test sets a short deadline, so that it waits out 5 s rather than the default's 20 s (below Kubernetes'
+ * default 30 s grace period; the README's generated option table, checked by GeneratedReferencesTest, names it).
  */
 @ExtendWith(OutboxTestkitExtension.class)
 class SidecarShutdownTest {
 
     private static final Duration WAIT = Duration.ofSeconds(120);
-    /** The default --shutdown-deadline plus the JVM's own exit; Kubernetes' default grace period is 30 s. */
-    private static final Duration BOUND = Duration.ofSeconds(25);
+    /** The stop these sidecars are given: nothing answers, so the stop cannot finish before it. */
+    private static final Duration DEADLINE = Duration.ofSeconds(5);
+    /** The deadline plus the JVM's own exit. */
+    private static final Duration BOUND = DEADLINE.plusSeconds(5);
 
     private static TcpFaultProxy kafkaProxy;
     private static KafkaProcess kafka;
@@ -82,7 +85,8 @@ class SidecarShutdownTest {
                 // database during the stop, stood by and exited 0 in 3 s (nothing left to hand over), so the test raced
                 // the lease's expiry instead of showing the stop deadline.
                 List<String> args = new ArrayList<>(List.of("relay", relay, "--http-port", "0", "--lease-duration", "PT60S",
-                        "--instance-id", "shutdown-" + relay, "--route", prefix + ".${aggregateType}"));
+                        "--shutdown-deadline", DEADLINE.toString(), "--instance-id", "shutdown-" + relay,
+                        "--route", prefix + ".${aggregateType}"));
                 if (relay.equals("cdc")) {
                     args.addAll(List.of("--slot-name", slot));
                 }
@@ -133,7 +137,7 @@ class SidecarShutdownTest {
                         + " after SIGTERM");
                 // A stop that cannot finish (nothing answers) says so, and what the next instance does about it.
                 assertThat(exit).as(sidecar.output()).isEqualTo(1);
-                assertThat(sidecar.output()).contains("relay " + relay + " did not finish stopping within PT20S")
+                assertThat(sidecar.output()).contains("relay " + relay + " did not finish stopping within " + DEADLINE)
                         .contains("published again");
             }
         } finally {
