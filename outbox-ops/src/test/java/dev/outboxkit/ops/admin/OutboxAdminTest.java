@@ -2,6 +2,7 @@ package dev.outboxkit.ops.admin;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import dev.outboxkit.testkit.OutboxTestkitExtension;
 import dev.outboxkit.testkit.Sql;
@@ -80,8 +81,13 @@ class OutboxAdminTest {
         try {
             // WAL written after the slot was created is held for it until a client confirms it
             db.exec("CREATE TABLE wal_filler AS SELECT g, repeat('x', 200) AS pad FROM generate_series(1, 20000) g");
-            Status.ReplicationSlot s = OutboxAdmin.builder().outboxDatabase(db.dataSource(), "public").build().status()
-                    .replicationSlots().stream().filter(r -> r.name().equals(slot)).findFirst().orElseThrow();
+            OutboxAdmin admin = OutboxAdmin.builder().outboxDatabase(db.dataSource(), "public").build();
+            // Retained WAL counts to the server's write position. The test server commits without waiting for the
+            // flush (synchronous_commit off), so the table's last WAL may still sit in the WAL buffers until the WAL
+            // writer writes it (wal_writer_delay, 200 ms): wait for that, not for a fixed time.
+            Status.ReplicationSlot s = await().atMost(Duration.ofSeconds(30)).until(() -> admin.status()
+                            .replicationSlots().stream().filter(r -> r.name().equals(slot)).findFirst().orElseThrow(),
+                    r -> r.retainedBytes() != null && r.retainedBytes() > 4_000_000L);
             assertThat(s.active()).isFalse();
             assertThat(s.retainedBytes()).as("the table's WAL at least").isGreaterThan(4_000_000L);
             assertThat(s.lagBytes()).isNotNull().isPositive();
