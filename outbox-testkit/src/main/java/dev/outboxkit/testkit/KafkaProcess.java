@@ -85,9 +85,9 @@ public final class KafkaProcess extends TestKafka {
         this.roles = b.roles;
         this.name = b.name != null ? b.name : "kafka-" + b.nodeId;
         this.nodeId = b.nodeId;
-        this.port = b.port > 0 ? b.port : Ports.free();
-        this.internalPort = b.internalPort > 0 ? b.internalPort : Ports.free();
-        this.controllerPort = b.controllerPort > 0 ? b.controllerPort : Ports.free();
+        this.port = b.port > 0 ? b.port : Ports.freeForRestarts();
+        this.internalPort = b.internalPort > 0 ? b.internalPort : Ports.freeForRestarts();
+        this.controllerPort = b.controllerPort > 0 ? b.controllerPort : Ports.freeForRestarts();
         this.advertisedHost = b.advertisedHost != null ? b.advertisedHost : "127.0.0.1";
         this.advertisedPort = b.advertisedPort > 0 ? b.advertisedPort : port;
         this.jvmOptions = List.copyOf(b.jvmOptions);

@@ -74,7 +74,7 @@ public final class KafkaProcessCluster extends TestKafka {
         String clusterId = Uuid.randomUuid().toString();
         Map<Integer, Integer> controllerPorts = new LinkedHashMap<>();
         for (int i = 1; i <= controllers; i++) {
-            controllerPorts.put(100 + i, Ports.free());
+            controllerPorts.put(100 + i, Ports.freeForRestarts());
         }
         String voters = controllerPorts.entrySet().stream().map(e -> e.getKey() + "@127.0.0.1:" + e.getValue())
                 .collect(Collectors.joining(","));
@@ -119,7 +119,7 @@ public final class KafkaProcessCluster extends TestKafka {
         String clusterId = Uuid.randomUuid().toString();
         int[] controllerPorts = new int[size + 1];
         for (int id = 1; id <= size; id++) {
-            controllerPorts[id] = Ports.free();
+            controllerPorts[id] = Ports.freeForRestarts();
         }
         List<String> voters = new ArrayList<>();
         for (int id = 1; id <= size; id++) {
